@@ -1,0 +1,57 @@
+// Buffer layouts shared by every webgrav shader.
+// Mirrors src/gpu/layout.rs field for field; tests/gpu_layout.rs fails if the
+// two drift apart. Constants such as WORKGROUP_SIZE are prepended by
+// src/gpu/shader.rs from the Rust definitions, so they exist once.
+
+// Position and mass of one particle (N-body units).
+struct PosMass {
+    pos: vec3<f32>,
+    mass: f32,
+}
+
+// Velocity of one particle; w is padding so the array stride is 16 bytes.
+struct Velocity {
+    vel: vec3<f32>,
+    _pad: f32,
+}
+
+// Acceleration and (softened, self-excluded) potential of one particle.
+struct AccPot {
+    acc: vec3<f32>,
+    pot: f32,
+}
+
+// Parameters of one force evaluation with the direct kernel.
+struct DirectParams {
+    // Number of particles that are sources (j) and sinks (i).
+    n: u32,
+    // Plummer softening squared.
+    eps2: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Parameters of the leapfrog kernels.
+struct LeapfrogParams {
+    n: u32,
+    // Velocity kick: dt / 2.
+    half_dt: f32,
+    // Position drift: dt.
+    dt: f32,
+    _pad0: u32,
+}
+
+// Camera of the point renderer.
+struct CameraUniform {
+    view_proj: mat4x4<f32>,
+    // Point colour (rgb) and per-point alpha (a) for additive blending.
+    color: vec4<f32>,
+    // Viewport width and height (pixels), point size (pixels), unused.
+    viewport: vec4<f32>,
+}
+
+// Flat invocation index of a 1-D launch that may be split over the y
+// dimension because of the 65535-workgroups-per-dimension limit.
+fn flat_index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return (wid.y * nwg.x + wid.x) * WORKGROUP_SIZE + lid;
+}

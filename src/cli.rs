@@ -1,0 +1,297 @@
+//! The native CLI: `run`, `forces`, `bench`, `convert`, `info`.
+
+use crate::direct::DirectSolver;
+use crate::error::{Error, Result};
+use crate::gpu::timing::PhaseTimer;
+use crate::gpu::GpuContext;
+use crate::sim::{Diagnostics, GpuParticles, Model, Particles, SimConfig, Simulation, SolverKind};
+use crate::snapshot::{self, Snapshot};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "webgrav", version, about = "Gravitational N-body simulation on WebGPU (native CLI)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Integrate a model or a snapshot with leapfrog and write the end state.
+    Run(RunArgs),
+    /// Write accelerations and potentials of the initial state as CSV.
+    Forces(ForcesArgs),
+    /// Benchmark a solver; prints one JSON line per run.
+    Bench(BenchArgs),
+    /// Convert a snapshot between formats (chosen by extension).
+    Convert { input: String, output: String },
+    /// Print the GPU adapter webgrav would use.
+    Info,
+}
+
+/// Where the initial particles come from.
+#[derive(Args)]
+struct InitialArgs {
+    /// Initial-condition model.
+    #[arg(long, value_enum, default_value_t = Model::Plummer)]
+    model: Model,
+    /// Number of particles of the model.
+    #[arg(short = 'n', long = "n", default_value_t = 4096)]
+    n: usize,
+    /// Random seed of the model.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Start from this snapshot (.tipsy, .bonsai, .csv) instead of a model.
+    #[arg(long = "in")]
+    input: Option<String>,
+}
+
+impl InitialArgs {
+    fn load(&self) -> Result<Snapshot> {
+        match &self.input {
+            Some(path) => snapshot::read_file(path),
+            None => Ok(Snapshot {
+                particles: self.model.generate(self.n, self.seed)?,
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+#[derive(Args)]
+struct SolverArgs {
+    #[arg(long, value_enum, default_value_t = SolverKind::Direct)]
+    solver: SolverKind,
+    /// Plummer softening length (N-body units).
+    #[arg(long, default_value_t = 0.01)]
+    eps: f32,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    initial: InitialArgs,
+    #[command(flatten)]
+    solver: SolverArgs,
+    /// Global time step (N-body units).
+    #[arg(long, default_value_t = 1.0 / 128.0)]
+    dt: f32,
+    /// End time (N-body units).
+    #[arg(long, default_value_t = 1.0)]
+    t_end: f64,
+    /// Output snapshot (.tipsy, .bonsai or .csv).
+    #[arg(long)]
+    out: Option<String>,
+}
+
+#[derive(Args)]
+struct ForcesArgs {
+    #[command(flatten)]
+    initial: InitialArgs,
+    #[command(flatten)]
+    solver: SolverArgs,
+    /// Output CSV: id,x,y,z,m,ax,ay,az,pot.
+    #[arg(long)]
+    out: String,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BenchKind {
+    Direct,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    kind: BenchKind,
+    /// Number of particles (repeat the flag for several sizes).
+    #[arg(short = 'n', long = "n", default_values_t = [65536usize])]
+    n: Vec<usize>,
+    /// Timed repetitions per size (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    repeat: u32,
+    #[arg(long, default_value_t = 0.01)]
+    eps: f32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match pollster::block_on(dispatch(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("webgrav: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run(a) => run(a).await,
+        Command::Forces(a) => forces(a).await,
+        Command::Bench(a) => bench(a).await,
+        Command::Convert { input, output } => {
+            let snap = snapshot::read_file(&input)?;
+            snapshot::write_file(&output, &snap)?;
+            eprintln!("wrote {} particles to {output}", snap.particles.len());
+            Ok(())
+        }
+        Command::Info => {
+            let ctx = GpuContext::headless().await?;
+            println!("{}", ctx.adapter_summary());
+            println!("timestamp queries: {}", ctx.has_timestamps);
+            println!("max particles (16-byte records): {}", ctx.max_elements(16));
+            Ok(())
+        }
+    }
+}
+
+fn check_output_path(path: &Option<String>) -> Result<()> {
+    // Fail on a bad extension before spending GPU time, not after.
+    if let Some(p) = path {
+        snapshot::Format::from_path(p)?;
+    }
+    Ok(())
+}
+
+async fn run(a: RunArgs) -> Result<()> {
+    check_output_path(&a.out)?;
+    if !(a.t_end.is_finite() && a.t_end >= 0.0) {
+        return Err(Error::InvalidParameter(format!("--t-end must be >= 0, got {}", a.t_end)));
+    }
+    let start = a.initial.load()?;
+    let ctx = GpuContext::headless().await?;
+    eprintln!("adapter: {}", ctx.adapter_summary());
+    let config = SimConfig {
+        solver: a.solver.solver,
+        eps: a.solver.eps,
+        dt: a.dt,
+    };
+    let mut sim = Simulation::new(&ctx, &start.particles, config, start.time)?;
+    let e0 = sim.diagnostics(&ctx).await?;
+    let steps = ((a.t_end - start.time).max(0.0) / a.dt as f64).round() as u64;
+    eprintln!(
+        "N = {}, solver {}, eps {}, dt {}, {steps} steps to t = {}",
+        sim.n(),
+        config.solver.name(),
+        config.eps,
+        config.dt,
+        a.t_end
+    );
+    let bar = indicatif::ProgressBar::new(steps);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} steps, {per_sec}, eta {eta}")
+            .expect("static template"),
+    );
+    let clock = Instant::now();
+    // Submit in batches and wait for each, so the queue stays short and the
+    // progress bar tells the truth.
+    const BATCH: u64 = 16;
+    let mut done = 0;
+    while done < steps {
+        let k = BATCH.min(steps - done);
+        sim.step(&ctx, k as u32);
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        done += k;
+        bar.set_position(done);
+    }
+    bar.finish_and_clear();
+    let wall = clock.elapsed().as_secs_f64();
+    let e1 = sim.diagnostics(&ctx).await?;
+    report_energy(&e0, &e1, sim.time, steps, wall);
+    if let Some(path) = &a.out {
+        snapshot::write_file(path, &sim.snapshot(&ctx).await?)?;
+        eprintln!("wrote {path}");
+    }
+    Ok(())
+}
+
+fn report_energy(e0: &Diagnostics, e1: &Diagnostics, t: f64, steps: u64, wall: f64) {
+    let p = e1.momentum;
+    let l0 = e0.angular_momentum;
+    let l1 = e1.angular_momentum;
+    let dl = ((l1[0] - l0[0]).powi(2) + (l1[1] - l0[1]).powi(2) + (l1[2] - l0[2]).powi(2)).sqrt();
+    println!("t = {t:.6} after {steps} steps ({wall:.2} s wall)");
+    println!("E0 = {:.9}  E = {:.9}  (K = {:.6}, W = {:.6}, Q = {:.4})", e0.total, e1.total, e1.kinetic, e1.potential, e1.virial_ratio);
+    println!("relative energy error |dE/E0| = {:.3e}", e1.energy_error(e0));
+    println!("momentum |P| = {:.3e}, angular momentum change |dL| = {:.3e}", (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt(), dl);
+}
+
+async fn forces(a: ForcesArgs) -> Result<()> {
+    let start = a.initial.load()?;
+    let ctx = GpuContext::headless().await?;
+    eprintln!("adapter: {}", ctx.adapter_summary());
+    let state = GpuParticles::upload(&ctx, &start.particles)?;
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    match a.solver.solver {
+        SolverKind::Direct => DirectSolver::new(&ctx.device, &state, a.solver.eps).encode(&ctx.device, &mut encoder, None),
+    }
+    ctx.queue.submit(Some(encoder.finish()));
+    let acc = state.read_acc_pot(&ctx).await?;
+    let bytes = snapshot::csv::encode_forces(&start.particles.id, &start.particles.pos_mass, &acc);
+    snapshot::write_atomic(&a.out, &bytes)?;
+    eprintln!("wrote forces of {} particles to {}", acc.len(), a.out);
+    Ok(())
+}
+
+async fn bench(a: BenchArgs) -> Result<()> {
+    let ctx = GpuContext::headless().await?;
+    for &n in &a.n {
+        let particles: Particles = Model::Plummer.generate(n, a.seed)?;
+        let state = GpuParticles::upload(&ctx, &particles)?;
+        match a.kind {
+            BenchKind::Direct => {
+                let solver = DirectSolver::new(&ctx.device, &state, a.eps);
+                let mut timer = PhaseTimer::new(&ctx, 1);
+                let mut times = Vec::new();
+                // One untimed warm-up, then `repeat` timed evaluations.
+                for rep in 0..=a.repeat {
+                    timer.reset();
+                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                    solver.encode(&ctx.device, &mut encoder, Some(&mut timer));
+                    timer.resolve(&mut encoder);
+                    let clock = Instant::now();
+                    ctx.queue.submit(Some(encoder.finish()));
+                    ctx.device
+                        .poll(wgpu::PollType::wait_indefinitely())
+                        .map_err(|e| Error::Readback(e.to_string()))?;
+                    let wall_ms = clock.elapsed().as_secs_f64() * 1e3;
+                    let gpu = timer.read(&ctx).await?;
+                    if rep > 0 {
+                        times.push(gpu.first().map_or(wall_ms, |(_, ms)| *ms));
+                    }
+                }
+                let ms = median(&mut times);
+                let ips = solver.interactions() / (ms * 1e-3);
+                let line = serde_json::json!({
+                    "bench": "direct",
+                    "precision": "f32",
+                    "n": n,
+                    "adapter": ctx.adapter_info.name,
+                    "backend": format!("{:?}", ctx.adapter_info.backend),
+                    "timing": if timer.enabled() { "gpu-timestamp" } else { "wall" },
+                    "repeat": a.repeat,
+                    "ms": ms,
+                    "interactions_per_s": ips,
+                    "gflops_at_20_flop": ips * 20.0 * 1e-9,
+                });
+                println!("{line}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v[v.len() / 2]
+    }
+}

@@ -1,0 +1,110 @@
+//! CPU f64 reference of the softened direct sum: what every GPU force
+//! kernel is tested against. O(N^2), threads over sinks.
+
+use crate::gpu::layout::{AccPot, PosMass};
+
+/// Acceleration and potential of one particle, in f64.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ForceF64 {
+    pub acc: [f64; 3],
+    pub pot: f64,
+}
+
+/// Softened acceleration and potential of every particle due to all the
+/// others (the self pair is excluded).
+pub fn forces(particles: &[PosMass], eps: f64) -> Vec<ForceF64> {
+    let eps2 = eps * eps;
+    let n = particles.len();
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(16);
+    let chunk = n.div_ceil(threads).max(1);
+    let mut out = vec![ForceF64::default(); n];
+    if threads == 1 {
+        // Also the path in the browser, where threads cannot be spawned.
+        for (i, f) in out.iter_mut().enumerate() {
+            *f = force_on(particles, i, eps2);
+        }
+        return out;
+    }
+    std::thread::scope(|scope| {
+        for (c, part) in out.chunks_mut(chunk).enumerate() {
+            scope.spawn(move || {
+                for (k, f) in part.iter_mut().enumerate() {
+                    *f = force_on(particles, c * chunk + k, eps2);
+                }
+            });
+        }
+    });
+    out
+}
+
+/// Force on particle `i` from all others.
+pub fn force_on(particles: &[PosMass], i: usize, eps2: f64) -> ForceF64 {
+    let pi = particles[i].pos.map(f64::from);
+    let mut f = ForceF64::default();
+    for (j, pj) in particles.iter().enumerate() {
+        if j == i {
+            continue;
+        }
+        let d = [
+            pj.pos[0] as f64 - pi[0],
+            pj.pos[1] as f64 - pi[1],
+            pj.pos[2] as f64 - pi[2],
+        ];
+        let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
+        if r2 == 0.0 {
+            continue;
+        }
+        let rinv = 1.0 / r2.sqrt();
+        let mrinv = pj.mass as f64 * rinv;
+        let mrinv3 = mrinv * rinv * rinv;
+        for a in 0..3 {
+            f.acc[a] += mrinv3 * d[a];
+        }
+        f.pot -= mrinv;
+    }
+    f
+}
+
+/// Per-particle relative acceleration errors |a − a_ref| / |a_ref|.
+pub fn acc_errors(gpu: &[AccPot], reference: &[ForceF64]) -> Vec<f64> {
+    gpu.iter()
+        .zip(reference)
+        .map(|(g, r)| {
+            let d2: f64 = (0..3).map(|k| (g.acc[k] as f64 - r.acc[k]).powi(2)).sum();
+            let r2: f64 = r.acc.iter().map(|x| x * x).sum();
+            (d2 / r2).sqrt()
+        })
+        .collect()
+}
+
+/// Per-particle relative potential errors |φ − φ_ref| / |φ_ref|.
+pub fn pot_errors(gpu: &[AccPot], reference: &[ForceF64]) -> Vec<f64> {
+    gpu.iter()
+        .zip(reference)
+        .map(|(g, r)| ((g.pot as f64 - r.pot) / r.pot).abs())
+        .collect()
+}
+
+/// Percentiles of an error distribution (as in Bonsai's figure 4.8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ErrorStats {
+    pub median: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl ErrorStats {
+    /// NaN errors sort last, so they show up in `max`.
+    pub fn of(errors: &[f64]) -> Self {
+        let mut e = errors.to_vec();
+        e.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Greater));
+        let at = |q: f64| e.get(((e.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN);
+        Self {
+            median: at(0.5),
+            p90: at(0.9),
+            p99: at(0.99),
+            max: e.last().copied().unwrap_or(f64::NAN),
+        }
+    }
+}

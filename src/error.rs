@@ -1,0 +1,32 @@
+//! The crate's one error type: every failure a user can cause or meet.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum Error {
+    /// No GPU adapter at all (no driver, or a browser without WebGPU).
+    #[error("no GPU adapter found: {0}")]
+    NoAdapter(String),
+    /// An adapter was found but it cannot run webgrav's kernels.
+    #[error("GPU adapter '{adapter}' is insufficient: {reason}")]
+    AdapterInsufficient { adapter: String, reason: String },
+    #[error("could not open the GPU device: {0}")]
+    DeviceRequest(String),
+    /// The requested N does not fit the device's buffer limits.
+    #[error("N = {n} particles exceeds this device's limit of {max} ({reason})")]
+    TooManyParticles { n: u64, max: u64, reason: String },
+    #[error("invalid parameter: {0}")]
+    InvalidParameter(String),
+    #[error("GPU read-back failed: {0}")]
+    Readback(String),
+    #[error("snapshot {path}: {problem}")]
+    BadSnapshot { path: String, problem: String },
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

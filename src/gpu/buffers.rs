@@ -1,0 +1,75 @@
+//! Creation of GPU buffers and their asynchronous read-back. The same code
+//! runs natively (where we poll the device until the map completes) and in
+//! the browser (where the event loop completes it; `poll` never blocks there).
+
+use crate::error::{Error, Result};
+use wgpu::util::DeviceExt;
+
+/// Copies whole buffers to the CPU. All copies are recorded in one
+/// submission, so together they show one consistent state even if more
+/// work is queued while the maps complete.
+pub async fn read_buffers(device: &wgpu::Device, queue: &wgpu::Queue, sources: &[&wgpu::Buffer]) -> Result<Vec<Vec<u8>>> {
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("read-back copy"),
+    });
+    let staging: Vec<wgpu::Buffer> = sources
+        .iter()
+        .map(|src| {
+            let buf = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("read-back staging"),
+                size: src.size(),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            encoder.copy_buffer_to_buffer(src, 0, &buf, 0, src.size());
+            buf
+        })
+        .collect();
+    queue.submit(Some(encoder.finish()));
+    let receivers: Vec<_> = staging
+        .iter()
+        .map(|buf| {
+            let (tx, rx) = futures_channel::oneshot::channel();
+            buf.map_async(wgpu::MapMode::Read, .., move |r| {
+                let _ = tx.send(r);
+            });
+            rx
+        })
+        .collect();
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Readback(e.to_string()))?;
+    let mut out = Vec::with_capacity(staging.len());
+    for (buf, rx) in staging.iter().zip(receivers) {
+        rx.await
+            .map_err(|_| Error::Readback("map callback dropped".into()))?
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        out.push(buf.get_mapped_range(..).map_err(|e| Error::Readback(e.to_string()))?.to_vec());
+        buf.unmap();
+    }
+    Ok(out)
+}
+
+/// Reads a whole buffer as a vector of `T`.
+pub async fn read_vec<T: bytemuck::Pod>(device: &wgpu::Device, queue: &wgpu::Queue, src: &wgpu::Buffer) -> Result<Vec<T>> {
+    let bytes = read_buffers(device, queue, &[src]).await?;
+    Ok(bytemuck::pod_collect_to_vec(&bytes[0]))
+}
+
+/// A storage buffer initialised from `data`.
+pub fn storage_buffer<T: bytemuck::Pod>(device: &wgpu::Device, label: &str, data: &[T]) -> wgpu::Buffer {
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::cast_slice(data),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+/// A uniform buffer initialised from `value`.
+pub fn uniform_buffer<T: bytemuck::Pod>(device: &wgpu::Device, label: &str, value: &T) -> wgpu::Buffer {
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::bytes_of(value),
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+    })
+}

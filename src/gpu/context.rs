@@ -1,0 +1,152 @@
+//! The GPU context: adapter selection, capability checks and the device.
+//! Works natively (Vulkan/Metal/DX12; lavapipe on machines without a GPU)
+//! and in the browser (WebGPU); nothing here depends on the platform.
+
+use crate::error::{Error, Result};
+
+/// Largest workgroup the kernels use; an adapter must allow at least this.
+const REQUIRED_WORKGROUP_INVOCATIONS: u32 = 256;
+/// Workgroup memory the kernels need at most (bytes).
+const REQUIRED_WORKGROUP_STORAGE: u32 = 16 * 1024;
+
+/// Adapter, device and queue, plus what the adapter told us about itself.
+/// Cloning shares the device.
+#[derive(Clone)]
+pub struct GpuContext {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub adapter_info: wgpu::AdapterInfo,
+    /// Timestamp queries are available (per-phase GPU timings).
+    pub has_timestamps: bool,
+}
+
+impl GpuContext {
+    /// Opens the highest-performance adapter and checks that it can run
+    /// webgrav. With `surface`, the adapter must be able to present to it.
+    pub async fn new(
+        instance: &wgpu::Instance,
+        surface: Option<&wgpu::Surface<'_>>,
+    ) -> Result<Self> {
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: surface,
+                apply_limit_buckets: false,
+            })
+            .await
+            .map_err(|e| {
+                Error::NoAdapter(format!(
+                    "{e} (natively: install a Vulkan driver, e.g. Mesa's lavapipe; \
+                     in a browser: use one with WebGPU enabled)"
+                ))
+            })?;
+        let adapter_info = adapter.get_info();
+        let limits = adapter.limits();
+        let insufficient = |reason: String| Error::AdapterInsufficient {
+            adapter: adapter_info.name.clone(),
+            reason,
+        };
+        if limits.max_compute_invocations_per_workgroup < REQUIRED_WORKGROUP_INVOCATIONS
+            || limits.max_compute_workgroup_size_x < REQUIRED_WORKGROUP_INVOCATIONS
+        {
+            return Err(insufficient(format!(
+                "needs {REQUIRED_WORKGROUP_INVOCATIONS} invocations per workgroup, has {}",
+                limits.max_compute_invocations_per_workgroup
+            )));
+        }
+        if limits.max_compute_workgroup_storage_size < REQUIRED_WORKGROUP_STORAGE {
+            return Err(insufficient(format!(
+                "needs {REQUIRED_WORKGROUP_STORAGE} bytes of workgroup memory, has {}",
+                limits.max_compute_workgroup_storage_size
+            )));
+        }
+        if limits.max_storage_buffers_per_shader_stage < 8 {
+            return Err(insufficient(format!(
+                "needs 8 storage buffers per shader stage, has {}",
+                limits.max_storage_buffers_per_shader_stage
+            )));
+        }
+        let has_timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let mut required_features = wgpu::Features::empty();
+        if has_timestamps {
+            required_features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
+        // WebGPU defaults, raised to what the adapter offers where large N
+        // needs it (buffer sizes) and the kernels can use it.
+        let required_limits = wgpu::Limits {
+            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+            max_buffer_size: limits.max_buffer_size,
+            max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
+            max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
+            max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            ..wgpu::Limits::default()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("webgrav device"),
+                required_features,
+                required_limits,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::DeviceRequest(e.to_string()))?;
+        Ok(Self {
+            device,
+            queue,
+            adapter_info,
+            has_timestamps,
+        })
+    }
+
+    /// Headless context (no surface): the CLI, benchmarks and tests.
+    pub async fn headless() -> Result<Self> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        Self::new(&instance, None).await
+    }
+
+    /// One line naming the adapter, for logs and benchmark output.
+    pub fn adapter_summary(&self) -> String {
+        let i = &self.adapter_info;
+        format!("{} ({:?}, {:?}, driver {})", i.name, i.backend, i.device_type, i.driver_info)
+    }
+
+    /// Largest element count of a storage array with `stride`-byte elements.
+    pub fn max_elements(&self, stride: u64) -> u64 {
+        let l = self.device.limits();
+        l.max_storage_buffer_binding_size.min(l.max_buffer_size) / stride
+    }
+
+    /// Refuses `n` particles before anything is allocated when one of the
+    /// per-particle arrays (`stride` bytes each) would not fit.
+    pub fn check_particle_count(&self, n: u64, stride: u64) -> Result<()> {
+        if n == 0 {
+            return Err(Error::InvalidParameter("N must be at least 1".into()));
+        }
+        let max = self.max_elements(stride);
+        if n > max {
+            return Err(Error::TooManyParticles {
+                n,
+                max,
+                reason: format!(
+                    "a {stride}-byte-per-particle array exceeds the {} byte storage-buffer limit",
+                    self.device.limits().max_storage_buffer_binding_size
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Workgroup counts for a 1-D launch of `threads` invocations, split over y
+/// when x would exceed the per-dimension limit (see `flat_index` in WGSL).
+pub fn dispatch_size(device: &wgpu::Device, threads: u32, workgroup_size: u32) -> (u32, u32) {
+    let groups = threads.div_ceil(workgroup_size).max(1);
+    let max_x = device.limits().max_compute_workgroups_per_dimension;
+    if groups <= max_x {
+        (groups, 1)
+    } else {
+        let y = groups.div_ceil(max_x);
+        (groups.div_ceil(y), y)
+    }
+}

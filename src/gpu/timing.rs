@@ -1,0 +1,100 @@
+//! Per-phase GPU timings from timestamp queries: each timed compute pass gets
+//! a begin and an end timestamp; results come back in milliseconds per phase.
+
+use super::buffers::read_vec;
+use super::context::GpuContext;
+use crate::error::Result;
+
+/// Timestamp query slots for up to `capacity` passes of one submission.
+pub struct PhaseTimer {
+    query_set: Option<wgpu::QuerySet>,
+    resolve: Option<wgpu::Buffer>,
+    capacity: u32,
+    labels: Vec<&'static str>,
+}
+
+impl PhaseTimer {
+    /// A timer for up to `capacity` passes; inert when the adapter has no
+    /// timestamp queries (then `writes` returns `None`).
+    pub fn new(ctx: &GpuContext, capacity: u32) -> Self {
+        let (query_set, resolve) = if ctx.has_timestamps {
+            let qs = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("phase timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * capacity,
+            });
+            let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("phase timestamps resolved"),
+                size: 16 * capacity as u64,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            (Some(qs), Some(buf))
+        } else {
+            (None, None)
+        };
+        Self {
+            query_set,
+            resolve,
+            capacity,
+            labels: Vec::new(),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.query_set.is_some()
+    }
+
+    /// Forgets the phases recorded so far (before encoding the next run).
+    pub fn reset(&mut self) {
+        self.labels.clear();
+    }
+
+    /// Timestamp writes for the next pass, labelled `phase`. `None` when
+    /// timestamps are unavailable or all slots are used.
+    pub fn writes(&mut self, phase: &'static str) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let qs = self.query_set.as_ref()?;
+        let k = self.labels.len() as u32;
+        if k >= self.capacity {
+            return None;
+        }
+        self.labels.push(phase);
+        Some(wgpu::ComputePassTimestampWrites {
+            query_set: qs,
+            beginning_of_pass_write_index: Some(2 * k),
+            end_of_pass_write_index: Some(2 * k + 1),
+        })
+    }
+
+    /// Copies the recorded timestamps into the resolve buffer.
+    pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
+        if let (Some(qs), Some(buf)) = (&self.query_set, &self.resolve) {
+            let used = 2 * self.labels.len() as u32;
+            if used > 0 {
+                encoder.resolve_query_set(qs, 0..used, buf, 0);
+            }
+        }
+    }
+
+    /// Milliseconds per phase, summed over passes with the same label, in the
+    /// order phases first appeared. Empty when timestamps are unavailable.
+    pub async fn read(&self, ctx: &GpuContext) -> Result<Vec<(&'static str, f64)>> {
+        let Some(buf) = &self.resolve else {
+            return Ok(Vec::new());
+        };
+        if self.labels.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ticks: Vec<u64> = read_vec(&ctx.device, &ctx.queue, buf).await?;
+        let ns_per_tick = ctx.queue.get_timestamp_period() as f64;
+        let mut out: Vec<(&'static str, f64)> = Vec::new();
+        for (k, label) in self.labels.iter().enumerate() {
+            let ms = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * ns_per_tick * 1e-6;
+            match out.iter_mut().find(|(l, _)| l == label) {
+                Some((_, t)) => *t += ms,
+                None => out.push((label, ms)),
+            }
+        }
+        Ok(out)
+    }
+}

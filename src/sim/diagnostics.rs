@@ -1,0 +1,51 @@
+//! Conserved quantities of a particle state, summed in f64 on the CPU from
+//! what the GPU computed (velocities, positions and potentials).
+
+use crate::gpu::layout::{AccPot, PosMass, Velocity};
+
+/// Energies (N-body units) and momenta of one state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Diagnostics {
+    pub kinetic: f64,
+    /// ½ Σ m_i φ_i with the softened potential of the solver in use.
+    pub potential: f64,
+    pub total: f64,
+    pub momentum: [f64; 3],
+    pub angular_momentum: [f64; 3],
+    pub center_of_mass: [f64; 3],
+    /// −2K/W: 1 in virial equilibrium.
+    pub virial_ratio: f64,
+}
+
+impl Diagnostics {
+    pub fn of(pos_mass: &[PosMass], vel: &[Velocity], acc_pot: &[AccPot]) -> Self {
+        let mut d = Diagnostics::default();
+        let mut mass = 0.0;
+        for ((p, v), a) in pos_mass.iter().zip(vel).zip(acc_pot) {
+            let m = p.mass as f64;
+            let x = p.pos.map(f64::from);
+            let u = v.vel.map(f64::from);
+            mass += m;
+            d.kinetic += 0.5 * m * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+            d.potential += 0.5 * m * a.pot as f64;
+            for k in 0..3 {
+                d.momentum[k] += m * u[k];
+                d.center_of_mass[k] += m * x[k];
+            }
+            d.angular_momentum[0] += m * (x[1] * u[2] - x[2] * u[1]);
+            d.angular_momentum[1] += m * (x[2] * u[0] - x[0] * u[2]);
+            d.angular_momentum[2] += m * (x[0] * u[1] - x[1] * u[0]);
+        }
+        if mass > 0.0 {
+            d.center_of_mass = d.center_of_mass.map(|c| c / mass);
+        }
+        d.total = d.kinetic + d.potential;
+        d.virial_ratio = if d.potential != 0.0 { -2.0 * d.kinetic / d.potential } else { 0.0 };
+        d
+    }
+
+    /// |E − E₀| / |E₀| relative to an earlier state.
+    pub fn energy_error(&self, initial: &Diagnostics) -> f64 {
+        ((self.total - initial.total) / initial.total).abs()
+    }
+}

@@ -1,0 +1,42 @@
+//! The initial-condition models behind the one `--model` choice.
+
+use super::particles::Particles;
+use super::plummer::plummer;
+use crate::error::{Error, Result};
+
+/// An initial-condition model; later models (disk galaxies, mergers) are
+/// added here and become available to the CLI and the web app at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
+pub enum Model {
+    /// Plummer sphere (Aarseth, Hénon & Wielen 1974), N-body units.
+    Plummer,
+}
+
+impl Model {
+    pub const ALL: &'static [Model] = &[Model::Plummer];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Plummer => "plummer",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| Error::InvalidParameter(format!("unknown model '{name}'")))
+    }
+
+    /// `n` particles of this model, deterministic for `seed`.
+    pub fn generate(self, n: usize, seed: u64) -> Result<Particles> {
+        if n == 0 {
+            return Err(Error::InvalidParameter("N must be at least 1".into()));
+        }
+        Ok(match self {
+            Model::Plummer => plummer(n, seed),
+        })
+    }
+}

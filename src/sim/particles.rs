@@ -1,0 +1,121 @@
+//! Particle state: on the CPU (`Particles`, the form snapshots and initial
+//! conditions use) and on the GPU (`GpuParticles`, the buffers every kernel
+//! binds). Layouts come from `gpu::layout`.
+
+use crate::error::{Error, Result};
+use super::diagnostics::Diagnostics;
+use crate::gpu::buffers::{read_buffers, read_vec, storage_buffer};
+use crate::gpu::layout::{AccPot, PosMass, Velocity};
+use crate::gpu::GpuContext;
+
+/// N particles on the CPU, in N-body units; `id[k]` is the particle's
+/// permanent identity (kept through snapshots and reorderings).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Particles {
+    pub pos_mass: Vec<PosMass>,
+    pub vel: Vec<Velocity>,
+    pub id: Vec<u64>,
+}
+
+impl Particles {
+    pub fn len(&self) -> usize {
+        self.pos_mass.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos_mass.is_empty()
+    }
+
+    pub fn total_mass(&self) -> f64 {
+        self.pos_mass.iter().map(|p| p.mass as f64).sum()
+    }
+
+    /// Checks what every solver assumes: equal array lengths, at least one
+    /// particle, finite values, non-negative masses and positive total mass.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let n = self.pos_mass.len();
+        if n == 0 {
+            return Err("no particles".into());
+        }
+        if self.vel.len() != n || self.id.len() != n {
+            return Err(format!(
+                "inconsistent arrays: {n} positions, {} velocities, {} ids",
+                self.vel.len(),
+                self.id.len()
+            ));
+        }
+        for (k, (p, v)) in self.pos_mass.iter().zip(&self.vel).enumerate() {
+            if !p.pos.iter().all(|x| x.is_finite()) {
+                return Err(format!("particle {k}: non-finite position {:?}", p.pos));
+            }
+            if !v.vel.iter().all(|x| x.is_finite()) {
+                return Err(format!("particle {k}: non-finite velocity {:?}", v.vel));
+            }
+            if !(p.mass.is_finite() && p.mass >= 0.0) {
+                return Err(format!("particle {k}: invalid mass {}", p.mass));
+            }
+        }
+        if self.total_mass() <= 0.0 {
+            return Err("total mass is zero".into());
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of GPU memory per particle of the state arrays.
+pub const STATE_BYTES_PER_PARTICLE: u64 =
+    (std::mem::size_of::<PosMass>() + std::mem::size_of::<Velocity>() + std::mem::size_of::<AccPot>()) as u64;
+
+/// The particle state on the GPU: three arrays of 16-byte records (cloning
+/// shares the buffers).
+#[derive(Clone)]
+pub struct GpuParticles {
+    pub n: u32,
+    pub pos_mass: wgpu::Buffer,
+    pub vel: wgpu::Buffer,
+    pub acc_pot: wgpu::Buffer,
+}
+
+impl GpuParticles {
+    /// Uploads `particles`, refusing an N the device cannot hold before any
+    /// allocation.
+    pub fn upload(ctx: &GpuContext, particles: &Particles) -> Result<Self> {
+        particles.validate().map_err(Error::InvalidParameter)?;
+        let n = particles.len() as u64;
+        ctx.check_particle_count(n, std::mem::size_of::<PosMass>() as u64)?;
+        if n > u32::MAX as u64 / 2 {
+            return Err(Error::TooManyParticles {
+                n,
+                max: u32::MAX as u64 / 2,
+                reason: "particle indices are 32-bit on the GPU".into(),
+            });
+        }
+        let d = &ctx.device;
+        Ok(Self {
+            n: n as u32,
+            pos_mass: storage_buffer(d, "pos_mass", &particles.pos_mass),
+            vel: storage_buffer(d, "vel", &particles.vel),
+            acc_pot: storage_buffer(d, "acc_pot", &vec![AccPot::default(); n as usize]),
+        })
+    }
+
+    /// Positions, velocities and forces of one consistent state.
+    pub async fn read(&self, ctx: &GpuContext) -> Result<(Vec<PosMass>, Vec<Velocity>, Vec<AccPot>)> {
+        let b = read_buffers(&ctx.device, &ctx.queue, &[&self.pos_mass, &self.vel, &self.acc_pot]).await?;
+        Ok((
+            bytemuck::pod_collect_to_vec(&b[0]),
+            bytemuck::pod_collect_to_vec(&b[1]),
+            bytemuck::pod_collect_to_vec(&b[2]),
+        ))
+    }
+
+    pub async fn read_acc_pot(&self, ctx: &GpuContext) -> Result<Vec<AccPot>> {
+        read_vec(&ctx.device, &ctx.queue, &self.acc_pot).await
+    }
+
+    /// Energies and momenta of the current state.
+    pub async fn diagnostics(&self, ctx: &GpuContext) -> Result<Diagnostics> {
+        let (pos, vel, acc) = self.read(ctx).await?;
+        Ok(Diagnostics::of(&pos, &vel, &acc))
+    }
+}

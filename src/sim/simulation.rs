@@ -1,0 +1,161 @@
+//! A simulation: particle state on the GPU, a gravity solver and the
+//! leapfrog integrator. Steps are only queued (no read-back inside a step),
+//! so the same code drives the CLI and the browser's animation loop.
+
+use super::diagnostics::Diagnostics;
+use super::leapfrog::Leapfrog;
+use super::particles::{GpuParticles, Particles};
+use crate::direct::DirectSolver;
+use crate::error::{Error, Result};
+use crate::gpu::timing::PhaseTimer;
+use crate::gpu::GpuContext;
+use crate::snapshot::Snapshot;
+
+/// Which gravity solver computes the forces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
+pub enum SolverKind {
+    /// Blocked direct summation, O(N²), f32.
+    Direct,
+}
+
+impl SolverKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Direct => "direct",
+        }
+    }
+}
+
+/// User-facing settings of a run (N-body units).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimConfig {
+    pub solver: SolverKind,
+    /// Plummer softening length.
+    pub eps: f32,
+    /// Global time step.
+    pub dt: f32,
+}
+
+impl SimConfig {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.eps.is_finite() && self.eps >= 0.0) {
+            return Err(Error::InvalidParameter(format!("softening must be >= 0, got {}", self.eps)));
+        }
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return Err(Error::InvalidParameter(format!("time step must be > 0, got {}", self.dt)));
+        }
+        Ok(())
+    }
+}
+
+enum Solver {
+    Direct(DirectSolver),
+}
+
+impl Solver {
+    fn encode(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+        match self {
+            Solver::Direct(s) => s.encode(device, encoder, timer),
+        }
+    }
+}
+
+pub struct Simulation {
+    pub state: GpuParticles,
+    /// Identities of the particles in GPU order.
+    ids: Vec<u64>,
+    solver: Solver,
+    leapfrog: Leapfrog,
+    config: SimConfig,
+    /// Simulated time (N-body units).
+    pub time: f64,
+    pub steps: u64,
+}
+
+impl Simulation {
+    /// Uploads `particles` at time `time` and queues the first force
+    /// evaluation, so the state is ready to step.
+    pub fn new(ctx: &GpuContext, particles: &Particles, config: SimConfig, time: f64) -> Result<Self> {
+        config.validate()?;
+        let state = GpuParticles::upload(ctx, particles)?;
+        let solver = match config.solver {
+            SolverKind::Direct => Solver::Direct(DirectSolver::new(&ctx.device, &state, config.eps)),
+        };
+        let leapfrog = Leapfrog::new(&ctx.device, &state, config.dt);
+        let sim = Self {
+            state,
+            ids: particles.id.clone(),
+            solver,
+            leapfrog,
+            config,
+            time,
+            steps: 0,
+        };
+        sim.compute_forces(ctx);
+        Ok(sim)
+    }
+
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    pub fn n(&self) -> u32 {
+        self.state.n
+    }
+
+    /// Queues a force evaluation of the current positions.
+    pub fn compute_forces(&self, ctx: &GpuContext) {
+        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("forces"),
+        });
+        self.solver.encode(&ctx.device, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+    }
+
+    /// Records one kick-drift-kick step.
+    pub fn encode_step(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, mut timer: Option<&mut PhaseTimer>) {
+        self.leapfrog.encode_kick_drift(device, encoder, timer.as_deref_mut());
+        self.solver.encode(device, encoder, timer.as_deref_mut());
+        self.leapfrog.encode_kick(device, encoder, timer);
+    }
+
+    /// Queues `count` steps in one submission (nothing waits for the GPU).
+    pub fn step(&mut self, ctx: &GpuContext, count: u32) {
+        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("leapfrog steps"),
+        });
+        for _ in 0..count {
+            self.encode_step(&ctx.device, &mut encoder, None);
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+        self.steps += count as u64;
+        self.time += count as f64 * self.config.dt as f64;
+    }
+
+    /// Energies and momenta of the current state (reads the GPU back).
+    pub async fn diagnostics(&self, ctx: &GpuContext) -> Result<Diagnostics> {
+        self.state.diagnostics(ctx).await
+    }
+
+    /// Identities of the particles in GPU order.
+    pub fn ids(&self) -> &[u64] {
+        &self.ids
+    }
+
+    /// The current state as a snapshot (positions, velocities, ids and
+    /// potentials of one consistent read-back).
+    pub async fn snapshot(&self, ctx: &GpuContext) -> Result<Snapshot> {
+        let (pos_mass, vel, acc) = self.state.read(ctx).await?;
+        Ok(Snapshot {
+            time: self.time,
+            particles: Particles {
+                pos_mass,
+                vel,
+                id: self.ids.clone(),
+            },
+            softening: self.config.eps,
+            potential: Some(acc.iter().map(|a| a.pot).collect()),
+        })
+    }
+}

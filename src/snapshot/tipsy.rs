@@ -1,0 +1,276 @@
+//! Tipsy binary snapshots. Header: `double time; int nbodies, ndim, nsph,
+//! ndark, nstar; int pad` (32 bytes), then gas (48 B), dark (36 B) and star
+//! (44 B) records of f32. Standard files are big-endian (XDR); Bonsai writes
+//! native little-endian with `pad = 2` ("version 2") and a 64-bit particle id
+//! in the bytes of the eps and phi fields. Both byte orders are read (the
+//! order is recognised from `ndim == 3`), and both flavours are written.
+
+use super::{bad, checked, Snapshot};
+use crate::error::Result;
+use crate::gpu::layout::{PosMass, Velocity};
+use crate::sim::Particles;
+
+const HEADER_BYTES: usize = 32;
+/// Header without the trailing pad word, as some old writers produce.
+const SHORT_HEADER_BYTES: usize = 28;
+const GAS_BYTES: u64 = 48;
+const DARK_BYTES: u64 = 36;
+const STAR_BYTES: u64 = 44;
+/// The `pad` word value by which Bonsai marks 64-bit ids in eps/phi.
+const BONSAI_VERSION: i32 = 2;
+
+/// Which Tipsy variant to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// Big-endian (XDR); dark records carry softening and potential.
+    Standard,
+    /// Bonsai's little-endian "version 2": dark records carry 64-bit ids.
+    Bonsai,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Endian {
+    Big,
+    Little,
+}
+
+struct Header {
+    time: f64,
+    nbodies: i32,
+    ndim: i32,
+    nsph: i32,
+    ndark: i32,
+    nstar: i32,
+}
+
+/// Bounds-checked reader of f32/i32/f64 words in one byte order.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    endian: Endian,
+}
+
+impl Cursor<'_> {
+    fn take<const K: usize>(&mut self) -> [u8; K] {
+        // Callers check the total length against the header first, so a
+        // short read here is a logic error, not bad input.
+        let mut b = [0u8; K];
+        b.copy_from_slice(&self.bytes[self.at..self.at + K]);
+        self.at += K;
+        if self.endian == Endian::Big {
+            b.reverse();
+        }
+        b
+    }
+    fn f32(&mut self) -> f32 {
+        f32::from_le_bytes(self.take())
+    }
+    fn i32(&mut self) -> i32 {
+        i32::from_le_bytes(self.take())
+    }
+    fn f64(&mut self) -> f64 {
+        f64::from_le_bytes(self.take())
+    }
+    fn u64_le(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.bytes[self.at..self.at + 8]);
+        self.at += 8;
+        u64::from_le_bytes(b)
+    }
+}
+
+fn header(bytes: &[u8], endian: Endian) -> Header {
+    let mut c = Cursor { bytes, at: 0, endian };
+    Header {
+        time: c.f64(),
+        nbodies: c.i32(),
+        ndim: c.i32(),
+        nsph: c.i32(),
+        ndark: c.i32(),
+        nstar: c.i32(),
+    }
+}
+
+/// Parses a Tipsy file; `name` appears in error messages.
+pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
+    if bytes.len() < SHORT_HEADER_BYTES {
+        return Err(bad(
+            name,
+            format!("truncated: {} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header", bytes.len()),
+        ));
+    }
+    let (big, little) = (header(bytes, Endian::Big), header(bytes, Endian::Little));
+    let (h, endian) = if big.ndim == 3 {
+        (big, Endian::Big)
+    } else if little.ndim == 3 {
+        (little, Endian::Little)
+    } else {
+        return Err(bad(
+            name,
+            format!(
+                "not a Tipsy file: ndim reads {} (big-endian) or {} (little-endian), expected 3",
+                big.ndim, little.ndim
+            ),
+        ));
+    };
+    if h.nbodies < 0 || h.nsph < 0 || h.ndark < 0 || h.nstar < 0 {
+        return Err(bad(
+            name,
+            format!(
+                "negative particle count in header (nbodies {}, nsph {}, ndark {}, nstar {})",
+                h.nbodies, h.nsph, h.ndark, h.nstar
+            ),
+        ));
+    }
+    let total = h.nsph as i64 + h.ndark as i64 + h.nstar as i64;
+    if total != h.nbodies as i64 {
+        return Err(bad(
+            name,
+            format!(
+                "header counts disagree: nbodies = {} but nsph + ndark + nstar = {total}",
+                h.nbodies
+            ),
+        ));
+    }
+    if h.nbodies == 0 {
+        return Err(bad(name, "header announces no particles"));
+    }
+    if !h.time.is_finite() {
+        return Err(bad(name, format!("non-finite time {}", h.time)));
+    }
+    let records = GAS_BYTES * h.nsph as u64 + DARK_BYTES * h.ndark as u64 + STAR_BYTES * h.nstar as u64;
+    let len = bytes.len() as u64;
+    let header_bytes = if len == records + HEADER_BYTES as u64 {
+        HEADER_BYTES
+    } else if len == records + SHORT_HEADER_BYTES as u64 {
+        SHORT_HEADER_BYTES
+    } else if len < records + HEADER_BYTES as u64 {
+        return Err(bad(
+            name,
+            format!(
+                "truncated: header announces {} particles ({} gas, {} dark, {} star) = {} bytes, file has {len}",
+                h.nbodies,
+                h.nsph,
+                h.ndark,
+                h.nstar,
+                records + HEADER_BYTES as u64
+            ),
+        ));
+    } else {
+        return Err(bad(
+            name,
+            format!(
+                "{} unexpected bytes after the last of the {} particle records",
+                len - records - HEADER_BYTES as u64,
+                h.nbodies
+            ),
+        ));
+    };
+    let version = if header_bytes == HEADER_BYTES {
+        Cursor { bytes, at: 28, endian }.i32()
+    } else {
+        0
+    };
+    let bonsai_ids = endian == Endian::Little && version == BONSAI_VERSION;
+
+    let n = h.nbodies as usize;
+    let mut c = Cursor {
+        bytes,
+        at: header_bytes,
+        endian,
+    };
+    let mut p = Particles {
+        pos_mass: Vec::with_capacity(n),
+        vel: Vec::with_capacity(n),
+        id: Vec::with_capacity(n),
+    };
+    let mut potential = Vec::with_capacity(n);
+    let mut softening = None;
+    for kind in [Kind::Gas, Kind::Dark, Kind::Star] {
+        let count = match kind {
+            Kind::Gas => h.nsph,
+            Kind::Dark => h.ndark,
+            Kind::Star => h.nstar,
+        };
+        for _ in 0..count {
+            let mass = c.f32();
+            let pos = [c.f32(), c.f32(), c.f32()];
+            let vel = [c.f32(), c.f32(), c.f32()];
+            // Fields between velocity and the eps/phi pair: rho, temp,
+            // hsmooth, metals (gas); metals, tform (star).
+            let skip = match kind {
+                Kind::Gas => 4,
+                Kind::Dark => 0,
+                Kind::Star => 2,
+            };
+            c.at += 4 * skip;
+            let (id, eps, phi) = if bonsai_ids && kind != Kind::Gas {
+                (c.u64_le(), None, 0.0)
+            } else if kind == Kind::Gas {
+                (p.id.len() as u64, None, c.f32())
+            } else {
+                let eps = c.f32();
+                (p.id.len() as u64, Some(eps), c.f32())
+            };
+            if softening.is_none() {
+                softening = eps;
+            }
+            potential.push(phi);
+            p.pos_mass.push(PosMass { pos, mass });
+            p.vel.push(Velocity::new(vel));
+            p.id.push(id);
+        }
+    }
+    let snap = Snapshot {
+        time: h.time,
+        particles: p,
+        softening: softening.unwrap_or(0.0),
+        potential: potential.iter().any(|&x| x != 0.0).then_some(potential),
+    };
+    checked(snap, name)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Gas,
+    Dark,
+    Star,
+}
+
+/// Encodes all particles as dark-matter records.
+pub fn encode(snap: &Snapshot, flavor: Flavor) -> Vec<u8> {
+    let p = &snap.particles;
+    let n = p.len();
+    let mut out = Vec::with_capacity(HEADER_BYTES + n * DARK_BYTES as usize);
+    let endian = match flavor {
+        Flavor::Standard => Endian::Big,
+        Flavor::Bonsai => Endian::Little,
+    };
+    let put = |out: &mut Vec<u8>, le: &[u8]| {
+        if endian == Endian::Big {
+            out.extend(le.iter().rev());
+        } else {
+            out.extend_from_slice(le);
+        }
+    };
+    put(&mut out, &snap.time.to_le_bytes());
+    let version = if flavor == Flavor::Bonsai { BONSAI_VERSION } else { 0 };
+    for word in [n as i32, 3, 0, n as i32, 0, version] {
+        put(&mut out, &word.to_le_bytes());
+    }
+    for k in 0..n {
+        put(&mut out, &p.pos_mass[k].mass.to_le_bytes());
+        for x in p.pos_mass[k].pos.iter().chain(&p.vel[k].vel) {
+            put(&mut out, &x.to_le_bytes());
+        }
+        match flavor {
+            Flavor::Standard => {
+                let phi = snap.potential.as_ref().map_or(0.0, |v| v[k]);
+                put(&mut out, &snap.softening.to_le_bytes());
+                put(&mut out, &phi.to_le_bytes());
+            }
+            Flavor::Bonsai => out.extend_from_slice(&p.id[k].to_le_bytes()),
+        }
+    }
+    out
+}

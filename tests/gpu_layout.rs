@@ -1,0 +1,79 @@
+//! The Rust structs of `gpu::layout` and the WGSL structs of
+//! `shaders/layout.wgsl` must agree byte for byte; every composed shader of
+//! the crate must pass naga's validation.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::mem::{offset_of, size_of};
+use webgrav::gpu::layout::*;
+
+fn wgsl_layout(name: &str) -> (u32, Vec<(String, u32)>) {
+    let src = webgrav::gpu::shader::compose(&[], "");
+    let module = naga::front::wgsl::parse_str(&src).expect("layout.wgsl parses");
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layouts");
+    for (handle, ty) in module.types.iter() {
+        if ty.name.as_deref() == Some(name) {
+            if let naga::TypeInner::Struct { members, span } = &ty.inner {
+                let _ = handle;
+                return (
+                    *span,
+                    members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect(),
+                );
+            }
+        }
+    }
+    panic!("struct {name} not found in layout.wgsl");
+}
+
+fn check(name: &str, size: usize, offsets: &[(&str, usize)]) {
+    let (wgsl_size, wgsl_members) = wgsl_layout(name);
+    assert_eq!(wgsl_size as usize, size, "{name}: WGSL size {wgsl_size} vs Rust size {size}");
+    let rust: Vec<(String, u32)> = offsets.iter().map(|(n, o)| (n.to_string(), *o as u32)).collect();
+    assert_eq!(wgsl_members, rust, "{name}: member names/offsets differ between WGSL and Rust");
+}
+
+#[test]
+fn layouts_match_wgsl() {
+    check("PosMass", size_of::<PosMass>(), &[("pos", offset_of!(PosMass, pos)), ("mass", offset_of!(PosMass, mass))]);
+    check("Velocity", size_of::<Velocity>(), &[("vel", offset_of!(Velocity, vel)), ("_pad", offset_of!(Velocity, _pad))]);
+    check("AccPot", size_of::<AccPot>(), &[("acc", offset_of!(AccPot, acc)), ("pot", offset_of!(AccPot, pot))]);
+    check(
+        "DirectParams",
+        size_of::<DirectParams>(),
+        &[
+            ("n", offset_of!(DirectParams, n)),
+            ("eps2", offset_of!(DirectParams, eps2)),
+            ("_pad0", offset_of!(DirectParams, _pad0)),
+            ("_pad1", offset_of!(DirectParams, _pad1)),
+        ],
+    );
+    check(
+        "LeapfrogParams",
+        size_of::<LeapfrogParams>(),
+        &[
+            ("n", offset_of!(LeapfrogParams, n)),
+            ("half_dt", offset_of!(LeapfrogParams, half_dt)),
+            ("dt", offset_of!(LeapfrogParams, dt)),
+            ("_pad0", offset_of!(LeapfrogParams, _pad0)),
+        ],
+    );
+    check(
+        "CameraUniform",
+        size_of::<CameraUniform>(),
+        &[
+            ("view_proj", offset_of!(CameraUniform, view_proj)),
+            ("color", offset_of!(CameraUniform, color)),
+            ("viewport", offset_of!(CameraUniform, viewport)),
+        ],
+    );
+}
+
+#[test]
+fn every_shader_validates() {
+    for (name, src) in webgrav::gpu::shader::all() {
+        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    }
+}

@@ -1,0 +1,181 @@
+//! Snapshot formats: exact round trips and clear errors on malformed files.
+#![cfg(not(target_arch = "wasm32"))]
+
+use webgrav::sim::Model;
+use webgrav::snapshot::{tipsy, Format, Snapshot};
+use webgrav::Error;
+
+fn sample() -> Snapshot {
+    let mut particles = Model::Plummer.generate(300, 11).unwrap();
+    // Ids that are not the index order, and beyond 32 bits.
+    for (k, id) in particles.id.iter_mut().enumerate() {
+        *id = (1u64 << 40) + 3 * k as u64;
+    }
+    Snapshot {
+        time: 0.125,
+        potential: Some((0..300).map(|k| -1.0 - k as f32 * 1e-3).collect()),
+        softening: 0.01,
+        particles,
+    }
+}
+
+#[test]
+fn tipsy_standard_round_trip_is_exact() {
+    let s = sample();
+    let bytes = Format::Tipsy.encode(&s);
+    assert_eq!(bytes.len(), 32 + 36 * 300);
+    // Big-endian: ndim = 3 at bytes 12..16.
+    assert_eq!(&bytes[12..16], &[0, 0, 0, 3]);
+    let back = Format::Tipsy.decode(&bytes, "mem").unwrap();
+    assert_eq!(back.time, s.time);
+    assert_eq!(back.particles.pos_mass, s.particles.pos_mass);
+    assert_eq!(back.particles.vel, s.particles.vel);
+    assert_eq!(back.softening, s.softening);
+    assert_eq!(back.potential, s.potential);
+    // Standard Tipsy stores no ids: they come back in file order.
+    assert_eq!(back.particles.id, (0..300).collect::<Vec<u64>>());
+}
+
+#[test]
+fn tipsy_bonsai_round_trip_keeps_64_bit_ids() {
+    let s = sample();
+    let bytes = Format::TipsyBonsai.encode(&s);
+    assert_eq!(&bytes[12..16], &3i32.to_le_bytes());
+    assert_eq!(&bytes[28..32], &2i32.to_le_bytes(), "version 2 marker");
+    let back = Format::TipsyBonsai.decode(&bytes, "mem").unwrap();
+    assert_eq!(back.time, s.time);
+    assert_eq!(back.particles, s.particles);
+}
+
+#[test]
+fn csv_round_trip_is_exact() {
+    let s = sample();
+    let bytes = Format::Csv.encode(&s);
+    let back = Format::Csv.decode(&bytes, "mem").unwrap();
+    assert_eq!(back.time, s.time);
+    assert_eq!(back.particles, s.particles);
+}
+
+#[test]
+fn tipsy_without_pad_word_and_with_gas_and_stars_is_read() {
+    // A hand-made little-endian file: 28-byte header, 1 gas, 1 dark, 1 star.
+    let mut b = Vec::new();
+    b.extend(2.5f64.to_le_bytes());
+    for w in [3i32, 3, 1, 1, 1] {
+        b.extend(w.to_le_bytes());
+    }
+    let rec = |b: &mut Vec<u8>, mass: f32, x: f32, extra: usize| {
+        b.extend(mass.to_le_bytes());
+        for v in [x, 0.0, 0.0, 0.0, 1.0, 0.0] {
+            b.extend((v as f32).to_le_bytes());
+        }
+        for _ in 0..extra {
+            b.extend(0f32.to_le_bytes());
+        }
+    };
+    rec(&mut b, 0.1, 1.0, 5);
+    rec(&mut b, 0.2, 2.0, 2);
+    rec(&mut b, 0.3, 3.0, 4);
+    let s = tipsy::decode(&b, "mem").unwrap();
+    assert_eq!(s.time, 2.5);
+    let xs: Vec<f32> = s.particles.pos_mass.iter().map(|p| p.pos[0]).collect();
+    assert_eq!(xs, [1.0, 2.0, 3.0]);
+    assert_eq!(s.particles.pos_mass[2].mass, 0.3);
+}
+
+fn problem(result: webgrav::Result<Snapshot>) -> String {
+    match result {
+        Err(Error::BadSnapshot { problem, .. }) => problem,
+        Err(e) => panic!("expected BadSnapshot, got {e}"),
+        Ok(_) => panic!("malformed file was accepted"),
+    }
+}
+
+fn be_header(nbodies: i32, ndim: i32, nsph: i32, ndark: i32, nstar: i32) -> Vec<u8> {
+    let mut b = 0.0f64.to_be_bytes().to_vec();
+    for w in [nbodies, ndim, nsph, ndark, nstar, 0] {
+        b.extend(w.to_be_bytes());
+    }
+    b
+}
+
+#[test]
+fn malformed_tipsy_files_give_clear_errors() {
+    let good = Format::Tipsy.encode(&sample());
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty", vec![], "truncated"),
+        ("short header", good[..20].to_vec(), "truncated"),
+        ("truncated records", good[..good.len() - 10].to_vec(), "truncated"),
+        ("trailing bytes", [good.clone(), vec![0; 7]].concat(), "unexpected bytes"),
+        ("not tipsy", vec![0x42; 100], "not a Tipsy file"),
+        ("counts disagree", be_header(10, 3, 0, 5, 0), "header counts disagree"),
+        ("negative count", be_header(-4, 3, 0, -4, 0), "negative particle count"),
+        ("absurd N", be_header(2_000_000_000, 3, 0, 2_000_000_000, 0), "truncated: header announces 2000000000"),
+        ("no particles", be_header(0, 3, 0, 0, 0), "no particles"),
+    ];
+    for (what, bytes, expected) in cases {
+        let p = problem(tipsy::decode(&bytes, "f.tipsy"));
+        assert!(p.contains(expected), "{what}: '{p}' should mention '{expected}'");
+    }
+    // NaN in a position of particle 5 (record starts after the 32-byte header).
+    let mut nan = good.clone();
+    let at = 32 + 5 * 36 + 4;
+    nan[at..at + 4].copy_from_slice(&f32::NAN.to_be_bytes());
+    let p = problem(tipsy::decode(&nan, "f.tipsy"));
+    assert!(p.contains("particle 5") && p.contains("non-finite position"), "{p}");
+    // Negative mass.
+    let mut neg = good.clone();
+    neg[32..36].copy_from_slice(&(-1.0f32).to_be_bytes());
+    assert!(problem(tipsy::decode(&neg, "f.tipsy")).contains("invalid mass"));
+}
+
+#[test]
+fn malformed_csv_files_give_clear_errors() {
+    let cases: Vec<(&str, &str, &str)> = vec![
+        ("no header", "1,2,3,4,5,6,7,8\n", "expected the header"),
+        ("empty", "", "no header line"),
+        ("short row", "id,x,y,z,vx,vy,vz,m\n0,1,2,3\n", "line 2: 4 fields"),
+        ("bad number", "id,x,y,z,vx,vy,vz,m\n0,1,2,x3,0,0,0,1\n", "line 2: bad number 'x3'"),
+        ("bad id", "id,x,y,z,vx,vy,vz,m\n-1,1,2,3,0,0,0,1\n", "bad id"),
+        ("nan", "id,x,y,z,vx,vy,vz,m\n0,NaN,2,3,0,0,0,1\n", "non-finite position"),
+        ("no particles", "id,x,y,z,vx,vy,vz,m\n", "no particles"),
+        ("binary", "\u{0}\u{ff}", "expected the header"),
+    ];
+    for (what, text, expected) in cases {
+        let p = problem(Format::Csv.decode(text.as_bytes(), "f.csv"));
+        assert!(p.contains(expected), "{what}: '{p}' should mention '{expected}'");
+    }
+    assert!(problem(Format::Csv.decode(&[0xff, 0xfe, 0x00], "f.csv")).contains("not UTF-8"));
+}
+
+#[test]
+fn failed_write_leaves_nothing_behind_and_keeps_the_old_file() {
+    let dir = std::env::temp_dir().join(format!("webgrav-snap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("state.tipsy");
+    let path = path.to_str().unwrap();
+    let s = sample();
+    webgrav::snapshot::write_file(path, &s).unwrap();
+    let before = std::fs::read(path).unwrap();
+    // Writing into a directory that does not exist fails cleanly...
+    let missing = dir.join("no/such/dir/x.tipsy");
+    assert!(webgrav::snapshot::write_file(missing.to_str().unwrap(), &s).is_err());
+    // ...and a rename onto a directory fails without touching it or
+    // leaving the temporary file.
+    let as_dir = dir.join("taken.tipsy");
+    std::fs::create_dir_all(&as_dir).unwrap();
+    assert!(webgrav::snapshot::write_file(as_dir.to_str().unwrap(), &s).is_err());
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    assert_eq!(std::fs::read(path).unwrap(), before);
+    assert_eq!(webgrav::snapshot::read_file(path).unwrap().particles, {
+        let mut p = s.particles.clone();
+        p.id = (0..300).collect();
+        p
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
