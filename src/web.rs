@@ -114,7 +114,7 @@ impl WebApp {
         let mut encoder = s.ctx.device.create_command_encoder(&Default::default());
         s.renderer.draw(&s.ctx.queue, &mut encoder, &view, &uniform);
         s.ctx.queue.submit(Some(encoder.finish()));
-        frame.present();
+        s.ctx.queue.present(frame);
         Ok(())
     }
 
