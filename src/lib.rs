@@ -16,7 +16,6 @@ pub mod render;
 pub mod sim;
 pub mod snapshot;
 pub mod tree;
-pub mod snapshot;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
