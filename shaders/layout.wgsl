@@ -55,3 +55,17 @@ struct CameraUniform {
 fn flat_index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wid.y * nwg.x + wid.x) * WORKGROUP_SIZE + lid;
 }
+
+// --- radix sort ---
+
+// Parameters of one digit pass of the radix sort (src/tree/sort.rs).
+struct SortParams {
+    // Pairs to sort.
+    n: u32,
+    // Blocks of BLOCK_KEYS consecutive pairs: ceil(n / BLOCK_KEYS).
+    num_blocks: u32,
+    // Bit offset of this pass's digit in the 64-bit key (0, 8, ..., 56).
+    shift: u32,
+    // Significant bits of the digit (the top pass may use fewer than all).
+    digit_mask: u32,
+}

@@ -66,6 +66,16 @@ fn layouts_match_wgsl() {
             ("viewport", offset_of!(CameraUniform, viewport)),
         ],
     );
+    check(
+        "SortParams",
+        size_of::<SortParams>(),
+        &[
+            ("n", offset_of!(SortParams, n)),
+            ("num_blocks", offset_of!(SortParams, num_blocks)),
+            ("shift", offset_of!(SortParams, shift)),
+            ("digit_mask", offset_of!(SortParams, digit_mask)),
+        ],
+    );
 }
 
 #[test]

@@ -74,3 +74,20 @@ pub struct CameraUniform {
     /// Viewport width and height (pixels), point size (pixels), unused.
     pub viewport: [f32; 4],
 }
+
+// --- radix sort ---
+
+/// Uniform of one digit pass of the radix sort (`tree::sort`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SortParams {
+    /// Pairs to sort.
+    pub n: u32,
+    /// Blocks of `tree::sort::BLOCK_KEYS` consecutive pairs: ceil(n / BLOCK_KEYS).
+    pub num_blocks: u32,
+    /// Bit offset of this pass's digit in the 64-bit key (0, 8, ..., 56).
+    pub shift: u32,
+    /// Significant bits of the digit: all RADIX_BITS, except in the top pass
+    /// when `key_bits` is not a multiple of RADIX_BITS.
+    pub digit_mask: u32,
+}

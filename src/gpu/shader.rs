@@ -22,5 +22,6 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("direct", crate::direct::wgsl()),
         ("leapfrog", crate::sim::leapfrog::wgsl()),
         ("render", crate::render::wgsl()),
+        ("sort", crate::tree::sort::wgsl()),
     ]
 }

@@ -1,1 +1,291 @@
-//! GPU radix sort of (64-bit key, u32 value) pairs (drives `shaders/sort.wgsl`).
+//! GPU radix sort of (64-bit key, u32 value) pairs (drives `shaders/sort.wgsl`)
+//! and its CPU twin `sort_cpu`.
+//!
+//! A stable LSD radix sort with `RADIX_BITS`-bit digits on plain WebGPU (no
+//! subgroups, no device-wide barrier inside a dispatch). Each digit pass is
+//! three dispatches: per-block digit counts, an exclusive scan of the
+//! [digit][block] count table, and a stable scatter (see the WGSL header).
+//! Passes alternate between the caller's buffers and a scratch pair; an odd
+//! pass count ends with a copy back, so the result is always in the caller's
+//! buffers.
+
+use crate::gpu::buffers::uniform_buffer;
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::layout::SortParams;
+use crate::gpu::shader::compose;
+use crate::gpu::timing::PhaseTimer;
+
+/// Bits per digit: one pass per digit.
+pub const RADIX_BITS: u32 = 8;
+/// Buckets per digit.
+pub const RADIX: u32 = 1 << RADIX_BITS;
+/// Invocations per workgroup of every sort kernel. Equal to `RADIX`: the
+/// bin-wise steps (clearing, writing and scanning counts) give one
+/// invocation to each digit.
+pub const SORT_THREADS: u32 = RADIX;
+/// Pairs each invocation handles per pass. Larger blocks keep the
+/// [digit][block] table (and its scan) small relative to the data.
+pub const KEYS_PER_THREAD: u32 = 16;
+/// Consecutive pairs per block.
+pub const BLOCK_KEYS: u32 = SORT_THREADS * KEYS_PER_THREAD;
+/// u32 words of one digit's invocation mask in the scatter ranking.
+const MASK_WORDS: u32 = SORT_THREADS / 32;
+
+const SORT_WGSL: &str = include_str!("../../shaders/sort.wgsl");
+
+/// Bytes of one key (`vec2<u32>`) and one value (`u32`).
+const KEY_BYTES: u64 = 8;
+const VALUE_BYTES: u64 = 4;
+
+/// The composed WGSL of the sort kernels.
+pub fn wgsl() -> String {
+    compose(
+        &[
+            ("RADIX", RADIX),
+            ("SORT_THREADS", SORT_THREADS),
+            ("KEYS_PER_THREAD", KEYS_PER_THREAD),
+            ("BLOCK_KEYS", BLOCK_KEYS),
+            ("MASK_WORDS", MASK_WORDS),
+        ],
+        SORT_WGSL,
+    )
+}
+
+/// The bindings shared by the three kernels, in the order of `sort.wgsl`:
+/// params, source keys, source values, [digit][block] table, digit totals,
+/// destination keys, destination values.
+const BINDINGS: [Binding; 7] = [
+    Binding::Uniform,
+    Binding::StorageRead,
+    Binding::StorageRead,
+    Binding::StorageReadWrite,
+    Binding::StorageReadWrite,
+    Binding::StorageReadWrite,
+    Binding::StorageReadWrite,
+];
+
+/// Sorts `n` pairs in place: `keys` is `array<vec2<u32>>` in WGSL (`[u32; 2]`
+/// in Rust, x = HIGH 32 bits, y = LOW 32 bits of the 64-bit key), `values`
+/// is `array<u32>`. Stable.
+pub struct RadixSort {
+    count_digits: Kernel,
+    scan_digit_rows: Kernel,
+    scatter: Kernel,
+    /// One bind group per digit pass, lowest digit first; pass p reads the
+    /// caller's buffers when p is even and the scratch pair when p is odd.
+    pass_binds: Vec<wgpu::BindGroup>,
+    keys: wgpu::Buffer,
+    values: wgpu::Buffer,
+    scratch_keys: wgpu::Buffer,
+    scratch_values: wgpu::Buffer,
+    /// Workgroups of the per-block dispatches (split over y when needed).
+    block_groups: (u32, u32),
+    n: u32,
+    scratch_bytes: u64,
+}
+
+impl RadixSort {
+    /// Binds to the given buffers (each must hold at least n elements; they
+    /// need STORAGE | COPY_SRC | COPY_DST usage). `key_bits` (1..=64) is how
+    /// many low bits of the key are significant: passes over higher bits are
+    /// skipped, and bits above `key_bits` are ignored (pairs that differ only
+    /// there keep their input order).
+    pub fn new(
+        device: &wgpu::Device,
+        keys: &wgpu::Buffer,
+        values: &wgpu::Buffer,
+        n: u32,
+        key_bits: u32,
+    ) -> Self {
+        assert!(
+            (1..=64).contains(&key_bits),
+            "key_bits must be in 1..=64, got {key_bits}"
+        );
+        assert!(
+            keys.size() >= n as u64 * KEY_BYTES,
+            "keys buffer holds {} bytes, {n} keys need {}",
+            keys.size(),
+            n as u64 * KEY_BYTES
+        );
+        assert!(
+            values.size() >= n as u64 * VALUE_BYTES,
+            "values buffer holds {} bytes, {n} values need {}",
+            values.size(),
+            n as u64 * VALUE_BYTES
+        );
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("radix sort"),
+            source: wgpu::ShaderSource::Wgsl(wgsl().into()),
+        });
+        let count_digits = Kernel::from_module(
+            device,
+            "radix sort count_digits",
+            &module,
+            "count_digits",
+            &BINDINGS,
+        );
+        let scan_digit_rows = Kernel::from_module(
+            device,
+            "radix sort scan_digit_rows",
+            &module,
+            "scan_digit_rows",
+            &BINDINGS,
+        );
+        let scatter =
+            Kernel::from_module(device, "radix sort scatter", &module, "scatter", &BINDINGS);
+
+        let num_blocks = n.div_ceil(BLOCK_KEYS);
+        // Zero-sized bindings are invalid: scratch buffers hold at least one
+        // element even when there is nothing to sort.
+        let scratch = |label: &str, bytes: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.max(4),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let scratch_keys = scratch("radix sort scratch keys", n as u64 * KEY_BYTES);
+        let scratch_values = scratch("radix sort scratch values", n as u64 * VALUE_BYTES);
+        let block_offsets = scratch(
+            "radix sort block offsets",
+            RADIX as u64 * num_blocks as u64 * 4,
+        );
+        let digit_totals = scratch("radix sort digit totals", RADIX as u64 * 4);
+        let mut scratch_bytes = scratch_keys.size()
+            + scratch_values.size()
+            + block_offsets.size()
+            + digit_totals.size();
+
+        // Nothing to sort: no passes (encode records nothing).
+        let passes = if n == 0 {
+            0
+        } else {
+            key_bits.div_ceil(RADIX_BITS)
+        };
+        let pass_binds = (0..passes)
+            .map(|pass| {
+                let shift = pass * RADIX_BITS;
+                let digit_bits = (key_bits - shift).min(RADIX_BITS);
+                let params = uniform_buffer(
+                    device,
+                    "radix sort pass params",
+                    &SortParams {
+                        n,
+                        num_blocks,
+                        shift,
+                        digit_mask: (1 << digit_bits) - 1,
+                    },
+                );
+                scratch_bytes += params.size();
+                let (src_keys, src_values, dst_keys, dst_values) = if pass % 2 == 0 {
+                    (keys, values, &scratch_keys, &scratch_values)
+                } else {
+                    (&scratch_keys, &scratch_values, keys, values)
+                };
+                // One bind group serves all three kernels: their layouts
+                // are identical (BINDINGS), hence compatible.
+                count_digits.bind(
+                    device,
+                    &[
+                        &params,
+                        src_keys,
+                        src_values,
+                        &block_offsets,
+                        &digit_totals,
+                        dst_keys,
+                        dst_values,
+                    ],
+                )
+            })
+            .collect();
+
+        Self {
+            count_digits,
+            scan_digit_rows,
+            scatter,
+            pass_binds,
+            keys: keys.clone(),
+            values: values.clone(),
+            scratch_keys,
+            scratch_values,
+            block_groups: dispatch_size(device, num_blocks, 1),
+            n,
+            scratch_bytes,
+        }
+    }
+
+    /// Records the whole sort into `encoder` (no CPU read-back, no waiting:
+    /// works in the browser). Timestamps (if `timer` is given) under the
+    /// phase label "sort". The device is not needed (dispatch sizes are fixed
+    /// at construction); it is taken for symmetry with the other kernels.
+    pub fn encode(
+        &self,
+        _device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        if self.pass_binds.is_empty() {
+            return;
+        }
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("radix sort"),
+                timestamp_writes: timer.and_then(|t| t.writes("sort")),
+            });
+            // Each dispatch sees all writes of the previous one: WebGPU
+            // orders dispatches of one pass that share writable storage.
+            for bind in &self.pass_binds {
+                self.count_digits
+                    .dispatch(&mut pass, bind, self.block_groups);
+                self.scan_digit_rows.dispatch(&mut pass, bind, (RADIX, 1));
+                self.scatter.dispatch(&mut pass, bind, self.block_groups);
+            }
+        }
+        if self.pass_binds.len() % 2 == 1 {
+            // An odd pass count leaves the result in the scratch pair.
+            encoder.copy_buffer_to_buffer(
+                &self.scratch_keys,
+                0,
+                &self.keys,
+                0,
+                self.n as u64 * KEY_BYTES,
+            );
+            encoder.copy_buffer_to_buffer(
+                &self.scratch_values,
+                0,
+                &self.values,
+                0,
+                self.n as u64 * VALUE_BYTES,
+            );
+        }
+    }
+
+    /// Bytes of GPU scratch memory it allocated: the scratch key/value pair
+    /// (12 bytes per pair), the [digit][block] table (1 KiB per block of
+    /// `BLOCK_KEYS` pairs), the digit totals and the per-pass uniforms.
+    pub fn scratch_bytes(&self) -> u64 {
+        self.scratch_bytes
+    }
+
+    /// Digit passes recorded by `encode`: ceil(key_bits / RADIX_BITS), or 0
+    /// when there is nothing to sort.
+    pub fn passes(&self) -> u32 {
+        self.pass_binds.len() as u32
+    }
+}
+
+/// CPU twin used by tests: the same stable sort of (key, value) pairs, by
+/// the full 64-bit key.
+pub fn sort_cpu(keys: &[[u32; 2]], values: &[u32]) -> (Vec<[u32; 2]>, Vec<u32>) {
+    assert_eq!(keys.len(), values.len(), "one value per key");
+    let mut pairs: Vec<([u32; 2], u32)> =
+        keys.iter().copied().zip(values.iter().copied()).collect();
+    // [high, low] compares lexicographically, i.e. as the 64-bit key; the
+    // standard sort is stable.
+    pairs.sort_by_key(|&(key, _)| key);
+    pairs.into_iter().unzip()
+}
