@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Parser)]
-#[command(name = "webgrav", version, about = "Gravitational N-body simulation on WebGPU (native CLI)")]
+#[command(
+    name = "webgrav",
+    version,
+    about = "Gravitational N-body simulation on WebGPU (native CLI)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -160,7 +164,10 @@ fn check_output_path(path: &Option<String>) -> Result<()> {
 async fn run(a: RunArgs) -> Result<()> {
     check_output_path(&a.out)?;
     if !(a.t_end.is_finite() && a.t_end >= 0.0) {
-        return Err(Error::InvalidParameter(format!("--t-end must be >= 0, got {}", a.t_end)));
+        return Err(Error::InvalidParameter(format!(
+            "--t-end must be >= 0, got {}",
+            a.t_end
+        )));
     }
     let start = a.initial.load()?;
     let ctx = GpuContext::headless().await?;
@@ -217,9 +224,19 @@ fn report_energy(e0: &Diagnostics, e1: &Diagnostics, t: f64, steps: u64, wall: f
     let l1 = e1.angular_momentum;
     let dl = ((l1[0] - l0[0]).powi(2) + (l1[1] - l0[1]).powi(2) + (l1[2] - l0[2]).powi(2)).sqrt();
     println!("t = {t:.6} after {steps} steps ({wall:.2} s wall)");
-    println!("E0 = {:.9}  E = {:.9}  (K = {:.6}, W = {:.6}, Q = {:.4})", e0.total, e1.total, e1.kinetic, e1.potential, e1.virial_ratio);
-    println!("relative energy error |dE/E0| = {:.3e}", e1.energy_error(e0));
-    println!("momentum |P| = {:.3e}, angular momentum change |dL| = {:.3e}", (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt(), dl);
+    println!(
+        "E0 = {:.9}  E = {:.9}  (K = {:.6}, W = {:.6}, Q = {:.4})",
+        e0.total, e1.total, e1.kinetic, e1.potential, e1.virial_ratio
+    );
+    println!(
+        "relative energy error |dE/E0| = {:.3e}",
+        e1.energy_error(e0)
+    );
+    println!(
+        "momentum |P| = {:.3e}, angular momentum change |dL| = {:.3e}",
+        (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt(),
+        dl
+    );
 }
 
 async fn forces(a: ForcesArgs) -> Result<()> {
@@ -229,7 +246,11 @@ async fn forces(a: ForcesArgs) -> Result<()> {
     let state = GpuParticles::upload(&ctx, &start.particles)?;
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     match a.solver.solver {
-        SolverKind::Direct => DirectSolver::new(&ctx.device, &state, a.solver.eps).encode(&ctx.device, &mut encoder, None),
+        SolverKind::Direct => DirectSolver::new(&ctx.device, &state, a.solver.eps).encode(
+            &ctx.device,
+            &mut encoder,
+            None,
+        ),
     }
     ctx.queue.submit(Some(encoder.finish()));
     let acc = state.read_acc_pot(&ctx).await?;

@@ -49,12 +49,15 @@ impl WebApp {
         dt: f32,
     ) -> Result<WebApp, JsValue> {
         let model = Model::from_name(model).map_err(js_err)?;
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let (width, height) = (canvas.width().max(1), canvas.height().max(1));
         let surface = instance
             .create_surface(wgpu::SurfaceTarget::Canvas(canvas))
             .map_err(|e| js_err(format!("cannot use the canvas for WebGPU: {e}")))?;
-        let ctx = GpuContext::new(&instance, Some(&surface)).await.map_err(js_err)?;
+        let ctx = GpuContext::new(&instance, Some(&surface))
+            .await
+            .map_err(js_err)?;
         // Refuse an N the device cannot hold before generating anything.
         ctx.check_particle_count(n as u64, 16).map_err(js_err)?;
         let particles = model.generate(n as usize, seed as u64).map_err(js_err)?;
@@ -106,11 +109,14 @@ impl WebApp {
         }
         s.camera.yaw = yaw;
         let frame = match s.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
+            wgpu::CurrentSurfaceTexture::Success(t)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
             _ => return Ok(()), // skip this frame; the next one tries again
         };
         let view = frame.texture.create_view(&Default::default());
-        let uniform = s.camera.uniform(s.surface_config.width, s.surface_config.height);
+        let uniform = s
+            .camera
+            .uniform(s.surface_config.width, s.surface_config.height);
         let mut encoder = s.ctx.device.create_command_encoder(&Default::default());
         s.renderer.draw(&s.ctx.queue, &mut encoder, &view, &uniform);
         s.ctx.queue.submit(Some(encoder.finish()));
@@ -141,7 +147,13 @@ impl WebApp {
             // await: frames keep running while the read-back completes.
             let (ctx, particles, time, steps, n) = {
                 let s = state.borrow();
-                (s.ctx.clone(), s.sim.state.clone(), s.sim.time, s.sim.steps, s.sim.n())
+                (
+                    s.ctx.clone(),
+                    s.sim.state.clone(),
+                    s.sim.time,
+                    s.sim.steps,
+                    s.sim.n(),
+                )
             };
             let d = particles.diagnostics(&ctx).await;
             let d = d.map_err(js_err)?;

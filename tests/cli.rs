@@ -4,7 +4,10 @@
 use std::process::Command;
 
 fn webgrav(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_webgrav")).args(args).output().expect("run webgrav");
+    let out = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .output()
+        .expect("run webgrav");
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -21,9 +24,28 @@ fn tmp(name: &str) -> String {
 #[test]
 fn run_writes_a_snapshot_and_reports_a_small_energy_error() {
     let out = tmp("end.tipsy");
-    let (ok, stdout, stderr) = webgrav(&["run", "--model", "plummer", "-n", "512", "--seed", "2", "--eps", "0.05", "--dt", "0.0078125", "--t-end", "0.125", "--out", &out]);
+    let (ok, stdout, stderr) = webgrav(&[
+        "run",
+        "--model",
+        "plummer",
+        "-n",
+        "512",
+        "--seed",
+        "2",
+        "--eps",
+        "0.05",
+        "--dt",
+        "0.0078125",
+        "--t-end",
+        "0.125",
+        "--out",
+        &out,
+    ]);
     assert!(ok, "{stderr}");
-    let line = stdout.lines().find(|l| l.starts_with("relative energy error")).expect("energy line");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("relative energy error"))
+        .expect("energy line");
     let err: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
     // 16 leapfrog steps of 1/128 at eps 0.05: O(1e-6); 1e-4 would mean a bug.
     assert!(err < 1e-4, "{line}");
@@ -35,14 +57,18 @@ fn run_writes_a_snapshot_and_reports_a_small_energy_error() {
 #[test]
 fn forces_csv_matches_the_f64_reference() {
     let out = tmp("forces.csv");
-    let (ok, _, stderr) = webgrav(&["forces", "-n", "300", "--seed", "4", "--eps", "0.02", "--out", &out]);
+    let (ok, _, stderr) = webgrav(&[
+        "forces", "-n", "300", "--seed", "4", "--eps", "0.02", "--out", &out,
+    ]);
     assert!(ok, "{stderr}");
     let text = std::fs::read_to_string(&out).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("id,x,y,z,m,ax,ay,az,pot"));
     let p = webgrav::sim::Model::Plummer.generate(300, 4).unwrap();
     let reference = webgrav::direct::reference::forces(&p.pos_mass, 0.02);
-    let rows: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|x| x.parse().unwrap()).collect()).collect();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
     assert_eq!(rows.len(), 300);
     for (row, r) in rows.iter().zip(&reference) {
         let amag = r.acc.iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -73,7 +99,10 @@ fn bad_inputs_fail_with_clear_messages() {
     assert!(stderr.contains("truncated"), "{stderr}");
     let (ok, _, stderr) = webgrav(&["run", "-n", "64", "--out", "x.dat"]);
     assert!(!ok);
-    assert!(stderr.contains("cannot tell the snapshot format"), "{stderr}");
+    assert!(
+        stderr.contains("cannot tell the snapshot format"),
+        "{stderr}"
+    );
     let (ok, _, stderr) = webgrav(&["run", "-n", "64", "--dt=-1"]);
     assert!(!ok);
     assert!(stderr.contains("time step must be > 0"), "{stderr}");

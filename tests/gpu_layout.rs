@@ -6,9 +6,8 @@
 use std::mem::{offset_of, size_of};
 use webgrav::gpu::layout::*;
 
-fn wgsl_layout(name: &str) -> (u32, Vec<(String, u32)>) {
-    let src = webgrav::gpu::shader::compose(&[], "");
-    let module = naga::front::wgsl::parse_str(&src).expect("layout.wgsl parses");
+fn wgsl_layout(src: &str, name: &str) -> (u32, Vec<(String, u32)>) {
+    let module = naga::front::wgsl::parse_str(src).expect("layouts parse");
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).expect("layouts");
     for (handle, ty) in module.types.iter() {
@@ -17,7 +16,10 @@ fn wgsl_layout(name: &str) -> (u32, Vec<(String, u32)>) {
                 let _ = handle;
                 return (
                     *span,
-                    members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect(),
+                    members
+                        .iter()
+                        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+                        .collect(),
                 );
             }
         }
@@ -26,17 +28,51 @@ fn wgsl_layout(name: &str) -> (u32, Vec<(String, u32)>) {
 }
 
 fn check(name: &str, size: usize, offsets: &[(&str, usize)]) {
-    let (wgsl_size, wgsl_members) = wgsl_layout(name);
-    assert_eq!(wgsl_size as usize, size, "{name}: WGSL size {wgsl_size} vs Rust size {size}");
-    let rust: Vec<(String, u32)> = offsets.iter().map(|(n, o)| (n.to_string(), *o as u32)).collect();
-    assert_eq!(wgsl_members, rust, "{name}: member names/offsets differ between WGSL and Rust");
+    check_in(&webgrav::gpu::shader::compose(&[], ""), name, size, offsets)
+}
+
+fn check_in(src: &str, name: &str, size: usize, offsets: &[(&str, usize)]) {
+    let (wgsl_size, wgsl_members) = wgsl_layout(src, name);
+    assert_eq!(
+        wgsl_size as usize, size,
+        "{name}: WGSL size {wgsl_size} vs Rust size {size}"
+    );
+    let rust: Vec<(String, u32)> = offsets
+        .iter()
+        .map(|(n, o)| (n.to_string(), *o as u32))
+        .collect();
+    assert_eq!(
+        wgsl_members, rust,
+        "{name}: member names/offsets differ between WGSL and Rust"
+    );
 }
 
 #[test]
 fn layouts_match_wgsl() {
-    check("PosMass", size_of::<PosMass>(), &[("pos", offset_of!(PosMass, pos)), ("mass", offset_of!(PosMass, mass))]);
-    check("Velocity", size_of::<Velocity>(), &[("vel", offset_of!(Velocity, vel)), ("_pad", offset_of!(Velocity, _pad))]);
-    check("AccPot", size_of::<AccPot>(), &[("acc", offset_of!(AccPot, acc)), ("pot", offset_of!(AccPot, pot))]);
+    check(
+        "PosMass",
+        size_of::<PosMass>(),
+        &[
+            ("pos", offset_of!(PosMass, pos)),
+            ("mass", offset_of!(PosMass, mass)),
+        ],
+    );
+    check(
+        "Velocity",
+        size_of::<Velocity>(),
+        &[
+            ("vel", offset_of!(Velocity, vel)),
+            ("_pad", offset_of!(Velocity, _pad)),
+        ],
+    );
+    check(
+        "AccPot",
+        size_of::<AccPot>(),
+        &[
+            ("acc", offset_of!(AccPot, acc)),
+            ("pot", offset_of!(AccPot, pot)),
+        ],
+    );
     check(
         "DirectParams",
         size_of::<DirectParams>(),
@@ -78,12 +114,90 @@ fn layouts_match_wgsl() {
     );
 }
 
+/// Offsets of the named fields of a struct, for `check_in`.
+macro_rules! fields {
+    ($t:ty: $($f:ident),*) => {
+        &[$((stringify!($f), offset_of!($t, $f))),*]
+    };
+}
+
+#[test]
+fn tree_layouts_match_wgsl() {
+    use webgrav::tree::layout::*;
+    let src = webgrav::tree::bbox::wgsl();
+    check_in(&src, "Bounds", size_of::<Bounds>(), fields!(Bounds: lo, hi));
+    check_in(
+        &src,
+        "TreeParams",
+        size_of::<TreeParams>(),
+        fields!(TreeParams: n, cell_capacity, eps2, inv_theta),
+    );
+    check_in(
+        &src,
+        "LevelParams",
+        size_of::<LevelParams>(),
+        fields!(LevelParams: level, _pad0, _pad1, _pad2),
+    );
+    check_in(
+        &src,
+        "TreeCell",
+        size_of::<TreeCell>(),
+        fields!(TreeCell: start, count, first_child, child_count),
+    );
+    check_in(
+        &src,
+        "CellProps",
+        size_of::<CellProps>(),
+        fields!(CellProps: com_mass, quad_diag, quad_off, box_lo, box_hi),
+    );
+    check_in(
+        &src,
+        "DispatchArgs",
+        size_of::<DispatchArgs>(),
+        fields!(DispatchArgs: x, y, z),
+    );
+    check_in(
+        &src,
+        "TreeCounters",
+        size_of::<TreeCounters>(),
+        fields!(TreeCounters: cell_count, group_count, overflow, depth, level_start),
+    );
+    check_in(
+        &src,
+        "TreeDispatch",
+        size_of::<TreeDispatch>(),
+        fields!(TreeDispatch: level_args, group_args, walk_args),
+    );
+    check_in(
+        &src,
+        "Group",
+        size_of::<Group>(),
+        fields!(Group: start, count),
+    );
+    check_in(
+        &src,
+        "GroupBox",
+        size_of::<GroupBox>(),
+        fields!(GroupBox: lo, hi, start, count, _pad0, _pad1),
+    );
+    check_in(
+        &src,
+        "InteractionCount",
+        size_of::<InteractionCount>(),
+        fields!(InteractionCount: pp, pc),
+    );
+}
+
 #[test]
 fn every_shader_validates() {
     for (name, src) in webgrav::gpu::shader::all() {
-        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let module = naga::front::wgsl::parse_str(&src)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
     }
 }

@@ -67,7 +67,7 @@ fn tipsy_without_pad_word_and_with_gas_and_stars_is_read() {
     let rec = |b: &mut Vec<u8>, mass: f32, x: f32, extra: usize| {
         b.extend(mass.to_le_bytes());
         for v in [x, 0.0, 0.0, 0.0, 1.0, 0.0] {
-            b.extend((v as f32).to_le_bytes());
+            b.extend(v.to_le_bytes());
         }
         for _ in 0..extra {
             b.extend(0f32.to_le_bytes());
@@ -105,24 +105,50 @@ fn malformed_tipsy_files_give_clear_errors() {
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty", vec![], "truncated"),
         ("short header", good[..20].to_vec(), "truncated"),
-        ("truncated records", good[..good.len() - 10].to_vec(), "truncated"),
-        ("trailing bytes", [good.clone(), vec![0; 7]].concat(), "unexpected bytes"),
+        (
+            "truncated records",
+            good[..good.len() - 10].to_vec(),
+            "truncated",
+        ),
+        (
+            "trailing bytes",
+            [good.clone(), vec![0; 7]].concat(),
+            "unexpected bytes",
+        ),
         ("not tipsy", vec![0x42; 100], "not a Tipsy file"),
-        ("counts disagree", be_header(10, 3, 0, 5, 0), "header counts disagree"),
-        ("negative count", be_header(-4, 3, 0, -4, 0), "negative particle count"),
-        ("absurd N", be_header(2_000_000_000, 3, 0, 2_000_000_000, 0), "truncated: header announces 2000000000"),
+        (
+            "counts disagree",
+            be_header(10, 3, 0, 5, 0),
+            "header counts disagree",
+        ),
+        (
+            "negative count",
+            be_header(-4, 3, 0, -4, 0),
+            "negative particle count",
+        ),
+        (
+            "absurd N",
+            be_header(2_000_000_000, 3, 0, 2_000_000_000, 0),
+            "truncated: header announces 2000000000",
+        ),
         ("no particles", be_header(0, 3, 0, 0, 0), "no particles"),
     ];
     for (what, bytes, expected) in cases {
         let p = problem(tipsy::decode(&bytes, "f.tipsy"));
-        assert!(p.contains(expected), "{what}: '{p}' should mention '{expected}'");
+        assert!(
+            p.contains(expected),
+            "{what}: '{p}' should mention '{expected}'"
+        );
     }
     // NaN in a position of particle 5 (record starts after the 32-byte header).
     let mut nan = good.clone();
     let at = 32 + 5 * 36 + 4;
     nan[at..at + 4].copy_from_slice(&f32::NAN.to_be_bytes());
     let p = problem(tipsy::decode(&nan, "f.tipsy"));
-    assert!(p.contains("particle 5") && p.contains("non-finite position"), "{p}");
+    assert!(
+        p.contains("particle 5") && p.contains("non-finite position"),
+        "{p}"
+    );
     // Negative mass.
     let mut neg = good.clone();
     neg[32..36].copy_from_slice(&(-1.0f32).to_be_bytes());
@@ -134,16 +160,35 @@ fn malformed_csv_files_give_clear_errors() {
     let cases: Vec<(&str, &str, &str)> = vec![
         ("no header", "1,2,3,4,5,6,7,8\n", "expected the header"),
         ("empty", "", "no header line"),
-        ("short row", "id,x,y,z,vx,vy,vz,m\n0,1,2,3\n", "line 2: 4 fields"),
-        ("bad number", "id,x,y,z,vx,vy,vz,m\n0,1,2,x3,0,0,0,1\n", "line 2: bad number 'x3'"),
-        ("bad id", "id,x,y,z,vx,vy,vz,m\n-1,1,2,3,0,0,0,1\n", "bad id"),
-        ("nan", "id,x,y,z,vx,vy,vz,m\n0,NaN,2,3,0,0,0,1\n", "non-finite position"),
+        (
+            "short row",
+            "id,x,y,z,vx,vy,vz,m\n0,1,2,3\n",
+            "line 2: 4 fields",
+        ),
+        (
+            "bad number",
+            "id,x,y,z,vx,vy,vz,m\n0,1,2,x3,0,0,0,1\n",
+            "line 2: bad number 'x3'",
+        ),
+        (
+            "bad id",
+            "id,x,y,z,vx,vy,vz,m\n-1,1,2,3,0,0,0,1\n",
+            "bad id",
+        ),
+        (
+            "nan",
+            "id,x,y,z,vx,vy,vz,m\n0,NaN,2,3,0,0,0,1\n",
+            "non-finite position",
+        ),
         ("no particles", "id,x,y,z,vx,vy,vz,m\n", "no particles"),
         ("binary", "\u{0}\u{ff}", "expected the header"),
     ];
     for (what, text, expected) in cases {
         let p = problem(Format::Csv.decode(text.as_bytes(), "f.csv"));
-        assert!(p.contains(expected), "{what}: '{p}' should mention '{expected}'");
+        assert!(
+            p.contains(expected),
+            "{what}: '{p}' should mention '{expected}'"
+        );
     }
     assert!(problem(Format::Csv.decode(&[0xff, 0xfe, 0x00], "f.csv")).contains("not UTF-8"));
 }

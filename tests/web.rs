@@ -13,7 +13,9 @@ use webgrav::sim::{GpuParticles, Model, SimConfig, Simulation, SolverKind};
 wasm_bindgen_test_configure!(run_in_browser);
 
 async fn gpu() -> GpuContext {
-    GpuContext::headless().await.expect("WebGPU adapter in the browser")
+    GpuContext::headless()
+        .await
+        .expect("WebGPU adapter in the browser")
 }
 
 #[wasm_bindgen_test]
@@ -29,7 +31,13 @@ async fn direct_kernel_matches_f64_in_browser() {
     let reference = forces(&p.pos_mass, 0.01);
     let acc = ErrorStats::of(&acc_errors(&gpu, &reference));
     let pot = ErrorStats::of(&pot_errors(&gpu, &reference));
-    web_sys::console::log_1(&format!("browser ({}): acc {acc:?} pot {pot:?}", ctx.adapter_summary()).into());
+    web_sys::console::log_1(
+        &format!(
+            "browser ({}): acc {acc:?} pot {pot:?}",
+            ctx.adapter_summary()
+        )
+        .into(),
+    );
     // Same bounds as tests/direct_forces.rs (see the reasoning there).
     assert!(acc.median < 2e-6, "median acc error {}", acc.median);
     assert!(acc.max < 2e-5, "max acc error {}", acc.max);

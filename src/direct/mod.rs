@@ -36,7 +36,11 @@ impl DirectSolver {
             "direct forces",
             &wgsl(),
             "forces",
-            &[Binding::Uniform, Binding::StorageRead, Binding::StorageReadWrite],
+            &[
+                Binding::Uniform,
+                Binding::StorageRead,
+                Binding::StorageReadWrite,
+            ],
         );
         let params = uniform_buffer(
             device,
@@ -67,12 +71,18 @@ impl DirectSolver {
     }
 
     /// Records acceleration and potential of every particle into `acc_pot`.
-    pub fn encode(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+    pub fn encode(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("direct forces"),
             timestamp_writes: timer.and_then(|t| t.writes("forces")),
         });
-        self.kernel.dispatch(&mut pass, &self.bind, dispatch_size(device, self.n, TILE));
+        self.kernel
+            .dispatch(&mut pass, &self.bind, dispatch_size(device, self.n, TILE));
     }
 
     /// Pairwise interactions per evaluation (N^2, the self pair included as

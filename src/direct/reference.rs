@@ -15,7 +15,9 @@ pub struct ForceF64 {
 pub fn forces(particles: &[PosMass], eps: f64) -> Vec<ForceF64> {
     let eps2 = eps * eps;
     let n = particles.len();
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(16);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(16);
     let chunk = n.div_ceil(threads).max(1);
     let mut out = vec![ForceF64::default(); n];
     if threads == 1 {
@@ -57,8 +59,8 @@ pub fn force_on(particles: &[PosMass], i: usize, eps2: f64) -> ForceF64 {
         let rinv = 1.0 / r2.sqrt();
         let mrinv = pj.mass as f64 * rinv;
         let mrinv3 = mrinv * rinv * rinv;
-        for a in 0..3 {
-            f.acc[a] += mrinv3 * d[a];
+        for (acc, d) in f.acc.iter_mut().zip(d) {
+            *acc += mrinv3 * d;
         }
         f.pot -= mrinv;
     }
@@ -99,7 +101,11 @@ impl ErrorStats {
     pub fn of(errors: &[f64]) -> Self {
         let mut e = errors.to_vec();
         e.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Greater));
-        let at = |q: f64| e.get(((e.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN);
+        let at = |q: f64| {
+            e.get(((e.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
         Self {
             median: at(0.5),
             p90: at(0.9),

@@ -8,7 +8,11 @@ use wgpu::util::DeviceExt;
 /// Copies whole buffers to the CPU. All copies are recorded in one
 /// submission, so together they show one consistent state even if more
 /// work is queued while the maps complete.
-pub async fn read_buffers(device: &wgpu::Device, queue: &wgpu::Queue, sources: &[&wgpu::Buffer]) -> Result<Vec<Vec<u8>>> {
+pub async fn read_buffers(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    sources: &[&wgpu::Buffer],
+) -> Result<Vec<Vec<u8>>> {
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("read-back copy"),
     });
@@ -44,29 +48,47 @@ pub async fn read_buffers(device: &wgpu::Device, queue: &wgpu::Queue, sources: &
         rx.await
             .map_err(|_| Error::Readback("map callback dropped".into()))?
             .map_err(|e| Error::Readback(e.to_string()))?;
-        out.push(buf.get_mapped_range(..).map_err(|e| Error::Readback(e.to_string()))?.to_vec());
+        out.push(
+            buf.get_mapped_range(..)
+                .map_err(|e| Error::Readback(e.to_string()))?
+                .to_vec(),
+        );
         buf.unmap();
     }
     Ok(out)
 }
 
 /// Reads a whole buffer as a vector of `T`.
-pub async fn read_vec<T: bytemuck::Pod>(device: &wgpu::Device, queue: &wgpu::Queue, src: &wgpu::Buffer) -> Result<Vec<T>> {
+pub async fn read_vec<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    src: &wgpu::Buffer,
+) -> Result<Vec<T>> {
     let bytes = read_buffers(device, queue, &[src]).await?;
     Ok(bytemuck::pod_collect_to_vec(&bytes[0]))
 }
 
 /// A storage buffer initialised from `data`.
-pub fn storage_buffer<T: bytemuck::Pod>(device: &wgpu::Device, label: &str, data: &[T]) -> wgpu::Buffer {
+pub fn storage_buffer<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    label: &str,
+    data: &[T],
+) -> wgpu::Buffer {
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some(label),
         contents: bytemuck::cast_slice(data),
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
     })
 }
 
 /// A uniform buffer initialised from `value`.
-pub fn uniform_buffer<T: bytemuck::Pod>(device: &wgpu::Device, label: &str, value: &T) -> wgpu::Buffer {
+pub fn uniform_buffer<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    label: &str,
+    value: &T,
+) -> wgpu::Buffer {
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some(label),
         contents: bytemuck::bytes_of(value),

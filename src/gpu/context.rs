@@ -101,14 +101,18 @@ impl GpuContext {
 
     /// Headless context (no surface): the CLI, benchmarks and tests.
     pub async fn headless() -> Result<Self> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         Self::new(&instance, None).await
     }
 
     /// One line naming the adapter, for logs and benchmark output.
     pub fn adapter_summary(&self) -> String {
         let i = &self.adapter_info;
-        format!("{} ({:?}, {:?}, driver {})", i.name, i.backend, i.device_type, i.driver_info)
+        format!(
+            "{} ({:?}, {:?}, driver {})",
+            i.name, i.backend, i.device_type, i.driver_info
+        )
     }
 
     /// Largest element count of a storage array with `stride`-byte elements.

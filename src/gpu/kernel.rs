@@ -1,10 +1,17 @@
 //! A compute kernel: one WGSL entry point with an explicit bind-group layout,
 //! so the binding contract is written once, here, in the order of the shader.
 
+/// Stride of the slots of a `Binding::UniformDynamic` buffer: WebGPU's
+/// minimum uniform offset alignment.
+pub const DYNAMIC_SLOT: u64 = 256;
+
 /// How a kernel sees one binding of group 0.
 #[derive(Clone, Copy, Debug)]
 pub enum Binding {
     Uniform,
+    /// A uniform bound with a dynamic offset: one `DYNAMIC_SLOT`-byte slot
+    /// per dispatch (e.g. per tree level).
+    UniformDynamic,
     StorageRead,
     StorageReadWrite,
 }
@@ -13,6 +20,7 @@ pub enum Binding {
 pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
+    bindings: Vec<Binding>,
     label: String,
 }
 
@@ -48,9 +56,9 @@ impl Kernel {
                 binding: k as u32,
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: match b {
-                    Binding::Uniform => wgpu::BindingType::Buffer {
+                    Binding::Uniform | Binding::UniformDynamic => wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
+                        has_dynamic_offset: matches!(b, Binding::UniformDynamic),
                         min_binding_size: None,
                     },
                     Binding::StorageRead | Binding::StorageReadWrite => wgpu::BindingType::Buffer {
@@ -84,6 +92,7 @@ impl Kernel {
         Self {
             pipeline,
             layout,
+            bindings: bindings.to_vec(),
             label: label.to_string(),
         }
     }
@@ -95,7 +104,14 @@ impl Kernel {
             .enumerate()
             .map(|(k, b)| wgpu::BindGroupEntry {
                 binding: k as u32,
-                resource: b.as_entire_binding(),
+                resource: match self.bindings[k] {
+                    Binding::UniformDynamic => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: b,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(DYNAMIC_SLOT),
+                    }),
+                    _ => b.as_entire_binding(),
+                },
             })
             .collect();
         device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -106,9 +122,33 @@ impl Kernel {
     }
 
     /// Records one dispatch of `groups` workgroups into `pass`.
-    pub fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, bind: &wgpu::BindGroup, groups: (u32, u32)) {
+    pub fn dispatch(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind: &wgpu::BindGroup,
+        groups: (u32, u32),
+    ) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
         pass.dispatch_workgroups(groups.0, groups.1, 1);
+    }
+
+    /// Records one dispatch whose workgroup counts the GPU wrote into
+    /// `args` at byte `offset`; `slot` selects the dynamic uniform slot
+    /// (ignored by kernels without one).
+    pub fn dispatch_indirect(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind: &wgpu::BindGroup,
+        slot: Option<u32>,
+        args: &wgpu::Buffer,
+        offset: u64,
+    ) {
+        pass.set_pipeline(&self.pipeline);
+        match slot {
+            Some(s) => pass.set_bind_group(0, bind, &[s * DYNAMIC_SLOT as u32]),
+            None => pass.set_bind_group(0, bind, &[]),
+        }
+        pass.dispatch_workgroups_indirect(args, offset);
     }
 }

@@ -22,6 +22,13 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("direct", crate::direct::wgsl()),
         ("leapfrog", crate::sim::leapfrog::wgsl()),
         ("render", crate::render::wgsl()),
+        ("bbox", crate::tree::bbox::wgsl()),
+        ("keys", crate::tree::keys::wgsl()),
         ("sort", crate::tree::sort::wgsl()),
+        ("reorder", crate::tree::reorder::wgsl()),
+        ("build", crate::tree::build::wgsl()),
+        ("properties", crate::tree::properties::wgsl()),
+        ("groups", crate::tree::groups::wgsl()),
+        ("walk", crate::tree::walk::wgsl()),
     ]
 }

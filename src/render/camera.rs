@@ -38,7 +38,11 @@ impl Camera {
         let aspect = width.max(1) as f32 / height.max(1) as f32;
         let (sy, cy) = self.yaw.sin_cos();
         let (sp, cp) = self.pitch.sin_cos();
-        let eye = [self.distance * cp * sy, self.distance * sp, self.distance * cp * cy];
+        let eye = [
+            self.distance * cp * sy,
+            self.distance * sp,
+            self.distance * cp * cy,
+        ];
         let view = look_at_origin(eye);
         let near = 0.01 * self.distance;
         let far = 100.0 * self.distance;
@@ -60,7 +64,13 @@ fn look_at_origin(eye: [f32; 3]) -> Mat4 {
         let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
         v.map(|x| x / l)
     };
-    let cross = |a: [f32; 3], b: [f32; 3]| [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+    let cross = |a: [f32; 3], b: [f32; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
     let dot = |a: [f32; 3], b: [f32; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
     let f = norm(eye.map(|x| -x));
     let s = norm(cross(f, [0.0, 1.0, 0.0]));

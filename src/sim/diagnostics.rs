@@ -40,7 +40,11 @@ impl Diagnostics {
             d.center_of_mass = d.center_of_mass.map(|c| c / mass);
         }
         d.total = d.kinetic + d.potential;
-        d.virial_ratio = if d.potential != 0.0 { -2.0 * d.kinetic / d.potential } else { 0.0 };
+        d.virial_ratio = if d.potential != 0.0 {
+            -2.0 * d.kinetic / d.potential
+        } else {
+            0.0
+        };
         d
     }
 

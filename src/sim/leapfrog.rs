@@ -37,10 +37,19 @@ impl Leapfrog {
             Binding::StorageReadWrite,
             Binding::StorageRead,
         ];
-        let kick_drift = Kernel::from_module(device, "leapfrog kick_drift", &module, "kick_drift", &bindings);
+        let kick_drift = Kernel::from_module(
+            device,
+            "leapfrog kick_drift",
+            &module,
+            "kick_drift",
+            &bindings,
+        );
         let kick = Kernel::from_module(device, "leapfrog kick", &module, "kick", &bindings);
         let params = uniform_buffer(device, "leapfrog params", &Self::params_for(state.n, dt));
-        let bind = kick.bind(device, &[&params, &state.pos_mass, &state.vel, &state.acc_pot]);
+        let bind = kick.bind(
+            device,
+            &[&params, &state.pos_mass, &state.vel, &state.acc_pot],
+        );
         Self {
             kick_drift,
             kick,
@@ -60,16 +69,30 @@ impl Leapfrog {
     }
 
     pub fn set_dt(&self, queue: &wgpu::Queue, dt: f32) {
-        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&Self::params_for(self.n, dt)));
+        queue.write_buffer(
+            &self.params,
+            0,
+            bytemuck::bytes_of(&Self::params_for(self.n, dt)),
+        );
     }
 
     /// v += a dt/2, then x += v dt.
-    pub fn encode_kick_drift(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+    pub fn encode_kick_drift(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
         self.encode(&self.kick_drift, device, encoder, timer, "kick_drift");
     }
 
     /// v += a dt/2.
-    pub fn encode_kick(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+    pub fn encode_kick(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
         self.encode(&self.kick, device, encoder, timer, "kick");
     }
 
@@ -85,6 +108,10 @@ impl Leapfrog {
             label: Some(phase),
             timestamp_writes: timer.and_then(|t| t.writes("integrate")),
         });
-        kernel.dispatch(&mut pass, &self.bind, dispatch_size(device, self.n, WORKGROUP_SIZE));
+        kernel.dispatch(
+            &mut pass,
+            &self.bind,
+            dispatch_size(device, self.n, WORKGROUP_SIZE),
+        );
     }
 }

@@ -2,8 +2,8 @@
 //! conditions use) and on the GPU (`GpuParticles`, the buffers every kernel
 //! binds). Layouts come from `gpu::layout`.
 
-use crate::error::{Error, Result};
 use super::diagnostics::Diagnostics;
+use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_buffers, read_vec, storage_buffer};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
@@ -62,18 +62,32 @@ impl Particles {
     }
 }
 
-/// Bytes of GPU memory per particle of the state arrays.
-pub const STATE_BYTES_PER_PARTICLE: u64 =
-    (std::mem::size_of::<PosMass>() + std::mem::size_of::<Velocity>() + std::mem::size_of::<AccPot>()) as u64;
+/// One consistent read-back of the GPU state, in GPU order; `index[k]` is
+/// the position of particle k in the uploaded `Particles`.
+pub struct StateReadback {
+    pub pos_mass: Vec<PosMass>,
+    pub vel: Vec<Velocity>,
+    pub acc_pot: Vec<AccPot>,
+    pub index: Vec<u32>,
+}
 
-/// The particle state on the GPU: three arrays of 16-byte records (cloning
-/// shares the buffers).
+/// Bytes of GPU memory per particle of the state arrays.
+pub const STATE_BYTES_PER_PARTICLE: u64 = (std::mem::size_of::<PosMass>()
+    + std::mem::size_of::<Velocity>()
+    + std::mem::size_of::<AccPot>()
+    + 4) as u64;
+
+/// The particle state on the GPU: three arrays of 16-byte records, and the
+/// index of each particle in the uploaded `Particles` (the tree code
+/// reorders particles every step; `id` travels with them). Cloning shares
+/// the buffers.
 #[derive(Clone)]
 pub struct GpuParticles {
     pub n: u32,
     pub pos_mass: wgpu::Buffer,
     pub vel: wgpu::Buffer,
     pub acc_pot: wgpu::Buffer,
+    pub id: wgpu::Buffer,
 }
 
 impl GpuParticles {
@@ -96,17 +110,25 @@ impl GpuParticles {
             pos_mass: storage_buffer(d, "pos_mass", &particles.pos_mass),
             vel: storage_buffer(d, "vel", &particles.vel),
             acc_pot: storage_buffer(d, "acc_pot", &vec![AccPot::default(); n as usize]),
+            id: storage_buffer(d, "id", &(0..n as u32).collect::<Vec<u32>>()),
         })
     }
 
-    /// Positions, velocities and forces of one consistent state.
-    pub async fn read(&self, ctx: &GpuContext) -> Result<(Vec<PosMass>, Vec<Velocity>, Vec<AccPot>)> {
-        let b = read_buffers(&ctx.device, &ctx.queue, &[&self.pos_mass, &self.vel, &self.acc_pot]).await?;
-        Ok((
-            bytemuck::pod_collect_to_vec(&b[0]),
-            bytemuck::pod_collect_to_vec(&b[1]),
-            bytemuck::pod_collect_to_vec(&b[2]),
-        ))
+    /// Positions, velocities, forces and upload indices of one consistent
+    /// state, in GPU order.
+    pub async fn read(&self, ctx: &GpuContext) -> Result<StateReadback> {
+        let b = read_buffers(
+            &ctx.device,
+            &ctx.queue,
+            &[&self.pos_mass, &self.vel, &self.acc_pot, &self.id],
+        )
+        .await?;
+        Ok(StateReadback {
+            pos_mass: bytemuck::pod_collect_to_vec(&b[0]),
+            vel: bytemuck::pod_collect_to_vec(&b[1]),
+            acc_pot: bytemuck::pod_collect_to_vec(&b[2]),
+            index: bytemuck::pod_collect_to_vec(&b[3]),
+        })
     }
 
     pub async fn read_acc_pot(&self, ctx: &GpuContext) -> Result<Vec<AccPot>> {
@@ -115,7 +137,7 @@ impl GpuParticles {
 
     /// Energies and momenta of the current state.
     pub async fn diagnostics(&self, ctx: &GpuContext) -> Result<Diagnostics> {
-        let (pos, vel, acc) = self.read(ctx).await?;
-        Ok(Diagnostics::of(&pos, &vel, &acc))
+        let s = self.read(ctx).await?;
+        Ok(Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot))
     }
 }

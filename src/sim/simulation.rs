@@ -40,10 +40,16 @@ pub struct SimConfig {
 impl SimConfig {
     pub fn validate(&self) -> Result<()> {
         if !(self.eps.is_finite() && self.eps >= 0.0) {
-            return Err(Error::InvalidParameter(format!("softening must be >= 0, got {}", self.eps)));
+            return Err(Error::InvalidParameter(format!(
+                "softening must be >= 0, got {}",
+                self.eps
+            )));
         }
         if !(self.dt.is_finite() && self.dt > 0.0) {
-            return Err(Error::InvalidParameter(format!("time step must be > 0, got {}", self.dt)));
+            return Err(Error::InvalidParameter(format!(
+                "time step must be > 0, got {}",
+                self.dt
+            )));
         }
         Ok(())
     }
@@ -54,7 +60,12 @@ enum Solver {
 }
 
 impl Solver {
-    fn encode(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+    fn encode(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
         match self {
             Solver::Direct(s) => s.encode(device, encoder, timer),
         }
@@ -63,7 +74,8 @@ impl Solver {
 
 pub struct Simulation {
     pub state: GpuParticles,
-    /// Identities of the particles in GPU order.
+    /// Identities of the particles in upload order (the GPU's `id` buffer
+    /// indexes this).
     ids: Vec<u64>,
     solver: Solver,
     leapfrog: Leapfrog,
@@ -76,11 +88,18 @@ pub struct Simulation {
 impl Simulation {
     /// Uploads `particles` at time `time` and queues the first force
     /// evaluation, so the state is ready to step.
-    pub fn new(ctx: &GpuContext, particles: &Particles, config: SimConfig, time: f64) -> Result<Self> {
+    pub fn new(
+        ctx: &GpuContext,
+        particles: &Particles,
+        config: SimConfig,
+        time: f64,
+    ) -> Result<Self> {
         config.validate()?;
         let state = GpuParticles::upload(ctx, particles)?;
         let solver = match config.solver {
-            SolverKind::Direct => Solver::Direct(DirectSolver::new(&ctx.device, &state, config.eps)),
+            SolverKind::Direct => {
+                Solver::Direct(DirectSolver::new(&ctx.device, &state, config.eps))
+            }
         };
         let leapfrog = Leapfrog::new(&ctx.device, &state, config.dt);
         let sim = Self {
@@ -106,25 +125,35 @@ impl Simulation {
 
     /// Queues a force evaluation of the current positions.
     pub fn compute_forces(&self, ctx: &GpuContext) {
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("forces"),
-        });
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("forces"),
+            });
         self.solver.encode(&ctx.device, &mut encoder, None);
         ctx.queue.submit(Some(encoder.finish()));
     }
 
     /// Records one kick-drift-kick step.
-    pub fn encode_step(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, mut timer: Option<&mut PhaseTimer>) {
-        self.leapfrog.encode_kick_drift(device, encoder, timer.as_deref_mut());
+    pub fn encode_step(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        mut timer: Option<&mut PhaseTimer>,
+    ) {
+        self.leapfrog
+            .encode_kick_drift(device, encoder, timer.as_deref_mut());
         self.solver.encode(device, encoder, timer.as_deref_mut());
         self.leapfrog.encode_kick(device, encoder, timer);
     }
 
     /// Queues `count` steps in one submission (nothing waits for the GPU).
     pub fn step(&mut self, ctx: &GpuContext, count: u32) {
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("leapfrog steps"),
-        });
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("leapfrog steps"),
+            });
         for _ in 0..count {
             self.encode_step(&ctx.device, &mut encoder, None);
         }
@@ -138,24 +167,19 @@ impl Simulation {
         self.state.diagnostics(ctx).await
     }
 
-    /// Identities of the particles in GPU order.
-    pub fn ids(&self) -> &[u64] {
-        &self.ids
-    }
-
     /// The current state as a snapshot (positions, velocities, ids and
     /// potentials of one consistent read-back).
     pub async fn snapshot(&self, ctx: &GpuContext) -> Result<Snapshot> {
-        let (pos_mass, vel, acc) = self.state.read(ctx).await?;
+        let s = self.state.read(ctx).await?;
         Ok(Snapshot {
             time: self.time,
             particles: Particles {
-                pos_mass,
-                vel,
-                id: self.ids.clone(),
+                id: s.index.iter().map(|&k| self.ids[k as usize]).collect(),
+                pos_mass: s.pos_mass,
+                vel: s.vel,
             },
             softening: self.config.eps,
-            potential: Some(acc.iter().map(|a| a.pot).collect()),
+            potential: Some(s.acc_pot.iter().map(|a| a.pot).collect()),
         })
     }
 }

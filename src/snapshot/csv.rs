@@ -64,7 +64,9 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
             if cols != SNAPSHOT_HEADER {
                 return Err(bad(
                     name,
-                    format!("line {lineno}: expected the header '{SNAPSHOT_HEADER}', found '{line}'"),
+                    format!(
+                        "line {lineno}: expected the header '{SNAPSHOT_HEADER}', found '{line}'"
+                    ),
                 ));
             }
             header_seen = true;
@@ -72,16 +74,22 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
         }
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if fields.len() != 8 {
-            return Err(bad(name, format!("line {lineno}: {} fields, expected 8", fields.len())));
+            return Err(bad(
+                name,
+                format!("line {lineno}: {} fields, expected 8", fields.len()),
+            ));
         }
         let id = fields[0]
             .parse::<u64>()
             .map_err(|_| bad(name, format!("line {lineno}: bad id '{}'", fields[0])))?;
         let mut v = [0f32; 7];
         for (k, f) in fields[1..].iter().enumerate() {
-            v[k] = f
-                .parse::<f32>()
-                .map_err(|_| bad(name, format!("line {lineno}: bad number '{f}' in column {}", k + 2)))?;
+            v[k] = f.parse::<f32>().map_err(|_| {
+                bad(
+                    name,
+                    format!("line {lineno}: bad number '{f}' in column {}", k + 2),
+                )
+            })?;
         }
         p.pos_mass.push(PosMass {
             pos: [v[0], v[1], v[2]],

@@ -112,7 +112,11 @@ pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
     let file_name = target
         .file_name()
         .ok_or_else(|| Error::InvalidParameter(format!("'{path}' is not a file name")))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", file_name.to_string_lossy(), std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;

@@ -80,7 +80,11 @@ impl Cursor<'_> {
 }
 
 fn header(bytes: &[u8], endian: Endian) -> Header {
-    let mut c = Cursor { bytes, at: 0, endian };
+    let mut c = Cursor {
+        bytes,
+        at: 0,
+        endian,
+    };
     Header {
         time: c.f64(),
         nbodies: c.i32(),
@@ -96,7 +100,10 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     if bytes.len() < SHORT_HEADER_BYTES {
         return Err(bad(
             name,
-            format!("truncated: {} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header", bytes.len()),
+            format!(
+                "truncated: {} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header",
+                bytes.len()
+            ),
         ));
     }
     let (big, little) = (header(bytes, Endian::Big), header(bytes, Endian::Little));
@@ -138,7 +145,8 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     if !h.time.is_finite() {
         return Err(bad(name, format!("non-finite time {}", h.time)));
     }
-    let records = GAS_BYTES * h.nsph as u64 + DARK_BYTES * h.ndark as u64 + STAR_BYTES * h.nstar as u64;
+    let records =
+        GAS_BYTES * h.nsph as u64 + DARK_BYTES * h.ndark as u64 + STAR_BYTES * h.nstar as u64;
     let len = bytes.len() as u64;
     let header_bytes = if len == records + HEADER_BYTES as u64 {
         HEADER_BYTES
@@ -167,7 +175,12 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
         ));
     };
     let version = if header_bytes == HEADER_BYTES {
-        Cursor { bytes, at: 28, endian }.i32()
+        Cursor {
+            bytes,
+            at: 28,
+            endian,
+        }
+        .i32()
     } else {
         0
     };
@@ -254,7 +267,11 @@ pub fn encode(snap: &Snapshot, flavor: Flavor) -> Vec<u8> {
         }
     };
     put(&mut out, &snap.time.to_le_bytes());
-    let version = if flavor == Flavor::Bonsai { BONSAI_VERSION } else { 0 };
+    let version = if flavor == Flavor::Bonsai {
+        BONSAI_VERSION
+    } else {
+        0
+    };
     for word in [n as i32, 3, 0, n as i32, 0, version] {
         put(&mut out, &word.to_le_bytes());
     }

@@ -1,3 +1,340 @@
-//! The Bonsai-style sparse octree tree code on the GPU.
+//! The Bonsai-style sparse octree tree code on the GPU (Bédorf, Gaburov &
+//! Portegies Zwart 2012). Every phase of a force evaluation is a WebGPU
+//! compute shader, recorded into one command encoder with no read-back:
+//!
+//! 1. `bbox`: bounding box by parallel reduction,
+//! 2. `keys`: 63-bit Morton keys,
+//! 3. `sort`: radix sort of (key, index) pairs,
+//! 4. `reorder`: particle arrays gathered into key order,
+//! 5. `build`: level-by-level sparse octree (indirect dispatch per level),
+//! 6. `properties`: monopole + quadrupole moments and opening radii,
+//! 7. `groups`: bounding boxes of the walk's particle groups,
+//! 8. `walk`: group-based breadth-first tree walk with Bonsai's MAC.
+//!
+//! `cpu` holds the f64 twins used by the tests.
 
+pub mod bbox;
+pub mod build;
+pub mod cpu;
+pub mod groups;
+pub mod keys;
+pub mod layout;
+pub mod properties;
+pub mod reorder;
 pub mod sort;
+pub mod walk;
+
+use crate::error::{Error, Result};
+use crate::gpu::buffers::{read_vec, uniform_buffer};
+use crate::gpu::layout::{PosMass, Velocity};
+use crate::gpu::shader;
+use crate::gpu::timing::PhaseTimer;
+use crate::gpu::GpuContext;
+use crate::sim::particles::{GpuParticles, STATE_BYTES_PER_PARTICLE};
+use layout::*;
+
+/// Maximum particles per leaf (the paper's N_leaf).
+pub const NLEAF: u32 = 16;
+/// Maximum particles per walk group, and threads per walk workgroup
+/// (Bonsai's NCRIT).
+pub const NCRIT: u32 = 64;
+/// Entries of each of the walk's two frontier levels (workgroup memory:
+/// 2 × 1024 × 4 bytes of the 16 KiB WebGPU guarantees).
+pub const FRONTIER_CAPACITY: u32 = 1024;
+/// Entries of the walk's cell and particle-range lists (workgroup memory).
+pub const LIST_CAPACITY: u32 = 2 * NCRIT;
+/// Workgroups of the first bounding-box reduction.
+pub const BBOX_GROUPS: u32 = 256;
+
+const TREE_COMMON_WGSL: &str = include_str!("../../shaders/tree_common.wgsl");
+
+/// The WGSL of a tree kernel: shared layouts, the tree's layouts and key
+/// functions, then `body`, with the tree constants defined from Rust.
+pub(crate) fn compose(body: &str) -> String {
+    let consts = [
+        ("MAX_DEPTH", MAX_DEPTH),
+        ("LEVEL_SLOTS", LEVEL_SLOTS as u32),
+        ("NLEAF", NLEAF),
+        ("NCRIT", NCRIT),
+        ("FRONTIER_CAPACITY", FRONTIER_CAPACITY),
+        ("LIST_CAPACITY", LIST_CAPACITY),
+        ("BBOX_GROUPS", BBOX_GROUPS),
+        ("KEY_CELLS", keys::KEY_CELLS),
+    ];
+    shader::compose(
+        &consts,
+        &format!("{TREE_LAYOUT_WGSL}\n{TREE_COMMON_WGSL}\n{body}"),
+    )
+}
+
+pub(crate) fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
+}
+
+/// Byte offset of level `l`'s indirect dispatch arguments in `dispatch`.
+pub(crate) fn level_args_offset(level: u32) -> u64 {
+    (std::mem::offset_of!(TreeDispatch, level_args)
+        + level as usize * std::mem::size_of::<DispatchArgs>()) as u64
+}
+
+pub(crate) fn group_args_offset() -> u64 {
+    std::mem::offset_of!(TreeDispatch, group_args) as u64
+}
+
+pub(crate) fn walk_args_offset() -> u64 {
+    std::mem::offset_of!(TreeDispatch, walk_args) as u64
+}
+
+/// Settings of the tree solver.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TreeConfig {
+    /// Opening angle θ of the MAC (d > l/θ + δ accepts a cell).
+    pub theta: f32,
+    /// Plummer softening length.
+    pub eps: f32,
+}
+
+/// Cells per particle allocated: the build of a Plummer sphere with
+/// N_leaf = 16 uses about 0.15 (see tests/tree.rs); a build that needs more
+/// keeps the cells it cannot split as leaves (exact, only slower).
+const CELLS_PER_PARTICLE: f64 = 0.5;
+
+/// Every buffer of the tree code (labels name them in GPU debuggers).
+pub struct TreeBuffers {
+    pub state: GpuParticles,
+    pub params: wgpu::Buffer,
+    /// Per-level `LevelParams`, one DYNAMIC_SLOT each.
+    pub levels: wgpu::Buffer,
+    pub bbox_partial: wgpu::Buffer,
+    pub bounds: wgpu::Buffer,
+    pub keys: wgpu::Buffer,
+    pub values: wgpu::Buffer,
+    pub pos_mass_tmp: wgpu::Buffer,
+    pub vel_tmp: wgpu::Buffer,
+    pub id_tmp: wgpu::Buffer,
+    pub cells: wgpu::Buffer,
+    pub props: wgpu::Buffer,
+    pub counters: wgpu::Buffer,
+    pub dispatch: wgpu::Buffer,
+    pub groups: wgpu::Buffer,
+    pub group_boxes: wgpu::Buffer,
+    pub interactions: wgpu::Buffer,
+    pub cell_capacity: u32,
+}
+
+impl TreeBuffers {
+    fn new(ctx: &GpuContext, state: &GpuParticles, config: TreeConfig) -> Result<Self> {
+        let d = &ctx.device;
+        let n = state.n;
+        let cell_capacity = ((n as f64 * CELLS_PER_PARTICLE) as u32).max(64);
+        let storage = |label: &str,
+                       bytes: u64,
+                       extra: wgpu::BufferUsages|
+         -> Result<wgpu::Buffer> {
+            let limit = d.limits().max_storage_buffer_binding_size;
+            if bytes > limit {
+                return Err(Error::TooManyParticles {
+                    n: n as u64,
+                    max: (n as u64 * limit / bytes).max(1),
+                    reason: format!(
+                        "the tree's {label} array needs {bytes} bytes, over the {limit}-byte limit"
+                    ),
+                });
+            }
+            Ok(d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.max(16),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST
+                    | extra,
+                mapped_at_creation: false,
+            }))
+        };
+        let none = wgpu::BufferUsages::empty();
+        let n64 = n as u64;
+        let cap = cell_capacity as u64;
+        let size = |s: usize| s as u64;
+        let params = TreeParams {
+            n,
+            cell_capacity,
+            eps2: config.eps * config.eps,
+            inv_theta: 1.0 / config.theta,
+        };
+        let levels = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tree level slots"),
+            size: build::level_slots().len() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ctx.queue.write_buffer(&levels, 0, &build::level_slots());
+        Ok(Self {
+            state: state.clone(),
+            params: uniform_buffer(d, "tree params", &params),
+            levels,
+            bbox_partial: storage(
+                "bbox partial",
+                BBOX_GROUPS as u64 * size(std::mem::size_of::<Bounds>()),
+                none,
+            )?,
+            bounds: storage("bounds", size(std::mem::size_of::<Bounds>()), none)?,
+            keys: storage("keys", 8 * n64, none)?,
+            values: storage("sort values", 4 * n64, none)?,
+            pos_mass_tmp: storage(
+                "pos_mass reorder",
+                n64 * size(std::mem::size_of::<PosMass>()),
+                none,
+            )?,
+            vel_tmp: storage(
+                "vel reorder",
+                n64 * size(std::mem::size_of::<Velocity>()),
+                none,
+            )?,
+            id_tmp: storage("id reorder", 4 * n64, none)?,
+            cells: storage("cells", cap * size(std::mem::size_of::<TreeCell>()), none)?,
+            props: storage(
+                "cell props",
+                cap * size(std::mem::size_of::<CellProps>()),
+                none,
+            )?,
+            counters: storage(
+                "tree counters",
+                size(std::mem::size_of::<TreeCounters>()),
+                none,
+            )?,
+            dispatch: storage(
+                "tree dispatch args",
+                size(std::mem::size_of::<TreeDispatch>()),
+                wgpu::BufferUsages::INDIRECT,
+            )?,
+            groups: storage("groups", cap * size(std::mem::size_of::<Group>()), none)?,
+            group_boxes: storage(
+                "group boxes",
+                cap * size(std::mem::size_of::<GroupBox>()),
+                none,
+            )?,
+            interactions: storage(
+                "interaction counts",
+                n64 * size(std::mem::size_of::<InteractionCount>()),
+                none,
+            )?,
+            cell_capacity,
+        })
+    }
+
+    /// GPU memory of the tree code plus the particle state, in bytes.
+    pub fn bytes(&self, sort_scratch: u64) -> u64 {
+        let tree: u64 = [
+            &self.bbox_partial,
+            &self.bounds,
+            &self.keys,
+            &self.values,
+            &self.pos_mass_tmp,
+            &self.vel_tmp,
+            &self.id_tmp,
+            &self.cells,
+            &self.props,
+            &self.counters,
+            &self.dispatch,
+            &self.groups,
+            &self.group_boxes,
+            &self.interactions,
+        ]
+        .iter()
+        .map(|b| b.size())
+        .sum();
+        tree + sort_scratch + self.state.n as u64 * STATE_BYTES_PER_PARTICLE
+    }
+}
+
+/// The tree solver bound to one particle state: records a whole force
+/// evaluation (all eight phases) into an encoder.
+pub struct TreeSolver {
+    pub buffers: TreeBuffers,
+    bbox: bbox::BoundingBox,
+    keys: keys::KeyGen,
+    sort: sort::RadixSort,
+    reorder: reorder::Reorder,
+    build: build::TreeBuild,
+    properties: properties::CellProperties,
+    groups: groups::GroupBoxes,
+    walk: walk::TreeWalk,
+}
+
+/// Significant bits of the Morton keys.
+pub const KEY_BITS: u32 = 3 * MAX_DEPTH;
+
+impl TreeSolver {
+    pub fn new(ctx: &GpuContext, state: &GpuParticles, config: TreeConfig) -> Result<Self> {
+        if !(config.theta.is_finite() && config.theta > 0.0) {
+            return Err(Error::InvalidParameter(format!(
+                "theta must be > 0, got {}",
+                config.theta
+            )));
+        }
+        let d = &ctx.device;
+        let buffers = TreeBuffers::new(ctx, state, config)?;
+        Ok(Self {
+            bbox: bbox::BoundingBox::new(d, &buffers),
+            keys: keys::KeyGen::new(d, &buffers),
+            sort: sort::RadixSort::new(d, &buffers.keys, &buffers.values, state.n, KEY_BITS),
+            reorder: reorder::Reorder::new(d, &buffers),
+            build: build::TreeBuild::new(d, &buffers),
+            properties: properties::CellProperties::new(d, &buffers),
+            groups: groups::GroupBoxes::new(d, &buffers),
+            walk: walk::TreeWalk::new(d, &buffers),
+            buffers,
+        })
+    }
+
+    /// Records one force evaluation: after it, the state is in key order and
+    /// `acc_pot` holds every particle's acceleration and potential.
+    pub fn encode(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        mut timer: Option<&mut PhaseTimer>,
+    ) {
+        self.bbox.encode(encoder, timer.as_deref_mut());
+        self.keys.encode(device, encoder, timer.as_deref_mut());
+        self.sort.encode(device, encoder, timer.as_deref_mut());
+        self.reorder.encode(device, encoder, timer.as_deref_mut());
+        self.build.encode(encoder, timer.as_deref_mut());
+        self.properties.encode(encoder, timer.as_deref_mut());
+        self.groups.encode(encoder, timer.as_deref_mut());
+        self.walk.encode(encoder, timer);
+    }
+
+    /// Changes θ and the softening of later evaluations.
+    pub fn set_config(&self, queue: &wgpu::Queue, config: TreeConfig) {
+        let p = TreeParams {
+            n: self.buffers.state.n,
+            cell_capacity: self.buffers.cell_capacity,
+            eps2: config.eps * config.eps,
+            inv_theta: 1.0 / config.theta,
+        };
+        queue.write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&p));
+    }
+
+    /// GPU memory of the tree code and the particle state, in bytes.
+    pub fn gpu_bytes(&self) -> u64 {
+        self.buffers.bytes(self.sort.scratch_bytes())
+    }
+
+    /// The build's counters (cells, groups, depth, overflow) — a read-back.
+    pub async fn counters(&self, ctx: &GpuContext) -> Result<TreeCounters> {
+        Ok(read_vec::<TreeCounters>(&ctx.device, &ctx.queue, &self.buffers.counters).await?[0])
+    }
+
+    /// Per-particle interaction counts of the last walk — a read-back.
+    pub async fn interaction_counts(&self, ctx: &GpuContext) -> Result<Vec<InteractionCount>> {
+        let mut v =
+            read_vec::<InteractionCount>(&ctx.device, &ctx.queue, &self.buffers.interactions)
+                .await?;
+        v.truncate(self.buffers.state.n as usize);
+        Ok(v)
+    }
+}

@@ -1,0 +1,49 @@
+// Functions shared by the tree shaders that work with keys and cubes.
+
+// Side of the cube that holds the bounding box (slightly enlarged so the
+// largest coordinate maps below 2^21).
+fn cube_side(b: Bounds) -> f32 {
+    let ext = b.hi.xyz - b.lo.xyz;
+    return max(max(ext.x, ext.y), max(ext.z, 1.0e-30)) * 1.0001;
+}
+
+// 21-bit integer coordinates of `p` in the cube of `b`.
+fn quantise(p: vec3<f32>, b: Bounds) -> vec3<u32> {
+    let scale = f32(KEY_CELLS) / cube_side(b);
+    let f = clamp((p - b.lo.xyz) * scale, vec3<f32>(0.0), vec3<f32>(f32(KEY_CELLS - 1u)));
+    return min(vec3<u32>(f), vec3<u32>(KEY_CELLS - 1u));
+}
+
+// Interleaves three 21-bit coordinates into a 63-bit key (x highest).
+fn morton(q: vec3<u32>) -> vec2<u32> {
+    var hi = 0u;
+    var lo = 0u;
+    for (var b = 0u; b < 21u; b++) {
+        let src = 20u - b; // from the most significant coordinate bit
+        let triple = (((q.x >> src) & 1u) << 2u) | (((q.y >> src) & 1u) << 1u) | ((q.z >> src) & 1u);
+        // Key bit position of this triple's lowest bit: 3*src.
+        let pos = 3u * src;
+        if (pos >= 32u) {
+            hi |= triple << (pos - 32u);
+        } else {
+            lo |= triple << pos;
+            if (pos > 29u) {
+                hi |= triple >> (32u - pos);
+            }
+        }
+    }
+    return vec2<u32>(hi, lo);
+}
+
+// Octant (0..7) of a key at tree level `level` (1..=MAX_DEPTH).
+fn key_octant(k: vec2<u32>, level: u32) -> u32 {
+    let pos = 3u * (MAX_DEPTH - level); // position of the triple's lowest bit
+    if (pos >= 32u) {
+        return (k.x >> (pos - 32u)) & 7u;
+    }
+    var o = (k.y >> pos) & 7u;
+    if (pos > 29u) {
+        o |= (k.x << (32u - pos)) & 7u;
+    }
+    return o;
+}

@@ -1,0 +1,110 @@
+// Buffer layouts of the tree code, shared by its shaders (bbox, keys,
+// reorder, build, properties, groups, walk). Mirrors src/tree/layout.rs;
+// tests/gpu_layout.rs compares the two. Constants (MAX_DEPTH, NLEAF, NCRIT,
+// ...) are prepended from Rust by src/tree/mod.rs.
+
+// Axis-aligned box of all particles.
+struct Bounds {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+}
+
+// Parameters of one tree force evaluation.
+struct TreeParams {
+    n: u32,
+    // Capacity of the cell and group arrays.
+    cell_capacity: u32,
+    // Plummer softening squared.
+    eps2: f32,
+    // 1/θ of the opening criterion.
+    inv_theta: f32,
+}
+
+// Per-level parameter, bound with a dynamic offset (one 256-byte slot per
+// level) so each level's dispatch knows its depth.
+struct LevelParams {
+    level: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// One octree cell: a contiguous range of key-sorted particles, and for an
+// internal node the contiguous range of its children in the cell array.
+struct TreeCell {
+    start: u32,
+    count: u32,
+    // Index of the first child; meaningless for a leaf.
+    first_child: u32,
+    // Number of children, 0 for a leaf.
+    child_count: u32,
+}
+
+// Multipole and opening data of one cell.
+struct CellProps {
+    // Centre of mass and total mass.
+    com_mass: vec4<f32>,
+    // Second moments about the centre of mass: xx, yy, zz, and the squared
+    // opening radius (l/θ + δ)² in w.
+    quad_diag: vec4<f32>,
+    // Second moments xy, xz, yz; w unused.
+    quad_off: vec4<f32>,
+    // Tight box of the cell's particles.
+    box_lo: vec4<f32>,
+    box_hi: vec4<f32>,
+}
+
+// Counters written by the build and read by later phases.
+struct TreeCounters {
+    cell_count: atomic<u32>,
+    group_count: atomic<u32>,
+    // Set when a cell could not be split for lack of space (it then stays
+    // a leaf with all its particles: forces stay exact, only slower).
+    overflow: atomic<u32>,
+    // Deepest level that holds cells.
+    depth: atomic<u32>,
+    // Level l's cells are level_start[l] .. level_start[l + 1].
+    level_start: array<u32, LEVEL_SLOTS>,
+}
+
+// Workgroup counts of the indirect dispatches, written by the build. A
+// buffer apart from TreeCounters because a dispatch may not read its
+// arguments from a buffer it also binds for writing.
+struct TreeDispatch {
+    // level_args[l]: one invocation per cell of level l.
+    level_args: array<DispatchArgs, LEVEL_SLOTS>,
+    // One invocation per group.
+    group_args: DispatchArgs,
+    // One workgroup per group (2-D when there are more than 65535).
+    walk_args: DispatchArgs,
+}
+
+struct DispatchArgs {
+    x: u32,
+    y: u32,
+    z: u32,
+}
+
+// A group: up to NCRIT consecutive particles walked together.
+struct Group {
+    start: u32,
+    count: u32,
+}
+
+// A group with its bounding box, as the walk reads it.
+struct GroupBox {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+    start: u32,
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Per-particle interaction counts of the walk.
+struct InteractionCount {
+    // Particle-particle interactions.
+    pp: u32,
+    // Particle-cell interactions.
+    pc: u32,
+}

@@ -1,0 +1,214 @@
+// Group-based tree walk (Bonsai 2012, §4.3.4). One workgroup of NCRIT
+// invocations per group (indirect dispatch sized by the build); invocation
+// k owns particle k of the group. The walk is breadth-first: the current level of
+// the frontier is tested against the MAC in chunks of NCRIT cells, one per
+// invocation, using the distance from the group's box to the cell's centre
+// of mass (eq. 4.1):
+//   accepted        -> its index joins the cell list (monopole+quadrupole),
+//   opened leaf     -> its particle range joins the particle list (direct),
+//   opened node     -> its children join the next frontier level.
+// Both lists live in workgroup memory and are evaluated by every invocation
+// for its own particle whenever they might not hold another chunk, and once
+// more at the end. The frontier (current and next level) lives in workgroup
+// memory too; when it is full, an opened node's whole particle range goes
+// to the particle list instead (exact, only slower), so nothing is lost.
+// Driven by src/tree/walk.rs.
+
+@group(0) @binding(0) var<uniform> params: TreeParams;
+@group(0) @binding(1) var<storage, read> pos_mass: array<PosMass>;
+@group(0) @binding(2) var<storage, read> cells: array<TreeCell>;
+@group(0) @binding(3) var<storage, read> props: array<CellProps>;
+@group(0) @binding(4) var<storage, read> group_boxes: array<GroupBox>;
+@group(0) @binding(5) var<storage, read_write> counters: TreeCounters;
+@group(0) @binding(6) var<storage, read_write> acc_pot: array<AccPot>;
+@group(0) @binding(7) var<storage, read_write> interactions: array<InteractionCount>;
+
+const SKIP: u32 = 0xffffffffu;
+
+var<workgroup> cell_list: array<u32, LIST_CAPACITY>;
+var<workgroup> range_list: array<vec2<u32>, LIST_CAPACITY>;
+var<workgroup> cell_list_len: atomic<u32>;
+var<workgroup> range_list_len: atomic<u32>;
+var<workgroup> next_len: atomic<u32>;
+var<workgroup> frontier: array<u32, 2 * FRONTIER_CAPACITY>;
+var<workgroup> group_count: u32;
+
+// Squared distance from point p to the box [lo, hi] (0 inside).
+fn box_distance2(p: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> f32 {
+    let d = max(lo - p, max(vec3<f32>(0.0), p - hi));
+    return dot(d, d);
+}
+
+struct Accum {
+    acc: vec3<f32>,
+    pot: f32,
+}
+
+// Monopole + quadrupole of cell `c` at position `x` (softened as the
+// direct sum): with r = x - com, S the second moments, q = r·S·r,
+//   φ = -M/r - 3q/(2r⁵) + tr(S)/(2r³),
+//   a = -M r/r³ + 3 S r/r⁵ - 15 q r/(2r⁷) + 3 tr(S) r/(2r⁵).
+fn cell_force(x: vec3<f32>, c: u32, a: Accum) -> Accum {
+    let p = props[c];
+    let r = x - p.com_mass.xyz;
+    let r2 = dot(r, r) + params.eps2;
+    let rinv = inverseSqrt(r2);
+    let rinv2 = rinv * rinv;
+    let rinv3 = rinv * rinv2;
+    let rinv5 = rinv3 * rinv2;
+    let s = p.quad_diag.xyz;
+    let o = p.quad_off.xyz;
+    let sr = vec3<f32>(
+        s.x * r.x + o.x * r.y + o.y * r.z,
+        o.x * r.x + s.y * r.y + o.z * r.z,
+        o.y * r.x + o.z * r.y + s.z * r.z,
+    );
+    let q = dot(r, sr);
+    let tr = s.x + s.y + s.z;
+    let m = p.com_mass.w;
+    var out = a;
+    out.pot += -m * rinv - 1.5 * q * rinv5 + 0.5 * tr * rinv3;
+    out.acc += (-m * rinv3 - 7.5 * q * rinv5 * rinv2 + 1.5 * tr * rinv5) * r + (3.0 * rinv5) * sr;
+    return out;
+}
+
+@compute @workgroup_size(NCRIT)
+fn walk(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    // The dispatch may be padded to a 2-D grid: surplus workgroups leave.
+    if (lid == 0u) {
+        group_count = atomicLoad(&counters.group_count);
+        atomicStore(&cell_list_len, 0u);
+        atomicStore(&range_list_len, 0u);
+        frontier[0] = 0u; // the root
+    }
+    let g = wid.y * nwg.x + wid.x;
+    if (g >= workgroupUniformLoad(&group_count)) {
+        return;
+    }
+    let grp = group_boxes[g];
+    let glo = grp.lo.xyz;
+    let ghi = grp.hi.xyz;
+    let mine = lid < grp.count;
+    let i = grp.start + min(lid, grp.count - 1u);
+    let me = pos_mass[i];
+    var a = Accum(vec3<f32>(0.0), 0.0);
+    var pp = 0u;
+    var pc = 0u;
+    var cur = 0u;
+    var cur_len = 1u;
+    loop {
+        if (cur_len == 0u) {
+            break;
+        }
+        let next = FRONTIER_CAPACITY - cur;
+        // Every invocation has read the last next_len before it is reset.
+        workgroupBarrier();
+        if (lid == 0u) {
+            atomicStore(&next_len, 0u);
+        }
+        workgroupBarrier();
+        for (var chunk = 0u; chunk < cur_len; chunk += NCRIT) {
+            let k = chunk + lid;
+            if (k < cur_len) {
+                let c = frontier[cur + k];
+                if (c != SKIP) {
+                    let cell = cells[c];
+                    let open_r2 = props[c].quad_diag.w;
+                    let d2 = box_distance2(props[c].com_mass.xyz, glo, ghi);
+                    if (cell.count == 0u) {
+                        // empty (only after an overflow): nothing to add
+                    } else if (d2 > open_r2) {
+                        cell_list[atomicAdd(&cell_list_len, 1u)] = c;
+                    } else if (cell.child_count == 0u) {
+                        range_list[atomicAdd(&range_list_len, 1u)] = vec2<u32>(cell.start, cell.count);
+                    } else {
+                        let s = atomicAdd(&next_len, cell.child_count);
+                        if (s + cell.child_count <= FRONTIER_CAPACITY) {
+                            for (var ch = 0u; ch < cell.child_count; ch++) {
+                                frontier[next + s + ch] = cell.first_child + ch;
+                            }
+                        } else {
+                            for (var ch = s; ch < FRONTIER_CAPACITY; ch++) {
+                                frontier[next + ch] = SKIP;
+                            }
+                            range_list[atomicAdd(&range_list_len, 1u)] = vec2<u32>(cell.start, cell.count);
+                        }
+                    }
+                }
+            }
+            // Evaluate a list when it might not hold another chunk.
+            let n_cells = workgroupUniformLoad(&cell_list_len);
+            if (n_cells > LIST_CAPACITY - NCRIT) {
+                a = cell_list_force(me.pos, n_cells, a);
+                pc += n_cells;
+                workgroupBarrier();
+                if (lid == 0u) {
+                    atomicStore(&cell_list_len, 0u);
+                }
+            }
+            let n_ranges = workgroupUniformLoad(&range_list_len);
+            if (n_ranges > LIST_CAPACITY - NCRIT) {
+                a = range_list_force(me.pos, n_ranges, a);
+                pp += range_list_particles(n_ranges);
+                workgroupBarrier();
+                if (lid == 0u) {
+                    atomicStore(&range_list_len, 0u);
+                }
+            }
+            workgroupBarrier();
+        }
+        cur_len = min(workgroupUniformLoad(&next_len), FRONTIER_CAPACITY);
+        cur = next;
+    }
+    let n_cells = workgroupUniformLoad(&cell_list_len);
+    a = cell_list_force(me.pos, n_cells, a);
+    pc += n_cells;
+    let n_ranges = workgroupUniformLoad(&range_list_len);
+    a = range_list_force(me.pos, n_ranges, a);
+    pp += range_list_particles(n_ranges);
+    if (mine) {
+        // The particle met itself in its own leaf: remove -m/eps.
+        let self_pot = select(0.0, me.mass * inverseSqrt(params.eps2), params.eps2 > 0.0);
+        acc_pot[i] = AccPot(a.acc, a.pot + self_pot);
+        interactions[i] = InteractionCount(pp, pc);
+    }
+}
+
+fn cell_list_force(x: vec3<f32>, len: u32, a: Accum) -> Accum {
+    var out = a;
+    for (var e = 0u; e < len; e++) {
+        out = cell_force(x, cell_list[e], out);
+    }
+    return out;
+}
+
+fn range_list_force(x: vec3<f32>, len: u32, a: Accum) -> Accum {
+    var out = a;
+    for (var e = 0u; e < len; e++) {
+        let r = range_list[e];
+        for (var j = r.x; j < r.x + r.y; j++) {
+            out = pair_force(x, pos_mass[j], out);
+        }
+    }
+    return out;
+}
+
+fn range_list_particles(len: u32) -> u32 {
+    var total = 0u;
+    for (var e = 0u; e < len; e++) {
+        total += range_list[e].y;
+    }
+    return total;
+}
+
+fn pair_force(x: vec3<f32>, p: PosMass, a: Accum) -> Accum {
+    let d = p.pos - x;
+    let r2 = dot(d, d) + params.eps2;
+    let rinv = select(0.0, inverseSqrt(r2), r2 > 0.0);
+    let mrinv = p.mass * rinv;
+    return Accum(a.acc + (mrinv * rinv * rinv) * d, a.pot - mrinv);
+}

@@ -1,0 +1,117 @@
+//! Layouts of the tree code's GPU buffers; each struct mirrors the struct of
+//! the same name in `shaders/tree_layout.wgsl` (checked by tests/gpu_layout.rs).
+
+use bytemuck::{Pod, Zeroable};
+
+pub const TREE_LAYOUT_WGSL: &str = include_str!("../../shaders/tree_layout.wgsl");
+
+/// Deepest level of the octree: 63-bit keys hold 21 levels of octants.
+pub const MAX_DEPTH: u32 = 21;
+/// Levels 0..=MAX_DEPTH, plus one slot for the end of the deepest level.
+pub const LEVEL_SLOTS: usize = MAX_DEPTH as usize + 2;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Bounds {
+    pub lo: [f32; 4],
+    pub hi: [f32; 4],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TreeParams {
+    pub n: u32,
+    pub cell_capacity: u32,
+    /// Plummer softening squared.
+    pub eps2: f32,
+    /// 1/θ of the opening criterion.
+    pub inv_theta: f32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LevelParams {
+    pub level: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct TreeCell {
+    pub start: u32,
+    pub count: u32,
+    pub first_child: u32,
+    /// 0 for a leaf.
+    pub child_count: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CellProps {
+    /// Centre of mass (xyz) and mass (w).
+    pub com_mass: [f32; 4],
+    /// Second moments about the centre of mass xx, yy, zz; w: (l/θ + δ)².
+    pub quad_diag: [f32; 4],
+    /// Second moments xy, xz, yz; w unused.
+    pub quad_off: [f32; 4],
+    /// Tight box of the cell's particles.
+    pub box_lo: [f32; 4],
+    pub box_hi: [f32; 4],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct DispatchArgs {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct TreeCounters {
+    pub cell_count: u32,
+    pub group_count: u32,
+    pub overflow: u32,
+    pub depth: u32,
+    /// Level l's cells are `level_start[l]..level_start[l + 1]`.
+    pub level_start: [u32; LEVEL_SLOTS],
+}
+
+/// Workgroup counts of the tree's indirect dispatches.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct TreeDispatch {
+    pub level_args: [DispatchArgs; LEVEL_SLOTS],
+    pub group_args: DispatchArgs,
+    /// One workgroup per group (2-D when there are more than 65535).
+    pub walk_args: DispatchArgs,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct Group {
+    pub start: u32,
+    pub count: u32,
+}
+
+/// A group with its bounding box, as the walk reads it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GroupBox {
+    pub lo: [f32; 4],
+    pub hi: [f32; 4],
+    pub start: u32,
+    pub count: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct InteractionCount {
+    pub pp: u32,
+    pub pc: u32,
+}

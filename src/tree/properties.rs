@@ -1,0 +1,73 @@
+//! Cell properties bottom-up, one indirect dispatch per level (drives
+//! `shaders/properties.wgsl`): mass, centre of mass, second moments, tight
+//! box and opening radius. Accuracy without f64 comes from local origins and
+//! the parallel-axis theorem (see the shader header); tests/tree.rs checks
+//! the moments against f64 sums.
+
+use super::layout::MAX_DEPTH;
+use super::TreeBuffers;
+use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::timing::PhaseTimer;
+
+const PROPERTIES_WGSL: &str = include_str!("../../shaders/properties.wgsl");
+
+pub fn wgsl() -> String {
+    super::compose(PROPERTIES_WGSL)
+}
+
+pub struct CellProperties {
+    kernel: Kernel,
+    bind: wgpu::BindGroup,
+    dispatch: wgpu::Buffer,
+}
+
+impl CellProperties {
+    pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
+        let kernel = Kernel::new(
+            device,
+            "cell properties",
+            &wgsl(),
+            "cell_properties",
+            &[
+                Binding::UniformDynamic,
+                Binding::Uniform,
+                Binding::StorageRead,
+                Binding::StorageRead,
+                Binding::StorageReadWrite,
+                Binding::StorageReadWrite,
+            ],
+        );
+        let bind = kernel.bind(
+            device,
+            &[
+                &b.levels,
+                &b.params,
+                &b.state.pos_mass,
+                &b.cells,
+                &b.counters,
+                &b.props,
+            ],
+        );
+        Self {
+            kernel,
+            bind,
+            dispatch: b.dispatch.clone(),
+        }
+    }
+
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("properties"),
+            timestamp_writes: timer.and_then(|t| t.writes("properties")),
+        });
+        for level in (0..=MAX_DEPTH).rev() {
+            self.kernel.dispatch_indirect(
+                &mut pass,
+                &self.bind,
+                Some(level),
+                &self.dispatch,
+                super::level_args_offset(level),
+            );
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Reorders the particle state into key order after the sort (drives
+//! `shaders/reorder.wgsl`): a gather into scratch arrays, then copies back,
+//! so every later phase and the integrator see one consistent order.
+
+use super::TreeBuffers;
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::layout::WORKGROUP_SIZE;
+use crate::gpu::timing::PhaseTimer;
+
+const REORDER_WGSL: &str = include_str!("../../shaders/reorder.wgsl");
+
+pub fn wgsl() -> String {
+    super::compose(REORDER_WGSL)
+}
+
+pub struct Reorder {
+    kernel: Kernel,
+    bind: wgpu::BindGroup,
+    n: u32,
+    copies: [(wgpu::Buffer, wgpu::Buffer); 3],
+}
+
+impl Reorder {
+    pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
+        let mut bindings = vec![Binding::Uniform];
+        bindings.extend([Binding::StorageRead; 4]);
+        bindings.extend([Binding::StorageReadWrite; 3]);
+        let kernel = Kernel::new(device, "reorder", &wgsl(), "gather", &bindings);
+        let s = &b.state;
+        let bind = kernel.bind(
+            device,
+            &[
+                &b.params,
+                &b.values,
+                &s.pos_mass,
+                &s.vel,
+                &s.id,
+                &b.pos_mass_tmp,
+                &b.vel_tmp,
+                &b.id_tmp,
+            ],
+        );
+        Self {
+            kernel,
+            bind,
+            n: s.n,
+            copies: [
+                (b.pos_mass_tmp.clone(), s.pos_mass.clone()),
+                (b.vel_tmp.clone(), s.vel.clone()),
+                (b.id_tmp.clone(), s.id.clone()),
+            ],
+        }
+    }
+
+    pub fn encode(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("reorder"),
+                timestamp_writes: timer.and_then(|t| t.writes("reorder")),
+            });
+            self.kernel.dispatch(
+                &mut pass,
+                &self.bind,
+                dispatch_size(device, self.n, WORKGROUP_SIZE),
+            );
+        }
+        for (from, to) in &self.copies {
+            encoder.copy_buffer_to_buffer(from, 0, to, 0, to.size());
+        }
+    }
+}

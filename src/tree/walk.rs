@@ -1,0 +1,61 @@
+//! The group-based tree walk (drives `shaders/walk.wgsl`): one workgroup of
+//! NCRIT invocations per group, breadth-first traversal with the frontier
+//! and the cell and particle interaction lists in workgroup memory, the
+//! lists evaluated as they fill.
+
+use super::TreeBuffers;
+use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::timing::PhaseTimer;
+
+const WALK_WGSL: &str = include_str!("../../shaders/walk.wgsl");
+
+pub fn wgsl() -> String {
+    super::compose(WALK_WGSL)
+}
+
+pub struct TreeWalk {
+    kernel: Kernel,
+    bind: wgpu::BindGroup,
+    dispatch: wgpu::Buffer,
+}
+
+impl TreeWalk {
+    pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
+        let mut bindings = vec![Binding::Uniform];
+        bindings.extend([Binding::StorageRead; 4]);
+        bindings.extend([Binding::StorageReadWrite; 3]);
+        let kernel = Kernel::new(device, "tree walk", &wgsl(), "walk", &bindings);
+        let bind = kernel.bind(
+            device,
+            &[
+                &b.params,
+                &b.state.pos_mass,
+                &b.cells,
+                &b.props,
+                &b.group_boxes,
+                &b.counters,
+                &b.state.acc_pot,
+                &b.interactions,
+            ],
+        );
+        Self {
+            kernel,
+            bind,
+            dispatch: b.dispatch.clone(),
+        }
+    }
+
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("walk"),
+            timestamp_writes: timer.and_then(|t| t.writes("walk")),
+        });
+        self.kernel.dispatch_indirect(
+            &mut pass,
+            &self.bind,
+            None,
+            &self.dispatch,
+            super::walk_args_offset(),
+        );
+    }
+}
