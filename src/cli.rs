@@ -1,11 +1,15 @@
 //! The native CLI: `run`, `forces`, `bench`, `convert`, `info`.
 
+use crate::direct::reference::{self, ErrorStats};
 use crate::direct::DirectSolver;
 use crate::error::{Error, Result};
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
-use crate::sim::{Diagnostics, GpuParticles, Model, Particles, SimConfig, Simulation, SolverKind};
+use crate::sim::{
+    Diagnostics, GpuParticles, Model, Particles, SimConfig, Simulation, Solver, SolverKind,
+};
 use crate::snapshot::{self, Snapshot};
+use crate::tree::layout::InteractionCount;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -71,6 +75,9 @@ struct SolverArgs {
     /// Plummer softening length (N-body units).
     #[arg(long, default_value_t = 0.01)]
     eps: f32,
+    /// Opening angle θ of the tree solver's MAC.
+    #[arg(long, default_value_t = 0.75)]
+    theta: f32,
 }
 
 #[derive(Args)]
@@ -96,14 +103,31 @@ struct ForcesArgs {
     initial: InitialArgs,
     #[command(flatten)]
     solver: SolverArgs,
-    /// Output CSV: id,x,y,z,m,ax,ay,az,pot.
+    /// Output CSV: id,x,y,z,m,ax,ay,az,pot (rows in input order).
     #[arg(long)]
-    out: String,
+    out: Option<String>,
+    /// Compare with the f64 direct sum: print the relative acceleration
+    /// error distribution (median, 90th, 99th percentile, max).
+    #[arg(long, value_enum)]
+    compare: Option<CompareWith>,
+    /// Particles sampled for --compare (the f64 sum costs N per particle);
+    /// 0 compares all of them.
+    #[arg(long, default_value_t = 4096)]
+    sample: usize,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CompareWith {
+    /// The f64 direct sum on the CPU.
+    Direct,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 enum BenchKind {
+    /// The f32 direct-summation kernel alone.
     Direct,
+    /// A whole leapfrog step with the tree solver, phase by phase.
+    Tree,
 }
 
 #[derive(Args)]
@@ -119,6 +143,12 @@ struct BenchArgs {
     eps: f32,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Opening angle(s) of `bench tree` (repeat the flag for several).
+    #[arg(long, default_values_t = [0.75f32])]
+    theta: Vec<f32>,
+    /// Time step of `bench tree`.
+    #[arg(long, default_value_t = 1.0 / 64.0)]
+    dt: f32,
 }
 
 pub fn main() -> ExitCode {
@@ -176,6 +206,7 @@ async fn run(a: RunArgs) -> Result<()> {
         solver: a.solver.solver,
         eps: a.solver.eps,
         dt: a.dt,
+        theta: a.solver.theta,
     };
     let mut sim = Simulation::new(&ctx, &start.particles, config, start.time)?;
     let e0 = sim.diagnostics(&ctx).await?;
@@ -240,32 +271,111 @@ fn report_energy(e0: &Diagnostics, e1: &Diagnostics, t: f64, steps: u64, wall: f
 }
 
 async fn forces(a: ForcesArgs) -> Result<()> {
+    if a.out.is_none() && a.compare.is_none() {
+        return Err(Error::InvalidParameter(
+            "nothing to do: give --out FILE and/or --compare direct".into(),
+        ));
+    }
     let start = a.initial.load()?;
     let ctx = GpuContext::headless().await?;
     eprintln!("adapter: {}", ctx.adapter_summary());
-    let state = GpuParticles::upload(&ctx, &start.particles)?;
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    match a.solver.solver {
-        SolverKind::Direct => DirectSolver::new(&ctx.device, &state, a.solver.eps).encode(
-            &ctx.device,
-            &mut encoder,
-            None,
-        ),
+    let config = SimConfig {
+        solver: a.solver.solver,
+        eps: a.solver.eps,
+        dt: 1.0,
+        theta: a.solver.theta,
+    };
+    // Creating the simulation evaluates the forces of the initial state.
+    let sim = Simulation::new(&ctx, &start.particles, config, start.time)?;
+    let state = sim.state.read(&ctx).await?;
+    // Back to input order (the tree solver sorts particles by key).
+    let n = state.index.len();
+    let mut acc = vec![Default::default(); n];
+    for (k, &i) in state.index.iter().enumerate() {
+        acc[i as usize] = state.acc_pot[k];
     }
-    ctx.queue.submit(Some(encoder.finish()));
-    let acc = state.read_acc_pot(&ctx).await?;
-    let bytes = snapshot::csv::encode_forces(&start.particles.id, &start.particles.pos_mass, &acc);
-    snapshot::write_atomic(&a.out, &bytes)?;
-    eprintln!("wrote forces of {} particles to {}", acc.len(), a.out);
+    if let Some(path) = &a.out {
+        let p = &start.particles;
+        snapshot::write_atomic(
+            path,
+            &snapshot::csv::encode_forces(&p.id, &p.pos_mass, &acc),
+        )?;
+        eprintln!("wrote forces of {n} particles to {path}");
+    }
+    if a.compare.is_some() {
+        let sample = sample_indices(n, a.sample, a.initial.seed);
+        let reference: Vec<_> = sample
+            .iter()
+            .map(|&i| {
+                reference::force_on(
+                    &start.particles.pos_mass,
+                    i,
+                    a.solver.eps as f64 * a.solver.eps as f64,
+                )
+            })
+            .collect();
+        let gpu: Vec<_> = sample.iter().map(|&i| acc[i]).collect();
+        let acc_err = ErrorStats::of(&reference::acc_errors(&gpu, &reference));
+        let pot_err = ErrorStats::of(&reference::pot_errors(&gpu, &reference));
+        let mut line = serde_json::json!({
+            "compare": "direct-f64",
+            "solver": config.solver.name(),
+            "n": n,
+            "theta": config.theta,
+            "eps": config.eps,
+            "sampled": sample.len(),
+            "acc_error": {"median": acc_err.median, "p90": acc_err.p90, "p99": acc_err.p99, "max": acc_err.max},
+            "pot_error": {"median": pot_err.median, "p90": pot_err.p90, "p99": pot_err.p99, "max": pot_err.max},
+        });
+        if let Solver::Tree(tree) = sim.solver() {
+            let (pp, pc) = mean_interactions(&tree.interaction_counts(&ctx).await?);
+            line["pp_per_particle"] = pp.into();
+            line["pc_per_particle"] = pc.into();
+        }
+        println!("{line}");
+    }
     Ok(())
+}
+
+/// `count` distinct particle indices out of `n` (all when count is 0 or
+/// at least n), deterministic for `seed`.
+fn sample_indices(n: usize, count: usize, seed: u64) -> Vec<usize> {
+    if count == 0 || count >= n {
+        return (0..n).collect();
+    }
+    // Partial Fisher-Yates shuffle.
+    let mut rng = crate::sim::rng::Rng::new(seed ^ 0x5eed);
+    let mut idx: Vec<usize> = (0..n).collect();
+    for k in 0..count {
+        let j = k + (rng.uniform() * (n - k) as f64) as usize;
+        idx.swap(k, j.min(n - 1));
+    }
+    idx.truncate(count);
+    idx.sort_unstable();
+    idx
+}
+
+fn mean_interactions(counts: &[InteractionCount]) -> (f64, f64) {
+    let n = counts.len().max(1) as f64;
+    (
+        counts.iter().map(|c| c.pp as f64).sum::<f64>() / n,
+        counts.iter().map(|c| c.pc as f64).sum::<f64>() / n,
+    )
 }
 
 async fn bench(a: BenchArgs) -> Result<()> {
     let ctx = GpuContext::headless().await?;
     for &n in &a.n {
         let particles: Particles = Model::Plummer.generate(n, a.seed)?;
+        if let BenchKind::Tree = a.kind {
+            for &theta in &a.theta {
+                bench_tree(&ctx, &particles, &a, theta).await?;
+            }
+            continue;
+        }
         let state = GpuParticles::upload(&ctx, &particles)?;
         match a.kind {
+            BenchKind::Tree => unreachable!("handled above"),
             BenchKind::Direct => {
                 let solver = DirectSolver::new(&ctx.device, &state, a.eps);
                 let mut timer = PhaseTimer::new(&ctx, 1);
@@ -305,6 +415,93 @@ async fn bench(a: BenchArgs) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// Times whole leapfrog steps with the tree solver: per-phase GPU times
+/// (median over `repeat` steps after one warm-up step), interactions and
+/// GPU memory; one JSON line.
+async fn bench_tree(
+    ctx: &GpuContext,
+    particles: &Particles,
+    a: &BenchArgs,
+    theta: f32,
+) -> Result<()> {
+    let config = SimConfig {
+        solver: SolverKind::Tree,
+        eps: a.eps,
+        dt: a.dt,
+        theta,
+    };
+    let mut sim = Simulation::new(ctx, particles, config, 0.0)?;
+    let mut timer = PhaseTimer::new(ctx, 16);
+    let mut phases: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    let mut walls = Vec::new();
+    for rep in 0..=a.repeat {
+        timer.reset();
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        sim.encode_step(&ctx.device, &mut encoder, Some(&mut timer));
+        timer.resolve(&mut encoder);
+        let clock = Instant::now();
+        ctx.queue.submit(Some(encoder.finish()));
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        let wall = clock.elapsed().as_secs_f64() * 1e3;
+        sim.steps += 1;
+        let times = timer.read(ctx).await?;
+        if rep == 0 {
+            continue;
+        }
+        walls.push(wall);
+        for (label, ms) in times {
+            match phases.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, v)) => v.push(ms),
+                None => phases.push((label, vec![ms])),
+            }
+        }
+    }
+    let Solver::Tree(tree) = sim.solver() else {
+        unreachable!("configured as tree")
+    };
+    let (pp, pc) = mean_interactions(&tree.interaction_counts(ctx).await?);
+    let counters = tree.counters(ctx).await?;
+    let mut phase_ms = serde_json::Map::new();
+    let mut total = 0.0;
+    let mut force = 0.0;
+    for (label, mut v) in phases {
+        let m = median(&mut v);
+        total += m;
+        if label != "integrate" {
+            force += m;
+        }
+        phase_ms.insert(label.to_string(), m.into());
+    }
+    let n = particles.len() as f64;
+    let bytes = tree.gpu_bytes();
+    let line = serde_json::json!({
+        "bench": "tree",
+        "n": particles.len(),
+        "theta": theta,
+        "eps": a.eps,
+        "adapter": ctx.adapter_info.name,
+        "timing": if timer.enabled() { "gpu-timestamp" } else { "wall" },
+        "repeat": a.repeat,
+        "phase_ms": phase_ms,
+        "force_ms": force,
+        "step_gpu_ms": total,
+        "step_wall_ms": median(&mut walls),
+        "particles_per_s": n / (force * 1e-3),
+        "pp_per_particle": pp,
+        "pc_per_particle": pc,
+        "cells": counters.cell_count,
+        "groups": counters.group_count,
+        "depth": counters.depth,
+        "cell_overflow": counters.overflow != 0,
+        "gpu_bytes": bytes,
+        "bytes_per_particle": bytes as f64 / n,
+    });
+    println!("{line}");
     Ok(())
 }
 

@@ -65,6 +65,7 @@ impl WebApp {
             solver: SolverKind::Direct,
             eps,
             dt,
+            theta: 0.5,
         };
         let sim = Simulation::new(&ctx, &particles, config, 0.0).map_err(js_err)?;
         let format = wgpu::TextureFormat::Bgra8Unorm;

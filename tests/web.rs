@@ -53,6 +53,7 @@ async fn leapfrog_conserves_energy_in_browser() {
         solver: SolverKind::Direct,
         eps: 0.05,
         dt: 1.0 / 256.0,
+        theta: 0.5,
     };
     let mut sim = Simulation::new(&ctx, &p, config, 0.0).unwrap();
     let e0 = sim.diagnostics(&ctx).await.unwrap();
@@ -63,4 +64,34 @@ async fn leapfrog_conserves_energy_in_browser() {
     // As tests/conservation.rs: O(dt²) leapfrog error is ~1e-6 here.
     assert!(err < 5e-6, "energy error {err}");
     assert!((sim.time - 0.25).abs() < 1e-12);
+}
+
+#[wasm_bindgen_test]
+async fn tree_solver_matches_f64_in_browser() {
+    use webgrav::tree::{TreeConfig, TreeSolver};
+    let ctx = gpu().await;
+    let p = Model::Plummer.generate(4096, 9).unwrap();
+    let state = GpuParticles::upload(&ctx, &p).unwrap();
+    let tree = TreeSolver::new(
+        &ctx,
+        &state,
+        TreeConfig {
+            theta: 0.5,
+            eps: 0.01,
+        },
+    )
+    .unwrap();
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    tree.encode(&ctx.device, &mut encoder, None);
+    ctx.queue.submit(Some(encoder.finish()));
+    let s = state.read(&ctx).await.unwrap();
+    let reference = forces(&p.pos_mass, 0.01);
+    let reference: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
+    let acc = ErrorStats::of(&acc_errors(&s.acc_pot, &reference));
+    web_sys::console::log_1(&format!("browser tree θ=0.5: {acc:?}").into());
+    // Same bounds as tests/tree.rs at θ = 0.5: the browser runs the same
+    // WGSL, so its error distribution must match the native one.
+    assert!(acc.median < 3e-4, "median {}", acc.median);
+    assert!(acc.p99 < 3e-3, "p99 {}", acc.p99);
+    assert!(acc.max < 0.1, "max {}", acc.max);
 }

@@ -12,4 +12,4 @@ pub mod simulation;
 pub use diagnostics::Diagnostics;
 pub use model::Model;
 pub use particles::{GpuParticles, Particles};
-pub use simulation::{SimConfig, Simulation, SolverKind};
+pub use simulation::{SimConfig, Simulation, Solver, SolverKind};

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
 use crate::snapshot::Snapshot;
+use crate::tree::{TreeConfig, TreeSolver};
 
 /// Which gravity solver computes the forces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,12 +18,15 @@ use crate::snapshot::Snapshot;
 pub enum SolverKind {
     /// Blocked direct summation, O(N²), f32.
     Direct,
+    /// Bonsai-style octree with quadrupole moments, O(N log N).
+    Tree,
 }
 
 impl SolverKind {
     pub fn name(self) -> &'static str {
         match self {
             SolverKind::Direct => "direct",
+            SolverKind::Tree => "tree",
         }
     }
 }
@@ -35,6 +39,8 @@ pub struct SimConfig {
     pub eps: f32,
     /// Global time step.
     pub dt: f32,
+    /// Opening angle of the tree solver (ignored by the direct solver).
+    pub theta: f32,
 }
 
 impl SimConfig {
@@ -51,16 +57,39 @@ impl SimConfig {
                 self.dt
             )));
         }
+        if self.solver == SolverKind::Tree && !(self.theta.is_finite() && self.theta > 0.0) {
+            return Err(Error::InvalidParameter(format!(
+                "theta must be > 0, got {}",
+                self.theta
+            )));
+        }
         Ok(())
     }
 }
 
-enum Solver {
+/// A gravity solver bound to the simulation's particle state.
+pub enum Solver {
     Direct(DirectSolver),
+    Tree(Box<TreeSolver>),
 }
 
 impl Solver {
-    fn encode(
+    fn new(ctx: &GpuContext, state: &GpuParticles, config: &SimConfig) -> Result<Self> {
+        Ok(match config.solver {
+            SolverKind::Direct => Solver::Direct(DirectSolver::new(&ctx.device, state, config.eps)),
+            SolverKind::Tree => Solver::Tree(Box::new(TreeSolver::new(
+                ctx,
+                state,
+                TreeConfig {
+                    theta: config.theta,
+                    eps: config.eps,
+                },
+            )?)),
+        })
+    }
+
+    /// Records one force evaluation of the current positions.
+    pub fn encode(
         &self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
@@ -68,6 +97,7 @@ impl Solver {
     ) {
         match self {
             Solver::Direct(s) => s.encode(device, encoder, timer),
+            Solver::Tree(s) => s.encode(device, encoder, timer),
         }
     }
 }
@@ -96,11 +126,7 @@ impl Simulation {
     ) -> Result<Self> {
         config.validate()?;
         let state = GpuParticles::upload(ctx, particles)?;
-        let solver = match config.solver {
-            SolverKind::Direct => {
-                Solver::Direct(DirectSolver::new(&ctx.device, &state, config.eps))
-            }
-        };
+        let solver = Solver::new(ctx, &state, &config)?;
         let leapfrog = Leapfrog::new(&ctx.device, &state, config.dt);
         let sim = Self {
             state,
@@ -117,6 +143,10 @@ impl Simulation {
 
     pub fn config(&self) -> &SimConfig {
         &self.config
+    }
+
+    pub fn solver(&self) -> &Solver {
+        &self.solver
     }
 
     pub fn n(&self) -> u32 {
