@@ -5,8 +5,9 @@
 // sorted keys); children are appended contiguously after one atomicAdd on
 // the cell counter (stream compaction), so a node needs only its first child
 // and child count. Cells with <= NLEAF particles, or at MAX_DEPTH, are
-// leaves. Groups for the walk (<= NCRIT particles) are the first cells with
-// <= NCRIT particles on each path from the root.
+// leaves. Groups for the walk (<= NCRIT particles) are formed from the first
+// cells with <= NCRIT particles on each path from the root, consecutive
+// siblings packed together up to NCRIT.
 // Dispatches: init_tree; then per level l: split_cells (indirect,
 // dispatch.level_args[l]) and finish_level (one thread: writes level l+1's range and
 // dispatch size); finally finish_groups. Driven by src/tree/build.rs.
@@ -110,15 +111,34 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     var k = first;
+    // Groups: consecutive children with <= NCRIT particles are packed
+    // greedily into runs of <= NCRIT (siblings are neighbours in space, so
+    // the run's box stays compact), which keeps walk workgroups full.
+    var run_start = cell.start;
+    var run_count = 0u;
     for (var o = 0u; o < 8u; o++) {
         let count = bound[o + 1u] - bound[o];
         if (count > 0u) {
             cells[k] = TreeCell(bound[o], count, 0u, 0u);
-            if (cell.count > NCRIT && count <= NCRIT) {
-                push_group(bound[o], count);
-            }
             k++;
+            if (cell.count > NCRIT) {
+                if (count > NCRIT || run_count + count > NCRIT) {
+                    if (run_count > 0u) {
+                        push_group(run_start, run_count);
+                    }
+                    run_count = 0u;
+                }
+                if (count <= NCRIT) {
+                    if (run_count == 0u) {
+                        run_start = bound[o];
+                    }
+                    run_count += count;
+                }
+            }
         }
+    }
+    if (run_count > 0u) {
+        push_group(run_start, run_count);
     }
     cells[c].first_child = first;
     cells[c].child_count = children;

@@ -9,7 +9,10 @@
 //   opened node     -> its children join the next frontier level.
 // Both lists live in workgroup memory and are evaluated by every invocation
 // for its own particle whenever they might not hold another chunk, and once
-// more at the end. The frontier (current and next level) lives in workgroup
+// more at the end. For evaluation the list entries are first staged in
+// workgroup memory, NCRIT at a time, by all invocations together (cell
+// moments; particles of the listed ranges), so the global loads are issued
+// in parallel rather than one dependent load per entry per invocation. The frontier (current and next level) lives in workgroup
 // memory too; when it is full, an opened node's whole particle range goes
 // to the particle list instead (exact, only slower), so nothing is lost.
 // Driven by src/tree/walk.rs.
@@ -32,6 +35,12 @@ var<workgroup> range_list_len: atomic<u32>;
 var<workgroup> next_len: atomic<u32>;
 var<workgroup> frontier: array<u32, 2 * FRONTIER_CAPACITY>;
 var<workgroup> group_count: u32;
+// Staged moments of up to NCRIT listed cells: com_mass, quad_diag, quad_off.
+var<workgroup> staged_cells: array<array<vec4<f32>, 3>, NCRIT>;
+// Staged particles (position, mass) of the listed ranges.
+var<workgroup> staged_particles: array<vec4<f32>, NCRIT>;
+// Exclusive prefix sums of the listed ranges' particle counts.
+var<workgroup> range_offsets: array<u32, LIST_CAPACITY_PLUS_ONE>;
 
 // Squared distance from point p to the box [lo, hi] (0 inside).
 fn box_distance2(p: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> f32 {
@@ -44,20 +53,17 @@ struct Accum {
     pot: f32,
 }
 
-// Monopole + quadrupole of cell `c` at position `x` (softened as the
+// Monopole + quadrupole of a cell at position `x` (softened as the
 // direct sum): with r = x - com, S the second moments, q = r·S·r,
 //   φ = -M/r - 3q/(2r⁵) + tr(S)/(2r³),
 //   a = -M r/r³ + 3 S r/r⁵ - 15 q r/(2r⁷) + 3 tr(S) r/(2r⁵).
-fn cell_force(x: vec3<f32>, c: u32, a: Accum) -> Accum {
-    let p = props[c];
-    let r = x - p.com_mass.xyz;
+fn multipole_force(x: vec3<f32>, com_mass: vec4<f32>, s: vec3<f32>, o: vec3<f32>, a: Accum) -> Accum {
+    let r = x - com_mass.xyz;
     let r2 = dot(r, r) + params.eps2;
     let rinv = inverseSqrt(r2);
     let rinv2 = rinv * rinv;
     let rinv3 = rinv * rinv2;
     let rinv5 = rinv3 * rinv2;
-    let s = p.quad_diag.xyz;
-    let o = p.quad_off.xyz;
     let sr = vec3<f32>(
         s.x * r.x + o.x * r.y + o.y * r.z,
         o.x * r.x + s.y * r.y + o.z * r.z,
@@ -65,7 +71,7 @@ fn cell_force(x: vec3<f32>, c: u32, a: Accum) -> Accum {
     );
     let q = dot(r, sr);
     let tr = s.x + s.y + s.z;
-    let m = p.com_mass.w;
+    let m = com_mass.w;
     var out = a;
     out.pot += -m * rinv - 1.5 * q * rinv5 + 0.5 * tr * rinv3;
     out.acc += (-m * rinv3 - 7.5 * q * rinv5 * rinv2 + 1.5 * tr * rinv5) * r + (3.0 * rinv5) * sr;
@@ -143,7 +149,7 @@ fn walk(
             // Evaluate a list when it might not hold another chunk.
             let n_cells = workgroupUniformLoad(&cell_list_len);
             if (n_cells > LIST_CAPACITY - NCRIT) {
-                a = cell_list_force(me.pos, n_cells, a);
+                a = cell_list_force(me.pos, n_cells, lid, a);
                 pc += n_cells;
                 workgroupBarrier();
                 if (lid == 0u) {
@@ -152,8 +158,8 @@ fn walk(
             }
             let n_ranges = workgroupUniformLoad(&range_list_len);
             if (n_ranges > LIST_CAPACITY - NCRIT) {
-                a = range_list_force(me.pos, n_ranges, a);
-                pp += range_list_particles(n_ranges);
+                a = range_list_force(me.pos, n_ranges, lid, a);
+                pp += workgroupUniformLoad(&range_offsets[n_ranges]);
                 workgroupBarrier();
                 if (lid == 0u) {
                     atomicStore(&range_list_len, 0u);
@@ -165,11 +171,11 @@ fn walk(
         cur = next;
     }
     let n_cells = workgroupUniformLoad(&cell_list_len);
-    a = cell_list_force(me.pos, n_cells, a);
+    a = cell_list_force(me.pos, n_cells, lid, a);
     pc += n_cells;
     let n_ranges = workgroupUniformLoad(&range_list_len);
-    a = range_list_force(me.pos, n_ranges, a);
-    pp += range_list_particles(n_ranges);
+    a = range_list_force(me.pos, n_ranges, lid, a);
+    pp += workgroupUniformLoad(&range_offsets[n_ranges]);
     if (mine) {
         // The particle met itself in its own leaf: remove -m/eps.
         let self_pot = select(0.0, me.mass * inverseSqrt(params.eps2), params.eps2 > 0.0);
@@ -178,37 +184,70 @@ fn walk(
     }
 }
 
-fn cell_list_force(x: vec3<f32>, len: u32, a: Accum) -> Accum {
+// Adds the forces of the `len` listed cells, staged NCRIT at a time. Must be
+// called by the whole workgroup (uniform `len`).
+fn cell_list_force(x: vec3<f32>, len: u32, lid: u32, a: Accum) -> Accum {
     var out = a;
-    for (var e = 0u; e < len; e++) {
-        out = cell_force(x, cell_list[e], out);
-    }
-    return out;
-}
-
-fn range_list_force(x: vec3<f32>, len: u32, a: Accum) -> Accum {
-    var out = a;
-    for (var e = 0u; e < len; e++) {
-        let r = range_list[e];
-        for (var j = r.x; j < r.x + r.y; j++) {
-            out = pair_force(x, pos_mass[j], out);
+    for (var base = 0u; base < len; base += NCRIT) {
+        if (base + lid < len) {
+            let p = props[cell_list[base + lid]];
+            staged_cells[lid] = array<vec4<f32>, 3>(p.com_mass, p.quad_diag, p.quad_off);
         }
+        workgroupBarrier();
+        let batch = min(NCRIT, len - base);
+        for (var e = 0u; e < batch; e++) {
+            let c = staged_cells[e];
+            out = multipole_force(x, c[0], c[1].xyz, c[2].xyz, out);
+        }
+        workgroupBarrier();
     }
     return out;
 }
 
-fn range_list_particles(len: u32) -> u32 {
-    var total = 0u;
-    for (var e = 0u; e < len; e++) {
-        total += range_list[e].y;
+// Adds the forces of all particles of the `len` listed ranges, staged NCRIT
+// at a time; returns their number in `count`. Whole workgroup, uniform `len`.
+fn range_list_force(x: vec3<f32>, len: u32, lid: u32, a: Accum) -> Accum {
+    if (lid == 0u) {
+        var sum = 0u;
+        for (var e = 0u; e < len; e++) {
+            range_offsets[e] = sum;
+            sum += range_list[e].y;
+        }
+        range_offsets[len] = sum;
     }
-    return total;
+    let total = workgroupUniformLoad(&range_offsets[len]);
+    var out = a;
+    for (var base = 0u; base < total; base += NCRIT) {
+        let idx = base + lid;
+        if (idx < total) {
+            // The range holding particle number idx: last offset <= idx.
+            var lo = 0u;
+            var hi = len;
+            while (hi - lo > 1u) {
+                let mid = (lo + hi) / 2u;
+                if (range_offsets[mid] <= idx) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let p = pos_mass[range_list[lo].x + idx - range_offsets[lo]];
+            staged_particles[lid] = vec4<f32>(p.pos, p.mass);
+        }
+        workgroupBarrier();
+        let batch = min(NCRIT, total - base);
+        for (var e = 0u; e < batch; e++) {
+            out = pair_force(x, staged_particles[e], out);
+        }
+        workgroupBarrier();
+    }
+    return out;
 }
 
-fn pair_force(x: vec3<f32>, p: PosMass, a: Accum) -> Accum {
-    let d = p.pos - x;
+fn pair_force(x: vec3<f32>, p: vec4<f32>, a: Accum) -> Accum {
+    let d = p.xyz - x;
     let r2 = dot(d, d) + params.eps2;
     let rinv = select(0.0, inverseSqrt(r2), r2 > 0.0);
-    let mrinv = p.mass * rinv;
+    let mrinv = p.w * rinv;
     return Accum(a.acc + (mrinv * rinv * rinv) * d, a.pot - mrinv);
 }

@@ -304,16 +304,8 @@ async fn forces(a: ForcesArgs) -> Result<()> {
     }
     if a.compare.is_some() {
         let sample = sample_indices(n, a.sample, a.initial.seed);
-        let reference: Vec<_> = sample
-            .iter()
-            .map(|&i| {
-                reference::force_on(
-                    &start.particles.pos_mass,
-                    i,
-                    a.solver.eps as f64 * a.solver.eps as f64,
-                )
-            })
-            .collect();
+        let reference =
+            reference::forces_on(&start.particles.pos_mass, &sample, a.solver.eps as f64);
         let gpu: Vec<_> = sample.iter().map(|&i| acc[i]).collect();
         let acc_err = ErrorStats::of(&reference::acc_errors(&gpu, &reference));
         let pot_err = ErrorStats::of(&reference::pot_errors(&gpu, &reference));

@@ -13,25 +13,30 @@ pub struct ForceF64 {
 /// Softened acceleration and potential of every particle due to all the
 /// others (the self pair is excluded).
 pub fn forces(particles: &[PosMass], eps: f64) -> Vec<ForceF64> {
+    let all: Vec<usize> = (0..particles.len()).collect();
+    forces_on(particles, &all, eps)
+}
+
+/// As `forces`, for the particles `sinks` only (in that order), in threads.
+pub fn forces_on(particles: &[PosMass], sinks: &[usize], eps: f64) -> Vec<ForceF64> {
     let eps2 = eps * eps;
-    let n = particles.len();
     let threads = std::thread::available_parallelism()
         .map_or(1, |t| t.get())
-        .min(16);
-    let chunk = n.div_ceil(threads).max(1);
-    let mut out = vec![ForceF64::default(); n];
+        .min(64);
+    let mut out = vec![ForceF64::default(); sinks.len()];
     if threads == 1 {
         // Also the path in the browser, where threads cannot be spawned.
-        for (i, f) in out.iter_mut().enumerate() {
+        for (f, &i) in out.iter_mut().zip(sinks) {
             *f = force_on(particles, i, eps2);
         }
         return out;
     }
+    let chunk = sinks.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
-        for (c, part) in out.chunks_mut(chunk).enumerate() {
+        for (part, idx) in out.chunks_mut(chunk).zip(sinks.chunks(chunk)) {
             scope.spawn(move || {
-                for (k, f) in part.iter_mut().enumerate() {
-                    *f = force_on(particles, c * chunk + k, eps2);
+                for (f, &i) in part.iter_mut().zip(idx) {
+                    *f = force_on(particles, i, eps2);
                 }
             });
         }

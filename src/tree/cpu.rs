@@ -48,26 +48,40 @@ pub fn build(keys: &[u64]) -> Vec<TreeCell> {
     cells
 }
 
-/// The walk groups of a tree: the first cells with at most NCRIT particles
-/// on each path from the root, as (start, count).
+/// The walk groups of a tree, as (start, count), sorted: the first cells
+/// with at most NCRIT particles on each path from the root, consecutive
+/// siblings packed greedily into runs of at most NCRIT particles; leaves
+/// with more than NCRIT particles are cut into runs of NCRIT.
 pub fn groups(cells: &[TreeCell]) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
-    let mut stack = vec![0usize];
-    while let Some(c) = stack.pop() {
-        let cell = cells[c];
-        if cell.count <= NCRIT {
-            out.push((cell.start, cell.count));
-        } else if cell.child_count == 0 {
+    if cells[0].count <= NCRIT {
+        out.push((cells[0].start, cells[0].count));
+    }
+    for cell in cells.iter().filter(|c| c.count > NCRIT) {
+        if cell.child_count == 0 {
             let mut s = 0;
             while s < cell.count {
                 out.push((cell.start + s, NCRIT.min(cell.count - s)));
                 s += NCRIT;
             }
-        } else {
-            stack.extend(
-                (cell.first_child..cell.first_child + cell.child_count).map(|k| k as usize),
-            );
+            continue;
         }
+        let mut run: Option<(u32, u32)> = None;
+        for child in
+            &cells[cell.first_child as usize..(cell.first_child + cell.child_count) as usize]
+        {
+            let fits = run.is_some_and(|(_, c)| c + child.count <= NCRIT);
+            if child.count > NCRIT || !fits {
+                out.extend(run.take());
+            }
+            if child.count <= NCRIT {
+                run = Some(match run {
+                    Some((s, c)) => (s, c + child.count),
+                    None => (child.start, child.count),
+                });
+            }
+        }
+        out.extend(run);
     }
     out.sort_unstable();
     out

@@ -58,6 +58,7 @@ pub(crate) fn compose(body: &str) -> String {
         ("NCRIT", NCRIT),
         ("FRONTIER_CAPACITY", FRONTIER_CAPACITY),
         ("LIST_CAPACITY", LIST_CAPACITY),
+        ("LIST_CAPACITY_PLUS_ONE", LIST_CAPACITY + 1),
         ("BBOX_GROUPS", BBOX_GROUPS),
         ("KEY_CELLS", keys::KEY_CELLS),
     ];
@@ -98,9 +99,9 @@ pub struct TreeConfig {
 }
 
 /// Cells per particle allocated: the build of a Plummer sphere with
-/// N_leaf = 16 uses about 0.15 (see tests/tree.rs); a build that needs more
+/// N_leaf = 16 uses about 0.23 (bench tree prints it); a build that needs more
 /// keeps the cells it cannot split as leaves (exact, only slower).
-const CELLS_PER_PARTICLE: f64 = 0.5;
+const CELLS_PER_PARTICLE: f64 = 0.3;
 
 /// Every buffer of the tree code (labels name them in GPU debuggers).
 pub struct TreeBuffers {
