@@ -44,6 +44,7 @@ fn init_tree() {
     atomicStore(&counters.group_count, 0u);
     atomicStore(&counters.overflow, 0u);
     atomicStore(&counters.depth, 0u);
+    counters.groups_built = 0u;
     for (var l = 0u; l < LEVEL_SLOTS; l++) {
         counters.level_start[l] = 1u;
         dispatch.level_args[l] = DispatchArgs(0u, 1u, 1u);
@@ -51,7 +52,6 @@ fn init_tree() {
     counters.level_start[0] = 0u;
     dispatch.level_args[0] = DispatchArgs(1u, 1u, 1u);
     dispatch.group_args = DispatchArgs(0u, 1u, 1u);
-    dispatch.walk_args = DispatchArgs(0u, 1u, 1u);
     if (params.n <= NCRIT) {
         push_group(0u, params.n);
     }
@@ -161,7 +161,6 @@ fn finish_level() {
 fn finish_groups() {
     let groups_made = min(atomicLoad(&counters.group_count), params.cell_capacity);
     atomicStore(&counters.group_count, groups_made);
+    counters.groups_built = groups_made;
     dispatch.group_args = DispatchArgs((groups_made + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);
-    let rows = (groups_made + 65534u) / 65535u;
-    dispatch.walk_args = DispatchArgs((groups_made + rows - 1u) / max(rows, 1u), rows, 1u);
 }

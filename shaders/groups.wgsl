@@ -1,16 +1,29 @@
 // Bounding boxes of the walk's particle groups, one invocation per group
-// (indirect dispatch sized by the build). Driven by src/tree/groups.rs.
+// built by the tree (indirect dispatch sized by the build), then the walk's
+// dispatch size. A group whose box is large compared with the whole system
+// (sparse outskirts, where a few particles span a big cell) would open most
+// of the tree for all its particles; it is split into one-particle groups,
+// appended to the list, each of which walks with a point box.
+// Driven by src/tree/groups.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
 @group(0) @binding(1) var<storage, read> pos_mass: array<PosMass>;
 @group(0) @binding(2) var<storage, read> groups: array<Group>;
 @group(0) @binding(3) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(4) var<storage, read_write> group_boxes: array<GroupBox>;
+@group(0) @binding(5) var<storage, read> bounds: Bounds;
+// Bound only for walk_dispatch (group_boxes_of is dispatched from it).
+@group(0) @binding(6) var<storage, read_write> dispatch: TreeDispatch;
+
+fn point_group(j: u32) -> GroupBox {
+    let p = vec4<f32>(pos_mass[j].pos, 0.0);
+    return GroupBox(p, p, j, 1u, 0u, 0u);
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn group_boxes_of(@builtin(global_invocation_id) gid: vec3<u32>) {
     let g = gid.x;
-    if (g >= atomicLoad(&counters.group_count)) {
+    if (g >= counters.groups_built) {
         return;
     }
     let grp = groups[g];
@@ -21,5 +34,28 @@ fn group_boxes_of(@builtin(global_invocation_id) gid: vec3<u32>) {
         lo = min(lo, p);
         hi = max(hi, p);
     }
+    let side = hi - lo;
+    let too_big = max(side.x, max(side.y, side.z)) > cube_side(bounds) / f32(GROUP_SPLIT_DIVISOR);
+    if (too_big && grp.count > 1u) {
+        let extra = grp.count - 1u;
+        let first = atomicAdd(&counters.group_count, extra);
+        if (first + extra <= params.cell_capacity) {
+            for (var k = 1u; k < grp.count; k++) {
+                group_boxes[first + k - 1u] = point_group(grp.start + k);
+            }
+            group_boxes[g] = point_group(grp.start);
+            return;
+        }
+        atomicSub(&counters.group_count, extra);
+    }
     group_boxes[g] = GroupBox(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), grp.start, grp.count, 0u, 0u);
+}
+
+@compute @workgroup_size(1)
+fn walk_dispatch() {
+    let count = min(atomicLoad(&counters.group_count), params.cell_capacity);
+    atomicStore(&counters.group_count, count);
+    // One workgroup per group, on a 2-D grid beyond 65535 groups.
+    let rows = (count + 65534u) / 65535u;
+    dispatch.walk_args = DispatchArgs((count + rows - 1u) / max(rows, 1u), rows, 1u);
 }

@@ -63,6 +63,9 @@ struct TreeCounters {
     overflow: atomic<u32>,
     // Deepest level that holds cells.
     depth: atomic<u32>,
+    // Groups formed by the build (group_count may grow when the groups
+    // phase splits oversized groups).
+    groups_built: u32,
     // Level l's cells are level_start[l] .. level_start[l + 1].
     level_start: array<u32, LEVEL_SLOTS>,
 }

@@ -13,8 +13,9 @@
 // workgroup memory, NCRIT at a time, by all invocations together (cell
 // moments; particles of the listed ranges), so the global loads are issued
 // in parallel rather than one dependent load per entry per invocation. The frontier (current and next level) lives in workgroup
-// memory too; when it is full, an opened node's whole particle range goes
-// to the particle list instead (exact, only slower), so nothing is lost.
+// memory too; when it is full, an opened node is set aside and walked
+// afterwards as a subtree of its own (and only if that stack is full too,
+// its particle range goes to the particle list: exact, only slower).
 // Driven by src/tree/walk.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
@@ -27,14 +28,19 @@
 @group(0) @binding(7) var<storage, read_write> interactions: array<InteractionCount>;
 
 const SKIP: u32 = 0xffffffffu;
+// One range in `list_lens`.
+const RANGE_ONE: u32 = 0x10000u;
 
 var<workgroup> cell_list: array<u32, LIST_CAPACITY>;
 var<workgroup> range_list: array<vec2<u32>, LIST_CAPACITY>;
-var<workgroup> cell_list_len: atomic<u32>;
-var<workgroup> range_list_len: atomic<u32>;
+// Lengths of both lists in one word (cells in the low 16 bits, ranges in
+// the high 16), so one uniform load per chunk reads both.
+var<workgroup> list_lens: atomic<u32>;
 var<workgroup> next_len: atomic<u32>;
 var<workgroup> frontier: array<u32, 2 * FRONTIER_CAPACITY>;
 var<workgroup> group_count: u32;
+var<workgroup> deferred: array<u32, DEFERRED_CAPACITY>;
+var<workgroup> deferred_len: atomic<u32>;
 // Staged moments of up to NCRIT listed cells: com_mass, quad_diag, quad_off.
 var<workgroup> staged_cells: array<array<vec4<f32>, 3>, NCRIT>;
 // Staged particles (position, mass) of the listed ranges.
@@ -51,6 +57,12 @@ fn box_distance2(p: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> f32 {
 struct Accum {
     acc: vec3<f32>,
     pot: f32,
+}
+
+const ZERO = Accum(vec3<f32>(0.0), 0.0);
+
+fn sum4(a: Accum, b: Accum, c: Accum, d: Accum) -> Accum {
+    return Accum((a.acc + b.acc) + (c.acc + d.acc), (a.pot + b.pot) + (c.pot + d.pot));
 }
 
 // Monopole + quadrupole of a cell at position `x` (softened as the
@@ -87,9 +99,9 @@ fn walk(
     // The dispatch may be padded to a 2-D grid: surplus workgroups leave.
     if (lid == 0u) {
         group_count = atomicLoad(&counters.group_count);
-        atomicStore(&cell_list_len, 0u);
-        atomicStore(&range_list_len, 0u);
-        frontier[0] = 0u; // the root
+        atomicStore(&list_lens, 0u);
+        deferred[0] = 0u; // the root
+        atomicStore(&deferred_len, 1u);
     }
     let g = wid.y * nwg.x + wid.x;
     if (g >= workgroupUniformLoad(&group_count)) {
@@ -104,6 +116,17 @@ fn walk(
     var a = Accum(vec3<f32>(0.0), 0.0);
     var pp = 0u;
     var pc = 0u;
+    // Subtrees still to walk: the root, then nodes that did not fit the
+    // frontier. Each is walked breadth-first from an empty frontier.
+    loop {
+    let pending = workgroupUniformLoad(&deferred_len);
+    if (pending == 0u) {
+        break;
+    }
+    if (lid == 0u) {
+        frontier[0] = deferred[pending - 1u];
+        atomicSub(&deferred_len, 1u);
+    }
     var cur = 0u;
     var cur_len = 1u;
     loop {
@@ -128,9 +151,9 @@ fn walk(
                     if (cell.count == 0u) {
                         // empty (only after an overflow): nothing to add
                     } else if (d2 > open_r2) {
-                        cell_list[atomicAdd(&cell_list_len, 1u)] = c;
+                        cell_list[atomicAdd(&list_lens, 1u) & 0xffffu] = c;
                     } else if (cell.child_count == 0u) {
-                        range_list[atomicAdd(&range_list_len, 1u)] = vec2<u32>(cell.start, cell.count);
+                        range_list[atomicAdd(&list_lens, RANGE_ONE) >> 16u] = vec2<u32>(cell.start, cell.count);
                     } else {
                         let s = atomicAdd(&next_len, cell.child_count);
                         if (s + cell.child_count <= FRONTIER_CAPACITY) {
@@ -141,41 +164,49 @@ fn walk(
                             for (var ch = s; ch < FRONTIER_CAPACITY; ch++) {
                                 frontier[next + ch] = SKIP;
                             }
-                            range_list[atomicAdd(&range_list_len, 1u)] = vec2<u32>(cell.start, cell.count);
+                            // No room: walk this node later as a subtree of
+                            // its own; with no room for that either, sum its
+                            // particles directly (exact, only slower).
+                            let q = atomicAdd(&deferred_len, 1u);
+                            if (q < DEFERRED_CAPACITY) {
+                                deferred[q] = c;
+                            } else {
+                                atomicSub(&deferred_len, 1u);
+                                range_list[atomicAdd(&list_lens, RANGE_ONE) >> 16u] = vec2<u32>(cell.start, cell.count);
+                            }
                         }
                     }
                 }
             }
             // Evaluate a list when it might not hold another chunk.
-            let n_cells = workgroupUniformLoad(&cell_list_len);
-            if (n_cells > LIST_CAPACITY - NCRIT) {
-                a = cell_list_force(me.pos, n_cells, lid, a);
+            let lens = workgroupUniformLoad(&list_lens);
+            let n_cells = lens & 0xffffu;
+            let n_ranges = lens >> 16u;
+            let flush_cells = n_cells > LIST_CAPACITY - NCRIT;
+            let flush_ranges = n_ranges > LIST_CAPACITY - NCRIT;
+            if (flush_cells) {
+                cell_list_force(me.pos, n_cells, lid, &a);
                 pc += n_cells;
+            }
+            if (flush_ranges) {
+                pp += range_list_force(me.pos, n_ranges, lid, &a);
+            }
+            if (flush_cells || flush_ranges) {
                 workgroupBarrier();
                 if (lid == 0u) {
-                    atomicStore(&cell_list_len, 0u);
+                    atomicSub(&list_lens, select(0u, n_cells, flush_cells) + select(0u, lens & 0xffff0000u, flush_ranges));
                 }
-            }
-            let n_ranges = workgroupUniformLoad(&range_list_len);
-            if (n_ranges > LIST_CAPACITY - NCRIT) {
-                a = range_list_force(me.pos, n_ranges, lid, a);
-                pp += workgroupUniformLoad(&range_offsets[n_ranges]);
                 workgroupBarrier();
-                if (lid == 0u) {
-                    atomicStore(&range_list_len, 0u);
-                }
             }
-            workgroupBarrier();
         }
         cur_len = min(workgroupUniformLoad(&next_len), FRONTIER_CAPACITY);
         cur = next;
     }
-    let n_cells = workgroupUniformLoad(&cell_list_len);
-    a = cell_list_force(me.pos, n_cells, lid, a);
-    pc += n_cells;
-    let n_ranges = workgroupUniformLoad(&range_list_len);
-    a = range_list_force(me.pos, n_ranges, lid, a);
-    pp += workgroupUniformLoad(&range_offsets[n_ranges]);
+    }
+    let lens = workgroupUniformLoad(&list_lens);
+    cell_list_force(me.pos, lens & 0xffffu, lid, &a);
+    pc += lens & 0xffffu;
+    pp += range_list_force(me.pos, lens >> 16u, lid, &a);
     if (mine) {
         // The particle met itself in its own leaf: remove -m/eps.
         let self_pot = select(0.0, me.mass * inverseSqrt(params.eps2), params.eps2 > 0.0);
@@ -186,8 +217,7 @@ fn walk(
 
 // Adds the forces of the `len` listed cells, staged NCRIT at a time. Must be
 // called by the whole workgroup (uniform `len`).
-fn cell_list_force(x: vec3<f32>, len: u32, lid: u32, a: Accum) -> Accum {
-    var out = a;
+fn cell_list_force(x: vec3<f32>, len: u32, lid: u32, out: ptr<function, Accum>) {
     for (var base = 0u; base < len; base += NCRIT) {
         if (base + lid < len) {
             let p = props[cell_list[base + lid]];
@@ -195,18 +225,35 @@ fn cell_list_force(x: vec3<f32>, len: u32, lid: u32, a: Accum) -> Accum {
         }
         workgroupBarrier();
         let batch = min(NCRIT, len - base);
-        for (var e = 0u; e < batch; e++) {
-            let c = staged_cells[e];
-            out = multipole_force(x, c[0], c[1].xyz, c[2].xyz, out);
+        // Four independent accumulators: each evaluation is a long dependent
+        // chain, and interleaving four of them hides its latency.
+        var a0 = *out;
+        var a1 = ZERO;
+        var a2 = ZERO;
+        var a3 = ZERO;
+        var e = 0u;
+        for (; e + 4u <= batch; e += 4u) {
+            let c0 = staged_cells[e];
+            let c1 = staged_cells[e + 1u];
+            let c2 = staged_cells[e + 2u];
+            let c3 = staged_cells[e + 3u];
+            a0 = multipole_force(x, c0[0], c0[1].xyz, c0[2].xyz, a0);
+            a1 = multipole_force(x, c1[0], c1[1].xyz, c1[2].xyz, a1);
+            a2 = multipole_force(x, c2[0], c2[1].xyz, c2[2].xyz, a2);
+            a3 = multipole_force(x, c3[0], c3[1].xyz, c3[2].xyz, a3);
         }
+        for (; e < batch; e++) {
+            let c = staged_cells[e];
+            a0 = multipole_force(x, c[0], c[1].xyz, c[2].xyz, a0);
+        }
+        *out = sum4(a0, a1, a2, a3);
         workgroupBarrier();
     }
-    return out;
 }
 
 // Adds the forces of all particles of the `len` listed ranges, staged NCRIT
-// at a time; returns their number in `count`. Whole workgroup, uniform `len`.
-fn range_list_force(x: vec3<f32>, len: u32, lid: u32, a: Accum) -> Accum {
+// at a time, and returns their number. Whole workgroup, uniform `len`.
+fn range_list_force(x: vec3<f32>, len: u32, lid: u32, out: ptr<function, Accum>) -> u32 {
     if (lid == 0u) {
         var sum = 0u;
         for (var e = 0u; e < len; e++) {
@@ -216,7 +263,6 @@ fn range_list_force(x: vec3<f32>, len: u32, lid: u32, a: Accum) -> Accum {
         range_offsets[len] = sum;
     }
     let total = workgroupUniformLoad(&range_offsets[len]);
-    var out = a;
     for (var base = 0u; base < total; base += NCRIT) {
         let idx = base + lid;
         if (idx < total) {
@@ -236,12 +282,24 @@ fn range_list_force(x: vec3<f32>, len: u32, lid: u32, a: Accum) -> Accum {
         }
         workgroupBarrier();
         let batch = min(NCRIT, total - base);
-        for (var e = 0u; e < batch; e++) {
-            out = pair_force(x, staged_particles[e], out);
+        var a0 = *out;
+        var a1 = ZERO;
+        var a2 = ZERO;
+        var a3 = ZERO;
+        var e = 0u;
+        for (; e + 4u <= batch; e += 4u) {
+            a0 = pair_force(x, staged_particles[e], a0);
+            a1 = pair_force(x, staged_particles[e + 1u], a1);
+            a2 = pair_force(x, staged_particles[e + 2u], a2);
+            a3 = pair_force(x, staged_particles[e + 3u], a3);
         }
+        for (; e < batch; e++) {
+            a0 = pair_force(x, staged_particles[e], a0);
+        }
+        *out = sum4(a0, a1, a2, a3);
         workgroupBarrier();
     }
-    return out;
+    return total;
 }
 
 fn pair_force(x: vec3<f32>, p: vec4<f32>, a: Accum) -> Accum {

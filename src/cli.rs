@@ -372,6 +372,11 @@ async fn bench(a: BenchArgs) -> Result<()> {
                 let solver = DirectSolver::new(&ctx.device, &state, a.eps);
                 let mut timer = PhaseTimer::new(&ctx, 1);
                 let mut times = Vec::new();
+                warm_up(&ctx, || {
+                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                    solver.encode(&ctx.device, &mut encoder, None);
+                    ctx.queue.submit(Some(encoder.finish()));
+                })?;
                 // One untimed warm-up, then `repeat` timed evaluations.
                 for rep in 0..=a.repeat {
                     timer.reset();
@@ -429,6 +434,7 @@ async fn bench_tree(
     let mut timer = PhaseTimer::new(ctx, 16);
     let mut phases: Vec<(&'static str, Vec<f64>)> = Vec::new();
     let mut walls = Vec::new();
+    warm_up(ctx, || sim.step(ctx, 1))?;
     for rep in 0..=a.repeat {
         timer.reset();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
@@ -456,7 +462,10 @@ async fn bench_tree(
     let Solver::Tree(tree) = sim.solver() else {
         unreachable!("configured as tree")
     };
-    let (pp, pc) = mean_interactions(&tree.interaction_counts(ctx).await?);
+    let counts = tree.interaction_counts(ctx).await?;
+    let (pp, pc) = mean_interactions(&counts);
+    let max_pp = counts.iter().map(|c| c.pp).max().unwrap_or(0);
+    let max_pc = counts.iter().map(|c| c.pc).max().unwrap_or(0);
     let counters = tree.counters(ctx).await?;
     let mut phase_ms = serde_json::Map::new();
     let mut total = 0.0;
@@ -486,6 +495,8 @@ async fn bench_tree(
         "particles_per_s": n / (force * 1e-3),
         "pp_per_particle": pp,
         "pc_per_particle": pc,
+        "max_pp": max_pp,
+        "max_pc": max_pc,
         "cells": counters.cell_count,
         "groups": counters.group_count,
         "depth": counters.depth,
@@ -494,6 +505,19 @@ async fn bench_tree(
         "bytes_per_particle": bytes as f64 / n,
     });
     println!("{line}");
+    Ok(())
+}
+
+/// Runs `work` until the GPU has been busy for a while, so that timed runs
+/// see boost clocks rather than an idle GPU ramping up.
+fn warm_up(ctx: &GpuContext, mut work: impl FnMut()) -> Result<()> {
+    let clock = Instant::now();
+    while clock.elapsed().as_secs_f64() < 0.5 {
+        work();
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Readback(e.to_string()))?;
+    }
     Ok(())
 }
 

@@ -160,7 +160,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "TreeCounters",
         size_of::<TreeCounters>(),
-        fields!(TreeCounters: cell_count, group_count, overflow, depth, level_start),
+        fields!(TreeCounters: cell_count, group_count, overflow, depth, groups_built, level_start),
     );
     check_in(
         &src,

@@ -168,13 +168,34 @@ fn tree_invariants_and_moments_match_f64() {
         }
     }
 
-    // Groups: the first cells with <= NCRIT particles on every path.
+    // Groups: the first cells with <= NCRIT particles on every path,
+    // siblings packed, as the CPU twin forms them.
     let groups: Vec<Group> =
-        read::<Group>(&ctx, &b.groups)[..counters.group_count as usize].to_vec();
+        read::<Group>(&ctx, &b.groups)[..counters.groups_built as usize].to_vec();
     let mut g: Vec<(u32, u32)> = groups.iter().map(|g| (g.start, g.count)).collect();
     g.sort_unstable();
     assert_eq!(g, cpu::groups(&cpu_cells));
     assert!(g.iter().all(|&(_, c)| c <= NCRIT));
+    // The walk's groups (oversized ones split into single particles) cover
+    // every particle exactly once, and each box holds its particles.
+    let boxes: Vec<GroupBox> =
+        read::<GroupBox>(&ctx, &b.group_boxes)[..counters.group_count as usize].to_vec();
+    assert!(boxes.len() >= groups.len());
+    let mut walked = vec![0u32; n];
+    for gb in &boxes {
+        for k in gb.start..gb.start + gb.count {
+            walked[k as usize] += 1;
+            let x = pos[k as usize].pos;
+            assert!(
+                (0..3).all(|a| gb.lo[a] <= x[a] && x[a] <= gb.hi[a]),
+                "particle {k} outside its group box"
+            );
+        }
+    }
+    assert!(
+        walked.iter().all(|&w| w == 1),
+        "a particle is not in exactly one walk group"
+    );
 }
 
 fn tree_errors(

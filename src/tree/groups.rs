@@ -1,7 +1,9 @@
 //! Particle groups for the walk (drives `shaders/groups.wgsl`). The build
-//! forms the groups: the first cells on each path from the root with at most
-//! NCRIT = 64 particles (Bonsai's group size), i.e. contiguous runs in key
-//! order; this phase gives each its bounding box.
+//! forms the groups: contiguous runs in key order of at most NCRIT = 64
+//! particles (Bonsai's group size) made of the first cells with at most
+//! NCRIT particles on each path from the root, siblings packed together.
+//! This phase gives each its bounding box, splits groups that span too much
+//! of the system into one-particle groups, and sizes the walk's dispatch.
 
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel};
@@ -14,39 +16,59 @@ pub fn wgsl() -> String {
 }
 
 pub struct GroupBoxes {
-    kernel: Kernel,
-    bind: wgpu::BindGroup,
+    boxes: Kernel,
+    walk_dispatch: Kernel,
+    boxes_bind: wgpu::BindGroup,
+    walk_dispatch_bind: wgpu::BindGroup,
     dispatch: wgpu::Buffer,
 }
 
 impl GroupBoxes {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let kernel = Kernel::new(
+        let module = super::module(device, "groups", &wgsl());
+        // group_boxes_of is dispatched from `dispatch`, so it must not bind
+        // it: its layout stops before binding 6.
+        let box_bindings = [
+            Binding::Uniform,
+            Binding::StorageRead,
+            Binding::StorageRead,
+            Binding::StorageReadWrite,
+            Binding::StorageReadWrite,
+            Binding::StorageRead,
+        ];
+        let mut dispatch_bindings = box_bindings.to_vec();
+        dispatch_bindings.push(Binding::StorageReadWrite);
+        let boxes = Kernel::from_module(
             device,
             "group boxes",
-            &wgsl(),
+            &module,
             "group_boxes_of",
-            &[
-                Binding::Uniform,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-                Binding::StorageReadWrite,
-            ],
+            &box_bindings,
         );
-        let bind = kernel.bind(
+        let walk_dispatch = Kernel::from_module(
             device,
-            &[
-                &b.params,
-                &b.state.pos_mass,
-                &b.groups,
-                &b.counters,
-                &b.group_boxes,
-            ],
+            "walk dispatch size",
+            &module,
+            "walk_dispatch",
+            &dispatch_bindings,
         );
+        let shared = [
+            &b.params,
+            &b.state.pos_mass,
+            &b.groups,
+            &b.counters,
+            &b.group_boxes,
+            &b.bounds,
+        ];
+        let boxes_bind = boxes.bind(device, &shared);
+        let mut with_dispatch = shared.to_vec();
+        with_dispatch.push(&b.dispatch);
+        let walk_dispatch_bind = walk_dispatch.bind(device, &with_dispatch);
         Self {
-            kernel,
-            bind,
+            boxes,
+            walk_dispatch,
+            boxes_bind,
+            walk_dispatch_bind,
             dispatch: b.dispatch.clone(),
         }
     }
@@ -56,12 +78,14 @@ impl GroupBoxes {
             label: Some("groups"),
             timestamp_writes: timer.and_then(|t| t.writes("groups")),
         });
-        self.kernel.dispatch_indirect(
+        self.boxes.dispatch_indirect(
             &mut pass,
-            &self.bind,
+            &self.boxes_bind,
             None,
             &self.dispatch,
             super::group_args_offset(),
         );
+        self.walk_dispatch
+            .dispatch(&mut pass, &self.walk_dispatch_bind, (1, 1));
     }
 }

@@ -76,6 +76,8 @@ pub struct TreeCounters {
     pub group_count: u32,
     pub overflow: u32,
     pub depth: u32,
+    /// Groups formed by the build, before oversized ones are split.
+    pub groups_built: u32,
     /// Level l's cells are `level_start[l]..level_start[l + 1]`.
     pub level_start: [u32; LEVEL_SLOTS],
 }

@@ -41,6 +41,11 @@ pub const NCRIT: u32 = 64;
 /// Entries of each of the walk's two frontier levels (workgroup memory:
 /// 2 × 1024 × 4 bytes of the 16 KiB WebGPU guarantees).
 pub const FRONTIER_CAPACITY: u32 = 1024;
+/// A group whose box is wider than 1/GROUP_SPLIT_DIVISOR of the system is
+/// split into one-particle groups (see shaders/groups.wgsl).
+pub const GROUP_SPLIT_DIVISOR: u32 = 16;
+/// Nodes the walk can set aside when its frontier is full (workgroup memory).
+pub const DEFERRED_CAPACITY: u32 = 128;
 /// Entries of the walk's cell and particle-range lists (workgroup memory).
 pub const LIST_CAPACITY: u32 = 2 * NCRIT;
 /// Workgroups of the first bounding-box reduction.
@@ -59,6 +64,8 @@ pub(crate) fn compose(body: &str) -> String {
         ("FRONTIER_CAPACITY", FRONTIER_CAPACITY),
         ("LIST_CAPACITY", LIST_CAPACITY),
         ("LIST_CAPACITY_PLUS_ONE", LIST_CAPACITY + 1),
+        ("DEFERRED_CAPACITY", DEFERRED_CAPACITY),
+        ("GROUP_SPLIT_DIVISOR", GROUP_SPLIT_DIVISOR),
         ("BBOX_GROUPS", BBOX_GROUPS),
         ("KEY_CELLS", keys::KEY_CELLS),
     ];
