@@ -1,6 +1,8 @@
 // Gathers the particle arrays into key order: out[k] = in[order[k]], where
 // order is the value array of the sorted (key, index) pairs. The caller
-// copies the gathered arrays back over the state. Driven by src/tree/reorder.rs.
+// copies the gathered arrays back over the state. vel_out is the state's
+// acc_pot buffer, free at this point (the walk rewrites it), which saves a
+// scratch array. Driven by src/tree/reorder.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
 @group(0) @binding(1) var<storage, read> order: array<u32>;

@@ -26,7 +26,7 @@ pub mod walk;
 
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_vec, uniform_buffer};
-use crate::gpu::layout::{PosMass, Velocity};
+use crate::gpu::layout::PosMass;
 use crate::gpu::shader;
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
@@ -121,7 +121,6 @@ pub struct TreeBuffers {
     pub keys: wgpu::Buffer,
     pub values: wgpu::Buffer,
     pub pos_mass_tmp: wgpu::Buffer,
-    pub vel_tmp: wgpu::Buffer,
     pub id_tmp: wgpu::Buffer,
     pub cells: wgpu::Buffer,
     pub props: wgpu::Buffer,
@@ -194,11 +193,6 @@ impl TreeBuffers {
                 n64 * size(std::mem::size_of::<PosMass>()),
                 none,
             )?,
-            vel_tmp: storage(
-                "vel reorder",
-                n64 * size(std::mem::size_of::<Velocity>()),
-                none,
-            )?,
             id_tmp: storage("id reorder", 4 * n64, none)?,
             cells: storage("cells", cap * size(std::mem::size_of::<TreeCell>()), none)?,
             props: storage(
@@ -239,7 +233,6 @@ impl TreeBuffers {
             &self.keys,
             &self.values,
             &self.pos_mass_tmp,
-            &self.vel_tmp,
             &self.id_tmp,
             &self.cells,
             &self.props,

@@ -37,7 +37,9 @@ impl Reorder {
                 &s.vel,
                 &s.id,
                 &b.pos_mass_tmp,
-                &b.vel_tmp,
+                // Velocities are gathered into acc_pot, which is free here:
+                // the walk overwrites it after the reorder.
+                &s.acc_pot,
                 &b.id_tmp,
             ],
         );
@@ -47,7 +49,7 @@ impl Reorder {
             n: s.n,
             copies: [
                 (b.pos_mass_tmp.clone(), s.pos_mass.clone()),
-                (b.vel_tmp.clone(), s.vel.clone()),
+                (s.acc_pot.clone(), s.vel.clone()),
                 (b.id_tmp.clone(), s.id.clone()),
             ],
         }
