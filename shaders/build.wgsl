@@ -8,9 +8,13 @@
 // leaves. Groups for the walk (<= NCRIT particles) are formed from the first
 // cells with <= NCRIT particles on each path from the root, consecutive
 // siblings packed together up to NCRIT.
-// Dispatches: init_tree; then per level l: split_cells (indirect,
-// dispatch.level_args[l]) and finish_level (one thread: writes level l+1's range and
-// dispatch size); finally finish_groups. Driven by src/tree/build.rs.
+// Dispatches: init_tree; per level l, split_cells (indirect, from
+// level_args[l] of dispatch buffer l % 2), which also sizes level l+1: the
+// end of its range and its workgroup count grow by atomicMax as children are
+// allocated, written into the other dispatch buffer (a dispatch may not
+// write the buffer it is dispatched from); finally finish_groups. The Rust
+// side resets both dispatch buffers from a template before init_tree.
+// Driven by src/tree/build.rs.
 
 @group(0) @binding(0) var<uniform> level_params: LevelParams;
 @group(0) @binding(1) var<uniform> params: TreeParams;
@@ -18,9 +22,8 @@
 @group(0) @binding(3) var<storage, read_write> cells: array<TreeCell>;
 @group(0) @binding(4) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(5) var<storage, read_write> groups: array<Group>;
-// Bound only for init_tree, finish_level and finish_groups (split_cells is
-// dispatched from it).
-@group(0) @binding(6) var<storage, read_write> dispatch: TreeDispatch;
+// The dispatch buffer of level + 1 (the other one of the pair).
+@group(0) @binding(6) var<storage, read_write> next_dispatch: TreeDispatch;
 
 fn push_group(start: u32, count: u32) {
     let g = atomicAdd(&counters.group_count, 1u);
@@ -45,13 +48,12 @@ fn init_tree() {
     atomicStore(&counters.overflow, 0u);
     atomicStore(&counters.depth, 0u);
     counters.groups_built = 0u;
+    // Level l is level_start[l] .. level_start[l + 1]; the root is [0, 1),
+    // deeper ends grow as cells are allocated.
     for (var l = 0u; l < LEVEL_SLOTS; l++) {
-        counters.level_start[l] = 1u;
-        dispatch.level_args[l] = DispatchArgs(0u, 1u, 1u);
+        atomicStore(&counters.level_start[l], 0u);
     }
-    counters.level_start[0] = 0u;
-    dispatch.level_args[0] = DispatchArgs(1u, 1u, 1u);
-    dispatch.group_args = DispatchArgs(0u, 1u, 1u);
+    atomicStore(&counters.level_start[1], 1u);
     if (params.n <= NCRIT) {
         push_group(0u, params.n);
     }
@@ -75,8 +77,8 @@ fn lower_bound(lo: u32, hi: u32, octant: u32, level: u32) -> u32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
     let level = level_params.level;
-    let c = counters.level_start[level] + gid.x;
-    if (c >= counters.level_start[level + 1u]) {
+    let c = atomicLoad(&counters.level_start[level]) + gid.x;
+    if (c >= atomicLoad(&counters.level_start[level + 1u])) {
         return;
     }
     let cell = cells[c];
@@ -97,6 +99,12 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
         children += select(0u, 1u, bound[o + 1u] > bound[o]);
     }
     let first = atomicAdd(&counters.cell_count, children);
+    // Size level + 1 (its start, the end of this level, is final by now).
+    let end = min(first + children, params.cell_capacity);
+    atomicMax(&counters.level_start[level + 2u], end);
+    let next_cells = end - atomicLoad(&counters.level_start[level + 1u]);
+    atomicMax(&next_dispatch.level_args[level + 1u].x, (next_cells + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
+    atomicMax(&counters.depth, level + 1u);
     if (first + children > params.cell_capacity) {
         // No room: the cell stays a leaf holding all its particles, which the
         // walk then sums directly (exact, only slower). Slots below the
@@ -145,22 +153,9 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 @compute @workgroup_size(1)
-fn finish_level() {
-    let level = level_params.level;
-    let end = min(atomicLoad(&counters.cell_count), params.cell_capacity);
-    let begin = counters.level_start[level + 1u];
-    counters.level_start[level + 2u] = end;
-    let count = end - begin;
-    dispatch.level_args[level + 1u] = DispatchArgs((count + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);
-    if (count > 0u) {
-        atomicStore(&counters.depth, level + 1u);
-    }
-}
-
-@compute @workgroup_size(1)
 fn finish_groups() {
     let groups_made = min(atomicLoad(&counters.group_count), params.cell_capacity);
     atomicStore(&counters.group_count, groups_made);
     counters.groups_built = groups_made;
-    dispatch.group_args = DispatchArgs((groups_made + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);
+    next_dispatch.group_args = DispatchArgs((groups_made + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);
 }

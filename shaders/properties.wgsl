@@ -19,8 +19,8 @@
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cell_properties(@builtin(global_invocation_id) gid: vec3<u32>) {
     let level = level_params.level;
-    let c = counters.level_start[level] + gid.x;
-    if (c >= counters.level_start[level + 1u]) {
+    let c = atomicLoad(&counters.level_start[level]) + gid.x;
+    if (c >= atomicLoad(&counters.level_start[level + 1u])) {
         return;
     }
     let cell = cells[c];

@@ -66,16 +66,19 @@ struct TreeCounters {
     // Groups formed by the build (group_count may grow when the groups
     // phase splits oversized groups).
     groups_built: u32,
-    // Level l's cells are level_start[l] .. level_start[l + 1].
-    level_start: array<u32, LEVEL_SLOTS>,
+    // Level l's cells are level_start[l] .. level_start[l + 1] (an end
+    // below its start means an empty level).
+    level_start: array<atomic<u32>, LEVEL_SLOTS>,
 }
 
 // Workgroup counts of the indirect dispatches, written by the build. A
 // buffer apart from TreeCounters because a dispatch may not read its
-// arguments from a buffer it also binds for writing.
+// arguments from a buffer it also binds for writing; there are two of them
+// (levels alternate between them) for the same reason.
 struct TreeDispatch {
-    // level_args[l]: one invocation per cell of level l.
-    level_args: array<DispatchArgs, LEVEL_SLOTS>,
+    // level_args[l]: one invocation per cell of level l (valid in the
+    // buffer of l's parity).
+    level_args: array<LevelArgs, LEVEL_SLOTS>,
     // One invocation per group.
     group_args: DispatchArgs,
     // One workgroup per group (2-D when there are more than 65535).
@@ -84,6 +87,13 @@ struct TreeDispatch {
 
 struct DispatchArgs {
     x: u32,
+    y: u32,
+    z: u32,
+}
+
+// DispatchArgs whose x grows by atomicMax during the build.
+struct LevelArgs {
+    x: atomic<u32>,
     y: u32,
     z: u32,
 }

@@ -156,6 +156,13 @@ fn tree_layouts_match_wgsl() {
         size_of::<DispatchArgs>(),
         fields!(DispatchArgs: x, y, z),
     );
+    // LevelArgs is DispatchArgs with an atomic x (same bytes).
+    check_in(
+        &src,
+        "LevelArgs",
+        size_of::<DispatchArgs>(),
+        fields!(DispatchArgs: x, y, z),
+    );
     check_in(
         &src,
         "TreeCounters",

@@ -8,7 +8,7 @@
 //! level is one indirect dispatch sized on the GPU by the previous level, so
 //! the build is queued without any read-back.
 
-use super::layout::{LevelParams, MAX_DEPTH};
+use super::layout::{DispatchArgs, LevelParams, TreeDispatch, LEVEL_SLOTS, MAX_DEPTH};
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::timing::PhaseTimer;
@@ -22,104 +22,95 @@ pub fn wgsl() -> String {
 pub struct TreeBuild {
     init: Kernel,
     split: Kernel,
-    finish_level: Kernel,
     finish_groups: Kernel,
-    split_bind: wgpu::BindGroup,
-    bookkeeping_bind: wgpu::BindGroup,
-    dispatch: wgpu::Buffer,
+    /// `writing[p]` binds dispatch buffer `p` as the next level's.
+    writing: [wgpu::BindGroup; 2],
+    dispatch: [wgpu::Buffer; 2],
+    dispatch_template: wgpu::Buffer,
 }
 
 impl TreeBuild {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
         let module = super::module(device, "build", &wgsl());
-        // split_cells is dispatched from `dispatch`, so it must not bind it:
-        // its layout stops before binding 6.
-        let split_bindings = [
+        let bindings = [
             Binding::UniformDynamic,
             Binding::Uniform,
             Binding::StorageRead,
             Binding::StorageReadWrite,
             Binding::StorageReadWrite,
             Binding::StorageReadWrite,
+            Binding::StorageReadWrite,
         ];
-        let mut bookkeeping_bindings = split_bindings.to_vec();
-        bookkeeping_bindings.push(Binding::StorageReadWrite);
-        let k = |label, entry| {
-            Kernel::from_module(device, label, &module, entry, &bookkeeping_bindings)
-        };
+        let k = |label, entry| Kernel::from_module(device, label, &module, entry, &bindings);
         let init = k("build init", "init_tree");
-        let finish_level = k("build finish level", "finish_level");
+        let split = k("build split", "split_cells");
         let finish_groups = k("build finish groups", "finish_groups");
-        let split = Kernel::from_module(
-            device,
-            "build split",
-            &module,
-            "split_cells",
-            &split_bindings,
-        );
-        let split_bind = split.bind(
-            device,
-            &[
-                &b.levels,
-                &b.params,
-                &b.keys,
-                &b.cells,
-                &b.counters,
-                &b.groups,
-            ],
-        );
-        let bookkeeping_bind = init.bind(
-            device,
-            &[
-                &b.levels,
-                &b.params,
-                &b.keys,
-                &b.cells,
-                &b.counters,
-                &b.groups,
-                &b.dispatch,
-            ],
-        );
+        let writing = [0, 1].map(|p| {
+            split.bind(
+                device,
+                &[
+                    &b.levels,
+                    &b.params,
+                    &b.keys,
+                    &b.cells,
+                    &b.counters,
+                    &b.groups,
+                    &b.dispatch[p],
+                ],
+            )
+        });
         Self {
             init,
             split,
-            finish_level,
             finish_groups,
-            split_bind,
-            bookkeeping_bind,
+            writing,
             dispatch: b.dispatch.clone(),
+            dispatch_template: b.dispatch_template.clone(),
         }
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+        // Fresh dispatch sizes: the root level's one workgroup, zero elsewhere.
+        for d in &self.dispatch {
+            encoder.copy_buffer_to_buffer(&self.dispatch_template, 0, d, 0, d.size());
+        }
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("build"),
             timestamp_writes: timer.and_then(|t| t.writes("build")),
         });
-        let one = |pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, level: u32| {
+        let one = |pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, bind: &wgpu::BindGroup| {
             pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, &self.bookkeeping_bind, &[level_offset(level)]);
+            pass.set_bind_group(0, bind, &[0]);
             pass.dispatch_workgroups(1, 1, 1);
         };
-        one(&mut pass, &self.init, 0);
+        one(&mut pass, &self.init, &self.writing[1]);
         for level in 0..=MAX_DEPTH {
+            // Level l is dispatched from buffer l % 2 and sizes level l + 1
+            // in the other buffer.
+            let from = (level % 2) as usize;
             self.split.dispatch_indirect(
                 &mut pass,
-                &self.split_bind,
+                &self.writing[1 - from],
                 Some(level),
-                &self.dispatch,
+                &self.dispatch[from],
                 super::level_args_offset(level),
             );
-            if level < MAX_DEPTH {
-                one(&mut pass, &self.finish_level, level);
-            }
         }
-        one(&mut pass, &self.finish_groups, 0);
+        // Group and walk sizes live in buffer 0.
+        one(&mut pass, &self.finish_groups, &self.writing[0]);
     }
 }
 
-fn level_offset(level: u32) -> u32 {
-    level * crate::gpu::kernel::DYNAMIC_SLOT as u32
+/// The initial contents of both dispatch buffers.
+pub fn dispatch_template() -> TreeDispatch {
+    let empty = DispatchArgs { x: 0, y: 1, z: 1 };
+    let mut t = TreeDispatch {
+        level_args: [empty; LEVEL_SLOTS],
+        group_args: empty,
+        walk_args: empty,
+    };
+    t.level_args[0].x = 1;
+    t
 }
 
 /// The contents of the per-level uniform buffer: slot `l` holds level `l`.

@@ -62,14 +62,14 @@ impl GroupBoxes {
         ];
         let boxes_bind = boxes.bind(device, &shared);
         let mut with_dispatch = shared.to_vec();
-        with_dispatch.push(&b.dispatch);
+        with_dispatch.push(&b.dispatch[0]);
         let walk_dispatch_bind = walk_dispatch.bind(device, &with_dispatch);
         Self {
             boxes,
             walk_dispatch,
             boxes_bind,
             walk_dispatch_bind,
-            dispatch: b.dispatch.clone(),
+            dispatch: b.dispatch[0].clone(),
         }
     }
 

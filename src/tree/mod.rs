@@ -32,6 +32,7 @@ use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
 use crate::sim::particles::{GpuParticles, STATE_BYTES_PER_PARTICLE};
 use layout::*;
+use wgpu::util::DeviceExt;
 
 /// Maximum particles per leaf (the paper's N_leaf).
 pub const NLEAF: u32 = 16;
@@ -125,7 +126,9 @@ pub struct TreeBuffers {
     pub cells: wgpu::Buffer,
     pub props: wgpu::Buffer,
     pub counters: wgpu::Buffer,
-    pub dispatch: wgpu::Buffer,
+    /// Indirect dispatch sizes; tree levels alternate between the two.
+    pub dispatch: [wgpu::Buffer; 2],
+    pub dispatch_template: wgpu::Buffer,
     pub groups: wgpu::Buffer,
     pub group_boxes: wgpu::Buffer,
     pub interactions: wgpu::Buffer,
@@ -169,6 +172,7 @@ impl TreeBuffers {
             eps2: config.eps * config.eps,
             inv_theta: 1.0 / config.theta,
         };
+        let dispatch_bytes = size(std::mem::size_of::<TreeDispatch>());
         let levels = d.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tree level slots"),
             size: build::level_slots().len() as u64,
@@ -205,11 +209,23 @@ impl TreeBuffers {
                 size(std::mem::size_of::<TreeCounters>()),
                 none,
             )?,
-            dispatch: storage(
-                "tree dispatch args",
-                size(std::mem::size_of::<TreeDispatch>()),
-                wgpu::BufferUsages::INDIRECT,
-            )?,
+            dispatch: [
+                storage(
+                    "tree dispatch args 0",
+                    dispatch_bytes,
+                    wgpu::BufferUsages::INDIRECT,
+                )?,
+                storage(
+                    "tree dispatch args 1",
+                    dispatch_bytes,
+                    wgpu::BufferUsages::INDIRECT,
+                )?,
+            ],
+            dispatch_template: d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("tree dispatch args template"),
+                contents: bytemuck::bytes_of(&build::dispatch_template()),
+                usage: wgpu::BufferUsages::COPY_SRC,
+            }),
             groups: storage("groups", cap * size(std::mem::size_of::<Group>()), none)?,
             group_boxes: storage(
                 "group boxes",
@@ -237,7 +253,8 @@ impl TreeBuffers {
             &self.cells,
             &self.props,
             &self.counters,
-            &self.dispatch,
+            &self.dispatch[0],
+            &self.dispatch[1],
             &self.groups,
             &self.group_boxes,
             &self.interactions,

@@ -18,7 +18,7 @@ pub fn wgsl() -> String {
 pub struct CellProperties {
     kernel: Kernel,
     bind: wgpu::BindGroup,
-    dispatch: wgpu::Buffer,
+    dispatch: [wgpu::Buffer; 2],
 }
 
 impl CellProperties {
@@ -65,7 +65,7 @@ impl CellProperties {
                 &mut pass,
                 &self.bind,
                 Some(level),
-                &self.dispatch,
+                &self.dispatch[(level % 2) as usize],
                 super::level_args_offset(level),
             );
         }

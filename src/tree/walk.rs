@@ -41,7 +41,7 @@ impl TreeWalk {
         Self {
             kernel,
             bind,
-            dispatch: b.dispatch.clone(),
+            dispatch: b.dispatch[0].clone(),
         }
     }
 
