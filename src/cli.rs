@@ -232,9 +232,7 @@ async fn run(a: RunArgs) -> Result<()> {
     while done < steps {
         let k = BATCH.min(steps - done);
         sim.step(&ctx, k as u32);
-        ctx.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Readback(e.to_string()))?;
+        wait_idle(&ctx)?;
         done += k;
         bar.set_position(done);
     }
@@ -377,19 +375,12 @@ async fn bench(a: BenchArgs) -> Result<()> {
                     solver.encode(&ctx.device, &mut encoder, None);
                     ctx.queue.submit(Some(encoder.finish()));
                 })?;
-                // One untimed warm-up, then `repeat` timed evaluations.
+                // One more untimed evaluation, then `repeat` timed ones.
                 for rep in 0..=a.repeat {
-                    timer.reset();
-                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                    solver.encode(&ctx.device, &mut encoder, Some(&mut timer));
-                    timer.resolve(&mut encoder);
-                    let clock = Instant::now();
-                    ctx.queue.submit(Some(encoder.finish()));
-                    ctx.device
-                        .poll(wgpu::PollType::wait_indefinitely())
-                        .map_err(|e| Error::Readback(e.to_string()))?;
-                    let wall_ms = clock.elapsed().as_secs_f64() * 1e3;
-                    let gpu = timer.read(&ctx).await?;
+                    let (wall_ms, gpu) = timed_run(&ctx, &mut timer, |encoder, timer| {
+                        solver.encode(&ctx.device, encoder, Some(timer))
+                    })
+                    .await?;
                     if rep > 0 {
                         times.push(gpu.first().map_or(wall_ms, |(_, ms)| *ms));
                     }
@@ -436,18 +427,11 @@ async fn bench_tree(
     let mut walls = Vec::new();
     warm_up(ctx, || sim.step(ctx, 1))?;
     for rep in 0..=a.repeat {
-        timer.reset();
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        sim.encode_step(&ctx.device, &mut encoder, Some(&mut timer));
-        timer.resolve(&mut encoder);
-        let clock = Instant::now();
-        ctx.queue.submit(Some(encoder.finish()));
-        ctx.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Readback(e.to_string()))?;
-        let wall = clock.elapsed().as_secs_f64() * 1e3;
+        let (wall, times) = timed_run(ctx, &mut timer, |encoder, timer| {
+            sim.encode_step(&ctx.device, encoder, Some(timer))
+        })
+        .await?;
         sim.steps += 1;
-        let times = timer.read(ctx).await?;
         if rep == 0 {
             continue;
         }
@@ -508,15 +492,39 @@ async fn bench_tree(
     Ok(())
 }
 
+/// Records one run with `record`, submits it, waits for the GPU and returns
+/// the wall time (ms) and the per-phase GPU times.
+async fn timed_run(
+    ctx: &GpuContext,
+    timer: &mut PhaseTimer,
+    record: impl FnOnce(&mut wgpu::CommandEncoder, &mut PhaseTimer),
+) -> Result<(f64, Vec<(&'static str, f64)>)> {
+    timer.reset();
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    record(&mut encoder, timer);
+    timer.resolve(&mut encoder);
+    let clock = Instant::now();
+    ctx.queue.submit(Some(encoder.finish()));
+    wait_idle(ctx)?;
+    let wall_ms = clock.elapsed().as_secs_f64() * 1e3;
+    Ok((wall_ms, timer.read(ctx).await?))
+}
+
+/// Blocks until the GPU has finished all submitted work (native only).
+fn wait_idle(ctx: &GpuContext) -> Result<()> {
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map(|_| ())
+        .map_err(|e| Error::Readback(e.to_string()))
+}
+
 /// Runs `work` until the GPU has been busy for a while, so that timed runs
 /// see boost clocks rather than an idle GPU ramping up.
 fn warm_up(ctx: &GpuContext, mut work: impl FnMut()) -> Result<()> {
     let clock = Instant::now();
     while clock.elapsed().as_secs_f64() < 0.5 {
         work();
-        ctx.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Readback(e.to_string()))?;
+        wait_idle(ctx)?;
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::layout::DirectParams;
 use crate::gpu::shader::compose;
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 use crate::sim::particles::GpuParticles;
 
 /// Sources per workgroup tile, and threads (sinks) per workgroup.
@@ -77,10 +77,7 @@ impl DirectSolver {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("direct forces"),
-            timestamp_writes: timer.and_then(|t| t.writes("forces")),
-        });
+        let mut pass = timed_pass(encoder, "forces", timer);
         self.kernel
             .dispatch(&mut pass, &self.bind, dispatch_size(device, self.n, TILE));
     }

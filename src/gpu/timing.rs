@@ -98,3 +98,16 @@ impl PhaseTimer {
         Ok(out)
     }
 }
+
+/// Begins a compute pass for `phase`, timed when `timer` is given (the
+/// phase label doubles as the pass label seen in GPU debuggers).
+pub fn timed_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    phase: &'static str,
+    timer: Option<&mut PhaseTimer>,
+) -> wgpu::ComputePass<'e> {
+    encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(phase),
+        timestamp_writes: timer.and_then(|t| t.writes(phase)),
+    })
+}

@@ -8,7 +8,7 @@ use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::layout::{LeapfrogParams, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const LEAPFROG_WGSL: &str = include_str!("../../shaders/leapfrog.wgsl");
 
@@ -83,7 +83,7 @@ impl Leapfrog {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
-        self.encode(&self.kick_drift, device, encoder, timer, "kick_drift");
+        self.encode(&self.kick_drift, device, encoder, timer);
     }
 
     /// v += a dt/2.
@@ -93,7 +93,7 @@ impl Leapfrog {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
-        self.encode(&self.kick, device, encoder, timer, "kick");
+        self.encode(&self.kick, device, encoder, timer);
     }
 
     fn encode(
@@ -102,12 +102,8 @@ impl Leapfrog {
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
-        phase: &'static str,
     ) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(phase),
-            timestamp_writes: timer.and_then(|t| t.writes("integrate")),
-        });
+        let mut pass = timed_pass(encoder, "integrate", timer);
         kernel.dispatch(
             &mut pass,
             &self.bind,

@@ -3,7 +3,7 @@
 
 use super::{TreeBuffers, BBOX_GROUPS};
 use crate::gpu::kernel::{Binding, Kernel};
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const BBOX_WGSL: &str = include_str!("../../shaders/bbox.wgsl");
 
@@ -41,10 +41,7 @@ impl BoundingBox {
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("bbox"),
-            timestamp_writes: timer.and_then(|t| t.writes("box")),
-        });
+        let mut pass = timed_pass(encoder, "box", timer);
         self.partial
             .dispatch(&mut pass, &self.bind, (BBOX_GROUPS, 1));
         self.last.dispatch(&mut pass, &self.bind, (1, 1));

@@ -11,7 +11,7 @@
 use super::layout::{DispatchArgs, LevelParams, TreeDispatch, LEVEL_SLOTS, MAX_DEPTH};
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel};
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const BUILD_WGSL: &str = include_str!("../../shaders/build.wgsl");
 
@@ -74,10 +74,7 @@ impl TreeBuild {
         for d in &self.dispatch {
             encoder.copy_buffer_to_buffer(&self.dispatch_template, 0, d, 0, d.size());
         }
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("build"),
-            timestamp_writes: timer.and_then(|t| t.writes("build")),
-        });
+        let mut pass = timed_pass(encoder, "build", timer);
         let one = |pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, bind: &wgpu::BindGroup| {
             pass.set_pipeline(&kernel.pipeline);
             pass.set_bind_group(0, bind, &[0]);

@@ -7,7 +7,7 @@
 
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel};
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const GROUPS_WGSL: &str = include_str!("../../shaders/groups.wgsl");
 
@@ -74,10 +74,7 @@ impl GroupBoxes {
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("groups"),
-            timestamp_writes: timer.and_then(|t| t.writes("groups")),
-        });
+        let mut pass = timed_pass(encoder, "groups", timer);
         self.boxes.dispatch_indirect(
             &mut pass,
             &self.boxes_bind,

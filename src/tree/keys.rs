@@ -14,7 +14,7 @@ use super::TreeBuffers;
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::layout::WORKGROUP_SIZE;
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const KEYS_WGSL: &str = include_str!("../../shaders/keys.wgsl");
 
@@ -63,10 +63,7 @@ impl KeyGen {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("keys"),
-            timestamp_writes: timer.and_then(|t| t.writes("keys")),
-        });
+        let mut pass = timed_pass(encoder, "keys", timer);
         self.kernel.dispatch(
             &mut pass,
             &self.bind,

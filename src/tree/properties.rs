@@ -7,7 +7,7 @@
 use super::layout::MAX_DEPTH;
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel};
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const PROPERTIES_WGSL: &str = include_str!("../../shaders/properties.wgsl");
 
@@ -56,10 +56,7 @@ impl CellProperties {
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("properties"),
-            timestamp_writes: timer.and_then(|t| t.writes("properties")),
-        });
+        let mut pass = timed_pass(encoder, "properties", timer);
         for level in (0..=MAX_DEPTH).rev() {
             self.kernel.dispatch_indirect(
                 &mut pass,

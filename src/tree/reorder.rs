@@ -6,7 +6,7 @@ use super::TreeBuffers;
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::layout::WORKGROUP_SIZE;
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const REORDER_WGSL: &str = include_str!("../../shaders/reorder.wgsl");
 
@@ -62,10 +62,7 @@ impl Reorder {
         timer: Option<&mut PhaseTimer>,
     ) {
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("reorder"),
-                timestamp_writes: timer.and_then(|t| t.writes("reorder")),
-            });
+            let mut pass = timed_pass(encoder, "reorder", timer);
             self.kernel.dispatch(
                 &mut pass,
                 &self.bind,

@@ -14,7 +14,7 @@ use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::layout::SortParams;
 use crate::gpu::shader::compose;
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 /// Bits per digit: one pass per digit.
 pub const RADIX_BITS: u32 = 8;
@@ -232,10 +232,7 @@ impl RadixSort {
             return;
         }
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("radix sort"),
-                timestamp_writes: timer.and_then(|t| t.writes("sort")),
-            });
+            let mut pass = timed_pass(encoder, "sort", timer);
             // Each dispatch sees all writes of the previous one: WebGPU
             // orders dispatches of one pass that share writable storage.
             for bind in &self.pass_binds {

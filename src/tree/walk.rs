@@ -5,7 +5,7 @@
 
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel};
-use crate::gpu::timing::PhaseTimer;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const WALK_WGSL: &str = include_str!("../../shaders/walk.wgsl");
 
@@ -46,10 +46,7 @@ impl TreeWalk {
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("walk"),
-            timestamp_writes: timer.and_then(|t| t.writes("walk")),
-        });
+        let mut pass = timed_pass(encoder, "walk", timer);
         self.kernel.dispatch_indirect(
             &mut pass,
             &self.bind,
