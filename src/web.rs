@@ -359,7 +359,14 @@ impl WebApp {
     pub fn info(&self) -> JsValue {
         let s = self.state.borrow();
         let out = js_sys::Object::new();
-        set(&out, "adapter", s.ctx.adapter_summary());
+        // Browsers may keep the adapter's name private.
+        let i = &s.ctx.adapter_info;
+        let adapter = if i.name.is_empty() {
+            format!("WebGPU adapter ({:?})", i.device_type)
+        } else {
+            format!("{} ({:?})", i.name, i.device_type)
+        };
+        set(&out, "adapter", adapter);
         set(&out, "timestamps", s.ctx.has_timestamps);
         for solver in SOLVERS {
             set(
