@@ -68,6 +68,7 @@ W.restarted = () => {
 W.apply = async (values) => {
   try {
     const what = await W.app.apply(values);
+    W.spf = parseInt(W.app.values().spf, 10) || 1;
     if (what === "restart") W.restarted();
     if (what === "reconfigure") W.dirty = true;
     W.viewChanged();
@@ -244,9 +245,6 @@ async function main() {
     sizeCanvas();
     W.app.resize(W.canvas.width, W.canvas.height);
   }).observe(W.canvas);
-  // Steps per frame follow the control.
-  const spf = document.querySelector('[data-key="spf"]');
-  spf.addEventListener("change", () => { W.spf = parseInt(W.app.values().spf, 10) || 1; });
   W.progress = W.app.progress();
   W.sps = [];
   W.ready = true;

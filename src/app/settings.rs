@@ -259,7 +259,8 @@ impl Settings {
 /// shorter URLs.
 fn round4(x: f32) -> String {
     let r = (x as f64 * 1e4).round() / 1e4;
-    format!("{}", r as f32)
+    // + 0.0 turns -0 into 0.
+    format!("{}", r as f32 + 0.0)
 }
 
 /// `key=value` pairs of a query, percent-decoded.

@@ -195,10 +195,23 @@ async function main() {
     webgrav("convert", csv, path.join(ART, "export-from-csv.tipsy"));
     check("CSV export parses with N particles", csvParticles(csv) === N, `${csvParticles(csv)} particles`);
 
+    // A PNG of the view downloads and is not blank.
+    const viewPng = path.join(ART, "view-export.png");
+    await download(page, "#export-png", viewPng);
+    const vp = pngStats(viewPng);
+    check("PNG export of the view", vp.litFraction > 0.002, `${vp.width}x${vp.height}, ${(100 * vp.litFraction).toFixed(2)} % lit`);
+
+    // An N beyond the device's limit is refused with the limit; the run
+    // is untouched.
+    await page.evaluate(() => window.webgrav.apply({ n: "1000000000" }));
+    const refusal = await page.textContent("#message");
+    const kept = await state(page);
+    check("too large N refused with the limit", /exceeds this device's limit of \d+/.test(refusal) && kept.n === N, refusal);
+
     // 3. A malformed import shows an error and the run goes on.
     const before = await state(page);
     await page.setInputFiles("#import", { name: "bad.tipsy", mimeType: "application/octet-stream", buffer: Buffer.from("this is not a Tipsy file at all") });
-    if (await waitFor(page, () => !document.getElementById("message").hidden, null, 10000, "import error shown")) {
+    if (await waitFor(page, () => !document.getElementById("message").hidden && /bad\.tipsy/.test(document.getElementById("message").textContent), null, 10000, "import error shown")) {
       const msg = await page.textContent("#message");
       check("malformed import shows an error", /bad\.tipsy/.test(msg) && /Could not open/.test(msg), msg);
       await page.screenshot({ path: path.join(ART, "import-error.png") });
