@@ -41,13 +41,22 @@ struct LeapfrogParams {
     _pad0: u32,
 }
 
-// Camera of the point renderer.
+// Camera and colouring of the point renderer (src/render/camera.rs).
 struct CameraUniform {
     view_proj: mat4x4<f32>,
-    // Point colour (rgb) and per-point alpha (a) for additive blending.
+    // Base colour (rgb) of the uniform colour mode; per-point alpha (a) for
+    // additive blending.
     color: vec4<f32>,
-    // Viewport width and height (pixels), point size (pixels), unused.
+    // Viewport width and height (pixels), sprite diameter (pixels) at the
+    // reference depth, reference depth (clip w; 0: no size attenuation).
     viewport: vec4<f32>,
+    // 0 uniform, 1 speed, 2 potential, 3 component.
+    color_mode: u32,
+    // Value of the colour-mapped quantity at the low and the high end of the
+    // colour map (lo > hi reverses it).
+    value_lo: f32,
+    value_hi: f32,
+    _pad0: u32,
 }
 
 // Flat invocation index of a 1-D launch that may be split over the y

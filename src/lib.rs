@@ -6,9 +6,12 @@
 //! - [`direct`]: blocked direct summation and its f64 CPU reference.
 //! - [`sim`]: particle state, models, leapfrog, diagnostics, simulation.
 //! - [`snapshot`]: Tipsy and CSV files.
-//! - [`render`]: the point renderer (browser canvas).
+//! - [`render`]: the point renderer (browser canvas and offscreen PNG).
+//! - [`app`]: settings (URL parameters), read-outs and limits of the
+//!   interactive front ends, free of platform code.
 //! - `cli` (native) and `web` (wasm): the two front ends.
 
+pub mod app;
 pub mod direct;
 pub mod error;
 pub mod gpu;

@@ -100,6 +100,10 @@ fn layouts_match_wgsl() {
             ("view_proj", offset_of!(CameraUniform, view_proj)),
             ("color", offset_of!(CameraUniform, color)),
             ("viewport", offset_of!(CameraUniform, viewport)),
+            ("color_mode", offset_of!(CameraUniform, color_mode)),
+            ("value_lo", offset_of!(CameraUniform, value_lo)),
+            ("value_hi", offset_of!(CameraUniform, value_hi)),
+            ("_pad0", offset_of!(CameraUniform, _pad0)),
         ],
     );
     check(

@@ -1,74 +1,257 @@
-// Starts the wasm app once Trunk has loaded it: reads settings from the URL,
-// checks for WebGPU, creates the simulation on the canvas and animates it.
+// Starts the wasm app once Trunk has loaded it: settings from the URL,
+// WebGPU check, the animation loop (steps + drawing), throttled
+// asynchronous read-outs (energy error, Lagrangian radii, GPU phase times,
+// interactions) and the device-loss path. State for tests and the console
+// lives on `window.webgrav`.
 "use strict";
 
-const params = new URLSearchParams(location.search);
-const settings = {
-  model: params.get("model") || "plummer",
-  n: parseInt(params.get("n") || "2048", 10),
-  seed: parseInt(params.get("seed") || "1", 10),
-  eps: parseFloat(params.get("eps") || "0.01"),
-  dt: parseFloat(params.get("dt") || String(1 / 128)),
-  stepsPerFrame: parseInt(params.get("spf") || "1", 10),
+const W = (window.webgrav = {
+  app: null,
+  canvas: null,
+  running: false,
+  pendingSteps: 0,
+  time: 0,
+  last: null, // last read-out
+  readouts: 0,
+  history: { energy: [], radii: [[], [], []], marks: [] },
+  error: null,
+  lastMessage: null,
+});
+
+const $ = (id) => document.getElementById(id);
+
+W.message = (text, kind = "error") => {
+  const box = $("message");
+  box.textContent = text;
+  box.className = kind;
+  box.hidden = false;
+  W.lastMessage = { text, kind };
+  clearTimeout(W.messageTimer);
+  W.messageTimer = setTimeout(() => { box.hidden = true; }, kind === "error" ? 12000 : 4000);
 };
 
-function showError(message) {
-  const box = document.getElementById("error");
-  box.textContent = message;
-  box.hidden = false;
-  document.getElementById("status").textContent = "stopped";
-  window.webgravState = { error: message };
+function fatal(text, canExport = false) {
+  $("error-text").textContent = text;
+  $("error-export").hidden = !canExport;
+  $("error").hidden = false;
+  $("status").textContent = "stopped";
+  W.error = text;
+  W.running = false;
+}
+
+W.shareUrl = () => `${location.origin}${location.pathname}?${W.app.shareQuery()}`;
+
+let urlTimer = null;
+W.viewChanged = () => {
+  // Keep the address bar shareable, without a history entry per drag.
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(() => {
+    if (!W.app) return;
+    const embed = document.body.classList.contains("embed") ? "&embed=1" : "";
+    history.replaceState(null, "", `?${W.app.shareQuery()}${embed}`);
+    $("embed-open").href = W.shareUrl();
+  }, 400);
+};
+
+W.restarted = () => {
+  W.history = { energy: [], radii: [[], [], []], marks: [] };
+  W.pendingSteps = 0;
+  W.dirty = true;
+  W.sps = [];
+  const file = W.app.sourceFile();
+  $("source").hidden = !file;
+  $("source").textContent = file ? `Started from ${file} (not part of shared links).` : "";
+  Controls.show(W.app.values());
+  W.viewChanged();
+};
+
+W.apply = async (values) => {
+  try {
+    const what = await W.app.apply(values);
+    W.spf = parseInt(W.app.values().spf, 10) || 1;
+    if (what === "restart") W.restarted();
+    if (what === "reconfigure") W.dirty = true;
+    W.viewChanged();
+  } catch (e) {
+    W.message(`${e}`);
+  }
+  Controls.show(W.app.values());
+};
+
+W.setRunning = (on) => {
+  W.running = on && !W.error;
+  $("run").textContent = W.running ? "Pause" : "Run";
+  $("embed-run").textContent = W.running ? "❚❚" : "▶";
+};
+
+W.singleStep = () => {
+  W.setRunning(false);
+  W.pendingSteps++;
+};
+
+W.reset = () => {
+  try {
+    W.app.reset();
+    W.restarted();
+  } catch (e) {
+    W.message(`${e}`);
+  }
+};
+
+function sizeCanvas() {
+  const dpr = window.devicePixelRatio || 1;
+  W.canvas.width = Math.max(1, Math.floor(W.canvas.clientWidth * dpr));
+  W.canvas.height = Math.max(1, Math.floor(W.canvas.clientHeight * dpr));
+}
+
+function fmt(x, digits = 3) {
+  return Number.isFinite(x) ? x.toFixed(digits) : "–";
+}
+
+function showReadout(r, sps) {
+  const lines = [
+    `t = ${fmt(W.time)}   ${W.progress.steps} steps   ${sps === null ? "–" : sps.toFixed(1)} steps/s`,
+  ];
+  if (r) {
+    lines.push(`|ΔE/E₀| = ${r.energy_error.toExponential(2)}   Q = ${fmt(r.virial)}`);
+    lines.push(`r10/50/90 = ${r.lagrangian.map((x) => fmt(x)).join(" / ")}`);
+    if (r.pp !== undefined) {
+      lines.push(`interactions/particle: ${r.pp.toFixed(0)} p-p + ${r.pc.toFixed(0)} p-c`);
+    }
+    if (r.timing === "unavailable") lines.push("GPU phase times: unavailable (no timestamp-query)");
+  }
+  $("readout").textContent = lines.join("\n");
+  $("embed-time").textContent = `t = ${fmt(W.time, 2)}`;
+}
+
+function plot() {
+  const h = W.history;
+  Plots.line($("plot-energy"), [{ points: h.energy, color: "#f9a" }], { logY: true, marks: h.marks });
+  Plots.line($("plot-radii"), [
+    { points: h.radii[0], color: "#7cf" },
+    { points: h.radii[1], color: "#fd6" },
+    { points: h.radii[2], color: "#f86" },
+  ]);
+}
+
+// One read-out at a time, every 0.5 s (longer for large N: it reads the
+// whole state back), and while paused only when something changed.
+let reading = false;
+let lastRead = -Infinity;
+function maybeReadout(now) {
+  const n = W.progress.n;
+  const interval = Math.max(500, n / 500);
+  if (reading || now - lastRead < interval) return;
+  if (!W.running && !W.dirty && W.progress.steps === W.readSteps) return;
+  reading = true;
+  lastRead = now;
+  W.dirty = false;
+  W.app.readout().then((r) => {
+    W.last = r;
+    W.readouts++;
+    W.readSteps = r.steps;
+    const h = W.history;
+    if (r.e0_reset && h.energy.length) h.marks.push(r.time);
+    h.energy.push([r.time, r.energy_error]);
+    r.lagrangian.forEach((x, k) => h.radii[k].push([r.time, x]));
+    for (const s of [h.energy, ...h.radii]) if (s.length > 2000) s.splice(0, s.length - 2000);
+    $("phases").hidden = !r.phases;
+    if (r.phases) Plots.phaseBar($("phase-bar"), $("phase-legend"), r.phases);
+    plot();
+  }).catch((e) => {
+    if (`${e}` !== "stale") console.warn("read-out:", e);
+  }).finally(() => { reading = false; });
+}
+
+function checkLost(e) {
+  const reason = W.app.lostReason();
+  if (!reason && !e) return false;
+  const canExport = W.app.hasReadback();
+  fatal(
+    "The GPU device was lost" + (reason ? ` (${reason})` : "") + ", so the simulation stopped. " +
+    "This happens when the GPU driver resets, the GPU is needed elsewhere, or the tab was in the " +
+    "background too long. Reload the page to start again." +
+    (canExport
+      ? `\n\nThe last state read back (t = ${fmt(W.last ? W.last.time : NaN)}) can still be exported:`
+      : "\n\nNo state had been read back, so there is nothing to export."),
+    canExport);
+  return true;
+}
+
+function loop(now) {
+  if (W.error) return;
+  const app = W.app;
+  let issued = 0;
+  try {
+    const want = W.running ? W.spf : Math.min(W.pendingSteps, 1);
+    issued = app.frame(want);
+  } catch (e) {
+    checkLost(e);
+    return;
+  }
+  if (!W.running) W.pendingSteps = Math.max(0, W.pendingSteps - issued);
+  for (const e of app.takeErrors()) console.error("GPU error:", e), W.message(`GPU error: ${e}`);
+  if (checkLost(null)) return;
+  W.progress = app.progress();
+  W.time = W.progress.time;
+  // Steps per second over the last two seconds of finished steps.
+  W.sps.push([now, W.progress.steps]);
+  while (W.sps.length > 2 && now - W.sps[0][0] > 2000) W.sps.shift();
+  const [t0, s0] = W.sps[0];
+  const sps = now - t0 > 200 ? ((W.progress.steps - s0) * 1000) / (now - t0) : null;
+  maybeReadout(now);
+  if (now - (W.hudAt || 0) > 250) {
+    W.hudAt = now;
+    showReadout(W.last, sps);
+  }
+  requestAnimationFrame(loop);
 }
 
 async function main() {
+  const { values, warnings, embed, autoplay } = window.wasmBindings.parseSettings(location.search);
+  if (embed) document.body.classList.add("embed");
+  $("panel").hidden = embed;
+  document.body.classList.toggle("panel-open", !embed);
+  $("embed-bar").hidden = !embed;
+  if (warnings.length) W.message(warnings.join("\n"));
   if (!navigator.gpu) {
-    showError("This browser has no WebGPU, which webgrav needs to run the simulation on your GPU. " +
-      "Use a current Chrome or Edge, or Firefox/Safari with WebGPU enabled.");
+    fatal("This browser has no WebGPU, which webgrav needs to run the simulation on your GPU.\n\n" +
+      "Use a current Chrome or Edge, Safari 26 or later, or Firefox with WebGPU enabled " +
+      "(about:config → dom.webgpu.enabled). On Linux, Chrome may need " +
+      "chrome://flags/#enable-unsafe-webgpu.");
     return;
   }
-  const canvas = document.getElementById("view");
-  const dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.max(1, Math.floor(canvas.clientWidth * dpr));
-  canvas.height = Math.max(1, Math.floor(canvas.clientHeight * dpr));
-  let app;
+  W.canvas = $("view");
+  sizeCanvas();
   try {
-    app = await window.wasmBindings.WebApp.create(canvas, settings.model, settings.n, settings.seed, settings.eps, settings.dt);
+    W.app = await window.wasmBindings.WebApp.create(W.canvas, values);
   } catch (e) {
-    showError("Could not start the simulation: " + e);
+    const text = `${e}`;
+    fatal(/adapter|WebGPU/i.test(text)
+      ? `WebGPU is there but no usable GPU was found: ${text}\n\nCheck that hardware acceleration is on, or try another browser.`
+      : `Could not start the simulation: ${text}`);
     return;
   }
-  document.getElementById("status").textContent =
-    `${settings.model}, N = ${settings.n}, direct summation — ${app.adapter()}`;
-  window.webgravState = { app, diagnostics: null };
-  window.addEventListener("resize", () => {
-    canvas.width = Math.max(1, Math.floor(canvas.clientWidth * dpr));
-    canvas.height = Math.max(1, Math.floor(canvas.clientHeight * dpr));
-    app.resize(canvas.width, canvas.height);
-  });
-  let reading = false;
-  let lastRead = 0;
-  const readout = document.getElementById("readout");
-  function frame(now) {
-    try {
-      app.frame(settings.stepsPerFrame, now * 1e-4);
-    } catch (e) {
-      showError("The simulation stopped: " + e);
-      return;
-    }
-    // Throttled, asynchronous diagnostics: at most one read-back in flight.
-    if (!reading && now - lastRead > 500) {
-      reading = true;
-      lastRead = now;
-      app.diagnostics().then((d) => {
-        window.webgravState.diagnostics = d;
-        readout.textContent =
-          `t = ${d.time.toFixed(3)}  steps = ${d.steps}\n` +
-          `E = ${d.energy.toFixed(6)}  |dE/E0| = ${d.energy_error.toExponential(2)}`;
-      }).catch((e) => console.warn("diagnostics:", e)).finally(() => { reading = false; });
-    }
-    requestAnimationFrame(frame);
-  }
-  requestAnimationFrame(frame);
+  const info = W.app.info();
+  W.spf = parseInt(values.spf, 10) || 1;
+  $("status").textContent = info.adapter;
+  $("status").title = `largest N: tree ${info.max_tree}, direct ${info.max_direct}`;
+  Controls.init(W);
+  CameraInput.attach(W.canvas, W);
+  W.restarted();
+  W.setRunning(autoplay);
+  // The canvas changes size with the window and the panel.
+  new ResizeObserver(() => {
+    sizeCanvas();
+    W.app.resize(W.canvas.width, W.canvas.height);
+  }).observe(W.canvas);
+  W.progress = W.app.progress();
+  W.sps = [];
+  W.ready = true;
+  requestAnimationFrame(loop);
 }
 
-addEventListener("TrunkApplicationStarted", main);
+// Trunk's loader announces the wasm with an event that may fire before or
+// after this deferred script runs.
+if (window.wasmBindings) main();
+else addEventListener("TrunkApplicationStarted", main, { once: true });

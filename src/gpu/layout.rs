@@ -63,16 +63,28 @@ pub struct LeapfrogParams {
     pub _pad0: u32,
 }
 
-/// Uniform of the point renderer.
+/// Uniform of the point renderer (`render::Camera::uniform` fills it).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct CameraUniform {
     /// Column-major view-projection matrix.
     pub view_proj: [[f32; 4]; 4],
-    /// Point colour (rgb) and per-point alpha.
+    /// Base colour (rgb) of `ColorMode::Uniform`, and per-point alpha (a),
+    /// the brightness of one sprite under additive blending.
     pub color: [f32; 4],
-    /// Viewport width and height (pixels), point size (pixels), unused.
+    /// Viewport width and height (pixels); sprite diameter (pixels) at the
+    /// reference depth; reference depth (clip-space w at which a sprite is
+    /// that wide; 0 turns size attenuation off).
     pub viewport: [f32; 4],
+    /// `render::ColorMode` as u32: 0 uniform, 1 speed, 2 potential,
+    /// 3 component.
+    pub color_mode: u32,
+    /// The colour-mapped quantity (speed or potential, N-body units) that
+    /// maps to the low end of the colour map ...
+    pub value_lo: f32,
+    /// ... and to the high end (lo > hi is allowed and reverses the map).
+    pub value_hi: f32,
+    pub _pad0: u32,
 }
 
 // --- radix sort ---

@@ -3,6 +3,7 @@
 use super::particles::Particles;
 use super::plummer::plummer;
 use crate::error::{Error, Result};
+use crate::gpu::layout::Velocity;
 
 /// An initial-condition model; later models (disk galaxies, mergers) are
 /// added here and become available to the CLI and the web app at once.
@@ -11,14 +12,19 @@ use crate::error::{Error, Result};
 pub enum Model {
     /// Plummer sphere (Aarseth, Hénon & Wielen 1974), N-body units.
     Plummer,
+    /// Cold collapse: the Plummer sphere's positions with every velocity
+    /// zero (virial ratio 0, E = W = -1/2); it collapses and relaxes
+    /// violently within a few time units.
+    ColdCollapse,
 }
 
 impl Model {
-    pub const ALL: &'static [Model] = &[Model::Plummer];
+    pub const ALL: &'static [Model] = &[Model::Plummer, Model::ColdCollapse];
 
     pub fn name(self) -> &'static str {
         match self {
             Model::Plummer => "plummer",
+            Model::ColdCollapse => "cold-collapse",
         }
     }
 
@@ -37,6 +43,15 @@ impl Model {
         }
         Ok(match self {
             Model::Plummer => plummer(n, seed),
+            Model::ColdCollapse => cold_collapse(n, seed),
         })
     }
+}
+
+/// The Plummer sphere of `seed` at rest: same positions, zero velocities
+/// (the centre-of-mass frame is kept, since every velocity is zero).
+fn cold_collapse(n: usize, seed: u64) -> Particles {
+    let mut p = plummer(n, seed);
+    p.vel.fill(Velocity::new([0.0; 3]));
+    p
 }

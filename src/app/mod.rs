@@ -1,0 +1,64 @@
+//! What the interactive front ends need besides the physics, free of any
+//! platform code so native tests cover it: settings as URL parameters
+//! (`settings`), read-outs computed from a state read-back (`readout`), and
+//! the particle-count limit of each solver on a device.
+
+pub mod readout;
+pub mod settings;
+
+use crate::error::{Error, Result};
+use crate::gpu::layout::PosMass;
+use crate::gpu::GpuContext;
+use crate::sim::SolverKind;
+use crate::tree::layout::CellProps;
+
+/// The solvers a user can pick, in menu order. (The Hermite integrator with
+/// direct forces goes here once `SolverKind` has it.)
+pub const SOLVERS: &[SolverKind] = &[SolverKind::Tree, SolverKind::Direct];
+
+pub fn solver_from_name(name: &str) -> Option<SolverKind> {
+    SOLVERS.iter().copied().find(|s| s.name() == name)
+}
+
+/// Bytes per particle of the largest single GPU array a solver allocates
+/// (WebGPU limits each storage binding, not the total).
+fn largest_array_bytes_per_particle(solver: SolverKind) -> (u64, &'static str) {
+    match solver {
+        SolverKind::Direct => (std::mem::size_of::<PosMass>() as u64, "particle"),
+        // The cell moments: at most half a cell per particle (the tree's
+        // CELLS_PER_PARTICLE allocation, 0.5 or less), 80 bytes per cell.
+        SolverKind::Tree => (
+            (std::mem::size_of::<CellProps>() as u64).div_ceil(2),
+            "tree cell-moment",
+        ),
+    }
+}
+
+/// The largest N `solver` can run on this device.
+pub fn max_particles(ctx: &GpuContext, solver: SolverKind) -> u64 {
+    ctx.max_elements(largest_array_bytes_per_particle(solver).0)
+        .min(u32::MAX as u64 / 2)
+}
+
+/// Refuses an N the device cannot hold with `solver`, before anything is
+/// allocated, with a message that states the limit.
+pub fn check_particle_count(ctx: &GpuContext, n: u64, solver: SolverKind) -> Result<()> {
+    if n == 0 {
+        return Err(Error::InvalidParameter("N must be at least 1".into()));
+    }
+    let max = max_particles(ctx, solver);
+    if n > max {
+        let (bytes, what) = largest_array_bytes_per_particle(solver);
+        return Err(Error::TooManyParticles {
+            n,
+            max,
+            reason: format!(
+                "the {} solver's {what} array takes {bytes} bytes per particle and this \
+                 device binds at most {} bytes per storage buffer",
+                solver.name(),
+                ctx.device.limits().max_storage_buffer_binding_size
+            ),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! Read-outs of a state read-back: Lagrangian radii (the radii enclosing
+//! given fractions of the mass) and the sphere a view should fit.
+
+use crate::gpu::layout::PosMass;
+
+/// Mass fractions of the Lagrangian radii shown by the web app.
+pub const LAGRANGIAN_FRACTIONS: [f64; 3] = [0.1, 0.5, 0.9];
+
+/// Centre of mass of the particles.
+pub fn center_of_mass(pos_mass: &[PosMass]) -> [f64; 3] {
+    let mut c = [0.0f64; 3];
+    let mut m = 0.0;
+    for p in pos_mass {
+        m += p.mass as f64;
+        for (ck, x) in c.iter_mut().zip(p.pos) {
+            *ck += p.mass as f64 * x as f64;
+        }
+    }
+    if m > 0.0 {
+        c = c.map(|x| x / m);
+    }
+    c
+}
+
+/// Radii about `center` enclosing each of `fractions` (ascending, in
+/// (0, 1]) of the total mass: the first radius at which the enclosed mass
+/// reaches the fraction.
+pub fn lagrangian_radii(pos_mass: &[PosMass], center: [f64; 3], fractions: &[f64]) -> Vec<f64> {
+    let mut shells: Vec<(f64, f64)> = pos_mass
+        .iter()
+        .map(|p| {
+            let r2: f64 = (0..3).map(|k| (p.pos[k] as f64 - center[k]).powi(2)).sum();
+            (r2.sqrt(), p.mass as f64)
+        })
+        .collect();
+    shells.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = shells.iter().map(|s| s.1).sum();
+    let mut out = Vec::with_capacity(fractions.len());
+    let mut enclosed = 0.0;
+    let mut it = shells.iter();
+    let mut last = 0.0;
+    for &f in fractions {
+        while enclosed < f * total {
+            match it.next() {
+                Some(&(r, m)) => {
+                    enclosed += m;
+                    last = r;
+                }
+                None => break,
+            }
+        }
+        out.push(last);
+    }
+    out
+}
+
+/// Centre and radius of a sphere to frame: the centre of mass and the
+/// radius enclosing 90 % of the mass (escapers do not shrink the view).
+pub fn view_sphere(pos_mass: &[PosMass]) -> ([f32; 3], f32) {
+    let c = center_of_mass(pos_mass);
+    let r = lagrangian_radii(pos_mass, c, &[0.9])[0];
+    (c.map(|x| x as f32), (r as f32).max(1e-3))
+}

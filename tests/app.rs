@@ -1,0 +1,137 @@
+//! The web app's platform-free parts: URL settings (parse, canonical query,
+//! presets, warnings), Lagrangian radii, the cold-collapse model, and the
+//! device limit on N.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use webgrav::app::readout::{center_of_mass, lagrangian_radii, view_sphere};
+use webgrav::app::settings::{Settings, PRESETS};
+use webgrav::app::{check_particle_count, max_particles, SOLVERS};
+use webgrav::render::ColorMode;
+use webgrav::sim::{Diagnostics, Model, SolverKind};
+use webgrav::Error;
+
+#[test]
+fn url_parameters_set_every_setting() {
+    let (s, warnings) = Settings::from_query(
+        "?model=cold-collapse&n=65536&seed=7&solver=direct&theta=0.4&eps=0.02&dt=0.001953125\
+         &spf=3&autoplay=0&embed=1&color=potential&ps=4&bright=2&atten=0\
+         &yaw=1.5&pitch=-0.5&dist=12&tx=1&ty=-2&tz=0.5&fov=1",
+    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(s.model, Model::ColdCollapse);
+    assert_eq!((s.n, s.seed, s.steps_per_frame), (65536, 7, 3));
+    assert_eq!(s.config.solver, SolverKind::Direct);
+    assert_eq!(
+        (s.config.theta, s.config.eps, s.config.dt),
+        (0.4, 0.02, 0.001953125)
+    );
+    assert!(!s.autoplay && s.embed && s.camera_given);
+    let c = s.camera;
+    assert_eq!(c.color_mode, ColorMode::Potential);
+    assert_eq!(
+        (c.point_size, c.brightness, c.size_attenuation),
+        (4.0, 2.0, false)
+    );
+    assert_eq!(
+        (c.yaw, c.pitch, c.distance, c.fov_y),
+        (1.5, -0.5, 12.0, 1.0)
+    );
+    assert_eq!(c.target, [1.0, -2.0, 0.5]);
+}
+
+#[test]
+fn canonical_query_round_trips() {
+    let (s, _) = Settings::from_query("n=4096&solver=direct&color=component&yaw=0.25&dist=3.5");
+    let q = s.to_query(true);
+    let (back, warnings) = Settings::from_query(&q);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(back, s, "{q}");
+    // Without the camera, the run's settings alone come back.
+    let (no_cam, _) = Settings::from_query(&s.to_query(false));
+    assert_eq!(no_cam.config, s.config);
+    assert!(!no_cam.camera_given);
+}
+
+#[test]
+fn bad_parameters_warn_and_keep_defaults() {
+    let (s, warnings) =
+        Settings::from_query("n=abc&solver=fmm&theta=-1&dt=0&model=disk&bogus=1&n2=%ZZ");
+    let d = Settings::default();
+    assert_eq!((s.n, s.config), (d.n, d.config));
+    assert_eq!(s.model, d.model);
+    assert_eq!(warnings.len(), 7, "{warnings:?}");
+    assert!(warnings[0].contains("n=abc"));
+    assert!(warnings[1].contains("known: tree, direct"));
+    assert!(warnings[4].contains("known: plummer, cold-collapse"));
+}
+
+#[test]
+fn presets_parse_and_explicit_parameters_win() {
+    for p in PRESETS {
+        let (s, warnings) = Settings::from_query(&format!("preset={}", p.name));
+        assert!(warnings.is_empty(), "{}: {warnings:?}", p.name);
+        assert_eq!(
+            s.model.name(),
+            p.query.split('&').next().unwrap()[6..].to_string()
+        );
+    }
+    let (s, _) = Settings::from_query("preset=cold-collapse&n=2048");
+    assert_eq!((s.model, s.n), (Model::ColdCollapse, 2048));
+    let (_, warnings) = Settings::from_query("preset=nope");
+    assert_eq!(warnings.len(), 1);
+}
+
+#[test]
+fn cold_collapse_is_the_plummer_sphere_at_rest() {
+    let plummer = Model::Plummer.generate(2000, 5).unwrap();
+    let cold = Model::ColdCollapse.generate(2000, 5).unwrap();
+    assert_eq!(cold.pos_mass, plummer.pos_mass);
+    assert!(cold.vel.iter().all(|v| v.vel == [0.0; 3]));
+    // No kinetic energy: virial ratio 0.
+    let d = Diagnostics::of(&cold.pos_mass, &cold.vel, &vec![Default::default(); 2000]);
+    assert_eq!(d.kinetic, 0.0);
+}
+
+#[test]
+fn lagrangian_radii_of_a_plummer_sphere() {
+    // Plummer: M(<r) = r³/(r² + a²)^{3/2}, so r_f = a / sqrt(f^{-2/3} - 1)
+    // with a = 3π/16; the sample is cut at 0.999 of the mass, so fractions
+    // of the sample are fractions 0.999 f of the model.
+    let p = Model::Plummer.generate(100_000, 11).unwrap();
+    let c = center_of_mass(&p.pos_mass);
+    let fractions = [0.1, 0.5, 0.9];
+    let radii = lagrangian_radii(&p.pos_mass, c, &fractions);
+    let a = 3.0 * std::f64::consts::PI / 16.0;
+    for (f, r) in fractions.iter().zip(&radii) {
+        let exact = a / ((0.999 * f).powf(-2.0 / 3.0) - 1.0).sqrt();
+        // Sampling noise of a quantile with 1e5 particles is well below
+        // 2 % at these fractions.
+        assert!(
+            (r / exact - 1.0).abs() < 0.02,
+            "r({f}) = {r}, model {exact}"
+        );
+    }
+    let (center, radius) = view_sphere(&p.pos_mass);
+    assert!(center.iter().all(|x| x.abs() < 1e-3));
+    assert!((radius as f64 - radii[2]).abs() < 1e-4);
+}
+
+#[test]
+fn too_large_n_is_refused_with_the_limit() {
+    let ctx = common::gpu();
+    for &solver in SOLVERS {
+        let max = max_particles(&ctx, solver);
+        assert!(max >= 1 << 16, "{}: {max}", solver.name());
+        check_particle_count(&ctx, max, solver).unwrap();
+        match check_particle_count(&ctx, max + 1, solver) {
+            Err(Error::TooManyParticles { n, max: m, .. }) => assert_eq!((n, m), (max + 1, max)),
+            other => panic!("{}: {other:?}", solver.name()),
+        }
+        let msg = check_particle_count(&ctx, max + 1, solver)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains(&max.to_string()), "{msg}");
+    }
+}

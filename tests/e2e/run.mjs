@@ -1,0 +1,300 @@
+// End-to-end test of the web app in headless Chromium with WebGPU
+// (SwiftShader, on the CPU). Serves the Trunk build in dist/ with a small
+// static server, opens the page with URL parameters and checks, from the
+// page and from files it downloads:
+//   1. the simulation advances, the energy error is finite and small, the
+//      canvas is not blank (pixel statistics of a screenshot);
+//   2. exported Tipsy and CSV bytes parse with the crate's reader (the
+//      native CLI, `webgrav convert`) and hold the right N;
+//   3. importing a malformed file shows an error and the run goes on;
+//   4. the tree solver runs in the page and reports interactions and
+//      per-phase GPU times;
+//   5. the native offscreen render (`webgrav render`) of a snapshot matches
+//      the browser's rendering of the same snapshot and camera;
+//   6. after a device loss the page explains it and the last state read
+//      back can still be exported;
+//   7. without WebGPU the page explains what is missing; bad URL
+//      parameters are reported.
+// Screenshots and images land in artifacts/e2e/ (git-ignored).
+//
+// Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`)
+import { chromium } from "playwright-core";
+import { PNG } from "pngjs";
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const DIST = path.join(ROOT, "dist");
+const ART = path.join(ROOT, "artifacts", "e2e");
+const BIN = process.env.WEBGRAV_BIN || path.join(ROOT, "target", "debug", "webgrav");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const PORT = 8400 + Math.floor(Math.random() * 500);
+const BASE = `http://127.0.0.1:${PORT}/`;
+
+// WebGPU on SwiftShader; the Vulkan/ANGLE SwiftShader flags give the GPU
+// process a shared-image backend for WebGPU canvases (without them the
+// first presented frame kills the WebGPU instance in headless Chromium).
+const CHROME_ARGS = [
+  "--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--disable-quic",
+  "--no-first-run", "--disable-background-networking", "--disable-component-update",
+  "--disable-sync", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
+  "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+];
+
+// Image comparison bounds (RGB, 0..255), native render vs browser canvas of
+// the same snapshot and camera. Both run the same WGSL on CPU rasterisers
+// (lavapipe, SwiftShader) that may differ in the last bit of a sprite's
+// coverage and in additive 8-bit rounding, never in where a sprite lands:
+// a misplaced camera or a wrong colour moves whole sprites (mean difference
+// of several units, many pixels off by > 32).
+const MAX_MEAN_ABS_DIFF = 0.5;
+const MAX_FRACTION_OFF = 0.001; // pixels with a channel off by more than 32
+
+const results = [];
+function check(name, ok, detail = "") {
+  results.push({ name, ok, detail });
+  console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? ` — ${detail}` : ""}`);
+}
+
+function webgrav(...args) {
+  return execFileSync(BIN, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+}
+
+// Rows of a CSV snapshot written by `webgrav convert` (comment + header + N).
+function csvParticles(file) {
+  const lines = fs.readFileSync(file, "utf8").trim().split("\n");
+  return lines.filter((l) => !l.startsWith("#") && !l.startsWith("id,")).length;
+}
+
+function pngStats(file) {
+  const png = PNG.sync.read(fs.readFileSync(file));
+  let lit = 0, sum = 0, max = 0;
+  const n = png.width * png.height;
+  for (let i = 0; i < n; i++) {
+    const m = Math.max(png.data[4 * i], png.data[4 * i + 1], png.data[4 * i + 2]);
+    if (m > 40) lit++;
+    sum += m;
+    max = Math.max(max, m);
+  }
+  return { width: png.width, height: png.height, litFraction: lit / n, mean: sum / n, max };
+}
+
+function compareImages(a, b) {
+  const A = PNG.sync.read(fs.readFileSync(a));
+  const B = PNG.sync.read(fs.readFileSync(b));
+  if (A.width !== B.width || A.height !== B.height) {
+    return { error: `sizes differ: ${A.width}x${A.height} vs ${B.width}x${B.height}` };
+  }
+  const n = A.width * A.height;
+  let sum = 0, off = 0, maxDiff = 0;
+  const diff = new PNG({ width: A.width, height: A.height });
+  for (let i = 0; i < n; i++) {
+    let m = 0;
+    for (let c = 0; c < 3; c++) {
+      const d = Math.abs(A.data[4 * i + c] - B.data[4 * i + c]);
+      sum += d;
+      m = Math.max(m, d);
+    }
+    if (m > 32) off++;
+    maxDiff = Math.max(maxDiff, m);
+    const v = Math.min(255, m * 4);
+    diff.data.set([v, v, v, 255], 4 * i);
+  }
+  fs.writeFileSync(path.join(ART, "render-diff.png"), PNG.sync.write(diff));
+  return { meanAbs: sum / (3 * n), fractionOff: off / n, maxDiff };
+}
+
+async function waitFor(page, fn, arg, timeout, what) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout, polling: 250 });
+    return true;
+  } catch {
+    check(what, false, `timed out after ${timeout / 1000} s`);
+    return false;
+  }
+}
+
+async function openApp(context, query, viewport) {
+  const page = await context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  page.on("pageerror", (e) => console.log(`  [page error] ${e.message}`));
+  page.on("console", (m) => { if (m.type() === "error" && !/favicon|404/.test(m.text())) console.log(`  [console] ${m.text()}`); });
+  await page.goto(BASE + query);
+  await waitFor(page, () => window.webgrav && (window.webgrav.ready || window.webgrav.error), null, 60000, `page ${query} starts`);
+  const error = await page.evaluate(() => window.webgrav.error);
+  if (error) check(`page ${query} starts`, false, error);
+  return page;
+}
+
+const state = (page) => page.evaluate(() => ({
+  steps: window.webgrav.progress.steps,
+  time: window.webgrav.progress.time,
+  n: window.webgrav.progress.n,
+  readouts: window.webgrav.readouts,
+  last: window.webgrav.last,
+  error: window.webgrav.error,
+}));
+
+async function download(page, selector, file) {
+  const [dl] = await Promise.all([page.waitForEvent("download", { timeout: 60000 }), page.click(selector)]);
+  await dl.saveAs(file);
+  return dl.suggestedFilename();
+}
+
+async function main() {
+  fs.mkdirSync(ART, { recursive: true });
+  if (!fs.existsSync(path.join(DIST, "index.html"))) throw new Error("dist/index.html missing: run `trunk build` first");
+  if (!fs.existsSync(BIN)) throw new Error(`${BIN} missing: run \`cargo build\` first`);
+  const server = spawn("python3", ["-m", "http.server", String(PORT), "--bind", "127.0.0.1", "--directory", DIST], { stdio: "ignore" });
+  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), "webgrav-e2e-"));
+  let context;
+  try {
+    for (let i = 0; i < 50; i++) {
+      try { await fetch(BASE); break; } catch { await new Promise((r) => setTimeout(r, 100)); }
+    }
+    context = await chromium.launchPersistentContext(userDir, {
+      executablePath: CHROMIUM, headless: true, args: CHROME_ARGS, acceptDownloads: true,
+      viewport: { width: 1100, height: 700 },
+    });
+
+    // 1. A run advances with a small energy error and draws something.
+    const N = 1024, DT = 0.0078125;
+    const page = await openApp(context, `?model=plummer&n=${N}&seed=3&solver=direct&eps=0.02&dt=${DT}&spf=2&autoplay=1`);
+    if (await waitFor(page, () => window.webgrav.progress.steps >= 30 && window.webgrav.readouts >= 3, null, 90000, "simulation advances 30 steps")) {
+      const s = await state(page);
+      check("simulation advanced", s.steps >= 30 && s.time > 0, `${s.steps} steps, t = ${s.time}`);
+      check("simulated time = steps × dt", Math.abs(s.time - s.steps * DT) < 1e-9, `t = ${s.time}`);
+      // Leapfrog, dt = 1/128, eps = 0.02, N = 1024 over t < 1: the
+      // native tests see |dE/E| ~ 1e-5 here; 1e-3 flags a broken
+      // integrator or solver (errors then grow to O(1)).
+      const e = s.last.energy_error;
+      check("energy error finite and small", Number.isFinite(e) && e < 1e-3, `|dE/E0| = ${e.toExponential(2)} at t = ${s.last.time}`);
+      check("Lagrangian radii ordered", s.last.lagrangian[0] < s.last.lagrangian[1] && s.last.lagrangian[1] < s.last.lagrangian[2], s.last.lagrangian.map((r) => r.toFixed(3)).join(" / "));
+      check("GPU phase times reported", s.last.timing === "unavailable" || Array.isArray(s.last.phases), JSON.stringify(s.last.phases));
+      await page.screenshot({ path: path.join(ART, "run.png") });
+      await page.locator("#view").screenshot({ path: path.join(ART, "run-canvas.png") });
+      const px = pngStats(path.join(ART, "run-canvas.png"));
+      // A Plummer sphere of 1024 sprites lights a few percent of the view.
+      check("canvas not blank", px.litFraction > 0.002 && px.litFraction < 0.6 && px.max > 100,
+        `${(100 * px.litFraction).toFixed(2)} % of pixels lit, max ${px.max}, mean ${px.mean.toFixed(2)}`);
+      const url = await page.evaluate(() => window.webgrav.shareUrl());
+      check("share URL holds the settings", /n=1024/.test(url) && /solver=direct/.test(url) && /eps=0.02/.test(url), url);
+    }
+
+    // 2. Exports parse with the crate's reader and hold N particles.
+    const tipsy = path.join(ART, "export.tipsy");
+    const name = await download(page, "#export-tipsy", tipsy);
+    webgrav("convert", tipsy, path.join(ART, "export-from-tipsy.csv"));
+    const nt = csvParticles(path.join(ART, "export-from-tipsy.csv"));
+    check("Tipsy export parses with N particles", nt === N, `${name}: ${nt} particles`);
+    const csv = path.join(ART, "export.csv");
+    await download(page, "#export-csv", csv);
+    webgrav("convert", csv, path.join(ART, "export-from-csv.tipsy"));
+    check("CSV export parses with N particles", csvParticles(csv) === N, `${csvParticles(csv)} particles`);
+
+    // A PNG of the view downloads and is not blank.
+    const viewPng = path.join(ART, "view-export.png");
+    await download(page, "#export-png", viewPng);
+    const vp = pngStats(viewPng);
+    check("PNG export of the view", vp.litFraction > 0.002, `${vp.width}x${vp.height}, ${(100 * vp.litFraction).toFixed(2)} % lit`);
+
+    // An N beyond the device's limit is refused with the limit; the run
+    // is untouched.
+    await page.evaluate(() => window.webgrav.apply({ n: "1000000000" }));
+    const refusal = await page.textContent("#message");
+    const kept = await state(page);
+    check("too large N refused with the limit", /exceeds this device's limit of \d+/.test(refusal) && kept.n === N, refusal);
+
+    // 3. A malformed import shows an error and the run goes on.
+    const before = await state(page);
+    await page.setInputFiles("#import", { name: "bad.tipsy", mimeType: "application/octet-stream", buffer: Buffer.from("this is not a Tipsy file at all") });
+    if (await waitFor(page, () => !document.getElementById("message").hidden && /bad\.tipsy/.test(document.getElementById("message").textContent), null, 10000, "import error shown")) {
+      const msg = await page.textContent("#message");
+      check("malformed import shows an error", /bad\.tipsy/.test(msg) && /Could not open/.test(msg), msg);
+      await page.screenshot({ path: path.join(ART, "import-error.png") });
+    }
+    if (await waitFor(page, (s) => window.webgrav.progress.steps >= s + 6, before.steps, 60000, "run continues after bad import")) {
+      const after = await state(page);
+      const source = await page.evaluate(() => window.webgrav.app.sourceFile());
+      check("run continues after bad import", after.n === N && source == null && !after.error, `${before.steps} → ${after.steps} steps, N = ${after.n}`);
+    }
+
+    // 6. Device loss: explained, and the last read-back still exports.
+    await page.evaluate(() => window.webgrav.app.loseDeviceForTesting());
+    if (await waitFor(page, () => !document.getElementById("error").hidden, null, 10000, "device loss explained")) {
+      const text = await page.textContent("#error-text");
+      check("device loss explained", /device was lost/i.test(text), text.split("\n")[0]);
+      await page.screenshot({ path: path.join(ART, "device-lost.png") });
+      const lost = path.join(ART, "after-loss.tipsy");
+      await download(page, "#lost-tipsy", lost);
+      webgrav("convert", lost, path.join(ART, "after-loss.csv"));
+      const nl = csvParticles(path.join(ART, "after-loss.csv"));
+      check("last state exports after device loss", nl === N, `${nl} particles`);
+    }
+    await page.close();
+
+    // 5. Native offscreen render vs the browser canvas, same snapshot and
+    // camera (embed mode, a 480×360 view, paused).
+    const W = 480, H = 360;
+    const cam = { yaw: 0.6, pitch: 0.25, dist: 4.5 };
+    webgrav("render", tipsy, "-o", path.join(ART, "render-native.png"), "--width", String(W), "--height", String(H),
+      "--yaw", String(cam.yaw), "--pitch", String(cam.pitch), "--distance", String(cam.dist), "--target", "0", "0", "0",
+      "--color", "speed", "--solver", "direct", "--eps", "0.02");
+    const embed = await openApp(context, `?embed=1&autoplay=0&n=64&solver=direct&eps=0.02&color=speed&yaw=${cam.yaw}&pitch=${cam.pitch}&dist=${cam.dist}&tx=0&ty=0&tz=0`, { width: W, height: H });
+    const readouts = await embed.evaluate(() => window.webgrav.readouts);
+    await embed.setInputFiles("#import", tipsy);
+    if (await waitFor(embed, (r) => window.webgrav.readouts > r && window.webgrav.last.n === 1024, readouts, 60000, "browser loads the snapshot")) {
+      const dataUrl = await embed.evaluate(() => { window.webgrav.app.render(); return window.webgrav.canvas.toDataURL("image/png"); });
+      fs.writeFileSync(path.join(ART, "render-browser.png"), Buffer.from(dataUrl.split(",")[1], "base64"));
+      await embed.screenshot({ path: path.join(ART, "embed.png") });
+      const c = compareImages(path.join(ART, "render-native.png"), path.join(ART, "render-browser.png"));
+      const px = pngStats(path.join(ART, "render-browser.png"));
+      check("browser render not blank", px.litFraction > 0.002, `${(100 * px.litFraction).toFixed(2)} % lit`);
+      check("native render matches browser render", !c.error && c.meanAbs < MAX_MEAN_ABS_DIFF && c.fractionOff < MAX_FRACTION_OFF,
+        c.error || `mean |diff| ${c.meanAbs.toFixed(3)} (bound ${MAX_MEAN_ABS_DIFF}), ${(100 * c.fractionOff).toFixed(3)} % pixels off by > 32 (bound ${100 * MAX_FRACTION_OFF} %), max ${c.maxDiff}`);
+      const overlay = await embed.evaluate(() => ({ panel: document.getElementById("panel").hidden, bar: !document.getElementById("embed-bar").hidden }));
+      check("embed mode: minimal overlay", overlay.panel && overlay.bar, JSON.stringify(overlay));
+    }
+    await embed.close();
+
+    // 4. The tree solver in the page (slow on SwiftShader: a few steps).
+    const tree = await openApp(context, "?n=512&solver=tree&theta=0.5&autoplay=1&color=potential");
+    if (await waitFor(tree, () => window.webgrav.last && window.webgrav.last.steps >= 1 && window.webgrav.last.pp > 0, null, 120000, "tree solver steps")) {
+      const s = await state(tree);
+      const phases = (s.last.phases || []).map(([p]) => p);
+      check("tree solver steps with interaction counts", s.last.pp > 0 && s.last.pc >= 0 && Number.isFinite(s.last.energy_error),
+        `${s.steps} steps, ${s.last.pp.toFixed(0)} p-p + ${s.last.pc.toFixed(0)} p-c per particle`);
+      check("tree phase times", s.last.timing === "unavailable" || phases.includes("walk"), phases.join(", "));
+      await tree.screenshot({ path: path.join(ART, "tree.png") });
+    }
+    await tree.close();
+
+    // 7. No WebGPU, and bad URL parameters.
+    const nogpu = await context.newPage();
+    await nogpu.addInitScript(() => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }));
+    await nogpu.goto(BASE + "?n=abc&colour=red");
+    if (await waitFor(nogpu, () => window.webgrav && window.webgrav.error, null, 30000, "no-WebGPU explanation")) {
+      const text = await nogpu.textContent("#error-text");
+      check("no WebGPU explained", /no WebGPU/.test(text), text.split("\n")[0]);
+      const msg = await nogpu.textContent("#message");
+      check("bad URL parameters reported", /n=abc/.test(msg) && /colour/.test(msg), msg.replace(/\n/g, " | "));
+      await nogpu.screenshot({ path: path.join(ART, "no-webgpu.png") });
+    }
+    await nogpu.close();
+  } finally {
+    if (context) await context.close();
+    server.kill();
+    fs.rmSync(userDir, { recursive: true, force: true });
+  }
+  const failed = results.filter((r) => !r.ok);
+  console.log(`\n${results.length - failed.length} passed, ${failed.length} failed; screenshots in ${path.relative(ROOT, ART)}/`);
+  process.exit(failed.length ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,203 @@
+// The control panel, the embed bar, import/export and camera input
+// (mouse, wheel, touch), wired to the wasm app held in `webgrav.app`.
+// Everything the panel shows is a URL-style setting of the app
+// (`data-key` attributes name them, as in the page's URL).
+"use strict";
+
+function download(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+function fileStem(time) {
+  return `webgrav-t${time.toFixed(4)}`;
+}
+
+const Controls = {
+  // Fills the selects from the wasm catalogue and wires every control.
+  init(W) {
+    const cat = window.wasmBindings.catalog();
+    const fill = (key, names) => {
+      const sel = document.querySelector(`[data-key="${key}"]`);
+      sel.replaceChildren(...names.map((n) => new Option(n, n)));
+    };
+    fill("model", cat.models);
+    fill("solver", cat.solvers);
+    fill("color", cat.colors);
+    const preset = document.getElementById("preset");
+    for (const p of cat.presets) preset.appendChild(new Option(p.title, p.name));
+    preset.addEventListener("change", () => {
+      if (!preset.value) return;
+      const { values } = window.wasmBindings.parseSettings(`preset=${preset.value}`);
+      // A preset sets the run; keep the current camera.
+      for (const k of ["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"]) delete values[k];
+      W.apply(values).then(() => W.setRunning(true));
+    });
+
+    for (const el of document.querySelectorAll("[data-key]")) {
+      const key = el.dataset.key;
+      const event = el.type === "range" ? "input" : "change";
+      el.addEventListener(event, () => {
+        const value = el.type === "checkbox" ? (el.checked ? "1" : "0") : el.value;
+        W.apply({ [key]: value });
+      });
+    }
+
+    document.getElementById("run").addEventListener("click", () => W.setRunning(!W.running));
+    document.getElementById("embed-run").addEventListener("click", () => W.setRunning(!W.running));
+    document.getElementById("step").addEventListener("click", () => W.singleStep());
+    document.getElementById("reset").addEventListener("click", () => W.reset());
+    document.getElementById("fit").addEventListener("click", () => W.app.fit());
+
+    document.getElementById("export-tipsy").addEventListener("click", () => Controls.exportState(W, "tipsy"));
+    document.getElementById("export-csv").addEventListener("click", () => Controls.exportState(W, "csv"));
+    document.getElementById("lost-tipsy").addEventListener("click", () => Controls.exportState(W, "tipsy"));
+    document.getElementById("lost-csv").addEventListener("click", () => Controls.exportState(W, "csv"));
+    document.getElementById("export-png").addEventListener("click", () => {
+      // toBlob must run in the task that drew the frame (WebGPU canvases
+      // hand their image to the page only until the frame is presented).
+      W.app.render();
+      W.canvas.toBlob((blob) => download(blob, `${fileStem(W.time)}.png`), "image/png");
+    });
+    document.getElementById("share").addEventListener("click", async () => {
+      const url = W.shareUrl();
+      const field = document.getElementById("share-url");
+      field.value = url;
+      field.hidden = false;
+      field.select();
+      try {
+        await navigator.clipboard.writeText(url);
+        W.message("Link copied to the clipboard.", "info");
+      } catch {
+        W.message("Copy the selected link.", "info");
+      }
+    });
+
+    const input = document.getElementById("import");
+    input.addEventListener("change", () => {
+      if (input.files.length) Controls.importFile(W, input.files[0]);
+      input.value = "";
+    });
+    const drop = document.getElementById("drop");
+    let depth = 0;
+    window.addEventListener("dragenter", (e) => { e.preventDefault(); depth++; drop.hidden = false; });
+    window.addEventListener("dragleave", () => { if (--depth <= 0) { depth = 0; drop.hidden = true; } });
+    window.addEventListener("dragover", (e) => e.preventDefault());
+    window.addEventListener("drop", (e) => {
+      e.preventDefault();
+      depth = 0;
+      drop.hidden = true;
+      const file = e.dataTransfer && e.dataTransfer.files[0];
+      if (file) Controls.importFile(W, file);
+    });
+
+    document.getElementById("panel-toggle").addEventListener("click", () => {
+      const collapsed = document.getElementById("panel").classList.toggle("collapsed");
+      document.body.classList.toggle("panel-open", !collapsed);
+    });
+    window.addEventListener("keydown", (e) => {
+      if (e.target.closest && e.target.closest("input, select, textarea")) return;
+      if (e.key === " ") { e.preventDefault(); W.setRunning(!W.running); }
+      else if (e.key === "s") W.singleStep();
+      else if (e.key === "r") W.reset();
+      else if (e.key === "f") W.app.fit();
+    });
+  },
+
+  // Shows the app's current settings in the controls.
+  show(values) {
+    for (const el of document.querySelectorAll("[data-key]")) {
+      const v = values[el.dataset.key];
+      if (v === undefined) continue;
+      if (el.type === "checkbox") el.checked = v === "1";
+      else if (document.activeElement !== el) el.value = v;
+    }
+  },
+
+  async exportState(W, format) {
+    try {
+      const r = await W.app.export(format);
+      download(new Blob([r.bytes], { type: "application/octet-stream" }), `${fileStem(r.time)}.${format}`);
+    } catch (e) {
+      W.message(`Export failed: ${e}`);
+    }
+  },
+
+  async importFile(W, file) {
+    let bytes;
+    try {
+      bytes = new Uint8Array(await file.arrayBuffer());
+    } catch (e) {
+      W.message(`Could not read ${file.name}: ${e}`);
+      return;
+    }
+    try {
+      const r = W.app.loadSnapshot(file.name, bytes);
+      W.restarted();
+      W.message(`Started from ${file.name}: N = ${r.n}, t = ${r.time}`, "info");
+    } catch (e) {
+      // The running simulation is untouched.
+      W.message(`Could not open ${file.name}: ${e}`);
+    }
+  },
+};
+
+// Camera input: drag to orbit; shift-, ctrl- or right-drag (or two fingers)
+// to pan; wheel or pinch to zoom; double-click to fit.
+const CameraInput = {
+  attach(canvas, W) {
+    const pointers = new Map();
+    let pinch = null;
+    const mid = () => {
+      const p = [...pointers.values()];
+      return {
+        x: (p[0].x + p[1].x) / 2, y: (p[0].y + p[1].y) / 2,
+        d: Math.hypot(p[0].x - p[1].x, p[0].y - p[1].y),
+      };
+    };
+    canvas.addEventListener("contextmenu", (e) => e.preventDefault());
+    canvas.addEventListener("pointerdown", (e) => {
+      canvas.setPointerCapture(e.pointerId);
+      pointers.set(e.pointerId, { x: e.clientX, y: e.clientY, pan: e.button === 2 || e.shiftKey || e.ctrlKey });
+      if (pointers.size === 2) pinch = mid();
+    });
+    canvas.addEventListener("pointermove", (e) => {
+      const p = pointers.get(e.pointerId);
+      if (!p) return;
+      const dpr = window.devicePixelRatio || 1;
+      const dx = e.clientX - p.x, dy = e.clientY - p.y;
+      p.x = e.clientX; p.y = e.clientY;
+      if (pointers.size === 1) {
+        if (p.pan) W.app.pan(dx * dpr, dy * dpr);
+        else W.app.orbit(-dx * 0.008, dy * 0.008);
+      } else if (pointers.size === 2 && pinch) {
+        const m = mid();
+        W.app.pan((m.x - pinch.x) * dpr, (m.y - pinch.y) * dpr);
+        if (m.d > 0 && pinch.d > 0) W.app.zoom(pinch.d / m.d);
+        pinch = m;
+      }
+    });
+    const up = (e) => {
+      pointers.delete(e.pointerId);
+      pinch = pointers.size === 2 ? mid() : null;
+      W.viewChanged();
+    };
+    canvas.addEventListener("pointerup", up);
+    canvas.addEventListener("pointercancel", up);
+    canvas.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const lines = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 800 : 1;
+      W.app.zoom(Math.exp(e.deltaY * lines * 0.0015));
+      W.viewChanged();
+    }, { passive: false });
+    canvas.addEventListener("dblclick", () => { W.app.fit(); W.viewChanged(); });
+  },
+};
+
+window.Controls = Controls;
+window.CameraInput = CameraInput;
