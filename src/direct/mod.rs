@@ -1,6 +1,14 @@
 //! Direct summation of gravity on the GPU (drives `shaders/direct.wgsl`) and
-//! its CPU f64 reference (`reference`).
+//! its CPU f64 reference (`reference`); the Sapporo-style Hermite side:
+//! double-single helpers (`ds`), the j-particle store and predictor
+//! (`predict`), the Hermite force kernels (`hermite_force`), neighbour
+//! lists (`neighbours`), the block-step Hermite integrators (`hermite`) and
+//! the GRAPE-6 C API (`g6`, native only).
 
+pub mod ds;
+pub mod hermite_force;
+pub mod neighbours;
+pub mod predict;
 pub mod reference;
 
 use crate::gpu::buffers::uniform_buffer;
