@@ -6,6 +6,7 @@
 //! the GRAPE-6 C API (`g6`, native only).
 
 pub mod ds;
+pub mod hermite;
 pub mod hermite_force;
 pub mod neighbours;
 pub mod predict;
