@@ -179,3 +179,31 @@ fn block_steps_are_powers_of_two_and_match_shared_steps() {
     eprintln!("block vs shared dt = {smallest}: rms position difference {diff:.3e}");
     assert!(diff < 2e-9, "block and shared runs differ by {diff}");
 }
+
+// `webgrav run --solver hermite4` end to end: JSON lines of the energy
+// error at each --log-every, the end state written. N = 128 for 1/8 time
+// unit is a second on lavapipe; the bound is the loose 1e-5 of a short
+// 4th-order run (measured 4e-8).
+#[test]
+fn cli_runs_hermite() {
+    let dir = std::env::temp_dir().join(format!("webgrav-hermite-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("end.csv");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(["run", "--solver", "hermite4", "-n", "128", "--eps", "0.02"])
+        .args(["--eta", "0.02", "--precision", "f32", "--t-end", "0.125"])
+        .args(["--log-every", "0.0625", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let last: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(last["t"], 0.125);
+    assert!(last["rel_energy_error"].as_f64().unwrap() < 1e-5, "{last}");
+    assert!(last["force_evaluations"].as_u64().unwrap() > 128);
+    assert!(std::fs::metadata(&out).unwrap().len() > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -169,6 +169,8 @@ pub struct HermiteGpu {
     target_workgroups: u32,
     /// Sinks of the last encoded evaluation.
     last_ni: u32,
+    /// Sources of the evaluations: j-particles 0..nj_used.
+    nj_used: u32,
 }
 
 impl HermiteGpu {
@@ -214,6 +216,7 @@ impl HermiteGpu {
             ni_cap,
             target_workgroups,
             last_ni: 0,
+            nj_used: nj,
         };
         gpu.set_target_workgroups(target_workgroups);
         Ok(gpu)
@@ -225,6 +228,12 @@ impl HermiteGpu {
 
     pub fn ni_cap(&self) -> u32 {
         self.ni_cap
+    }
+
+    /// Evaluations (and predictions) use j-particles `0..nj` only (at most
+    /// the store's size).
+    pub fn set_nj(&mut self, nj: u32) {
+        self.nj_used = nj.clamp(1, self.store.n);
     }
 
     pub fn eps2(&self) -> f32 {
@@ -296,7 +305,7 @@ impl HermiteGpu {
                 self.ni_cap
             )));
         }
-        let nj = self.store.n;
+        let nj = self.nj_used;
         let plan = SplitPlan::new(ni, nj, self.target_workgroups);
         let (t_hi, t_lo) = split(t);
         let params = HermiteParams {

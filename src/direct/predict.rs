@@ -121,6 +121,7 @@ impl JStore {
                 dispatch_size(device, self.pending, WORKGROUP_SIZE),
             );
         }
+        // Invocations past the params' nj return at once.
         self.predict.dispatch(
             &mut pass,
             &self.bind,

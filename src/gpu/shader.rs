@@ -21,6 +21,10 @@ pub fn all() -> Vec<(&'static str, String)> {
     use crate::direct::hermite_force::{self, Order, Precision};
     vec![
         ("direct", crate::direct::wgsl()),
+        (
+            "direct unsoftened",
+            crate::direct::wgsl_for(Default::default(), false),
+        ),
         ("leapfrog", crate::sim::leapfrog::wgsl()),
         ("render", crate::render::wgsl()),
         ("bbox", crate::tree::bbox::wgsl()),

@@ -17,12 +17,19 @@ use crate::snapshot::Snapshot;
 pub enum SolverKind {
     /// Blocked direct summation, O(N²), f32.
     Direct,
+    /// 4th-order Hermite, individual block time steps, direct forces with
+    /// jerk (`direct::hermite::HermiteSimulation`, not this leapfrog).
+    Hermite4,
+    /// 6th-order Hermite, as Hermite4 with snap.
+    Hermite6,
 }
 
 impl SolverKind {
     pub fn name(self) -> &'static str {
         match self {
             SolverKind::Direct => "direct",
+            SolverKind::Hermite4 => "hermite4",
+            SolverKind::Hermite6 => "hermite6",
         }
     }
 }
@@ -99,6 +106,13 @@ impl Simulation {
         let solver = match config.solver {
             SolverKind::Direct => {
                 Solver::Direct(DirectSolver::new(&ctx.device, &state, config.eps))
+            }
+            SolverKind::Hermite4 | SolverKind::Hermite6 => {
+                return Err(Error::InvalidParameter(format!(
+                    "{} integrates with its own block time steps: use \
+                     direct::hermite::HermiteSimulation",
+                    config.solver.name()
+                )))
             }
         };
         let leapfrog = Leapfrog::new(&ctx.device, &state, config.dt);
