@@ -3,9 +3,10 @@
 // read from workgroup memory feeds IPT interactions; the workgroup (THREADS
 // invocations, THREADS * IPT sinks) walks over all sources j in tiles of
 // THREADS particles: each invocation stages one source, then every
-// invocation runs the whole tile. The sinks are separate variables x0..x15,
-// a0..a15 behind constant IPT tests, not arrays: a private array indexed in
-// a loop may land in (slow) local memory, which on an H100 cost a factor 3.
+// invocation runs the whole tile, UNROLL sources per loop trip. The sinks
+// are separate private variables x0..x15, a0..a15 behind constant IPT
+// tests, not arrays: a private array indexed in a loop may land in (slow)
+// local memory, which on an H100 cost a factor 3.
 // Plummer softening:
 //   a_i = sum_j m_j d / (d^2 + eps^2)^(3/2),
 //   pot_i = -sum_{j != i} m_j / sqrt(d^2 + eps^2).
@@ -21,9 +22,43 @@
 
 var<workgroup> tile: array<vec4<f32>, THREADS>;
 
-// One interaction of source s (position, mass) with the sink at xi; acc.w
-// sums m_j / r (the potential, negated).
-fn interact(s: vec4<f32>, xi: vec3<f32>, acc: ptr<function, vec4<f32>>, eps2: f32) {
+// The invocation's sinks (positions) and sums (xyz: acceleration; w: sum
+// of m_j / r, the potential negated).
+var<private> x0: vec3<f32>;
+var<private> x1: vec3<f32>;
+var<private> x2: vec3<f32>;
+var<private> x3: vec3<f32>;
+var<private> x4: vec3<f32>;
+var<private> x5: vec3<f32>;
+var<private> x6: vec3<f32>;
+var<private> x7: vec3<f32>;
+var<private> x8: vec3<f32>;
+var<private> x9: vec3<f32>;
+var<private> x10: vec3<f32>;
+var<private> x11: vec3<f32>;
+var<private> x12: vec3<f32>;
+var<private> x13: vec3<f32>;
+var<private> x14: vec3<f32>;
+var<private> x15: vec3<f32>;
+var<private> a0: vec4<f32>;
+var<private> a1: vec4<f32>;
+var<private> a2: vec4<f32>;
+var<private> a3: vec4<f32>;
+var<private> a4: vec4<f32>;
+var<private> a5: vec4<f32>;
+var<private> a6: vec4<f32>;
+var<private> a7: vec4<f32>;
+var<private> a8: vec4<f32>;
+var<private> a9: vec4<f32>;
+var<private> a10: vec4<f32>;
+var<private> a11: vec4<f32>;
+var<private> a12: vec4<f32>;
+var<private> a13: vec4<f32>;
+var<private> a14: vec4<f32>;
+var<private> a15: vec4<f32>;
+
+// One interaction of source s (position, mass) with the sink at xi.
+fn interact(s: vec4<f32>, xi: vec3<f32>, acc: vec4<f32>, eps2: f32) -> vec4<f32> {
     let d = s.xyz - xi;
     let r2 = fma(d.x, d.x, fma(d.y, d.y, fma(d.z, d.z, eps2)));
     var rinv = inverseSqrt(r2);
@@ -33,7 +68,57 @@ fn interact(s: vec4<f32>, xi: vec3<f32>, acc: ptr<function, vec4<f32>>, eps2: f3
     }
     let mr = s.w * rinv;
     let mr3 = mr * rinv * rinv;
-    *acc = vec4<f32>(fma(vec3<f32>(mr3), d, (*acc).xyz), (*acc).w + mr);
+    return vec4<f32>(fma(vec3<f32>(mr3), d, acc.xyz), acc.w + mr);
+}
+
+// Source s against all IPT sinks of the invocation.
+fn source(s: vec4<f32>, eps2: f32) {
+    a0 = interact(s, x0, a0, eps2);
+    if (IPT > 1u) {
+        a1 = interact(s, x1, a1, eps2);
+    }
+    if (IPT > 2u) {
+        a2 = interact(s, x2, a2, eps2);
+    }
+    if (IPT > 3u) {
+        a3 = interact(s, x3, a3, eps2);
+    }
+    if (IPT > 4u) {
+        a4 = interact(s, x4, a4, eps2);
+    }
+    if (IPT > 5u) {
+        a5 = interact(s, x5, a5, eps2);
+    }
+    if (IPT > 6u) {
+        a6 = interact(s, x6, a6, eps2);
+    }
+    if (IPT > 7u) {
+        a7 = interact(s, x7, a7, eps2);
+    }
+    if (IPT > 8u) {
+        a8 = interact(s, x8, a8, eps2);
+    }
+    if (IPT > 9u) {
+        a9 = interact(s, x9, a9, eps2);
+    }
+    if (IPT > 10u) {
+        a10 = interact(s, x10, a10, eps2);
+    }
+    if (IPT > 11u) {
+        a11 = interact(s, x11, a11, eps2);
+    }
+    if (IPT > 12u) {
+        a12 = interact(s, x12, a12, eps2);
+    }
+    if (IPT > 13u) {
+        a13 = interact(s, x13, a13, eps2);
+    }
+    if (IPT > 14u) {
+        a14 = interact(s, x14, a14, eps2);
+    }
+    if (IPT > 15u) {
+        a15 = interact(s, x15, a15, eps2);
+    }
 }
 
 // The sink's position (clamped into range: out-of-range sinks compute but
@@ -61,38 +146,52 @@ fn forces(
     let n = params.n;
     let first = (wid.y * nwg.x + wid.x) * (THREADS * IPT) + lid;
     let eps2 = params.eps2;
-    let x0 = sink(first, n);
-    let x1 = select(vec3<f32>(0.0), sink(first + 1u * THREADS, n), IPT > 1u);
-    let x2 = select(vec3<f32>(0.0), sink(first + 2u * THREADS, n), IPT > 2u);
-    let x3 = select(vec3<f32>(0.0), sink(first + 3u * THREADS, n), IPT > 3u);
-    let x4 = select(vec3<f32>(0.0), sink(first + 4u * THREADS, n), IPT > 4u);
-    let x5 = select(vec3<f32>(0.0), sink(first + 5u * THREADS, n), IPT > 5u);
-    let x6 = select(vec3<f32>(0.0), sink(first + 6u * THREADS, n), IPT > 6u);
-    let x7 = select(vec3<f32>(0.0), sink(first + 7u * THREADS, n), IPT > 7u);
-    let x8 = select(vec3<f32>(0.0), sink(first + 8u * THREADS, n), IPT > 8u);
-    let x9 = select(vec3<f32>(0.0), sink(first + 9u * THREADS, n), IPT > 9u);
-    let x10 = select(vec3<f32>(0.0), sink(first + 10u * THREADS, n), IPT > 10u);
-    let x11 = select(vec3<f32>(0.0), sink(first + 11u * THREADS, n), IPT > 11u);
-    let x12 = select(vec3<f32>(0.0), sink(first + 12u * THREADS, n), IPT > 12u);
-    let x13 = select(vec3<f32>(0.0), sink(first + 13u * THREADS, n), IPT > 13u);
-    let x14 = select(vec3<f32>(0.0), sink(first + 14u * THREADS, n), IPT > 14u);
-    let x15 = select(vec3<f32>(0.0), sink(first + 15u * THREADS, n), IPT > 15u);
-    var a0 = vec4<f32>(0.0);
-    var a1 = vec4<f32>(0.0);
-    var a2 = vec4<f32>(0.0);
-    var a3 = vec4<f32>(0.0);
-    var a4 = vec4<f32>(0.0);
-    var a5 = vec4<f32>(0.0);
-    var a6 = vec4<f32>(0.0);
-    var a7 = vec4<f32>(0.0);
-    var a8 = vec4<f32>(0.0);
-    var a9 = vec4<f32>(0.0);
-    var a10 = vec4<f32>(0.0);
-    var a11 = vec4<f32>(0.0);
-    var a12 = vec4<f32>(0.0);
-    var a13 = vec4<f32>(0.0);
-    var a14 = vec4<f32>(0.0);
-    var a15 = vec4<f32>(0.0);
+    x0 = sink(first, n);
+    if (IPT > 1u) {
+        x1 = sink(first + 1u * THREADS, n);
+    }
+    if (IPT > 2u) {
+        x2 = sink(first + 2u * THREADS, n);
+    }
+    if (IPT > 3u) {
+        x3 = sink(first + 3u * THREADS, n);
+    }
+    if (IPT > 4u) {
+        x4 = sink(first + 4u * THREADS, n);
+    }
+    if (IPT > 5u) {
+        x5 = sink(first + 5u * THREADS, n);
+    }
+    if (IPT > 6u) {
+        x6 = sink(first + 6u * THREADS, n);
+    }
+    if (IPT > 7u) {
+        x7 = sink(first + 7u * THREADS, n);
+    }
+    if (IPT > 8u) {
+        x8 = sink(first + 8u * THREADS, n);
+    }
+    if (IPT > 9u) {
+        x9 = sink(first + 9u * THREADS, n);
+    }
+    if (IPT > 10u) {
+        x10 = sink(first + 10u * THREADS, n);
+    }
+    if (IPT > 11u) {
+        x11 = sink(first + 11u * THREADS, n);
+    }
+    if (IPT > 12u) {
+        x12 = sink(first + 12u * THREADS, n);
+    }
+    if (IPT > 13u) {
+        x13 = sink(first + 13u * THREADS, n);
+    }
+    if (IPT > 14u) {
+        x14 = sink(first + 14u * THREADS, n);
+    }
+    if (IPT > 15u) {
+        x15 = sink(first + 15u * THREADS, n);
+    }
     for (var base = 0u; base < n; base += THREADS) {
         let j = base + lid;
         // Padding past n: zero mass, contributes nothing.
@@ -104,53 +203,16 @@ fn forces(
         workgroupBarrier();
         tile[lid] = src;
         workgroupBarrier();
-        for (var k = 0u; k < THREADS; k++) {
-            let s = tile[k];
-            interact(s, x0, &a0, eps2);
-            if (IPT > 1u) {
-                interact(s, x1, &a1, eps2);
+        for (var k = 0u; k < THREADS; k += UNROLL) {
+            source(tile[k], eps2);
+            if (UNROLL > 1u) {
+                source(tile[k + 1u], eps2);
             }
-            if (IPT > 2u) {
-                interact(s, x2, &a2, eps2);
+            if (UNROLL > 2u) {
+                source(tile[k + 2u], eps2);
             }
-            if (IPT > 3u) {
-                interact(s, x3, &a3, eps2);
-            }
-            if (IPT > 4u) {
-                interact(s, x4, &a4, eps2);
-            }
-            if (IPT > 5u) {
-                interact(s, x5, &a5, eps2);
-            }
-            if (IPT > 6u) {
-                interact(s, x6, &a6, eps2);
-            }
-            if (IPT > 7u) {
-                interact(s, x7, &a7, eps2);
-            }
-            if (IPT > 8u) {
-                interact(s, x8, &a8, eps2);
-            }
-            if (IPT > 9u) {
-                interact(s, x9, &a9, eps2);
-            }
-            if (IPT > 10u) {
-                interact(s, x10, &a10, eps2);
-            }
-            if (IPT > 11u) {
-                interact(s, x11, &a11, eps2);
-            }
-            if (IPT > 12u) {
-                interact(s, x12, &a12, eps2);
-            }
-            if (IPT > 13u) {
-                interact(s, x13, &a13, eps2);
-            }
-            if (IPT > 14u) {
-                interact(s, x14, &a14, eps2);
-            }
-            if (IPT > 15u) {
-                interact(s, x15, &a15, eps2);
+            if (UNROLL > 3u) {
+                source(tile[k + 3u], eps2);
             }
         }
     }

@@ -29,7 +29,8 @@
 @group(0) @binding(5) var<storage, read_write> results: array<ForceResult>;
 
 const NO_ID: u32 = 0xffffffffu;
-const FAR: f32 = 3.4028235e38;
+// f32::MAX (hex: a decimal literal may round above it, which Tint rejects).
+const FAR: f32 = 0x1.fffffep+127f;
 
 var<workgroup> tile_pos: array<vec4<f32>, HT>;
 var<workgroup> tile_lo: array<vec3<f32>, HT>;

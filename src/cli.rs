@@ -166,6 +166,9 @@ struct DirectBenchArgs {
     /// Direct kernel shape: sinks per invocation (tuning).
     #[arg(long)]
     ipt: Option<u32>,
+    /// Direct kernel shape: sources per loop trip, 1, 2 or 4 (tuning).
+    #[arg(long)]
+    unroll: Option<u32>,
 }
 
 pub fn main() -> ExitCode {
@@ -330,6 +333,7 @@ async fn bench(a: BenchArgs) -> Result<()> {
                 let shape = DirectConfig {
                     threads: a.direct.threads.unwrap_or(d.threads),
                     i_per_thread: a.direct.ipt.unwrap_or(d.i_per_thread),
+                    unroll: a.direct.unroll.unwrap_or(d.unroll),
                 };
                 let solver = DirectSolver::with_config(&ctx.device, &state, a.eps, shape);
                 let mut timer = PhaseTimer::new(&ctx, 1);
@@ -366,6 +370,7 @@ async fn bench(a: BenchArgs) -> Result<()> {
                     "gflops_at_20_flop": ips * 20.0 * 1e-9,
                     "threads": shape.threads,
                     "i_per_thread": shape.i_per_thread,
+                    "unroll": shape.unroll,
                 });
                 println!("{line}");
             }

@@ -50,8 +50,9 @@ fn direct_matches_f64_unsoftened_partial_tile() {
 }
 
 // Every kernel shape the benchmark can select (sinks per invocation 1-16,
-// 32-256 invocations) computes the same forces: same bounds as above, on a
-// size that leaves the last workgroup partly empty for all of them.
+// 32-256 invocations, 1-4 sources per loop trip) computes the same forces:
+// same bounds as above, on a size that leaves the last workgroup partly
+// empty for all of them.
 #[test]
 fn direct_kernel_shapes_match_f64() {
     use webgrav::direct::DirectConfig;
@@ -59,10 +60,17 @@ fn direct_kernel_shapes_match_f64() {
     let p = Model::Plummer.generate(1000, 3).unwrap();
     let state = GpuParticles::upload(&ctx, &p).unwrap();
     let reference = forces(&p.pos_mass, 0.01);
-    for (threads, i_per_thread) in [(64, 1), (128, 2), (256, 3), (64, 8), (32, 16)] {
+    for (threads, i_per_thread, unroll) in [
+        (64, 1, 1),
+        (128, 2, 2),
+        (256, 3, 4),
+        (64, 8, 4),
+        (32, 16, 2),
+    ] {
         let shape = DirectConfig {
             threads,
             i_per_thread,
+            unroll,
         };
         let solver = DirectSolver::with_config(&ctx.device, &state, 0.01, shape);
         let mut encoder = ctx.device.create_command_encoder(&Default::default());

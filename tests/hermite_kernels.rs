@@ -164,11 +164,14 @@ fn f32_kernels_match_f64() {
 
 // Double-single against the same reference. Measured on lavapipe: acc
 // median 3e-8 (13x better than f32), pot median 6.5e-9 (50x), jerk median
-// 1.4e-7 (4x); the snap is f32 in both modes. The remaining DS error is
-// the f32 arithmetic of each interaction, which averages out in the sums.
-// If a compiler reassociated the two-sum error terms away, DS would fall
-// back to exactly the f32 errors: the ratio checks catch that (it is what
-// lavapipe did before shaders/ds.wgsl guarded every intermediate).
+// 1.4e-7 (4x); on an H100, whose f32 rsqrt is more accurate than
+// lavapipe's: acc 2.5e-8 (3.4x better than its f32), pot 4.9e-9 (8.5x).
+// The snap is f32 in both modes. The remaining DS error is the f32
+// arithmetic of each interaction, which averages out in the sums. If a
+// compiler reassociated the two-sum error terms away, DS would fall back
+// to the f32 errors (ratio ~1): the ratio checks (2x for acc, 4x for pot)
+// catch that, as they caught lavapipe before shaders/ds.wgsl guarded every
+// intermediate.
 #[test]
 fn ds_kernels_match_f64_and_beat_f32() {
     let ds = run(Order::Six, Precision::Ds, &all(), None);
@@ -194,13 +197,13 @@ fn ds_kernels_match_f64_and_beat_f32() {
         ds.snap
     );
     assert!(
-        ds.acc.median < f.acc.median / 4.0,
+        ds.acc.median < f.acc.median / 2.0,
         "DS acc {:?} not clearly better than f32 {:?}",
         ds.acc,
         f.acc
     );
     assert!(
-        ds.pot.median < f.pot.median / 10.0,
+        ds.pot.median < f.pot.median / 4.0,
         "DS pot {:?} not clearly better than f32 {:?}",
         ds.pot,
         f.pot

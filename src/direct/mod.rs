@@ -26,21 +26,25 @@ use std::cell::Cell;
 const DIRECT_WGSL: &str = include_str!("../../shaders/direct.wgsl");
 
 /// Shape of the direct kernel: invocations per workgroup (= sources per
-/// staged tile) and sinks per invocation.
+/// staged tile), sinks per invocation, sources per loop trip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DirectConfig {
     pub threads: u32,
     pub i_per_thread: u32,
+    /// 1, 2 or 4.
+    pub unroll: u32,
 }
 
 impl Default for DirectConfig {
-    /// 256 invocations of 8 sinks: the fastest shape measured on an H100
-    /// at N = 2^20 (BENCHMARKS.md); it needs only WebGPU's default limits
-    /// (256 invocations, 4 KiB of workgroup memory).
+    /// 256 invocations of 8 sinks, 4 sources per loop trip: the fastest
+    /// shape measured on an H100 at N = 2^20 (BENCHMARKS.md); it needs
+    /// only WebGPU's default limits (256 invocations, 4 KiB of workgroup
+    /// memory).
     fn default() -> Self {
         Self {
             threads: 256,
             i_per_thread: 8,
+            unroll: 4,
         }
     }
 }
@@ -91,6 +95,7 @@ pub fn wgsl_for(config: DirectConfig, softened: bool) -> String {
             ("THREADS", config.threads),
             ("IPT", config.i_per_thread),
             ("SOFTENED", softened as u32),
+            ("UNROLL", config.unroll),
         ],
         DIRECT_WGSL,
     )
