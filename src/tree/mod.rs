@@ -130,28 +130,30 @@ impl TreeBuffers {
         let d = &ctx.device;
         let n = state.n;
         let cell_capacity = ((n as f64 * CELLS_PER_PARTICLE) as u32).max(64);
-        let storage =
-            |label: &str, bytes: u64, extra: wgpu::BufferUsages| -> Result<wgpu::Buffer> {
-                let limit = d.limits().max_storage_buffer_binding_size;
-                if bytes > limit {
-                    return Err(Error::TooManyParticles {
-                        n: n as u64,
-                        max: (n as u64 * limit / bytes).max(1),
-                        reason: format!(
+        let storage = |label: &str,
+                       bytes: u64,
+                       extra: wgpu::BufferUsages|
+         -> Result<wgpu::Buffer> {
+            let limit = d.limits().max_storage_buffer_binding_size;
+            if bytes > limit {
+                return Err(Error::TooManyParticles {
+                    n: n as u64,
+                    max: (n as u64 * limit / bytes).max(1),
+                    reason: format!(
                         "the tree's {label} array needs {bytes} bytes, over the {limit}-byte limit"
                     ),
-                    });
-                }
-                Ok(d.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size: bytes.max(16),
-                    usage: wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_SRC
-                        | wgpu::BufferUsages::COPY_DST
-                        | extra,
-                    mapped_at_creation: false,
-                }))
-            };
+                });
+            }
+            Ok(d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.max(16),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST
+                    | extra,
+                mapped_at_creation: false,
+            }))
+        };
         let none = wgpu::BufferUsages::empty();
         let n64 = n as u64;
         let cap = cell_capacity as u64;
