@@ -78,3 +78,87 @@ struct SortParams {
     // Significant bits of the digit (the top pass may use fewer than all).
     digit_mask: u32,
 }
+
+// --- direct/hermite ---
+
+// A j-particle (source) as of its last correction at t0 (src/gpu/layout.rs
+// JParticle): position and t0 double-single (hi + lo), the rest f32.
+struct JParticle {
+    pos_hi: vec3<f32>,
+    mass: f32,
+    pos_lo: vec3<f32>,
+    // Compared with IParticle.id (self pair), returned as nearest neighbour.
+    id: u32,
+    vel: vec3<f32>,
+    t0_hi: f32,
+    acc: vec3<f32>,
+    t0_lo: f32,
+    jerk: vec3<f32>,
+    _pad0: f32,
+    snap: vec3<f32>,
+    _pad1: f32,
+    crackle: vec3<f32>,
+    _pad2: f32,
+}
+
+// A j-particle predicted to the evaluation time.
+struct PredJ {
+    pos_hi: vec3<f32>,
+    mass: f32,
+    pos_lo: vec3<f32>,
+    id: u32,
+    vel: vec3<f32>,
+    _pad0: u32,
+    acc: vec3<f32>,
+    _pad1: u32,
+}
+
+// An i-particle (sink), predicted to the evaluation time.
+struct IParticle {
+    pos_hi: vec3<f32>,
+    // Sources with this id are skipped.
+    id: u32,
+    pos_lo: vec3<f32>,
+    // Neighbour radius squared.
+    h2: f32,
+    vel: vec3<f32>,
+    _pad0: u32,
+    acc: vec3<f32>,
+    _pad1: u32,
+}
+
+// Force on one sink (or one split's partial sum): acc, pot, jerk
+// double-single, snap f32, nearest neighbour (d2 unsoftened, id).
+struct ForceResult {
+    acc_hi: vec3<f32>,
+    pot_hi: f32,
+    acc_lo: vec3<f32>,
+    pot_lo: f32,
+    jerk_hi: vec3<f32>,
+    nn_d2: f32,
+    jerk_lo: vec3<f32>,
+    nn_id: u32,
+    snap: vec3<f32>,
+    _pad0: u32,
+}
+
+// Uniform of predict.wgsl, hermite_force.wgsl and neighbours.wgsl.
+struct HermiteParams {
+    ni: u32,
+    nj: u32,
+    // Sources per split of the j-range (multiple of the tile).
+    chunk: u32,
+    nsplit: u32,
+    // Records between the partial sums of two splits.
+    ni_stride: u32,
+    // Updated j-particles to scatter before predicting.
+    n_update: u32,
+    eps2: f32,
+    // 1.0 at run time: guards double-single error terms (see ds.wgsl).
+    one: f32,
+    // Evaluation time, double-single.
+    t_hi: f32,
+    t_lo: f32,
+    _pad0: u32,
+    _pad1: u32,
+}

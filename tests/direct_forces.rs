@@ -48,3 +48,38 @@ fn direct_matches_f64_unsoftened_partial_tile() {
     assert!(pot.median < 2e-6, "median pot error {}", pot.median);
     assert!(pot.max < 1e-5, "max pot error {}", pot.max);
 }
+
+// Every kernel shape the benchmark can select (sinks per invocation 1-16,
+// 32-256 invocations, 1-4 sources per loop trip) computes the same forces:
+// same bounds as above, on a size that leaves the last workgroup partly
+// empty for all of them.
+#[test]
+fn direct_kernel_shapes_match_f64() {
+    use webgrav::direct::DirectConfig;
+    let ctx = common::gpu();
+    let p = Model::Plummer.generate(1000, 3).unwrap();
+    let state = GpuParticles::upload(&ctx, &p).unwrap();
+    let reference = forces(&p.pos_mass, 0.01);
+    for (threads, i_per_thread, unroll) in [
+        (64, 1, 1),
+        (128, 2, 2),
+        (256, 3, 4),
+        (64, 8, 4),
+        (32, 16, 2),
+    ] {
+        let shape = DirectConfig {
+            threads,
+            i_per_thread,
+            unroll,
+        };
+        let solver = DirectSolver::with_config(&ctx.device, &state, 0.01, shape);
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        solver.encode(&ctx.device, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+        let gpu = pollster::block_on(state.read_acc_pot(&ctx)).unwrap();
+        let acc = ErrorStats::of(&acc_errors(&gpu, &reference));
+        let pot = ErrorStats::of(&pot_errors(&gpu, &reference));
+        assert!(acc.max < 2e-5, "{shape:?}: acc {acc:?}");
+        assert!(pot.max < 1e-5, "{shape:?}: pot {pot:?}");
+    }
+}

@@ -212,3 +212,38 @@ fn every_shader_validates() {
         .unwrap_or_else(|e| panic!("{name}: {e:?}"));
     }
 }
+
+#[test]
+fn hermite_layouts_match_wgsl() {
+    let src = webgrav::direct::predict::wgsl();
+    check_in(
+        &src,
+        "JParticle",
+        size_of::<JParticle>(),
+        fields!(JParticle: pos_hi, mass, pos_lo, id, vel, t0_hi, acc, t0_lo, jerk, _pad0, snap, _pad1, crackle, _pad2),
+    );
+    check_in(
+        &src,
+        "PredJ",
+        size_of::<PredJ>(),
+        fields!(PredJ: pos_hi, mass, pos_lo, id, vel, _pad0, acc, _pad1),
+    );
+    check_in(
+        &src,
+        "IParticle",
+        size_of::<IParticle>(),
+        fields!(IParticle: pos_hi, id, pos_lo, h2, vel, _pad0, acc, _pad1),
+    );
+    check_in(
+        &src,
+        "ForceResult",
+        size_of::<ForceResult>(),
+        fields!(ForceResult: acc_hi, pot_hi, acc_lo, pot_lo, jerk_hi, nn_d2, jerk_lo, nn_id, snap, _pad0),
+    );
+    check_in(
+        &src,
+        "HermiteParams",
+        size_of::<HermiteParams>(),
+        fields!(HermiteParams: ni, nj, chunk, nsplit, ni_stride, n_update, eps2, one, t_hi, t_lo, _pad0, _pad1),
+    );
+}

@@ -12,8 +12,9 @@ use crate::gpu::GpuContext;
 use crate::sim::SolverKind;
 use crate::tree::layout::CellProps;
 
-/// The solvers a user can pick, in menu order. (The Hermite integrator with
-/// direct forces goes here once `SolverKind` has it.)
+/// The solvers a user can pick, in menu order. (The Hermite integrators,
+/// `direct::hermite::HermiteSimulation`, keep their state on the host and
+/// step in blocks; they are not wired into the web app yet.)
 pub const SOLVERS: &[SolverKind] = &[SolverKind::Tree, SolverKind::Direct];
 
 pub fn solver_from_name(name: &str) -> Option<SolverKind> {
@@ -25,8 +26,12 @@ pub fn solver_from_name(name: &str) -> Option<SolverKind> {
 fn largest_array_bytes_per_particle(solver: SolverKind) -> (u64, &'static str) {
     match solver {
         SolverKind::Direct => (std::mem::size_of::<PosMass>() as u64, "particle"),
-        // The cell moments: at most half a cell per particle (the tree's
-        // CELLS_PER_PARTICLE allocation, 0.5 or less), 80 bytes per cell.
+        SolverKind::Hermite4 | SolverKind::Hermite6 => (
+            std::mem::size_of::<crate::gpu::layout::JParticle>() as u64,
+            "Hermite j-particle",
+        ),
+        // The cell moments: 80 bytes per cell, allowing half a cell per
+        // particle (the tree allocates 0.3, CELLS_PER_PARTICLE).
         SolverKind::Tree => (
             (std::mem::size_of::<CellProps>() as u64).div_ceil(2),
             "tree cell-moment",

@@ -1,6 +1,17 @@
 //! Direct summation of gravity on the GPU (drives `shaders/direct.wgsl`) and
-//! its CPU f64 reference (`reference`).
+//! its CPU f64 reference (`reference`); the Sapporo-style Hermite side:
+//! double-single helpers (`ds`), the j-particle store and predictor
+//! (`predict`), the Hermite force kernels (`hermite_force`), neighbour
+//! lists (`neighbours`), the block-step Hermite integrators (`hermite`) and
+//! the GRAPE-6 C API (`g6`, native only).
 
+pub mod ds;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod g6;
+pub mod hermite;
+pub mod hermite_force;
+pub mod neighbours;
+pub mod predict;
 pub mod reference;
 
 use crate::gpu::buffers::uniform_buffer;
@@ -10,38 +21,130 @@ use crate::gpu::layout::DirectParams;
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 use crate::sim::particles::GpuParticles;
-
-/// Sources per workgroup tile, and threads (sinks) per workgroup.
-pub const TILE: u32 = 256;
+use std::cell::Cell;
 
 const DIRECT_WGSL: &str = include_str!("../../shaders/direct.wgsl");
 
-/// The composed WGSL of the direct kernel.
+/// Shape of the direct kernel: invocations per workgroup (= sources per
+/// staged tile), sinks per invocation, sources per loop trip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirectConfig {
+    pub threads: u32,
+    pub i_per_thread: u32,
+    /// 1, 2 or 4.
+    pub unroll: u32,
+}
+
+impl Default for DirectConfig {
+    /// 256 invocations of 8 sinks, 4 sources per loop trip: the fastest
+    /// shape measured on an H100 at N = 2^20 (BENCHMARKS.md); it needs
+    /// only WebGPU's default limits (256 invocations, 4 KiB of workgroup
+    /// memory).
+    fn default() -> Self {
+        Self {
+            threads: 256,
+            i_per_thread: 8,
+            unroll: 4,
+        }
+    }
+}
+
+impl DirectConfig {
+    /// The default shape with fewer sinks per invocation where N is too
+    /// small to give every multiprocessor work: the most sinks per
+    /// invocation that still leave 256 workgroups or more (measured on an H100: at N = 65536
+    /// one sink per invocation is fastest, at 262144 four, at 2^20 eight).
+    pub fn for_n(n: u32) -> Self {
+        let d = Self::default();
+        let mut ipt = d.i_per_thread;
+        while ipt > 1 && n / (d.threads * ipt) < 256 {
+            ipt /= 2;
+        }
+        Self {
+            i_per_thread: ipt,
+            ..d
+        }
+    }
+
+    /// Sinks per workgroup.
+    pub fn sinks_per_group(&self) -> u32 {
+        self.threads * self.i_per_thread
+    }
+
+    fn validate(&self) {
+        assert!(
+            self.threads.is_power_of_two() && (32..=256).contains(&self.threads),
+            "threads must be a power of two in 32..=256"
+        );
+        assert!(
+            (1..=16).contains(&self.i_per_thread),
+            "1 to 16 sinks per thread"
+        );
+    }
+}
+
+/// The composed WGSL of the direct kernel (default shape, softened).
 pub fn wgsl() -> String {
-    compose(&[("TILE", TILE)], DIRECT_WGSL)
+    wgsl_for(DirectConfig::default(), true)
+}
+
+/// The composed WGSL of one shape; `softened`: eps > 0.
+pub fn wgsl_for(config: DirectConfig, softened: bool) -> String {
+    compose(
+        &[
+            ("THREADS", config.threads),
+            ("IPT", config.i_per_thread),
+            ("SOFTENED", softened as u32),
+            ("UNROLL", config.unroll),
+        ],
+        DIRECT_WGSL,
+    )
 }
 
 /// The blocked f32 direct-summation kernel bound to one particle state.
+/// It holds a softened and an unsoftened variant and picks by the current
+/// softening.
 pub struct DirectSolver {
-    kernel: Kernel,
+    /// [unsoftened, softened]
+    kernels: [Kernel; 2],
     params: wgpu::Buffer,
-    bind: wgpu::BindGroup,
+    binds: [wgpu::BindGroup; 2],
     n: u32,
+    eps: Cell<f32>,
+    config: DirectConfig,
 }
 
 impl DirectSolver {
     pub fn new(device: &wgpu::Device, state: &GpuParticles, eps: f32) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "direct forces",
-            &wgsl(),
-            "forces",
-            &[
-                Binding::Uniform,
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-            ],
-        );
+        Self::with_config(device, state, eps, DirectConfig::for_n(state.n))
+    }
+
+    /// A solver of a given kernel shape (benchmarks tune with this).
+    pub fn with_config(
+        device: &wgpu::Device,
+        state: &GpuParticles,
+        eps: f32,
+        config: DirectConfig,
+    ) -> Self {
+        config.validate();
+        let kernel = |softened: bool| {
+            Kernel::new(
+                device,
+                if softened {
+                    "direct forces (softened)"
+                } else {
+                    "direct forces"
+                },
+                &wgsl_for(config, softened),
+                "forces",
+                &[
+                    Binding::Uniform,
+                    Binding::StorageRead,
+                    Binding::StorageReadWrite,
+                ],
+            )
+        };
+        let kernels = [kernel(false), kernel(true)];
         let params = uniform_buffer(
             device,
             "direct params",
@@ -51,12 +154,15 @@ impl DirectSolver {
                 ..Default::default()
             },
         );
-        let bind = kernel.bind(device, &[&params, &state.pos_mass, &state.acc_pot]);
+        let binds =
+            [0, 1].map(|k| kernels[k].bind(device, &[&params, &state.pos_mass, &state.acc_pot]));
         Self {
-            kernel,
+            kernels,
             params,
-            bind,
+            binds,
             n: state.n,
+            eps: Cell::new(eps),
+            config,
         }
     }
 
@@ -68,6 +174,7 @@ impl DirectSolver {
             ..Default::default()
         };
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+        self.eps.set(eps);
     }
 
     /// Records acceleration and potential of every particle into `acc_pot`.
@@ -77,9 +184,10 @@ impl DirectSolver {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
+        let k = (self.eps.get() > 0.0) as usize;
         let mut pass = timed_pass(encoder, "forces", timer);
-        self.kernel
-            .dispatch(&mut pass, &self.bind, dispatch_size(device, self.n, TILE));
+        let groups = self.n.div_ceil(self.config.sinks_per_group());
+        self.kernels[k].dispatch(&mut pass, &self.binds[k], dispatch_size(device, groups, 1));
     }
 
     /// Pairwise interactions per evaluation (N^2, the self pair included as

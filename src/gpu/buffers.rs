@@ -95,3 +95,47 @@ pub fn uniform_buffer<T: bytemuck::Pod>(
         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
     })
 }
+
+/// Reads elements `first..first + count` of a buffer of `T` (one copy, one
+/// map), e.g. the results of the first `count` sinks of a larger buffer.
+pub async fn read_range<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    src: &wgpu::Buffer,
+    first: u64,
+    count: u64,
+) -> Result<Vec<T>> {
+    let stride = std::mem::size_of::<T>() as u64;
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let size = count * stride;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read-back staging (range)"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("read-back copy (range)"),
+    });
+    encoder.copy_buffer_to_buffer(src, first * stride, &staging, 0, size);
+    queue.submit(Some(encoder.finish()));
+    let (tx, rx) = futures_channel::oneshot::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Readback(e.to_string()))?;
+    rx.await
+        .map_err(|_| Error::Readback("map callback dropped".into()))?
+        .map_err(|e| Error::Readback(e.to_string()))?;
+    let out = bytemuck::pod_collect_to_vec(
+        &staging
+            .get_mapped_range(..)
+            .map_err(|e| Error::Readback(e.to_string()))?,
+    );
+    staging.unmap();
+    Ok(out)
+}

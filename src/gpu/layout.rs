@@ -103,3 +103,116 @@ pub struct SortParams {
     /// when `key_bits` is not a multiple of RADIX_BITS.
     pub digit_mask: u32,
 }
+
+// --- direct/hermite ---
+
+/// One j-particle (source) of the Hermite integrators and the GRAPE-6 API,
+/// as of its last correction at time `t0`: position and `t0` in
+/// double-single (hi + lo, see `direct::ds`), the rest in f32. The
+/// predictor (`shaders/predict.wgsl`) extrapolates it with the Taylor
+/// series to the current time. N-body units.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct JParticle {
+    pub pos_hi: [f32; 3],
+    pub mass: f32,
+    pub pos_lo: [f32; 3],
+    /// Identity compared with `IParticle::id` (self-interaction) and
+    /// returned as nearest neighbour.
+    pub id: u32,
+    pub vel: [f32; 3],
+    /// Time of the last correction, double-single.
+    pub t0_hi: f32,
+    pub acc: [f32; 3],
+    pub t0_lo: f32,
+    pub jerk: [f32; 3],
+    pub _pad0: f32,
+    /// Second derivative of the acceleration (zero where unknown).
+    pub snap: [f32; 3],
+    pub _pad1: f32,
+    /// Third derivative of the acceleration (zero where unknown).
+    pub crackle: [f32; 3],
+    pub _pad2: f32,
+}
+
+/// A j-particle predicted to the current time: what the force kernel reads.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PredJ {
+    pub pos_hi: [f32; 3],
+    pub mass: f32,
+    pub pos_lo: [f32; 3],
+    pub id: u32,
+    pub vel: [f32; 3],
+    pub _pad0: u32,
+    /// Predicted acceleration (used by the 6th-order snap).
+    pub acc: [f32; 3],
+    pub _pad1: u32,
+}
+
+/// One i-particle (sink) of a Hermite force evaluation, predicted to the
+/// evaluation time (gathered from the predicted j-particles, or uploaded
+/// by the GRAPE-6 API).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct IParticle {
+    pub pos_hi: [f32; 3],
+    /// j-particles with this id are skipped (self-interaction).
+    pub id: u32,
+    pub pos_lo: [f32; 3],
+    /// Neighbour radius squared (neighbour lists only).
+    pub h2: f32,
+    pub vel: [f32; 3],
+    pub _pad0: u32,
+    pub acc: [f32; 3],
+    pub _pad1: u32,
+}
+
+/// Force on one i-particle (also one split's partial sum): acceleration,
+/// potential and jerk as double-single (value = hi + lo), snap in f32,
+/// nearest neighbour (unsoftened distance squared and id; id u32::MAX and
+/// d2 = f32::MAX when there is no other particle).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ForceResult {
+    pub acc_hi: [f32; 3],
+    pub pot_hi: f32,
+    pub acc_lo: [f32; 3],
+    pub pot_lo: f32,
+    pub jerk_hi: [f32; 3],
+    pub nn_d2: f32,
+    pub jerk_lo: [f32; 3],
+    pub nn_id: u32,
+    pub snap: [f32; 3],
+    pub _pad0: u32,
+}
+
+/// Uniform shared by the predictor, the Hermite force kernels and the
+/// neighbour search (`direct::predict`, `direct::hermite_force`,
+/// `direct::neighbours`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct HermiteParams {
+    /// Sinks (i-particles) of this evaluation.
+    pub ni: u32,
+    /// Sources (j-particles).
+    pub nj: u32,
+    /// Sources per split of the j-range (a multiple of the tile).
+    pub chunk: u32,
+    /// Number of splits of the j-range (partial sums to reduce).
+    pub nsplit: u32,
+    /// Distance between the partial sums of two splits, in records.
+    pub ni_stride: u32,
+    /// Updated j-particles to scatter before predicting.
+    pub n_update: u32,
+    /// Plummer softening squared.
+    pub eps2: f32,
+    /// 1.0, which the shader compiler cannot see: guards the error terms of
+    /// double-single arithmetic against reassociation.
+    pub one: f32,
+    /// Prediction (evaluation) time, double-single.
+    pub t_hi: f32,
+    pub t_lo: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}

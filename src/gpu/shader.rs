@@ -18,8 +18,13 @@ pub fn compose(consts: &[(&str, u32)], body: &str) -> String {
 
 /// Every composed shader of the crate, by name: what tests validate.
 pub fn all() -> Vec<(&'static str, String)> {
+    use crate::direct::hermite_force::{self, Order, Precision};
     vec![
         ("direct", crate::direct::wgsl()),
+        (
+            "direct unsoftened",
+            crate::direct::wgsl_for(Default::default(), false),
+        ),
         ("leapfrog", crate::sim::leapfrog::wgsl()),
         ("render", crate::render::wgsl()),
         ("bbox", crate::tree::bbox::wgsl()),
@@ -30,5 +35,31 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("properties", crate::tree::properties::wgsl()),
         ("groups", crate::tree::groups::wgsl()),
         ("walk", crate::tree::walk::wgsl()),
+        ("predict", crate::direct::predict::wgsl()),
+        ("neighbours", crate::direct::neighbours::wgsl()),
+        (
+            "hermite_force o2 f32",
+            hermite_force::wgsl(Order::Two, Precision::F32),
+        ),
+        (
+            "hermite_force o4 f32",
+            hermite_force::wgsl(Order::Four, Precision::F32),
+        ),
+        (
+            "hermite_force o6 f32",
+            hermite_force::wgsl(Order::Six, Precision::F32),
+        ),
+        (
+            "hermite_force o2 ds",
+            hermite_force::wgsl(Order::Two, Precision::Ds),
+        ),
+        (
+            "hermite_force o4 ds",
+            hermite_force::wgsl(Order::Four, Precision::Ds),
+        ),
+        (
+            "hermite_force o6 ds",
+            hermite_force::wgsl(Order::Six, Precision::Ds),
+        ),
     ]
 }

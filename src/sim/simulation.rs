@@ -20,6 +20,11 @@ pub enum SolverKind {
     Direct,
     /// Bonsai-style octree with quadrupole moments, O(N log N).
     Tree,
+    /// 4th-order Hermite, individual block time steps, direct forces with
+    /// jerk (`direct::hermite::HermiteSimulation`, not this leapfrog).
+    Hermite4,
+    /// 6th-order Hermite, as Hermite4 with snap.
+    Hermite6,
 }
 
 impl SolverKind {
@@ -27,6 +32,8 @@ impl SolverKind {
         match self {
             SolverKind::Direct => "direct",
             SolverKind::Tree => "tree",
+            SolverKind::Hermite4 => "hermite4",
+            SolverKind::Hermite6 => "hermite6",
         }
     }
 }
@@ -77,6 +84,13 @@ impl Solver {
     fn new(ctx: &GpuContext, state: &GpuParticles, config: &SimConfig) -> Result<Self> {
         Ok(match config.solver {
             SolverKind::Direct => Solver::Direct(DirectSolver::new(&ctx.device, state, config.eps)),
+            SolverKind::Hermite4 | SolverKind::Hermite6 => {
+                return Err(Error::InvalidParameter(format!(
+                    "{} integrates with its own block time steps: use \
+                     direct::hermite::HermiteSimulation",
+                    config.solver.name()
+                )))
+            }
             SolverKind::Tree => Solver::Tree(Box::new(TreeSolver::new(
                 ctx,
                 state,

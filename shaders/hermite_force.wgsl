@@ -1,0 +1,174 @@
+// Hermite forces of the active particles i against all j-particles (driven
+// by src/direct/hermite_force.rs), Sapporo2's gravity kernel in WGSL:
+//  gather: i-particles from the predicted j-particles of the active list;
+//  force:  one invocation per sink, HT sinks per workgroup; workgroup
+//          (x, y) takes sinks [x HT, (x+1) HT) against the y-th split of
+//          the j-range, staging HT sources at a time in workgroup memory.
+//          A small active block is split over many j-ranges so the GPU
+//          stays busy; each split writes a partial sum;
+//  reduce: sums the partials of every sink (double-single) and keeps the
+//          nearest neighbour of all splits.
+// Per interaction (G = 1, dr = x_j - x_i, dv = v_j - v_i, da = a_j - a_i,
+// r2 = |dr|^2 + eps^2, j != i by id):
+//   A = m r2^-3/2 dr,  phi -= m r2^-1/2,
+//   alpha = dr.dv / r2,  J = m r2^-3/2 dv - 3 alpha A           (ORDER >= 4)
+//   beta = (|dv|^2 + dr.da) / r2 + alpha^2,
+//   S = m r2^-3/2 da - 6 alpha J - 3 beta A                     (ORDER == 6)
+// and the nearest neighbour by unsoftened |dr|^2 (ties: the smaller id
+// within a split, the earlier split between splits).
+// DS == 1: positions double-single (dr from ds3_diff), 1/sqrt(r2) refined
+// by a Newton step, acc, pot and jerk accumulated double-single;
+// per-interaction arithmetic and snap f32.
+// DS == 0: everything f32 (positions rounded to f32).
+
+@group(0) @binding(0) var<storage, read> params: HermiteParams;
+@group(0) @binding(1) var<storage, read> pred: array<PredJ>;
+@group(0) @binding(2) var<storage, read> active_list: array<u32>;
+@group(0) @binding(3) var<storage, read_write> ip: array<IParticle>;
+@group(0) @binding(4) var<storage, read_write> partial: array<ForceResult>;
+@group(0) @binding(5) var<storage, read_write> results: array<ForceResult>;
+
+const NO_ID: u32 = 0xffffffffu;
+// f32::MAX (hex: a decimal literal may round above it, which Tint rejects).
+const FAR: f32 = 0x1.fffffep+127f;
+
+var<workgroup> tile_pos: array<vec4<f32>, HT>;
+var<workgroup> tile_lo: array<vec3<f32>, HT>;
+var<workgroup> tile_vel: array<vec3<f32>, HT>;
+var<workgroup> tile_acc: array<vec3<f32>, HT>;
+var<workgroup> tile_id: array<u32, HT>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn gather(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let k = flat_index(wid, nwg, lid);
+    if (k >= params.ni) {
+        return;
+    }
+    let p = pred[active_list[k]];
+    ip[k] = IParticle(p.pos_hi, p.id, p.pos_lo, 0.0, p.vel, 0u, p.acc, 0u);
+}
+
+@compute @workgroup_size(HT)
+fn force(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let one = params.one;
+    let ni = params.ni;
+    let eps2 = params.eps2;
+    let i = wid.x * HT + lid;
+    let j_begin = wid.y * params.chunk;
+    let j_end = min(j_begin + params.chunk, params.nj);
+    // Sinks past ni still stage sources (every invocation must reach the
+    // barriers) but never store.
+    let me = ip[min(i, ni - 1u)];
+    var ap = Ds4(vec4<f32>(0.0), vec4<f32>(0.0));
+    var jk = Ds3(vec3<f32>(0.0), vec3<f32>(0.0));
+    var sn = vec3<f32>(0.0);
+    var nn_d2 = FAR;
+    var nn_id = NO_ID;
+    for (var base = j_begin; base < j_end; base += HT) {
+        let j = min(base + lid, j_end - 1u);
+        let p = pred[j];
+        workgroupBarrier();
+        tile_pos[lid] = vec4<f32>(p.pos_hi, p.mass);
+        tile_lo[lid] = p.pos_lo;
+        tile_vel[lid] = p.vel;
+        tile_acc[lid] = p.acc;
+        tile_id[lid] = p.id;
+        workgroupBarrier();
+        let count = min(HT, j_end - base);
+        for (var k = 0u; k < count; k++) {
+            let s = tile_pos[k];
+            var dr: vec3<f32>;
+            if (DS == 1u) {
+                dr = ds3_diff(s.xyz, tile_lo[k], me.pos_hi, me.pos_lo, one);
+            } else {
+                dr = s.xyz - me.pos_hi;
+            }
+            let jid = tile_id[k];
+            let other = jid != me.id;
+            let d2 = dot(dr, dr);
+            let r2 = d2 + eps2;
+            var rinv = select(0.0, inverseSqrt(r2), other && r2 > 0.0);
+            if (DS == 1u) {
+                // inverseSqrt may be off by a few ulp, and not at random
+                // (WGSL allows 2 ulp; lavapipe's is biased), which no
+                // double-single sum can undo: one Newton step with the
+                // residual from an FMA brings it to f32 rounding.
+                let e = fma(-(r2 * rinv), rinv, 1.0);
+                rinv = fma(0.5 * rinv, e, rinv);
+            }
+            let mr = s.w * rinv;
+            let rinv2 = rinv * rinv;
+            let mr3 = mr * rinv2;
+            let a = mr3 * dr;
+            if (DS == 1u) {
+                ap = ds4_add_f(ap, vec4<f32>(a, -mr), one);
+            } else {
+                ap.hi += vec4<f32>(a, -mr);
+            }
+            if (ORDER >= 4u) {
+                let dv = tile_vel[k] - me.vel;
+                let alpha = dot(dr, dv) * rinv2;
+                let jj = mr3 * dv - (3.0 * alpha) * a;
+                if (DS == 1u) {
+                    jk = ds3_add_f(jk, jj, one);
+                } else {
+                    jk.hi += jj;
+                }
+                if (ORDER == 6u) {
+                    let da = tile_acc[k] - me.acc;
+                    let beta = (dot(dv, dv) + dot(dr, da)) * rinv2 + alpha * alpha;
+                    sn += mr3 * da - (6.0 * alpha) * jj - (3.0 * beta) * a;
+                }
+            }
+            if (other && d2 < nn_d2) {
+                nn_d2 = d2;
+                nn_id = jid;
+            }
+        }
+    }
+    if (i < ni) {
+        partial[wid.y * params.ni_stride + i] = ForceResult(
+            ap.hi.xyz, ap.hi.w, ap.lo.xyz, ap.lo.w,
+            jk.hi, nn_d2, jk.lo, nn_id, sn, 0u);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn reduce(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = flat_index(wid, nwg, lid);
+    if (i >= params.ni) {
+        return;
+    }
+    let one = params.one;
+    let r = partial[i];
+    var ap = Ds4(vec4<f32>(r.acc_hi, r.pot_hi), vec4<f32>(r.acc_lo, r.pot_lo));
+    var jk = Ds3(r.jerk_hi, r.jerk_lo);
+    var sn = r.snap;
+    var nn_d2 = r.nn_d2;
+    var nn_id = r.nn_id;
+    for (var s = 1u; s < params.nsplit; s++) {
+        let q = partial[s * params.ni_stride + i];
+        ap = ds4_add(ap, Ds4(vec4<f32>(q.acc_hi, q.pot_hi), vec4<f32>(q.acc_lo, q.pot_lo)), one);
+        jk = ds3_add(jk, Ds3(q.jerk_hi, q.jerk_lo), one);
+        sn += q.snap;
+        if (q.nn_d2 < nn_d2) {
+            nn_d2 = q.nn_d2;
+            nn_id = q.nn_id;
+        }
+    }
+    ap = ds4_norm(ap.hi, ap.lo, one);
+    jk = ds3_norm(jk.hi, jk.lo, one);
+    results[i] = ForceResult(ap.hi.xyz, ap.hi.w, ap.lo.xyz, ap.lo.w,
+        jk.hi, nn_d2, jk.lo, nn_id, sn, 0u);
+}

@@ -1,0 +1,543 @@
+//! Block-time-step Hermite integrators of 4th and 6th order (Makino &
+//! Aarseth 1992; Nitadori & Makino 2008), in the split of Sapporo and
+//! NBODY6: the GPU predicts every j-particle and computes the forces on the
+//! active block (`hermite_force`); the host keeps the master state in f64
+//! and does the corrector and the new time steps for the active particles,
+//! which is cheapest there (a few hundred flops per active particle, and
+//! the corrected records go back as one compact upload).
+//!
+//! Formulas (dt = t1 − t0, a0, j0, s0 at t0; a1, j1, s1 at t1):
+//! - 4th order: x_p, v_p the 3rd-order predictor; a2 = [−6(a0 − a1) −
+//!   dt(4 j0 + 2 j1)]/dt², a3 = [12(a0 − a1) + 6 dt(j0 + j1)]/dt³;
+//!   x1 = x_p + a2 dt⁴/24 + a3 dt⁵/120, v1 = v_p + a2 dt³/6 + a3 dt⁴/24.
+//! - 6th order, time-symmetric (h = dt/2): v1 = v0 + h(a1 + a0) −
+//!   (2/5)h²(j1 − j0) + (1/15)h³(s1 + s0); x1 = x0 + h(v1 + v0) −
+//!   (2/5)h²(a1 − a0) + (1/15)h³(j1 + j0). Crackle c, pop p and the fifth
+//!   derivative q at t0 from the quintic Hermite interpolant: with
+//!   A = a1 − a0 − j0 dt − s0 dt²/2, B = (j1 − j0 − s0 dt) dt,
+//!   C = (s1 − s0) dt²: c dt³ = 60A − 24B + 3C, p dt⁴ = −360A + 168B − 24C,
+//!   q dt⁵ = 720A − 360B + 60C; then carried to t1 by Taylor.
+//! - Time steps: Aarseth's criterion dt = sqrt(η (|a||s| + |j|²) /
+//!   (|j||c| + |s|²)) at t1 for both orders (η = 0.02 is NBODY6's ETAI),
+//!   with s, c = a2, a3 of the interpolant for 4th order and the computed
+//!   snap and interpolated crackle for 6th. The generalised 6th-order
+//!   criterion (Nitadori & Makino 2008, with pop and the fifth derivative)
+//!   needs fifth differences of the forces over a step; with f32 or DS
+//!   forces their rounding grows as dt⁻⁵ and drives the steps to zero (we
+//!   saw it; Sapporo2 reports it too), so it is not used. η inside the
+//!   square root: halving η shrinks the steps by √2 and the error by
+//!   2^(p/2).
+//! - Block steps: powers of two up to `dt_max`, a particle's t0 always a
+//!   multiple of its step; a step halves while above the criterion and
+//!   doubles (once per step) where the criterion allows and t1 is a
+//!   multiple of the doubled step.
+//! - First steps: dt = sqrt(η)/4 · min(|a|/|j|, sqrt(|a|/|s|)) (the snap
+//!   term for 6th order), made a power of two. A step that would fall
+//!   below `DT_MIN` is an error, not a hang.
+//! - Predictor of the j-particles on the GPU: the full Taylor series with
+//!   the last a, j, s (for 4th order a2 at t1) and c (a3), so the
+//!   j-particles are predicted one order better than the 4th-order scheme
+//!   needs, as NBODY6 does.
+
+use super::hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
+use super::predict::JState;
+use crate::error::{Error, Result};
+use crate::gpu::layout::{PosMass, Velocity};
+use crate::gpu::GpuContext;
+use crate::sim::Particles;
+
+/// Settings of a Hermite run (N-body units).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HermiteConfig {
+    /// `Order::Four` or `Order::Six`.
+    pub order: Order,
+    pub precision: Precision,
+    /// Accuracy parameter of the time-step criterion (see the module docs).
+    pub eta: f64,
+    /// Plummer softening length.
+    pub eps: f64,
+    /// Largest time step, a power of two.
+    pub dt_max: f64,
+    /// All particles in lockstep with this step (a power of two) instead
+    /// of individual block steps: the reference the block steps are tested
+    /// against.
+    pub shared_dt: Option<f64>,
+}
+
+impl HermiteConfig {
+    pub fn new(order: Order, precision: Precision, eta: f64, eps: f64) -> Self {
+        Self {
+            order,
+            precision,
+            eta,
+            eps,
+            dt_max: 0.125,
+            shared_dt: None,
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidParameter(m));
+        if self.order == Order::Two {
+            return bad("Hermite integrators are of order 4 or 6".into());
+        }
+        if !(self.eta.is_finite() && self.eta > 0.0) {
+            return bad(format!("eta must be > 0, got {}", self.eta));
+        }
+        if !(self.eps.is_finite() && self.eps >= 0.0) {
+            return bad(format!("softening must be >= 0, got {}", self.eps));
+        }
+        for (name, dt) in [("dt_max", Some(self.dt_max)), ("shared_dt", self.shared_dt)] {
+            if let Some(dt) = dt {
+                if !(dt > 0.0 && dt.is_finite() && dt.log2().fract() == 0.0) {
+                    return bad(format!("{name} must be a power of two, got {dt}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Smallest step a particle may take (a guard against a criterion that
+/// collapses, e.g. two unsoftened particles meeting).
+pub const DT_MIN: f64 = 1.0 / (1u64 << 40) as f64;
+
+/// The f64 state of one particle at its last correction.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Body {
+    pub mass: f64,
+    /// Time of the last correction, and the current step.
+    pub t0: f64,
+    pub dt: f64,
+    pub pos: [f64; 3],
+    pub vel: [f64; 3],
+    pub acc: [f64; 3],
+    pub jerk: [f64; 3],
+    /// Second and third derivatives of the acceleration at t0.
+    pub snap: [f64; 3],
+    pub crackle: [f64; 3],
+    /// Potential at the last correction.
+    pub pot: f64,
+}
+
+impl Body {
+    /// Position and velocity predicted to `t` (full Taylor series).
+    pub fn predict(&self, t: f64) -> ([f64; 3], [f64; 3]) {
+        let dt = t - self.t0;
+        let mut x = [0.0; 3];
+        let mut v = [0.0; 3];
+        for k in 0..3 {
+            let (a, j, s, c) = (self.acc[k], self.jerk[k], self.snap[k], self.crackle[k]);
+            x[k] = self.pos[k]
+                + dt * (self.vel[k]
+                    + dt / 2.0 * (a + dt / 3.0 * (j + dt / 4.0 * (s + dt / 5.0 * c))));
+            v[k] = self.vel[k] + dt * (a + dt / 2.0 * (j + dt / 3.0 * (s + dt / 4.0 * c)));
+        }
+        (x, v)
+    }
+}
+
+fn norm(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// Counters of a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HermiteStats {
+    /// Block steps (force evaluations of one active block).
+    pub block_steps: u64,
+    /// Force evaluations of single particles (sum of block sizes), the
+    /// initialisation included.
+    pub force_evaluations: u64,
+    /// Particle steps taken at each level k (dt = dt_max / 2^k).
+    pub steps_per_level: Vec<u64>,
+}
+
+/// 4th- or 6th-order corrector and new time-step criterion of one body:
+/// the pure f64 core of the integrator (tested on its own).
+pub fn correct(b: &mut Body, f: &Force64, t1: f64, order: Order, eta: f64) -> f64 {
+    let dt = t1 - b.t0;
+    let (a0, j0, s0) = (b.acc, b.jerk, b.snap);
+    let (a1, j1) = (f.acc, f.jerk);
+    let criterion;
+    match order {
+        Order::Six => {
+            let s1 = f.snap;
+            let h = 0.5 * dt;
+            let mut v1 = [0.0; 3];
+            let mut c1 = [0.0; 3];
+            for k in 0..3 {
+                v1[k] = b.vel[k] + h * (a1[k] + a0[k]) - 0.4 * h * h * (j1[k] - j0[k])
+                    + h * h * h / 15.0 * (s1[k] + s0[k]);
+                b.pos[k] += h * (v1[k] + b.vel[k]) - 0.4 * h * h * (a1[k] - a0[k])
+                    + h * h * h / 15.0 * (j1[k] + j0[k]);
+                let ca = a1[k] - a0[k] - j0[k] * dt - s0[k] * dt * dt / 2.0;
+                let cb = (j1[k] - j0[k] - s0[k] * dt) * dt;
+                let cc = (s1[k] - s0[k]) * dt * dt;
+                let c0 = (60.0 * ca - 24.0 * cb + 3.0 * cc) / dt.powi(3);
+                let p0 = (-360.0 * ca + 168.0 * cb - 24.0 * cc) / dt.powi(4);
+                let q0 = (720.0 * ca - 360.0 * cb + 60.0 * cc) / dt.powi(5);
+                c1[k] = c0 + p0 * dt + q0 * dt * dt / 2.0;
+            }
+            b.vel = v1;
+            b.snap = s1;
+            b.crackle = c1;
+            // Aarseth's form with the computed snap and the interpolated
+            // crackle. The generalised criterion (pop and q, fifth
+            // differences of f32 forces over the step) amplifies rounding
+            // as dt shrinks and drives dt to zero with f32/DS forces, as
+            // Sapporo2 (Bédorf et al. 2015, §4) reports.
+            let num = norm(a1) * norm(s1) + norm(j1).powi(2);
+            let den = norm(j1) * norm(c1) + norm(s1).powi(2);
+            criterion = (eta * num / den).sqrt();
+        }
+        _ => {
+            let mut a2 = [0.0; 3];
+            let mut a3 = [0.0; 3];
+            for k in 0..3 {
+                a2[k] = (-6.0 * (a0[k] - a1[k]) - dt * (4.0 * j0[k] + 2.0 * j1[k])) / (dt * dt);
+                a3[k] = (12.0 * (a0[k] - a1[k]) + 6.0 * dt * (j0[k] + j1[k])) / dt.powi(3);
+                let xp = b.pos[k] + dt * (b.vel[k] + dt / 2.0 * (a0[k] + dt / 3.0 * j0[k]));
+                let vp = b.vel[k] + dt * (a0[k] + dt / 2.0 * j0[k]);
+                b.pos[k] = xp + dt.powi(4) / 24.0 * a2[k] + dt.powi(5) / 120.0 * a3[k];
+                b.vel[k] = vp + dt.powi(3) / 6.0 * a2[k] + dt.powi(4) / 24.0 * a3[k];
+                // a2 carried to t1 (a3 is constant on the interpolant).
+                a2[k] += a3[k] * dt;
+            }
+            b.snap = a2;
+            b.crackle = a3;
+            let num = norm(a1) * norm(a2) + norm(j1).powi(2);
+            let den = norm(j1) * norm(a3) + norm(a2).powi(2);
+            criterion = (eta * num / den).sqrt();
+        }
+    }
+    b.acc = a1;
+    b.jerk = j1;
+    b.pot = f.pot;
+    b.t0 = t1;
+    if criterion.is_finite() {
+        criterion
+    } else {
+        // 0/0 (e.g. an isolated particle): nothing limits the step.
+        f64::INFINITY
+    }
+}
+
+/// The next block step after a step `old` that ended at `t1`, given the
+/// criterion's `wanted` step: halve while too large, double once where
+/// allowed and commensurate, never above `dt_max` or below `DT_MIN`.
+pub fn next_step(old: f64, wanted: f64, t1: f64, dt_max: f64) -> f64 {
+    let mut dt = old.min(dt_max);
+    while dt > wanted && dt > DT_MIN {
+        dt *= 0.5;
+    }
+    if dt == old && 2.0 * dt <= wanted && 2.0 * dt <= dt_max && (t1 / (2.0 * dt)).fract() == 0.0 {
+        dt *= 2.0;
+    }
+    dt
+}
+
+/// The largest power of two <= `dt` (and <= `dt_max`) of which `t` is a
+/// multiple.
+fn first_step(dt: f64, t: f64, dt_max: f64) -> f64 {
+    let mut s = dt_max;
+    while (s > dt || (t / s).fract() != 0.0) && s > DT_MIN {
+        s *= 0.5;
+    }
+    s
+}
+
+/// A Hermite N-body integration: f64 bodies on the host, forces on the GPU.
+pub struct HermiteSimulation {
+    gpu: HermiteGpu,
+    pub bodies: Vec<Body>,
+    ids: Vec<u64>,
+    config: HermiteConfig,
+    /// Time of the last block step (N-body units).
+    pub time: f64,
+    pub stats: HermiteStats,
+}
+
+impl HermiteSimulation {
+    /// Uploads `particles` at time `t_start` (a multiple of `dt_max`, as
+    /// block steps need) and computes the initial forces (two evaluations
+    /// for 6th order: the snap needs the accelerations of the sources).
+    pub async fn new(
+        ctx: &GpuContext,
+        particles: &Particles,
+        config: HermiteConfig,
+        t_start: f64,
+    ) -> Result<Self> {
+        config.validate()?;
+        particles.validate().map_err(Error::InvalidParameter)?;
+        let n = particles.len() as u32;
+        let gpu = HermiteGpu::new(ctx, n, n, config.eps)?;
+        let bodies = particles
+            .pos_mass
+            .iter()
+            .zip(&particles.vel)
+            .map(|(p, v)| Body {
+                mass: p.mass as f64,
+                t0: t_start,
+                pos: p.pos.map(f64::from),
+                vel: v.vel.map(f64::from),
+                ..Default::default()
+            })
+            .collect();
+        let mut sim = Self {
+            gpu,
+            bodies,
+            ids: particles.id.clone(),
+            config,
+            time: t_start,
+            stats: HermiteStats::default(),
+        };
+        let all: Vec<u32> = (0..n).collect();
+        let passes: &[Order] = match config.order {
+            Order::Six => &[Order::Four, Order::Six],
+            _ => &[Order::Four],
+        };
+        for &order in passes {
+            sim.upload(&all);
+            let f = sim
+                .gpu
+                .evaluate(t_start, Sinks::Active(&all), order, config.precision)
+                .await?;
+            sim.stats.force_evaluations += n as u64;
+            for (b, r) in sim.bodies.iter_mut().zip(&f) {
+                let f = Force64::from(r);
+                b.acc = f.acc;
+                b.jerk = f.jerk;
+                b.snap = if order == Order::Six {
+                    f.snap
+                } else {
+                    [0.0; 3]
+                };
+                b.pot = f.pot;
+            }
+        }
+        for b in &mut sim.bodies {
+            let (a, j, s) = (norm(b.acc), norm(b.jerk), norm(b.snap));
+            let mut dt = a / j;
+            if config.order == Order::Six && s > 0.0 {
+                dt = dt.min((a / s).sqrt());
+            }
+            let dt = 0.25 * config.eta.sqrt() * dt;
+            let dt = config
+                .shared_dt
+                .unwrap_or(if dt.is_finite() { dt } else { config.dt_max });
+            b.dt = first_step(dt, t_start, config.dt_max);
+        }
+        sim.upload(&all);
+        Ok(sim)
+    }
+
+    pub fn config(&self) -> &HermiteConfig {
+        &self.config
+    }
+
+    pub fn n(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Queues the j-records of `which` for the next evaluation.
+    fn upload(&mut self, which: &[u32]) {
+        let recs: Vec<_> = which
+            .iter()
+            .map(|&k| {
+                let b = &self.bodies[k as usize];
+                JState {
+                    id: k,
+                    mass: b.mass,
+                    t0: b.t0,
+                    pos: b.pos,
+                    vel: b.vel,
+                    acc: b.acc,
+                    jerk: b.jerk,
+                    snap: b.snap,
+                    crackle: b.crackle,
+                }
+                .record()
+            })
+            .collect();
+        self.gpu.set_j(which, &recs);
+    }
+
+    /// Time of the next block step.
+    pub fn next_time(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| b.t0 + b.dt)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// One block step: the particles due next are predicted, their forces
+    /// evaluated on the GPU, corrected on the host and given new steps.
+    /// Returns the number of active particles.
+    pub async fn step(&mut self) -> Result<usize> {
+        let t1 = self.next_time();
+        let active: Vec<u32> = (0..self.bodies.len() as u32)
+            .filter(|&k| {
+                let b = &self.bodies[k as usize];
+                b.t0 + b.dt == t1
+            })
+            .collect();
+        let f = self
+            .gpu
+            .evaluate(
+                t1,
+                Sinks::Active(&active),
+                self.config.order,
+                self.config.precision,
+            )
+            .await?;
+        let c = self.config;
+        for (&k, r) in active.iter().zip(&f) {
+            let b = &mut self.bodies[k as usize];
+            let level = (c.dt_max / b.dt).log2().round() as usize;
+            if self.stats.steps_per_level.len() <= level {
+                self.stats.steps_per_level.resize(level + 1, 0);
+            }
+            self.stats.steps_per_level[level] += 1;
+            let wanted = correct(b, &Force64::from(r), t1, c.order, c.eta);
+            b.dt = match c.shared_dt {
+                Some(h) => h,
+                None => next_step(b.dt, wanted, t1, c.dt_max),
+            };
+            if b.dt <= DT_MIN {
+                return Err(Error::InvalidParameter(format!(
+                    "particle {k}: time step below 2^-40 at t = {t1} \
+                     (close encounter without softening?)"
+                )));
+            }
+        }
+        self.upload(&active);
+        self.time = t1;
+        self.stats.block_steps += 1;
+        self.stats.force_evaluations += active.len() as u64;
+        Ok(active.len())
+    }
+
+    /// Block steps until every particle's next step would pass `t_end`.
+    /// With `t_end` a multiple of `dt_max`, all particles end exactly at
+    /// `t_end`.
+    pub async fn run_until(&mut self, t_end: f64) -> Result<()> {
+        while self.next_time() <= t_end {
+            self.step().await?;
+        }
+        Ok(())
+    }
+
+    /// Number of particles at each level k (dt = dt_max / 2^k) now.
+    pub fn levels(&self) -> Vec<u64> {
+        let mut h = Vec::new();
+        for b in &self.bodies {
+            let k = (self.config.dt_max / b.dt).log2().round() as usize;
+            if h.len() <= k {
+                h.resize(k + 1, 0);
+            }
+            h[k] += 1;
+        }
+        h
+    }
+
+    /// Kinetic, potential and total energy at `self.time`: positions and
+    /// velocities predicted in f64, the potential from one double-single
+    /// evaluation of all particles (whatever the run's precision), so the
+    /// diagnostic is good to ~1e-9 however the forces were computed.
+    pub async fn energy(&mut self) -> Result<(f64, f64, f64)> {
+        let n = self.bodies.len() as u32;
+        let all: Vec<u32> = (0..n).collect();
+        let f = self
+            .gpu
+            .evaluate(self.time, Sinks::Active(&all), Order::Two, Precision::Ds)
+            .await?;
+        let mut kin = 0.0;
+        let mut pot = 0.0;
+        for (b, r) in self.bodies.iter().zip(&f) {
+            let (_, v) = b.predict(self.time);
+            kin += 0.5 * b.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            pot += 0.5 * b.mass * Force64::from(r).pot;
+        }
+        Ok((kin, pot, kin + pot))
+    }
+
+    /// The state predicted to `self.time` as particles (f32), in input
+    /// order, with their potentials from the last corrections.
+    pub fn particles(&self) -> (Particles, Vec<f32>) {
+        let mut p = Particles {
+            id: self.ids.clone(),
+            ..Default::default()
+        };
+        let mut pot = Vec::with_capacity(self.bodies.len());
+        for b in &self.bodies {
+            let (x, v) = b.predict(self.time);
+            p.pos_mass.push(PosMass {
+                pos: x.map(|c| c as f32),
+                mass: b.mass as f32,
+            });
+            p.vel.push(Velocity::new(v.map(|c| c as f32)));
+            pot.push(b.pot as f32);
+        }
+        (p, pot)
+    }
+
+    /// Positions predicted to `self.time`, in f64.
+    pub fn positions(&self) -> Vec<[f64; 3]> {
+        self.bodies.iter().map(|b| b.predict(self.time).0).collect()
+    }
+
+    /// The GPU force engine (for benchmarks).
+    pub fn gpu(&mut self) -> &mut HermiteGpu {
+        &mut self.gpu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 6th-order interpolation recovers crackle, pop and the fifth
+    /// derivative of a quintic acceleration exactly (to rounding).
+    #[test]
+    fn sixth_order_interpolation_is_exact_for_quintics() {
+        // a(t) = sum_k coef_k t^k / k!, k = 0..5, for one component.
+        let coef = [0.3, -1.1, 2.0, 5.0, -7.0, 11.0];
+        let at = |t: f64, d: usize| -> f64 {
+            (d..6)
+                .map(|k| coef[k] * t.powi((k - d) as i32) / (1..=(k - d)).product::<usize>() as f64)
+                .sum()
+        };
+        let dt = 0.125;
+        let mut b = Body {
+            mass: 1.0,
+            dt,
+            acc: [at(0.0, 0), 0.0, 0.0],
+            jerk: [at(0.0, 1), 0.0, 0.0],
+            snap: [at(0.0, 2), 0.0, 0.0],
+            ..Default::default()
+        };
+        let f = Force64 {
+            acc: [at(dt, 0), 0.0, 0.0],
+            jerk: [at(dt, 1), 0.0, 0.0],
+            snap: [at(dt, 2), 0.0, 0.0],
+            ..Default::default()
+        };
+        correct(&mut b, &f, dt, Order::Six, 0.01);
+        // Crackle at t1 from the interpolant vs the exact one.
+        assert!((b.crackle[0] - at(dt, 3)).abs() < 1e-9 * at(dt, 3).abs());
+    }
+
+    #[test]
+    fn block_steps_stay_powers_of_two_and_commensurate() {
+        let mut dt = 0.125;
+        let mut t = 0.0;
+        for wanted in [0.2, 0.01, 0.05, 0.3, 0.3, 0.3, 0.001, 1.0, 1.0, 1.0] {
+            t += dt;
+            dt = next_step(dt, wanted, t, 0.125);
+            assert_eq!(dt.log2().fract(), 0.0);
+            assert_eq!((t / dt).fract(), 0.0, "t {t} dt {dt}");
+            assert!(dt <= wanted.max(DT_MIN) || dt == DT_MIN);
+        }
+    }
+}

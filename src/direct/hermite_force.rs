@@ -1,0 +1,459 @@
+//! Hermite forces on the GPU (drives `shaders/hermite_force.wgsl`): the
+//! active particles i against all j-particles of a [`JStore`], with
+//! acceleration and potential, jerk (4th order), snap (6th order) and the
+//! nearest neighbour, in f32 or double-single. A small active block is
+//! split over several j-ranges whose partial sums are reduced on the GPU
+//! (Sapporo's scheme), so even one active particle keeps the GPU busy.
+//! [`HermiteGpu`] owns the store, the kernels and the buffers; the
+//! integrator (`direct::hermite`) and the GRAPE-6 API (`direct::g6`) drive
+//! it.
+
+use super::ds::{compose_with_ds, split};
+use super::neighbours::NeighbourSearch;
+use super::predict::JStore;
+use crate::error::{Error, Result};
+use crate::gpu::buffers::{read_range, storage_buffer};
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::layout::{ForceResult, HermiteParams, IParticle, JParticle, WORKGROUP_SIZE};
+use crate::gpu::timing::PhaseTimer;
+use crate::gpu::GpuContext;
+
+/// Sinks per workgroup of the force kernel, and sources per staged tile.
+/// 128 as Kirin's measured optimum (Bédorf 2007, §3); the tile of a DS
+/// 6th-order kernel then needs 8.5 KiB of workgroup memory.
+pub const HT: u32 = 128;
+
+const HERMITE_FORCE_WGSL: &str = include_str!("../../shaders/hermite_force.wgsl");
+
+/// Which derivatives of the force a kernel computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Acceleration and potential (GRAPE-5 / leapfrog style).
+    Two,
+    /// And jerk: 4th-order Hermite.
+    Four,
+    /// And snap: 6th-order Hermite.
+    Six,
+}
+
+impl Order {
+    fn constant(self) -> u32 {
+        match self {
+            Order::Two => 2,
+            Order::Four => 4,
+            Order::Six => 6,
+        }
+    }
+
+    /// Flops per interaction by the usual conventions: 20 for acceleration
+    /// and potential, 60 with the jerk (Bédorf 2007, eq. 4.1); for the snap
+    /// we count the 34 extra operations of the formula in
+    /// `shaders/hermite_force.wgsl` (da 3, two dot products 10, beta 3,
+    /// S 15, sum 3).
+    pub fn flops(self) -> f64 {
+        match self {
+            Order::Two => 20.0,
+            Order::Four => 60.0,
+            Order::Six => 94.0,
+        }
+    }
+}
+
+/// Arithmetic of a force evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
+pub enum Precision {
+    /// Positions rounded to f32, f32 sums.
+    F32,
+    /// Double-single positions and sums of acceleration, potential and jerk.
+    Ds,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Ds => "ds",
+        }
+    }
+}
+
+/// The composed WGSL of one kernel variant.
+pub fn wgsl(order: Order, precision: Precision) -> String {
+    compose_with_ds(
+        &[
+            ("HT", HT),
+            ("ORDER", order.constant()),
+            ("DS", (precision == Precision::Ds) as u32),
+        ],
+        HERMITE_FORCE_WGSL,
+    )
+}
+
+/// Bindings of `shaders/hermite_force.wgsl`, in order.
+const BINDINGS: [Binding; 6] = [
+    Binding::StorageRead,
+    Binding::StorageRead,
+    Binding::StorageRead,
+    Binding::StorageReadWrite,
+    Binding::StorageReadWrite,
+    Binding::StorageReadWrite,
+];
+
+/// How the j-range is split for `ni` sinks against `nj` sources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitPlan {
+    /// Workgroups along the sinks.
+    pub groups_i: u32,
+    /// Splits of the j-range (workgroups along y).
+    pub nsplit: u32,
+    /// Sources per split, a multiple of `HT`.
+    pub chunk: u32,
+}
+
+impl SplitPlan {
+    /// Splits the sources so that about `target` workgroups run, never
+    /// into pieces smaller than one tile.
+    pub fn new(ni: u32, nj: u32, target: u32) -> Self {
+        let groups_i = ni.div_ceil(HT).max(1);
+        let tiles = nj.div_ceil(HT).max(1);
+        let want = target.div_ceil(groups_i).clamp(1, tiles);
+        let chunk = tiles.div_ceil(want) * HT;
+        Self {
+            groups_i,
+            nsplit: nj.div_ceil(chunk).max(1),
+            chunk,
+        }
+    }
+}
+
+/// Who the sinks of an evaluation are.
+pub enum Sinks<'a> {
+    /// These j-particles (addresses), predicted with the others.
+    Active(&'a [u32]),
+    /// Explicit i-particles (the GRAPE-6 API predicts them on the host).
+    Particles(&'a [IParticle]),
+}
+
+impl Sinks<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Sinks::Active(a) => a.len(),
+            Sinks::Particles(p) => p.len(),
+        }
+    }
+}
+
+/// The force kernels of one (order, precision).
+struct Variant {
+    key: (Order, Precision),
+    gather: Kernel,
+    force: Kernel,
+    reduce: Kernel,
+}
+
+/// The j-particle store, the sink buffers and the force kernels.
+pub struct HermiteGpu {
+    ctx: GpuContext,
+    params: wgpu::Buffer,
+    pub store: JStore,
+    active: wgpu::Buffer,
+    ip: wgpu::Buffer,
+    partial: wgpu::Buffer,
+    results: wgpu::Buffer,
+    variants: Vec<Variant>,
+    neighbours: Option<NeighbourSearch>,
+    eps2: f32,
+    ni_cap: u32,
+    target_workgroups: u32,
+    /// Sinks of the last encoded evaluation.
+    last_ni: u32,
+    /// Sources of the evaluations: j-particles 0..nj_used.
+    nj_used: u32,
+}
+
+impl HermiteGpu {
+    /// `nj` j-particles (zero mass until set), up to `ni_cap` sinks per
+    /// evaluation, softening `eps`.
+    pub fn new(ctx: &GpuContext, nj: u32, ni_cap: u32, eps: f64) -> Result<Self> {
+        if nj == 0 || ni_cap == 0 {
+            return Err(Error::InvalidParameter(
+                "a Hermite force needs at least one j- and one i-particle".into(),
+            ));
+        }
+        ctx.check_particle_count(nj as u64, std::mem::size_of::<JParticle>() as u64)?;
+        let d = &ctx.device;
+        let params = storage_buffer(d, "hermite params", &[HermiteParams::default()]);
+        let store = JStore::new(d, &params, nj);
+        // A CPU adapter (lavapipe, SwiftShader) has a few cores; a GPU
+        // wants thousands of workgroups in flight (an H100 has 132 SMs of
+        // up to 16 workgroups of 128 invocations).
+        let target_workgroups = if ctx.adapter_info.device_type == wgpu::DeviceType::Cpu {
+            8
+        } else {
+            1024
+        };
+        let mut gpu = Self {
+            ctx: ctx.clone(),
+            params,
+            store,
+            active: storage_buffer(d, "hermite active", &vec![0u32; ni_cap as usize]),
+            ip: storage_buffer(
+                d,
+                "hermite i particles",
+                &vec![IParticle::default(); ni_cap as usize],
+            ),
+            partial: storage_buffer(d, "hermite partial sums", &[ForceResult::default()]),
+            results: storage_buffer(
+                d,
+                "hermite results",
+                &vec![ForceResult::default(); ni_cap as usize],
+            ),
+            variants: Vec::new(),
+            neighbours: None,
+            eps2: (eps * eps) as f32,
+            ni_cap,
+            target_workgroups,
+            last_ni: 0,
+            nj_used: nj,
+        };
+        gpu.set_target_workgroups(target_workgroups);
+        Ok(gpu)
+    }
+
+    pub fn nj(&self) -> u32 {
+        self.store.n
+    }
+
+    pub fn ni_cap(&self) -> u32 {
+        self.ni_cap
+    }
+
+    /// Evaluations (and predictions) use j-particles `0..nj` only (at most
+    /// the store's size).
+    pub fn set_nj(&mut self, nj: u32) {
+        self.nj_used = nj.clamp(1, self.store.n);
+    }
+
+    pub fn eps2(&self) -> f32 {
+        self.eps2
+    }
+
+    pub fn set_eps2(&mut self, eps2: f32) {
+        self.eps2 = eps2;
+    }
+
+    /// Workgroups the j-splitting aims for (tests force many splits with a
+    /// large value). Reallocates the partial sums.
+    pub fn set_target_workgroups(&mut self, target: u32) {
+        self.target_workgroups = target.max(1);
+        // nsplit <= ceil(target / groups_i), so nsplit * groups_i <=
+        // target + groups_i.
+        let records = (self.target_workgroups + self.ni_cap.div_ceil(HT)) as u64 * HT as u64;
+        self.partial = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("hermite partial sums"),
+            size: records * std::mem::size_of::<ForceResult>() as u64,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+    }
+
+    /// Queues j-particles for their addresses (see `JStore::set`).
+    pub fn set_j(&mut self, addresses: &[u32], records: &[JParticle]) {
+        self.store.set(&self.ctx.queue, addresses, records);
+    }
+
+    fn variant(&mut self, order: Order, precision: Precision) -> &Variant {
+        let key = (order, precision);
+        if let Some(k) = self.variants.iter().position(|v| v.key == key) {
+            return &self.variants[k];
+        }
+        let d = &self.ctx.device;
+        let label = format!("hermite force {order:?} {}", precision.name());
+        let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(&label),
+            source: wgpu::ShaderSource::Wgsl(wgsl(order, precision).into()),
+        });
+        let v = Variant {
+            key,
+            gather: Kernel::from_module(d, "hermite gather", &module, "gather", &BINDINGS),
+            force: Kernel::from_module(d, &label, &module, "force", &BINDINGS),
+            reduce: Kernel::from_module(d, "hermite reduce", &module, "reduce", &BINDINGS),
+        };
+        self.variants.push(v);
+        self.variants.last().expect("just pushed")
+    }
+
+    /// Records one evaluation at time `t`: scatter of queued j-particles,
+    /// prediction of all j-particles to `t`, the sinks, the (split) force
+    /// and the reduction into the results. One evaluation per submission:
+    /// the parameters are written now. Returns the number of sinks.
+    pub fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        t: f64,
+        sinks: Sinks<'_>,
+        order: Order,
+        precision: Precision,
+        mut timer: Option<&mut PhaseTimer>,
+    ) -> Result<u32> {
+        let ni = sinks.len() as u32;
+        if ni == 0 || ni > self.ni_cap {
+            return Err(Error::InvalidParameter(format!(
+                "{ni} sinks, this force evaluation takes 1 to {}",
+                self.ni_cap
+            )));
+        }
+        let nj = self.nj_used;
+        let plan = SplitPlan::new(ni, nj, self.target_workgroups);
+        let (t_hi, t_lo) = split(t);
+        let params = HermiteParams {
+            ni,
+            nj,
+            chunk: plan.chunk,
+            nsplit: plan.nsplit,
+            ni_stride: plan.groups_i * HT,
+            n_update: self.store.pending(),
+            eps2: self.eps2,
+            one: 1.0,
+            t_hi,
+            t_lo,
+            ..Default::default()
+        };
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+        match &sinks {
+            Sinks::Active(a) => {
+                if let Some(&bad) = a.iter().find(|&&k| k >= nj) {
+                    return Err(Error::InvalidParameter(format!(
+                        "active particle {bad} out of range (N = {nj})"
+                    )));
+                }
+                queue.write_buffer(&self.active, 0, bytemuck::cast_slice(a));
+            }
+            Sinks::Particles(p) => queue.write_buffer(&self.ip, 0, bytemuck::cast_slice(p)),
+        }
+        let device = self.ctx.device.clone();
+        self.store.encode(&device, encoder, timer.as_deref_mut());
+        let bind_buffers = [
+            &self.params,
+            &self.store.pred,
+            &self.active,
+            &self.ip,
+            &self.partial,
+            &self.results,
+        ];
+        // Buffers are cloned handles so that `variant` may borrow self.
+        let bind_buffers: Vec<wgpu::Buffer> = bind_buffers.iter().map(|b| (*b).clone()).collect();
+        let gather_active = matches!(sinks, Sinks::Active(_));
+        let v = self.variant(order, precision);
+        let refs: Vec<&wgpu::Buffer> = bind_buffers.iter().collect();
+        let bind = v.force.bind(&device, &refs);
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("hermite force"),
+            timestamp_writes: timer.and_then(|t| t.writes("force")),
+        });
+        if gather_active {
+            v.gather
+                .dispatch(&mut pass, &bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
+        }
+        v.force
+            .dispatch(&mut pass, &bind, (plan.groups_i, plan.nsplit));
+        v.reduce
+            .dispatch(&mut pass, &bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
+        drop(pass);
+        self.last_ni = ni;
+        Ok(ni)
+    }
+
+    /// Reads the results of the last evaluation (after its submission).
+    pub async fn read_results(&self) -> Result<Vec<ForceResult>> {
+        read_range(
+            &self.ctx.device,
+            &self.ctx.queue,
+            &self.results,
+            0,
+            self.last_ni as u64,
+        )
+        .await
+    }
+
+    /// One evaluation, submitted and read back.
+    pub async fn evaluate(
+        &mut self,
+        t: f64,
+        sinks: Sinks<'_>,
+        order: Order,
+        precision: Precision,
+    ) -> Result<Vec<ForceResult>> {
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("hermite evaluation"),
+            });
+        self.encode(&mut encoder, t, sinks, order, precision, None)?;
+        self.ctx.queue.submit(Some(encoder.finish()));
+        self.read_results().await
+    }
+
+    /// Neighbour lists of the sinks of the last evaluation (their `h2`):
+    /// for each sink, the total count (which may exceed `NB_MAX`) and the
+    /// first `NB_MAX` ids, sorted.
+    pub async fn neighbour_lists(&mut self) -> Result<Vec<(u32, Vec<u32>)>> {
+        let ni = self.last_ni;
+        if ni == 0 {
+            return Ok(Vec::new());
+        }
+        let search = self
+            .neighbours
+            .get_or_insert_with(|| NeighbourSearch::new(&self.ctx.device, self.ni_cap));
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("neighbour lists"),
+            });
+        search.encode(
+            &self.ctx.device,
+            &mut encoder,
+            [&self.params, &self.store.pred, &self.ip],
+            ni,
+        );
+        self.ctx.queue.submit(Some(encoder.finish()));
+        search.read(&self.ctx, ni).await
+    }
+
+    /// The GPU context this force runs on.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+}
+
+/// A force result in f64: hi + lo of the double-single parts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Force64 {
+    pub acc: [f64; 3],
+    pub pot: f64,
+    pub jerk: [f64; 3],
+    pub snap: [f64; 3],
+    /// Id of the nearest other particle (`u32::MAX` if none).
+    pub nn_id: u32,
+    /// Its unsoftened distance squared.
+    pub nn_d2: f64,
+}
+
+impl From<&ForceResult> for Force64 {
+    fn from(r: &ForceResult) -> Self {
+        use super::ds::{join, join3};
+        Self {
+            acc: join3(r.acc_hi, r.acc_lo),
+            pot: join(r.pot_hi, r.pot_lo),
+            jerk: join3(r.jerk_hi, r.jerk_lo),
+            snap: r.snap.map(f64::from),
+            nn_id: r.nn_id,
+            nn_d2: r.nn_d2 as f64,
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The j-particle store of the Hermite integrators and the GRAPE-6 API
+//! (drives `shaders/predict.wgsl`): host-corrected j-particles are queued
+//! with `set`, scattered into the store on the GPU at the next evaluation,
+//! and every j-particle is predicted to the evaluation time there.
+
+use super::ds::compose_with_ds;
+use crate::gpu::buffers::storage_buffer;
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::layout::{IParticle, JParticle, PredJ, WORKGROUP_SIZE};
+use crate::gpu::timing::PhaseTimer;
+
+const PREDICT_WGSL: &str = include_str!("../../shaders/predict.wgsl");
+
+/// The composed WGSL of the scatter and predict kernels.
+pub fn wgsl() -> String {
+    compose_with_ds(&[], PREDICT_WGSL)
+}
+
+/// Bindings of `shaders/predict.wgsl`, in order.
+const BINDINGS: [Binding; 5] = [
+    Binding::StorageRead,
+    Binding::StorageReadWrite,
+    Binding::StorageRead,
+    Binding::StorageRead,
+    Binding::StorageReadWrite,
+];
+
+/// `n` j-particles on the GPU, and their predicted copies.
+pub struct JStore {
+    pub n: u32,
+    /// The j-particles as of their last correction.
+    pub jp: wgpu::Buffer,
+    /// The j-particles predicted by the last `encode` (what forces read).
+    pub pred: wgpu::Buffer,
+    updates: wgpu::Buffer,
+    addresses: wgpu::Buffer,
+    scatter: Kernel,
+    predict: Kernel,
+    bind: wgpu::BindGroup,
+    /// Updates written since the last `encode`.
+    pending: u32,
+}
+
+impl JStore {
+    /// A store of `n` zero-mass j-particles bound to `params`
+    /// (`HermiteParams`).
+    pub fn new(device: &wgpu::Device, params: &wgpu::Buffer, n: u32) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("predict"),
+            source: wgpu::ShaderSource::Wgsl(wgsl().into()),
+        });
+        let scatter = Kernel::from_module(device, "j scatter", &module, "scatter", &BINDINGS);
+        let predict = Kernel::from_module(device, "j predict", &module, "predict", &BINDINGS);
+        let zeros = vec![JParticle::default(); n as usize];
+        let jp = storage_buffer(device, "j particles", &zeros);
+        let updates = storage_buffer(device, "j updates", &zeros);
+        let addresses = storage_buffer(device, "j update addresses", &vec![0u32; n as usize]);
+        let pred = storage_buffer(device, "j predicted", &vec![PredJ::default(); n as usize]);
+        let bind = scatter.bind(device, &[params, &jp, &updates, &addresses, &pred]);
+        Self {
+            n,
+            jp,
+            pred,
+            updates,
+            addresses,
+            scatter,
+            predict,
+            bind,
+            pending: 0,
+        }
+    }
+
+    /// Queues j-particles `records[k]` for addresses `addresses[k]`; they
+    /// reach the store at the next `encode`. Later calls before it append
+    /// (an address written twice keeps the last record).
+    pub fn set(&mut self, queue: &wgpu::Queue, addresses: &[u32], records: &[JParticle]) {
+        assert_eq!(addresses.len(), records.len());
+        assert!(
+            self.pending as usize + records.len() <= self.n as usize,
+            "more j updates than particles before one evaluation"
+        );
+        assert!(
+            addresses.iter().all(|&a| a < self.n),
+            "j address out of range"
+        );
+        let at = self.pending as u64;
+        queue.write_buffer(&self.addresses, at * 4, bytemuck::cast_slice(addresses));
+        queue.write_buffer(
+            &self.updates,
+            at * std::mem::size_of::<JParticle>() as u64,
+            bytemuck::cast_slice(records),
+        );
+        self.pending += records.len() as u32;
+    }
+
+    /// Updates to scatter at the next `encode` (what `HermiteParams::n_update`
+    /// must say).
+    pub fn pending(&self) -> u32 {
+        self.pending
+    }
+
+    /// Records the scatter of pending updates (if any) and the prediction
+    /// of every j-particle to the time in the params.
+    pub fn encode(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("j scatter + predict"),
+            timestamp_writes: timer.and_then(|t| t.writes("predict")),
+        });
+        if self.pending > 0 {
+            // With several updates of one address, the scatter's order is
+            // unspecified: `set` callers update each address once.
+            self.scatter.dispatch(
+                &mut pass,
+                &self.bind,
+                dispatch_size(device, self.pending, WORKGROUP_SIZE),
+            );
+        }
+        // Invocations past the params' nj return at once.
+        self.predict.dispatch(
+            &mut pass,
+            &self.bind,
+            dispatch_size(device, self.n, WORKGROUP_SIZE),
+        );
+        self.pending = 0;
+    }
+}
+
+/// The f64 state of one particle at its last correction, as the GPU
+/// record: position and time double-single, derivatives rounded to f32.
+pub struct JState {
+    pub id: u32,
+    pub mass: f64,
+    pub t0: f64,
+    pub pos: [f64; 3],
+    pub vel: [f64; 3],
+    pub acc: [f64; 3],
+    pub jerk: [f64; 3],
+    pub snap: [f64; 3],
+    pub crackle: [f64; 3],
+}
+
+impl JState {
+    pub fn record(&self) -> JParticle {
+        let (pos_hi, pos_lo) = super::ds::split3(self.pos);
+        let (t0_hi, t0_lo) = super::ds::split(self.t0);
+        let f = |v: [f64; 3]| v.map(|x| x as f32);
+        JParticle {
+            pos_hi,
+            mass: self.mass as f32,
+            pos_lo,
+            id: self.id,
+            vel: f(self.vel),
+            t0_hi,
+            acc: f(self.acc),
+            t0_lo,
+            jerk: f(self.jerk),
+            snap: f(self.snap),
+            crackle: f(self.crackle),
+            ..Default::default()
+        }
+    }
+}
+
+/// An i-particle (sink) from f64 predicted values.
+pub fn i_particle(id: u32, pos: [f64; 3], vel: [f64; 3], acc: [f64; 3], h2: f64) -> IParticle {
+    let (pos_hi, pos_lo) = super::ds::split3(pos);
+    IParticle {
+        pos_hi,
+        id,
+        pos_lo,
+        h2: h2 as f32,
+        vel: vel.map(|x| x as f32),
+        acc: acc.map(|x| x as f32),
+        ..Default::default()
+    }
+}
