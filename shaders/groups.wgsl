@@ -37,16 +37,25 @@ fn group_boxes_of(@builtin(global_invocation_id) gid: vec3<u32>) {
     let side = hi - lo;
     let too_big = max(side.x, max(side.y, side.z)) > cube_side(bounds) / f32(GROUP_SPLIT_DIVISOR);
     if (too_big && grp.count > 1u) {
+        // Reserve the new slots with compare-and-swap so that a reservation
+        // that does not fit never raises the count, even for a moment (an
+        // add-then-subtract could let another group reserve past a hole).
         let extra = grp.count - 1u;
-        let first = atomicAdd(&counters.group_count, extra);
-        if (first + extra <= params.cell_capacity) {
-            for (var k = 1u; k < grp.count; k++) {
-                group_boxes[first + k - 1u] = point_group(grp.start + k);
+        var first = atomicLoad(&counters.group_count);
+        loop {
+            if (first + extra > params.cell_capacity) {
+                break;
             }
-            group_boxes[g] = point_group(grp.start);
-            return;
+            let r = atomicCompareExchangeWeak(&counters.group_count, first, first + extra);
+            if (r.exchanged) {
+                for (var k = 1u; k < grp.count; k++) {
+                    group_boxes[first + k - 1u] = point_group(grp.start + k);
+                }
+                group_boxes[g] = point_group(grp.start);
+                return;
+            }
+            first = r.old_value;
         }
-        atomicSub(&counters.group_count, extra);
     }
     group_boxes[g] = GroupBox(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), grp.start, grp.count, 0u, 0u);
 }
@@ -56,6 +65,6 @@ fn walk_dispatch() {
     let count = min(atomicLoad(&counters.group_count), params.cell_capacity);
     atomicStore(&counters.group_count, count);
     // One workgroup per group, on a 2-D grid beyond 65535 groups.
-    let rows = (count + 65534u) / 65535u;
-    dispatch.walk_args = DispatchArgs((count + rows - 1u) / max(rows, 1u), rows, 1u);
+    let rows = max((count + 65534u) / 65535u, 1u);
+    dispatch.walk_args = DispatchArgs((count + rows - 1u) / rows, rows, 1u);
 }

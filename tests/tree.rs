@@ -267,3 +267,54 @@ fn tree_forces_converge_to_the_direct_sum_as_theta_shrinks() {
         last = Some(e);
     }
 }
+
+/// Spread-out systems ask the groups phase to split more groups than the
+/// group array can take; the reservations must never leave a particle
+/// without a group (every particle then gets a force), and an opening angle
+/// too large to exclude a particle's own cell is refused.
+#[test]
+fn uniform_cube_keeps_every_particle_in_a_walk_group() {
+    let ctx = common::gpu();
+    let n = 3000;
+    let mut p = Model::Plummer.generate(n, 8).unwrap();
+    let mut rng = webgrav::sim::rng::Rng::new(99);
+    for q in &mut p.pos_mass {
+        q.pos = [0, 1, 2].map(|_| rng.uniform() as f32);
+    }
+    let (state, tree) = evaluate(
+        &ctx,
+        &p,
+        TreeConfig {
+            theta: 0.5,
+            eps: 0.01,
+        },
+    );
+    let counters = pollster::block_on(tree.counters(&ctx)).unwrap();
+    let boxes: Vec<GroupBox> =
+        read::<GroupBox>(&ctx, &tree.buffers.group_boxes)[..counters.group_count as usize].to_vec();
+    let mut walked = vec![0u32; n];
+    for gb in &boxes {
+        for k in gb.start..gb.start + gb.count {
+            walked[k as usize] += 1;
+        }
+    }
+    assert!(
+        walked.iter().all(|&w| w == 1),
+        "a particle is not in exactly one walk group"
+    );
+    let s = pollster::block_on(state.read(&ctx)).unwrap();
+    let reference = forces(&p.pos_mass, 0.01);
+    let reference: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
+    let e = ErrorStats::of(&acc_errors(&s.acc_pot, &reference));
+    // A uniform cube has no dense core; θ = 0.5 still gives ~1e-3 errors.
+    assert!(e.max < 0.1, "{e:?}");
+    let too_wide = TreeSolver::new(
+        &ctx,
+        &state,
+        TreeConfig {
+            theta: 1.2,
+            eps: 0.01,
+        },
+    );
+    assert!(too_wide.is_err());
+}

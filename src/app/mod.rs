@@ -41,8 +41,13 @@ fn largest_array_bytes_per_particle(solver: SolverKind) -> (u64, &'static str) {
 
 /// The largest N `solver` can run on this device.
 pub fn max_particles(ctx: &GpuContext, solver: SolverKind) -> u64 {
-    ctx.max_elements(largest_array_bytes_per_particle(solver).0)
-        .min(u32::MAX as u64 / 2)
+    let max = ctx
+        .max_elements(largest_array_bytes_per_particle(solver).0)
+        .min(u32::MAX as u64 / 2);
+    match solver {
+        SolverKind::Tree => max.min(crate::tree::MAX_TREE_PARTICLES),
+        _ => max,
+    }
 }
 
 /// Refuses an N the device cannot hold with `solver`, before anything is

@@ -64,11 +64,12 @@ impl SimConfig {
                 self.dt
             )));
         }
-        if self.solver == SolverKind::Tree && !(self.theta.is_finite() && self.theta > 0.0) {
-            return Err(Error::InvalidParameter(format!(
-                "theta must be > 0, got {}",
-                self.theta
-            )));
+        if self.solver == SolverKind::Tree {
+            TreeConfig {
+                theta: self.theta,
+                eps: self.eps,
+            }
+            .validate()?;
         }
         Ok(())
     }

@@ -108,6 +108,35 @@ pub struct TreeConfig {
     pub eps: f32,
 }
 
+/// Largest opening angle: a particle lies within δ + (√3/2)·l of its cell's
+/// centre of mass, so for θ < 2/√3 the MAC always opens the cells holding
+/// the particle itself; beyond, a particle could feel its own mass.
+pub const MAX_THETA: f32 = 1.15;
+
+/// Largest N of the tree: each build level is one 1-D indirect dispatch of
+/// at most 65535 workgroups of 256 cells, and a level can hold up to
+/// 0.3 N cells.
+pub const MAX_TREE_PARTICLES: u64 = 50_000_000;
+
+impl TreeConfig {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.theta.is_finite() && self.theta > 0.0 && self.theta <= MAX_THETA) {
+            return Err(Error::InvalidParameter(format!(
+                "theta must be in (0, {MAX_THETA}], got {}: larger opening angles can \
+                 accept the cell that holds the particle itself",
+                self.theta
+            )));
+        }
+        if !(self.eps.is_finite() && self.eps >= 0.0) {
+            return Err(Error::InvalidParameter(format!(
+                "softening must be >= 0, got {}",
+                self.eps
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Cells per particle allocated: the build of a Plummer sphere with
 /// N_leaf = 16 uses about 0.23 (bench tree prints it); a build that needs more
 /// keeps the cells it cannot split as leaves (exact, only slower).
@@ -287,11 +316,13 @@ pub const KEY_BITS: u32 = 3 * MAX_DEPTH;
 
 impl TreeSolver {
     pub fn new(ctx: &GpuContext, state: &GpuParticles, config: TreeConfig) -> Result<Self> {
-        if !(config.theta.is_finite() && config.theta > 0.0) {
-            return Err(Error::InvalidParameter(format!(
-                "theta must be > 0, got {}",
-                config.theta
-            )));
+        config.validate()?;
+        if state.n as u64 > MAX_TREE_PARTICLES {
+            return Err(Error::TooManyParticles {
+                n: state.n as u64,
+                max: MAX_TREE_PARTICLES,
+                reason: "the tree build dispatches each level in one dimension".into(),
+            });
         }
         let d = &ctx.device;
         let buffers = TreeBuffers::new(ctx, state, config)?;

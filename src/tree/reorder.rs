@@ -19,6 +19,7 @@ pub struct Reorder {
     bind: wgpu::BindGroup,
     n: u32,
     copies: [(wgpu::Buffer, wgpu::Buffer); 3],
+    acc_pot: wgpu::Buffer,
 }
 
 impl Reorder {
@@ -47,6 +48,7 @@ impl Reorder {
             kernel,
             bind,
             n: s.n,
+            acc_pot: s.acc_pot.clone(),
             copies: [
                 (b.pos_mass_tmp.clone(), s.pos_mass.clone()),
                 (s.acc_pot.clone(), s.vel.clone()),
@@ -72,5 +74,8 @@ impl Reorder {
         for (from, to) in &self.copies {
             encoder.copy_buffer_to_buffer(from, 0, to, 0, to.size());
         }
+        // acc_pot held the gathered velocities: zero it, so a particle the
+        // walk ever missed would show no force rather than a velocity.
+        encoder.clear_buffer(&self.acc_pot, 0, None);
     }
 }
