@@ -4,62 +4,20 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
+#[path = "common/hermite_input.rs"]
+mod hermite_input;
+
+use hermite_input::upload;
 
 use webgrav::direct::hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
 use webgrav::direct::predict::JState;
 use webgrav::direct::reference::{hermite_forces, rel_error3, Body64, ErrorStats, HermiteF64};
-use webgrav::sim::Model;
 
 const N: usize = 1024;
 const EPS: f64 = 0.01;
 
-/// A Plummer model moved to an off-centre position in f64 (as a cluster
-/// in a galaxy, or a Hermite state after many steps): positions then need
-/// more than f32, which is what double-single is for. Accelerations are
-/// the f64 ones, so the snap sees consistent a_j - a_i.
 fn bodies() -> Vec<Body64> {
-    let p = Model::Plummer.generate(N, 7).unwrap();
-    let offset = [1.0 / 3.0, -2.0 / 7.0, 0.1];
-    let mut b: Vec<Body64> = p
-        .pos_mass
-        .iter()
-        .zip(&p.vel)
-        .map(|(pm, v)| Body64 {
-            pos: [0, 1, 2].map(|k| pm.pos[k] as f64 + offset[k]),
-            vel: v.vel.map(f64::from),
-            acc: [0.0; 3],
-            mass: pm.mass as f64,
-        })
-        .collect();
-    let all: Vec<usize> = (0..N).collect();
-    let f = hermite_forces(&b, &all, EPS);
-    for (b, f) in b.iter_mut().zip(&f) {
-        b.acc = f.acc;
-    }
-    b
-}
-
-fn upload(gpu: &mut HermiteGpu, b: &[Body64]) {
-    let addr: Vec<u32> = (0..b.len() as u32).collect();
-    let recs: Vec<_> = b
-        .iter()
-        .enumerate()
-        .map(|(k, b)| {
-            JState {
-                id: k as u32,
-                mass: b.mass,
-                t0: 0.0,
-                pos: b.pos,
-                vel: b.vel,
-                acc: b.acc,
-                jerk: [0.0; 3],
-                snap: [0.0; 3],
-                crackle: [0.0; 3],
-            }
-            .record()
-        })
-        .collect();
-    gpu.set_j(&addr, &recs);
+    hermite_input::bodies(N, EPS)
 }
 
 struct Errors {

@@ -12,6 +12,9 @@ use webgrav::direct::DirectSolver;
 use webgrav::gpu::GpuContext;
 use webgrav::sim::{GpuParticles, Model, SimConfig, Simulation, SolverKind};
 
+#[path = "common/hermite_input.rs"]
+mod hermite_input;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 async fn gpu() -> GpuContext {
@@ -98,28 +101,8 @@ async fn tree_solver_matches_f64_in_browser() {
     assert!(acc.max < 0.1, "max {}", acc.max);
 }
 
-/// The off-centre Plummer model of tests/hermite_kernels.rs (positions
-/// that need more than f32), with f64 accelerations for the snap.
 fn hermite_bodies(n: usize) -> Vec<webgrav::direct::reference::Body64> {
-    use webgrav::direct::reference::{hermite_forces, Body64};
-    let p = Model::Plummer.generate(n, 7).unwrap();
-    let offset = [1.0 / 3.0, -2.0 / 7.0, 0.1];
-    let mut b: Vec<Body64> = p
-        .pos_mass
-        .iter()
-        .zip(&p.vel)
-        .map(|(pm, v)| Body64 {
-            pos: [0, 1, 2].map(|k| pm.pos[k] as f64 + offset[k]),
-            vel: v.vel.map(f64::from),
-            acc: [0.0; 3],
-            mass: pm.mass as f64,
-        })
-        .collect();
-    let f = hermite_forces(&b, &(0..n).collect::<Vec<_>>(), 0.01);
-    for (b, f) in b.iter_mut().zip(&f) {
-        b.acc = f.acc;
-    }
-    b
+    hermite_input::bodies(n, 0.01)
 }
 
 /// Median relative errors (acc, pot, jerk, snap) of one Hermite kernel
@@ -131,30 +114,11 @@ async fn hermite_errors(
     precision: webgrav::direct::hermite_force::Precision,
 ) -> ([ErrorStats; 4], usize) {
     use webgrav::direct::hermite_force::{Force64, HermiteGpu, Order, Sinks};
-    use webgrav::direct::predict::JState;
     use webgrav::direct::reference::{hermite_forces, rel_error3};
     let n = b.len();
     let mut gpu = HermiteGpu::new(ctx, n as u32, n as u32, 0.01).unwrap();
-    let recs: Vec<_> = b
-        .iter()
-        .enumerate()
-        .map(|(k, b)| {
-            JState {
-                id: k as u32,
-                mass: b.mass,
-                t0: 0.0,
-                pos: b.pos,
-                vel: b.vel,
-                acc: b.acc,
-                jerk: [0.0; 3],
-                snap: [0.0; 3],
-                crackle: [0.0; 3],
-            }
-            .record()
-        })
-        .collect();
+    hermite_input::upload(&mut gpu, b);
     let all: Vec<u32> = (0..n as u32).collect();
-    gpu.set_j(&all, &recs);
     let scope = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
     let res = gpu
         .evaluate(0.0, Sinks::Active(&all), Order::Six, precision)

@@ -20,23 +20,29 @@ pub fn forces(particles: &[PosMass], eps: f64) -> Vec<ForceF64> {
 /// As `forces`, for the particles `sinks` only (in that order), in threads.
 pub fn forces_on(particles: &[PosMass], sinks: &[usize], eps: f64) -> Vec<ForceF64> {
     let eps2 = eps * eps;
+    map_sinks(sinks, |i| force_on(particles, i, eps2))
+}
+
+/// `f(i)` for every index of `sinks`, in order, spread over the CPU's
+/// threads (one thread in the browser, where threads cannot be spawned).
+fn map_sinks<T: Clone + Default + Send>(sinks: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |t| t.get())
         .min(64);
-    let mut out = vec![ForceF64::default(); sinks.len()];
+    let mut out = vec![T::default(); sinks.len()];
+    let chunk = sinks.len().div_ceil(threads).max(1);
     if threads == 1 {
-        // Also the path in the browser, where threads cannot be spawned.
-        for (f, &i) in out.iter_mut().zip(sinks) {
-            *f = force_on(particles, i, eps2);
+        for (o, &i) in out.iter_mut().zip(sinks) {
+            *o = f(i);
         }
         return out;
     }
-    let chunk = sinks.len().div_ceil(threads).max(1);
+    let f = &f;
     std::thread::scope(|scope| {
         for (part, idx) in out.chunks_mut(chunk).zip(sinks.chunks(chunk)) {
             scope.spawn(move || {
-                for (f, &i) in part.iter_mut().zip(idx) {
-                    *f = force_on(particles, i, eps2);
+                for (o, &i) in part.iter_mut().zip(idx) {
+                    *o = f(i);
                 }
             });
         }
@@ -148,27 +154,7 @@ pub struct HermiteF64 {
 /// bodies: the formulas of `shaders/hermite_force.wgsl`, in f64.
 pub fn hermite_forces(bodies: &[Body64], sinks: &[usize], eps: f64) -> Vec<HermiteF64> {
     let eps2 = eps * eps;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |t| t.get())
-        .min(16);
-    let mut out = vec![HermiteF64::default(); sinks.len()];
-    if threads == 1 {
-        for (f, &i) in out.iter_mut().zip(sinks) {
-            *f = hermite_on(bodies, i, eps2);
-        }
-        return out;
-    }
-    let chunk = sinks.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for (part, idx) in out.chunks_mut(chunk).zip(sinks.chunks(chunk)) {
-            scope.spawn(move || {
-                for (f, &i) in part.iter_mut().zip(idx) {
-                    *f = hermite_on(bodies, i, eps2);
-                }
-            });
-        }
-    });
-    out
+    map_sinks(sinks, |i| hermite_on(bodies, i, eps2))
 }
 
 fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
