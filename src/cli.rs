@@ -444,6 +444,7 @@ async fn bench(a: BenchArgs) -> Result<()> {
                     i_per_thread: a.direct.ipt.unwrap_or(d.i_per_thread),
                     unroll: a.direct.unroll.unwrap_or(d.unroll),
                 };
+                shape.check().map_err(Error::InvalidParameter)?;
                 let solver = DirectSolver::with_config(&ctx.device, &state, a.eps, shape);
                 let mut timer = PhaseTimer::new(&ctx, 1);
                 let mut times = Vec::new();

@@ -47,6 +47,10 @@ struct Cluster {
     pending: Vec<(u32, JParticle)>,
     /// Results of the last evaluation, once read.
     results: Option<Vec<ForceResult>>,
+    /// A firsthalf call succeeded and its results are the ones on the GPU
+    /// (a failed firsthalf clears it, so lasthalf cannot return the
+    /// previous block's forces).
+    evaluated: bool,
     neighbours: Vec<(u32, Vec<u32>)>,
 }
 
@@ -120,6 +124,7 @@ pub extern "C" fn g6_open(id: c_int) -> c_int {
         ti: 0.0,
         pending: Vec::new(),
         results: None,
+        evaluated: false,
         neighbours: Vec::new(),
     });
     0
@@ -230,6 +235,9 @@ pub unsafe extern "C" fn g6calc_firsthalf(
     h2: *const c_double,
 ) -> c_int {
     with_cluster(id, "g6calc_firsthalf", |c| {
+        c.evaluated = false;
+        c.results = None;
+        c.neighbours.clear();
         if !(1..=NPIPES).contains(&ni) {
             return Err(format!("ni = {ni}, must be 1..{NPIPES}"));
         }
@@ -284,8 +292,7 @@ pub unsafe extern "C" fn g6calc_firsthalf(
             )
             .map_err(|e| e.to_string())?;
         ctx.queue.submit(Some(encoder.finish()));
-        c.results = None;
-        c.neighbours.clear();
+        c.evaluated = true;
         Ok(0)
     })
 }
@@ -304,6 +311,9 @@ unsafe fn lasthalf(
     with_cluster(id, what, |c| {
         if acc.is_null() || jerk.is_null() || pot.is_null() {
             return Err("null output array".into());
+        }
+        if !c.evaluated {
+            return Err("no successful g6calc_firsthalf to finish".into());
         }
         if c.results.is_none() {
             c.results = Some(pollster::block_on(c.gpu.read_results()).map_err(|e| e.to_string())?);
@@ -433,7 +443,8 @@ pub unsafe extern "C" fn g6_get_neighbour_list(
         let room = maxlength.max(0) as usize;
         // SAFETY: non-null; `maxlength` ints by the caller's contract.
         unsafe {
-            *nblen = *count as c_int;
+            // The entries written: at most the room and the NB_MAX stored.
+            *nblen = (*count as usize).min(room).min(list.len()) as c_int;
             for (k, &j) in list.iter().take(room).enumerate() {
                 *nbl.add(k) = j as c_int;
             }

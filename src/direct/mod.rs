@@ -71,15 +71,31 @@ impl DirectConfig {
         self.threads * self.i_per_thread
     }
 
+    /// Checks the shape: threads a power of two in 32..=256, 1 to 16 sinks
+    /// per thread, and 1, 2 or 4 sources per loop trip (all direct.wgsl has).
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if !(self.threads.is_power_of_two() && (32..=256).contains(&self.threads)) {
+            return Err(format!(
+                "threads must be a power of two in 32..=256, got {}",
+                self.threads
+            ));
+        }
+        if !(1..=16).contains(&self.i_per_thread) {
+            return Err(format!(
+                "1 to 16 sinks per thread, got {}",
+                self.i_per_thread
+            ));
+        }
+        if !matches!(self.unroll, 1 | 2 | 4) {
+            return Err(format!("unroll must be 1, 2 or 4, got {}", self.unroll));
+        }
+        Ok(())
+    }
+
     fn validate(&self) {
-        assert!(
-            self.threads.is_power_of_two() && (32..=256).contains(&self.threads),
-            "threads must be a power of two in 32..=256"
-        );
-        assert!(
-            (1..=16).contains(&self.i_per_thread),
-            "1 to 16 sinks per thread"
-        );
+        if let Err(e) = self.check() {
+            panic!("invalid direct kernel shape: {e}");
+        }
     }
 }
 
@@ -184,7 +200,10 @@ impl DirectSolver {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
-        let k = (self.eps.get() > 0.0) as usize;
+        // The softened kernel needs eps² > 0 in f32 (a subnormal eps² would
+        // give the self pair 0·inf); below that, the unsoftened one is exact.
+        let eps = self.eps.get();
+        let k = (eps * eps >= f32::MIN_POSITIVE) as usize;
         let mut pass = timed_pass(encoder, "forces", timer);
         let groups = self.n.div_ceil(self.config.sinks_per_group());
         self.kernels[k].dispatch(&mut pass, &self.binds[k], dispatch_size(device, groups, 1));
