@@ -270,6 +270,12 @@ impl HermiteSimulation {
     ) -> Result<Self> {
         config.validate()?;
         particles.validate().map_err(Error::InvalidParameter)?;
+        if !(t_start.is_finite() && (t_start / config.dt_max).fract() == 0.0) {
+            return Err(Error::InvalidParameter(format!(
+                "the start time {t_start} must be a multiple of dt_max {}",
+                config.dt_max
+            )));
+        }
         let n = particles.len() as u32;
         let gpu = HermiteGpu::new(ctx, n, n, config.eps)?;
         let bodies = particles
@@ -404,7 +410,9 @@ impl HermiteSimulation {
                 Some(h) => h,
                 None => next_step(b.dt, wanted, t1, c.dt_max),
             };
-            if b.dt <= DT_MIN {
+            // The criterion itself asking for less than DT_MIN (or giving
+            // NaN) means it collapsed; a step of exactly DT_MIN is legal.
+            if c.shared_dt.is_none() && !(wanted >= DT_MIN) {
                 return Err(Error::InvalidParameter(format!(
                     "particle {k}: time step below 2^-40 at t = {t1} \
                      (close encounter without softening?)"
