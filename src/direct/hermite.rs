@@ -412,7 +412,7 @@ impl HermiteSimulation {
             };
             // The criterion itself asking for less than DT_MIN (or giving
             // NaN) means it collapsed; a step of exactly DT_MIN is legal.
-            if c.shared_dt.is_none() && !(wanted >= DT_MIN) {
+            if c.shared_dt.is_none() && (wanted.is_nan() || wanted < DT_MIN) {
                 return Err(Error::InvalidParameter(format!(
                     "particle {k}: time step below 2^-40 at t = {t1} \
                      (close encounter without softening?)"
