@@ -302,6 +302,21 @@ async function main() {
       const refusal = await herm.textContent("#message");
       check("Hermite N cap refused with the limit", /16384/.test(refusal) && (await state(herm)).n === HN, refusal);
       await herm.screenshot({ path: path.join(ART, "hermite.png") });
+      // Switching solver carries on from the current state, both ways.
+      const t1 = (await state(herm)).time;
+      await herm.evaluate(() => window.webgrav.apply({ solver: "direct" }));
+      if (await waitFor(herm, (t) => window.webgrav.last && !window.webgrav.last.hermite && window.webgrav.last.steps >= 2 && window.webgrav.last.time > t, t1, 30000, "Hermite → direct carries on")) {
+        const d = await state(herm);
+        check("Hermite → direct carries on", d.last.time > t1 && d.n === HN && !d.error && d.last.energy_error < 1e-3,
+          `t ${t1} → ${d.last.time}, ${d.last.steps} leapfrog steps`);
+      }
+      const t2 = (await state(herm)).time;
+      await herm.evaluate(() => window.webgrav.apply({ solver: "hermite6" }));
+      if (await waitFor(herm, (t) => window.webgrav.last && window.webgrav.last.hermite && window.webgrav.last.time > t && window.webgrav.last.block_steps > 0, t2, 30000, "direct → Hermite 6 carries on")) {
+        const h = await state(herm);
+        check("direct → Hermite 6 carries on", h.last.time > t2 && Number.isFinite(h.last.energy_error) && h.last.energy_error < 1e-4,
+          `t ${t2} → ${h.last.time}, |dE/E0| = ${h.last.energy_error.toExponential(2)}`);
+      }
     }
     await herm.close();
 
