@@ -10,11 +10,15 @@
 use crate::app::readout::{center_of_mass, lagrangian_radii, view_sphere, LAGRANGIAN_FRACTIONS};
 use crate::app::settings::{Settings, KEYS, PRESETS};
 use crate::app::{check_particle_count, max_particles, SOLVERS};
+use crate::direct::hermite::{HermiteConfig, HermiteSimulation, HermiteStats};
+use crate::direct::hermite_force::Order;
+use crate::gpu::layout::AccPot;
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
 use crate::render::{shell_tags, ColorMode, ColorRanges, PointBinding, PointRenderer};
-use crate::sim::{Diagnostics, GpuParticles, Model, Particles, Simulation, Solver};
+use crate::sim::{Diagnostics, GpuParticles, Model, Particles, Simulation, Solver, SolverKind};
 use crate::snapshot::{Format, Snapshot};
+use futures_channel::oneshot;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -146,9 +150,103 @@ enum Source {
     File(String, Box<Snapshot>),
 }
 
+/// A Hermite run: the integrator's f64 master state lives on the host
+/// (its force engine on the GPU) and steps in blocks, each with a
+/// read-back; the page advances it in spawned futures that hold the
+/// integrator meanwhile (`sim` is then `None`). What the renderer binds is
+/// `display`, written from the host state whenever the integrator comes
+/// back.
+struct HermiteRun {
+    /// Positions, velocities and potentials in the renderer's layout (the
+    /// id buffer is the identity: the order never changes).
+    display: GpuParticles,
+    config: HermiteConfig,
+    sim: Option<Box<HermiteSimulation>>,
+    /// The initial state, until the first frame starts the integrator's
+    /// creation (which is asynchronous: it computes the first forces).
+    init: Option<Particles>,
+    /// The integrator counts time from 0 (block steps need a start that is
+    /// a multiple of every step); the run's time is this plus its time.
+    time_offset: f64,
+    /// The integrator's time the advances aim at.
+    target: f64,
+    /// Time, counters and step-level histogram of the last state seen.
+    time: f64,
+    stats: HermiteStats,
+    levels: Vec<u64>,
+    /// Why the integration stopped, if it did.
+    error: Option<String>,
+    /// Futures waiting for the integrator to come back.
+    waiters: Vec<oneshot::Sender<()>>,
+}
+
+enum Engine {
+    /// Tree or direct forces, leapfrog on the GPU.
+    Leapfrog(Box<Simulation>),
+    Hermite(Box<HermiteRun>),
+}
+
+/// The Hermite settings of `s`, if its solver is a Hermite integrator.
+fn hermite_config(s: &Settings) -> Option<HermiteConfig> {
+    let order = match s.config.solver {
+        SolverKind::Hermite4 => Order::Four,
+        SolverKind::Hermite6 => Order::Six,
+        _ => return None,
+    };
+    Some(HermiteConfig::new(
+        order,
+        s.hermite.precision,
+        s.hermite.eta,
+        s.config.eps as f64,
+    ))
+}
+
+/// The integrator for `settings`, starting from `particles` at `time`
+/// (a Hermite integrator is only prepared: the first frame creates it).
+fn make_engine(
+    ctx: &GpuContext,
+    settings: &Settings,
+    particles: &Particles,
+    time: f64,
+) -> crate::Result<Engine> {
+    match hermite_config(settings) {
+        Some(config) => {
+            settings.config.validate()?;
+            config.validate()?;
+            let display = GpuParticles::upload(ctx, particles)?;
+            Ok(Engine::Hermite(Box::new(HermiteRun {
+                display,
+                config,
+                sim: None,
+                init: Some(particles.clone()),
+                time_offset: time,
+                target: 0.0,
+                time,
+                stats: HermiteStats::default(),
+                levels: Vec::new(),
+                error: None,
+                waiters: Vec::new(),
+            })))
+        }
+        None => Ok(Engine::Leapfrog(Box::new(Simulation::new(
+            ctx,
+            particles,
+            settings.config,
+            time,
+        )?))),
+    }
+}
+
+fn engine_display(engine: &Engine) -> &GpuParticles {
+    match engine {
+        Engine::Leapfrog(sim) => &sim.state,
+        Engine::Hermite(h) => &h.display,
+    }
+}
+
 /// One simulation and what is bound to its buffers.
 struct Run {
-    sim: Simulation,
+    engine: Engine,
     points: PointBinding,
     /// Particle ids and component tags in upload order (the GPU's `id`
     /// buffer indexes them).
@@ -159,6 +257,12 @@ struct Run {
     /// The timer holds a step's timestamps not yet read.
     timer_recorded: bool,
     epoch: u64,
+}
+
+impl Run {
+    fn n(&self) -> u32 {
+        engine_display(&self.engine).n
+    }
 }
 
 struct AppState {
@@ -197,13 +301,15 @@ impl AppState {
             particles.len() as u64,
             self.settings.config.solver,
         )?;
-        let sim = Simulation::new(&self.ctx, particles, self.settings.config, time)?;
-        let points = self.renderer.bind(&self.ctx.device, &sim.state, &tags);
+        let engine = make_engine(&self.ctx, &self.settings, particles, time)?;
+        let points = self
+            .renderer
+            .bind(&self.ctx.device, engine_display(&engine), &tags);
         let epoch = self.next_epoch;
         self.next_epoch += 1;
         self.progress.restart(epoch, time);
         self.run = Run {
-            sim,
+            engine,
             points,
             ids: particles.id.clone(),
             tags,
@@ -281,7 +387,7 @@ impl WebApp {
             .await
             .map_err(js_err)?;
         let (particles, tags) = model_particles(&ctx, &settings).map_err(js_err)?;
-        let sim = Simulation::new(&ctx, &particles, settings.config, 0.0).map_err(js_err)?;
+        let engine = make_engine(&ctx, &settings, &particles, 0.0).map_err(js_err)?;
         // Every WebGPU implementation must accept bgra8unorm for a canvas.
         let format = wgpu::TextureFormat::Bgra8Unorm;
         let surface_config = wgpu::SurfaceConfiguration {
@@ -297,7 +403,7 @@ impl WebApp {
         };
         surface.configure(&ctx.device, &surface_config);
         let renderer = PointRenderer::new(&ctx.device, format);
-        let points = renderer.bind(&ctx.device, &sim.state, &tags);
+        let points = renderer.bind(&ctx.device, engine_display(&engine), &tags);
 
         let lost = Arc::new(Mutex::new(None));
         let lost_cb = lost.clone();
@@ -328,7 +434,7 @@ impl WebApp {
             state: Rc::new(RefCell::new(AppState {
                 renderer,
                 run: Run {
-                    sim,
+                    engine,
                     points,
                     ids: particles.id.clone(),
                     tags,
@@ -409,6 +515,38 @@ impl WebApp {
         if let Some(message) = s.lost_message() {
             return Err(js_err(format!("the GPU device was lost ({message})")));
         }
+        if let Engine::Hermite(h) = &mut s.run.engine {
+            let mut issued = 0;
+            if h.error.is_none() && !s.busy {
+                let epoch = s.run.epoch;
+                if let Some(particles) = h.init.take() {
+                    wasm_bindgen_futures::spawn_local(hermite_create(
+                        self.state.clone(),
+                        epoch,
+                        s.ctx.clone(),
+                        particles,
+                        h.config,
+                    ));
+                } else if steps > 0 {
+                    if let Some(sim) = h.sim.take() {
+                        // Aim `steps × dt` past the last target (or the
+                        // state, if it is ahead): block steps end where
+                        // the next one would pass the target.
+                        let dt = s.settings.config.dt as f64;
+                        h.target = h.target.max(sim.time) + steps as f64 * dt;
+                        wasm_bindgen_futures::spawn_local(hermite_advance(
+                            self.state.clone(),
+                            epoch,
+                            sim,
+                            h.target,
+                        ));
+                        issued = steps;
+                    }
+                }
+            }
+            draw(s);
+            return Ok(issued);
+        }
         let queued = s.progress.queued.load(Ordering::SeqCst);
         let behind = queued.saturating_sub(s.progress.done.load(Ordering::SeqCst));
         let issue = if s.busy || behind > 2 * steps.max(1) as u64 {
@@ -419,6 +557,9 @@ impl WebApp {
         if issue > 0 {
             let device = &s.ctx.device;
             let run = &mut s.run;
+            let Engine::Leapfrog(sim) = &mut run.engine else {
+                unreachable!("Hermite runs return above")
+            };
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("leapfrog steps"),
             });
@@ -426,18 +567,18 @@ impl WebApp {
                 match run.timer.as_mut() {
                     Some(timer) if k == 0 && !run.timer_recorded => {
                         timer.reset();
-                        run.sim.encode_step(device, &mut encoder, Some(timer));
+                        sim.encode_step(device, &mut encoder, Some(timer));
                         timer.resolve(&mut encoder);
                         run.timer_recorded = timer.enabled();
                     }
-                    _ => run.sim.encode_step(device, &mut encoder, None),
+                    _ => sim.encode_step(device, &mut encoder, None),
                 }
             }
             s.ctx.queue.submit(Some(encoder.finish()));
-            run.sim.steps += issue as u64;
-            run.sim.time += issue as f64 * run.sim.config().dt as f64;
+            sim.steps += issue as u64;
+            sim.time += issue as f64 * sim.config().dt as f64;
             s.progress.queued.fetch_add(issue as u64, Ordering::SeqCst);
-            let (progress, epoch, time) = (s.progress.clone(), run.epoch, run.sim.time);
+            let (progress, epoch, time) = (s.progress.clone(), run.epoch, sim.time);
             s.ctx.queue.on_submitted_work_done(move || {
                 if progress.epoch.load(Ordering::SeqCst) == epoch {
                     progress.done.fetch_add(issue as u64, Ordering::SeqCst);
@@ -471,7 +612,7 @@ impl WebApp {
             f64::from_bits(p.time_bits.load(Ordering::SeqCst)),
         );
         set(&out, "queued", p.queued.load(Ordering::SeqCst) as f64);
-        set(&out, "n", s.run.sim.n());
+        set(&out, "n", s.run.n());
         out.into()
     }
 
@@ -539,25 +680,30 @@ impl WebApp {
                 s.source = Source::Model;
                 return Ok("restart".into());
             }
-            if new.config != old.config {
-                let (ctx, gpu_state, ids, time, epoch) = {
+            // η and precision matter to the Hermite integrators only.
+            let hermite_changed = hermite_config(&new).is_some() && new.hermite != old.hermite;
+            if new.config != old.config || hermite_changed {
+                {
                     let mut s = state.borrow_mut();
-                    let n = s.run.sim.n() as u64;
+                    let n = s.run.n() as u64;
                     check_particle_count(&s.ctx, n, new.config.solver).map_err(js_err)?;
                     new.config.validate().map_err(js_err)?;
+                    if let Some(c) = hermite_config(&new) {
+                        c.validate().map_err(js_err)?;
+                    }
                     s.busy = true;
-                    (
-                        s.ctx.clone(),
-                        s.run.sim.state.clone(),
-                        s.run.ids.clone(),
-                        s.run.sim.time,
-                        s.run.epoch,
-                    )
-                };
-                let read = read_state(&ctx, &gpu_state, &ids, time, new.config.eps).await;
+                }
+                let read = current_state(&state, new.config.eps).await;
                 let mut s = state.borrow_mut();
                 s.busy = false;
-                let (snap, index, _) = read.map_err(js_err)?;
+                let (snap, index, _, epoch) = read.map_err(|e| {
+                    if e.as_string().as_deref() == Some("stale") {
+                        js_err("the run was replaced meanwhile; settings not applied")
+                    } else {
+                        e
+                    }
+                })?;
+                let time = snap.time;
                 if s.run.epoch != epoch {
                     return Err(js_err(
                         "the run was replaced meanwhile; settings not applied",
@@ -628,6 +774,13 @@ impl WebApp {
     pub fn readout(&self) -> js_sys::Promise {
         let state = self.state.clone();
         wasm_bindgen_futures::future_to_promise(async move {
+            let hermite = match &state.borrow().run.engine {
+                Engine::Hermite(_) => Some(state.borrow().run.epoch),
+                Engine::Leapfrog(_) => None,
+            };
+            if let Some(epoch) = hermite {
+                return hermite_readout(&state, epoch).await;
+            }
             // Clone the (shared) handles so no borrow is held across an
             // await: frames keep running while the read-backs complete.
             let (ctx, gpu_state, ids, time, steps, eps, epoch, timer, interactions) = {
@@ -635,24 +788,28 @@ impl WebApp {
                 if let Some(m) = s.lost_message() {
                     return Err(js_err(format!("the GPU device was lost ({m})")));
                 }
+                let ctx = s.ctx.clone();
                 let run = &mut s.run;
                 let timer = if run.timer_recorded {
                     run.timer.take()
                 } else {
                     None
                 };
-                let interactions = match run.sim.solver() {
+                let Engine::Leapfrog(sim) = &run.engine else {
+                    return Err(js_err("stale"));
+                };
+                let interactions = match sim.solver() {
                     Solver::Tree(t) => Some(t.buffers.interactions.clone()),
                     _ => None,
                 };
                 (
-                    s.ctx.clone(),
-                    s.run.sim.state.clone(),
-                    s.run.ids.clone(),
-                    s.run.sim.time,
-                    s.run.sim.steps,
-                    s.run.sim.config().eps,
-                    s.run.epoch,
+                    ctx,
+                    sim.state.clone(),
+                    run.ids.clone(),
+                    sim.time,
+                    sim.steps,
+                    sim.config().eps,
+                    run.epoch,
                     timer,
                     interactions,
                 )
@@ -684,37 +841,12 @@ impl WebApp {
             if s.run.epoch != epoch {
                 return Err(js_err("stale"));
             }
-            let p = &snap.particles;
-            let d = Diagnostics::of(&p.pos_mass, &p.vel, &acc_pot);
-            let e0_reset = s.e0.is_none();
-            let e0 = *s.e0.get_or_insert(d);
-            s.ranges = ColorRanges::of(&p.vel, Some(&acc_pot));
-            s.sphere = view_sphere(&p.pos_mass);
-            let com = center_of_mass(&p.pos_mass);
-            let radii = lagrangian_radii(&p.pos_mass, com, &LAGRANGIAN_FRACTIONS);
-            let n = p.len();
-            let obj = js_sys::Object::new();
-            for (k, v) in [
-                ("time", time),
-                ("steps", steps as f64),
-                ("n", n as f64),
-                ("kinetic", d.kinetic),
-                ("potential", d.potential),
-                ("energy", d.total),
-                ("energy_error", d.energy_error(&e0)),
-                ("virial", d.virial_ratio),
-            ] {
-                set(&obj, k, v);
-            }
-            set(&obj, "e0_reset", e0_reset);
-            set(
-                &obj,
-                "lagrangian",
-                radii
-                    .iter()
-                    .map(|&r| JsValue::from(r))
-                    .collect::<js_sys::Array>(),
-            );
+            let d = {
+                let p = &snap.particles;
+                Diagnostics::of(&p.pos_mass, &p.vel, &acc_pot)
+            };
+            let n = snap.particles.len();
+            let obj = readout_object(&mut s, snap, &acc_pot, d, time, steps);
             set(
                 &obj,
                 "timing",
@@ -742,7 +874,6 @@ impl WebApp {
                 set(&obj, "pp", c.iter().map(|x| x.pp as f64).sum::<f64>() / m);
                 set(&obj, "pc", c.iter().map(|x| x.pc as f64).sum::<f64>() / m);
             }
-            s.last_snapshot = Some(snap);
             Ok(obj.into())
         })
     }
@@ -765,22 +896,11 @@ impl WebApp {
                 if s.lost_message().is_some() {
                     None
                 } else {
-                    Some((
-                        s.ctx.clone(),
-                        s.run.sim.state.clone(),
-                        s.run.ids.clone(),
-                        s.run.sim.time,
-                        s.run.sim.config().eps,
-                    ))
+                    Some(s.settings.config.eps)
                 }
             };
             let snap = match fresh {
-                Some((ctx, gpu_state, ids, time, eps)) => {
-                    read_state(&ctx, &gpu_state, &ids, time, eps)
-                        .await
-                        .map_err(js_err)?
-                        .0
-                }
+                Some(eps) => current_state(&state, eps).await?.0,
                 None => state.borrow().last_snapshot.clone().ok_or_else(|| {
                     js_err("the GPU device was lost before any state was read back")
                 })?,
@@ -825,6 +945,260 @@ impl WebApp {
     }
 }
 
+/// Creates the Hermite integrator of run `epoch` (the first forces need
+/// read-backs) and hands it to the run.
+async fn hermite_create(
+    state: Rc<RefCell<AppState>>,
+    epoch: u64,
+    ctx: GpuContext,
+    particles: Particles,
+    config: HermiteConfig,
+) {
+    let sim = HermiteSimulation::new(&ctx, &particles, config, 0.0).await;
+    hermite_put(&state, epoch, sim.map(Box::new));
+}
+
+/// Block steps of run `epoch` up to the integrator's time `target`; then
+/// the integrator goes back to the run.
+async fn hermite_advance(
+    state: Rc<RefCell<AppState>>,
+    epoch: u64,
+    mut sim: Box<HermiteSimulation>,
+    target: f64,
+) {
+    let r = sim.run_until(target).await;
+    hermite_put(&state, epoch, r.map(|()| sim));
+}
+
+/// Hands the integrator (or why it failed) back to run `epoch`: its state
+/// goes to the display buffers (a host-to-GPU upload) and the counters, and
+/// the futures waiting for it wake. A run replaced meanwhile drops it.
+fn hermite_put(
+    state: &Rc<RefCell<AppState>>,
+    epoch: u64,
+    sim: crate::Result<Box<HermiteSimulation>>,
+) {
+    let mut guard = state.borrow_mut();
+    let s = &mut *guard;
+    if s.run.epoch != epoch {
+        return;
+    }
+    let Engine::Hermite(h) = &mut s.run.engine else {
+        return;
+    };
+    match sim {
+        Ok(sim) => {
+            let (p, pot) = sim.particles();
+            let q = &s.ctx.queue;
+            q.write_buffer(&h.display.pos_mass, 0, bytemuck::cast_slice(&p.pos_mass));
+            q.write_buffer(&h.display.vel, 0, bytemuck::cast_slice(&p.vel));
+            let acc_pot: Vec<AccPot> = pot
+                .iter()
+                .map(|&pot| AccPot {
+                    pot,
+                    ..Default::default()
+                })
+                .collect();
+            q.write_buffer(&h.display.acc_pot, 0, bytemuck::cast_slice(&acc_pot));
+            h.time = h.time_offset + sim.time;
+            h.stats = sim.stats.clone();
+            h.levels = sim.levels();
+            let p = &s.progress;
+            p.queued.store(h.stats.block_steps, Ordering::SeqCst);
+            p.done.store(h.stats.block_steps, Ordering::SeqCst);
+            p.time_bits.store(h.time.to_bits(), Ordering::SeqCst);
+            h.sim = Some(sim);
+        }
+        Err(e) => {
+            let message = format!("the Hermite integration stopped: {e}");
+            if let Ok(mut v) = s.errors.lock() {
+                v.push(message.clone());
+            }
+            h.error = Some(message);
+        }
+    }
+    for w in h.waiters.drain(..) {
+        let _ = w.send(());
+    }
+}
+
+/// Takes the Hermite integrator of run `epoch`, waiting while an advance
+/// holds it; with the integrator's time offset. Put it back with
+/// `hermite_put`.
+async fn hermite_take(
+    state: &Rc<RefCell<AppState>>,
+    epoch: u64,
+) -> Result<(Box<HermiteSimulation>, f64), JsValue> {
+    loop {
+        let wait = {
+            let mut s = state.borrow_mut();
+            if s.run.epoch != epoch {
+                return Err(js_err("stale"));
+            }
+            let Engine::Hermite(h) = &mut s.run.engine else {
+                return Err(js_err("stale"));
+            };
+            if let Some(e) = &h.error {
+                return Err(js_err(e));
+            }
+            if let Some(sim) = h.sim.take() {
+                return Ok((sim, h.time_offset));
+            }
+            let (tx, rx) = oneshot::channel();
+            h.waiters.push(tx);
+            rx
+        };
+        // Cancelled when the run is dropped: the loop then sees the epoch.
+        let _ = wait.await;
+    }
+}
+
+/// The Hermite state as a snapshot (input order) and its potentials.
+fn hermite_snapshot(sim: &HermiteSimulation, offset: f64, eps: f32) -> (Snapshot, Vec<AccPot>) {
+    let (particles, pot) = sim.particles();
+    let acc_pot = pot
+        .iter()
+        .map(|&pot| AccPot {
+            pot,
+            ..Default::default()
+        })
+        .collect();
+    let snap = Snapshot {
+        time: offset + sim.time,
+        particles,
+        softening: eps,
+        potential: Some(pot),
+    };
+    (snap, acc_pot)
+}
+
+/// One consistent state of the current run, without blocking: the
+/// snapshot, the upload index of each of its particles, their potentials,
+/// and the run's epoch.
+async fn current_state(
+    state: &Rc<RefCell<AppState>>,
+    eps: f32,
+) -> Result<(Snapshot, Vec<u32>, Vec<AccPot>, u64), JsValue> {
+    let (epoch, leapfrog) = {
+        let s = state.borrow();
+        let leapfrog = match &s.run.engine {
+            Engine::Leapfrog(sim) => Some((
+                s.ctx.clone(),
+                sim.state.clone(),
+                s.run.ids.clone(),
+                sim.time,
+            )),
+            Engine::Hermite(_) => None,
+        };
+        (s.run.epoch, leapfrog)
+    };
+    match leapfrog {
+        Some((ctx, gpu_state, ids, time)) => {
+            let (snap, index, acc_pot) = read_state(&ctx, &gpu_state, &ids, time, eps)
+                .await
+                .map_err(js_err)?;
+            Ok((snap, index, acc_pot, epoch))
+        }
+        None => {
+            let (sim, offset) = hermite_take(state, epoch).await?;
+            let (snap, acc_pot) = hermite_snapshot(&sim, offset, eps);
+            hermite_put(state, epoch, Ok(sim));
+            let index = (0..snap.particles.len() as u32).collect();
+            Ok((snap, index, acc_pot, epoch))
+        }
+    }
+}
+
+/// The read-outs common to every solver (see `WebApp::readout`), from a
+/// state and its diagnostics; remembers the state for an export after a
+/// device loss.
+fn readout_object(
+    s: &mut AppState,
+    snap: Snapshot,
+    acc_pot: &[AccPot],
+    d: Diagnostics,
+    time: f64,
+    steps: u64,
+) -> js_sys::Object {
+    let p = &snap.particles;
+    let e0_reset = s.e0.is_none();
+    let e0 = *s.e0.get_or_insert(d);
+    s.ranges = ColorRanges::of(&p.vel, Some(acc_pot));
+    s.sphere = view_sphere(&p.pos_mass);
+    let com = center_of_mass(&p.pos_mass);
+    let radii = lagrangian_radii(&p.pos_mass, com, &LAGRANGIAN_FRACTIONS);
+    let obj = js_sys::Object::new();
+    for (k, v) in [
+        ("time", time),
+        ("steps", steps as f64),
+        ("n", p.len() as f64),
+        ("kinetic", d.kinetic),
+        ("potential", d.potential),
+        ("energy", d.total),
+        ("energy_error", d.energy_error(&e0)),
+        ("virial", d.virial_ratio),
+    ] {
+        set(&obj, k, v);
+    }
+    set(&obj, "e0_reset", e0_reset);
+    set(
+        &obj,
+        "lagrangian",
+        radii
+            .iter()
+            .map(|&r| JsValue::from(r))
+            .collect::<js_sys::Array>(),
+    );
+    s.last_snapshot = Some(snap);
+    obj
+}
+
+/// `WebApp::readout` of a Hermite run: the energy from one double-single
+/// evaluation of the potential with the state predicted in f64, block
+/// steps, force evaluations and the histogram of time-step levels
+/// (`levels[k]`: particles with dt = `dt_max` / 2^k, `dt_max`).
+async fn hermite_readout(state: &Rc<RefCell<AppState>>, epoch: u64) -> Result<JsValue, JsValue> {
+    let eps = state.borrow().settings.config.eps;
+    let (mut sim, offset) = hermite_take(state, epoch).await?;
+    let energy = sim.energy().await;
+    let (snap, acc_pot) = hermite_snapshot(&sim, offset, eps);
+    let (stats, levels, dt_max) = (sim.stats.clone(), sim.levels(), sim.config().dt_max);
+    let time = snap.time;
+    hermite_put(state, epoch, Ok(sim));
+    let (kinetic, potential, total) = energy.map_err(js_err)?;
+    let d = Diagnostics {
+        kinetic,
+        potential,
+        total,
+        virial_ratio: if potential != 0.0 {
+            -2.0 * kinetic / potential
+        } else {
+            0.0
+        },
+        ..Default::default()
+    };
+    let mut guard = state.borrow_mut();
+    if guard.run.epoch != epoch {
+        return Err(js_err("stale"));
+    }
+    let obj = readout_object(&mut guard, snap, &acc_pot, d, time, stats.block_steps);
+    set(&obj, "timing", "n/a");
+    set(&obj, "phases", JsValue::NULL);
+    set(&obj, "hermite", true);
+    set(&obj, "block_steps", stats.block_steps as f64);
+    set(&obj, "force_evaluations", stats.force_evaluations as f64);
+    set(&obj, "dt_max", dt_max);
+    set(
+        &obj,
+        "levels",
+        levels
+            .iter()
+            .map(|&c| JsValue::from(c as f64))
+            .collect::<js_sys::Array>(),
+    );
+    Ok(obj.into())
+}
+
 /// Draws the current state on the canvas.
 fn draw(s: &mut AppState) {
     let frame = match s.surface.get_current_texture() {
@@ -836,7 +1210,7 @@ fn draw(s: &mut AppState) {
     let uniform = camera.uniform(
         s.surface_config.width,
         s.surface_config.height,
-        s.run.sim.n(),
+        s.run.n(),
         s.ranges.for_mode(camera.color_mode),
     );
     let mut encoder = s

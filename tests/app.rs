@@ -7,7 +7,10 @@ mod common;
 
 use webgrav::app::readout::{center_of_mass, lagrangian_radii, view_sphere};
 use webgrav::app::settings::{Settings, PRESETS};
-use webgrav::app::{check_particle_count, max_particles, SOLVERS};
+use webgrav::app::{
+    check_particle_count, is_hermite, max_particles, HERMITE_MAX_PARTICLES, SOLVERS,
+};
+use webgrav::direct::hermite_force::Precision;
 use webgrav::render::ColorMode;
 use webgrav::sim::{Diagnostics, Model, SolverKind};
 use webgrav::Error;
@@ -121,7 +124,7 @@ fn lagrangian_radii_of_a_plummer_sphere() {
 #[test]
 fn too_large_n_is_refused_with_the_limit() {
     let ctx = common::gpu();
-    for &solver in SOLVERS {
+    for &solver in SOLVERS.iter().filter(|s| !is_hermite(**s)) {
         let max = max_particles(&ctx, solver);
         assert!(max >= 1 << 16, "{}: {max}", solver.name());
         check_particle_count(&ctx, max, solver).unwrap();
@@ -133,5 +136,52 @@ fn too_large_n_is_refused_with_the_limit() {
             .unwrap_err()
             .to_string();
         assert!(msg.contains(&max.to_string()), "{msg}");
+    }
+}
+
+#[test]
+fn hermite_parameters_in_the_url() {
+    let (s, warnings) =
+        Settings::from_query("n=512&solver=hermite6&eta=0.01&precision=f32&eps=0.02");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(s.config.solver, SolverKind::Hermite6);
+    assert_eq!((s.hermite.eta, s.hermite.precision), (0.01, Precision::F32));
+    // The canonical query of a Hermite run holds η and the precision, and
+    // round-trips.
+    let q = s.to_query(false);
+    assert!(
+        q.contains("solver=hermite6") && q.contains("eta=0.01") && q.contains("precision=f32"),
+        "{q}"
+    );
+    assert_eq!(Settings::from_query(&q).0, s);
+    let (h4, _) = Settings::from_query("solver=hermite4");
+    assert_eq!(h4.config.solver, SolverKind::Hermite4);
+    assert_eq!(
+        (h4.hermite.eta, h4.hermite.precision),
+        (0.02, Precision::Ds)
+    );
+    assert!(h4.to_query(false).contains("eta=0.02&precision=ds"));
+    // Tree and direct links stay as they were (defaults left out).
+    let (tree, _) = Settings::from_query("solver=tree");
+    let q = tree.to_query(false);
+    assert!(!q.contains("&eta=") && !q.contains("precision"), "{q}");
+    // Bad values warn and keep the defaults.
+    let (bad, warnings) = Settings::from_query("solver=hermite4&eta=0&precision=f64");
+    assert_eq!(bad.hermite, h4.hermite);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[1].contains("known: ds, f32"), "{warnings:?}");
+    assert!(SOLVERS.contains(&SolverKind::Hermite4) && SOLVERS.contains(&SolverKind::Hermite6));
+}
+
+#[test]
+fn hermite_n_is_capped_in_the_browser() {
+    let ctx = common::gpu();
+    for solver in [SolverKind::Hermite4, SolverKind::Hermite6] {
+        assert_eq!(max_particles(&ctx, solver), HERMITE_MAX_PARTICLES);
+        check_particle_count(&ctx, HERMITE_MAX_PARTICLES, solver).unwrap();
+        let msg = check_particle_count(&ctx, HERMITE_MAX_PARTICLES + 1, solver)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("16384") && msg.contains("O(N²)"), "{msg}");
     }
 }

@@ -110,13 +110,20 @@ function fmt(x, digits = 3) {
 
 function showReadout(r, sps) {
   const lines = [
-    `t = ${fmt(W.time)}   ${W.progress.steps} steps   ${sps === null ? "–" : sps.toFixed(1)} steps/s`,
+    `t = ${fmt(W.time)}   ${W.progress.steps} ${r && r.hermite ? "block " : ""}steps   ${sps === null ? "–" : sps.toFixed(1)} steps/s`,
   ];
   if (r) {
     lines.push(`|ΔE/E₀| = ${r.energy_error.toExponential(2)}   Q = ${fmt(r.virial)}`);
     lines.push(`r10/50/90 = ${r.lagrangian.map((x) => fmt(x)).join(" / ")}`);
     if (r.pp !== undefined) {
       lines.push(`interactions/particle: ${r.pp.toFixed(0)} p-p + ${r.pc.toFixed(0)} p-c`);
+    }
+    if (r.hermite) {
+      lines.push(`${r.block_steps} block steps, ${r.force_evaluations} force evaluations`);
+      // Particles per time-step level: dt = dt_max / 2^k.
+      const lv = r.levels.map((c, k) => (c ? `${k}:${c}` : null)).filter((x) => x);
+      lines.push(`dt levels (dt_max/2^k, k:count): ${lv.join(" ")}`);
+      lines.push("GPU phase times: n/a (Hermite)");
     }
     if (r.timing === "unavailable") lines.push("GPU phase times: unavailable (no timestamp-query)");
   }
@@ -235,7 +242,7 @@ async function main() {
   const info = W.app.info();
   W.spf = parseInt(values.spf, 10) || 1;
   $("status").textContent = info.adapter;
-  $("status").title = `largest N: tree ${info.max_tree}, direct ${info.max_direct}`;
+  $("status").title = `largest N: tree ${info.max_tree}, direct ${info.max_direct}, Hermite ${info.max_hermite4}`;
   Controls.init(W);
   CameraInput.attach(W.canvas, W);
   W.restarted();

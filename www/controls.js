@@ -109,8 +109,13 @@ const Controls = {
     });
   },
 
-  // Shows the app's current settings in the controls.
+  // Shows the app's current settings in the controls; θ only for the
+  // tree, η and precision only for the Hermite integrators.
   show(values) {
+    const hermite = /^hermite/.test(values.solver || "");
+    for (const el of document.querySelectorAll("label[data-for]")) {
+      el.hidden = el.dataset.for === "tree" ? values.solver !== "tree" : !hermite;
+    }
     for (const el of document.querySelectorAll("[data-key]")) {
       const v = values[el.dataset.key];
       if (v === undefined) continue;

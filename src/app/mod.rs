@@ -12,10 +12,25 @@ use crate::gpu::GpuContext;
 use crate::sim::SolverKind;
 use crate::tree::layout::CellProps;
 
-/// The solvers a user can pick, in menu order. (The Hermite integrators,
-/// `direct::hermite::HermiteSimulation`, keep their state on the host and
-/// step in blocks; they are not wired into the web app yet.)
-pub const SOLVERS: &[SolverKind] = &[SolverKind::Tree, SolverKind::Direct];
+/// The solvers a user can pick, in menu order. The Hermite integrators
+/// (`direct::hermite::HermiteSimulation`) keep their state on the host and
+/// step in blocks; the others are leapfrogs on the GPU.
+pub const SOLVERS: &[SolverKind] = &[
+    SolverKind::Tree,
+    SolverKind::Direct,
+    SolverKind::Hermite4,
+    SolverKind::Hermite6,
+];
+
+/// The largest N of the Hermite integrators in the web app: they cost
+/// O(N²) per unit time (every block step reads back from the GPU and
+/// corrects on the host), so larger runs belong to the CLI.
+pub const HERMITE_MAX_PARTICLES: u64 = 16384;
+
+/// Whether `solver` is one of the Hermite integrators.
+pub fn is_hermite(solver: SolverKind) -> bool {
+    matches!(solver, SolverKind::Hermite4 | SolverKind::Hermite6)
+}
 
 pub fn solver_from_name(name: &str) -> Option<SolverKind> {
     SOLVERS.iter().copied().find(|s| s.name() == name)
@@ -46,6 +61,7 @@ pub fn max_particles(ctx: &GpuContext, solver: SolverKind) -> u64 {
         .min(u32::MAX as u64 / 2);
     match solver {
         SolverKind::Tree => max.min(crate::tree::MAX_TREE_PARTICLES),
+        SolverKind::Hermite4 | SolverKind::Hermite6 => max.min(HERMITE_MAX_PARTICLES),
         _ => max,
     }
 }
@@ -57,6 +73,14 @@ pub fn check_particle_count(ctx: &GpuContext, n: u64, solver: SolverKind) -> Res
         return Err(Error::InvalidParameter("N must be at least 1".into()));
     }
     let max = max_particles(ctx, solver);
+    if is_hermite(solver) && n > max && max == HERMITE_MAX_PARTICLES {
+        return Err(Error::InvalidParameter(format!(
+            "N = {n} is above the web app's limit of {HERMITE_MAX_PARTICLES} particles for \
+             the {} integrator: Hermite integration costs O(N²) per unit time; use the tree \
+             or direct solver, or the CLI, for more",
+            solver.name()
+        )));
+    }
     if n > max {
         let (bytes, what) = largest_array_bytes_per_particle(solver);
         return Err(Error::TooManyParticles {

@@ -5,6 +5,7 @@
 //! The page's controls use the same key/value pairs.
 
 use super::solver_from_name;
+use crate::direct::hermite_force::Precision;
 use crate::render::{Camera, ColorMode};
 use crate::sim::{Model, SimConfig, SolverKind};
 
@@ -39,7 +40,11 @@ pub struct Settings {
     pub seed: u32,
     /// Solver, softening, time step and θ.
     pub config: SimConfig,
-    /// Leapfrog steps per animation frame.
+    /// Settings of the Hermite integrators (used when the solver is
+    /// `hermite4` or `hermite6`).
+    pub hermite: HermiteSettings,
+    /// Leapfrog steps per animation frame (for Hermite: the frame advances
+    /// the time by `steps_per_frame × dt` in block steps).
     pub steps_per_frame: u32,
     /// Start running at once.
     pub autoplay: bool,
@@ -62,6 +67,7 @@ impl Default for Settings {
                 dt: 1.0 / 128.0,
                 theta: 0.5,
             },
+            hermite: HermiteSettings::default(),
             steps_per_frame: 1,
             autoplay: true,
             embed: false,
@@ -71,13 +77,51 @@ impl Default for Settings {
     }
 }
 
+/// Accuracy and arithmetic of the Hermite integrators.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HermiteSettings {
+    /// Time-step accuracy parameter η (`direct::hermite::HermiteConfig`).
+    pub eta: f64,
+    pub precision: Precision,
+}
+
+impl Default for HermiteSettings {
+    fn default() -> Self {
+        Self {
+            eta: 0.02,
+            precision: Precision::Ds,
+        }
+    }
+}
+
 /// Parameters that describe the camera (any of them makes `camera_given`).
 const CAMERA_KEYS: &[&str] = &["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"];
 
 /// Every key, in the order of the canonical query.
 pub const KEYS: &[&str] = &[
-    "model", "n", "seed", "solver", "theta", "eps", "dt", "spf", "autoplay", "embed", "color",
-    "ps", "bright", "atten", "yaw", "pitch", "dist", "tx", "ty", "tz", "fov",
+    "model",
+    "n",
+    "seed",
+    "solver",
+    "theta",
+    "eta",
+    "precision",
+    "eps",
+    "dt",
+    "spf",
+    "autoplay",
+    "embed",
+    "color",
+    "ps",
+    "bright",
+    "atten",
+    "yaw",
+    "pitch",
+    "dist",
+    "tx",
+    "ty",
+    "tz",
+    "fov",
 ];
 
 impl Settings {
@@ -171,6 +215,19 @@ impl Settings {
                 })?
             }
             "theta" => self.config.theta = positive(2.0)?,
+            "eta" => {
+                self.hermite.eta = match value.trim().parse::<f64>() {
+                    Ok(x) if x.is_finite() && x > 0.0 && x <= 1.0 => x,
+                    _ => return Err(bad("expected a number > 0 and <= 1")),
+                }
+            }
+            "precision" => {
+                self.hermite.precision = match value.trim() {
+                    "ds" => Precision::Ds,
+                    "f32" => Precision::F32,
+                    _ => return Err(bad("unknown precision (known: ds, f32)")),
+                }
+            }
             "eps" => self.config.eps = float(0.0, 10.0)?,
             "dt" => self.config.dt = positive(1.0)?,
             "spf" => self.steps_per_frame = int(1, 64)? as u32,
@@ -209,6 +266,8 @@ impl Settings {
             "seed" => self.seed.to_string(),
             "solver" => self.config.solver.name().to_string(),
             "theta" => self.config.theta.to_string(),
+            "eta" => self.hermite.eta.to_string(),
+            "precision" => self.hermite.precision.name().to_string(),
             "eps" => self.config.eps.to_string(),
             "dt" => self.config.dt.to_string(),
             "spf" => self.steps_per_frame.to_string(),
@@ -241,7 +300,10 @@ impl Settings {
     /// `with_camera`. Parsing it gives these settings back.
     pub fn to_query(&self, with_camera: bool) -> String {
         let default = Settings::default();
-        let always = ["model", "n", "seed", "solver", "theta", "eps", "dt"];
+        let mut always = vec!["model", "n", "seed", "solver", "theta", "eps", "dt"];
+        if super::is_hermite(self.config.solver) {
+            always.extend(["eta", "precision"]);
+        }
         self.pairs()
             .into_iter()
             .filter(|(k, v)| {

@@ -14,7 +14,10 @@
 //   6. after a device loss the page explains it and the last state read
 //      back can still be exported;
 //   7. without WebGPU the page explains what is missing; bad URL
-//      parameters are reported.
+//      parameters are reported;
+//   8. the Hermite integrator runs in the page (time advances, small
+//      energy error, block-step read-outs, export), and too large an N for
+//      it is refused with the limit.
 // Screenshots and images land in artifacts/e2e/ (git-ignored).
 //
 // Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`)
@@ -271,6 +274,51 @@ async function main() {
       await tree.screenshot({ path: path.join(ART, "tree.png") });
     }
     await tree.close();
+
+    // 8. Hermite (4th order, double-single) in the page: a few frames of
+    // block steps, each with a read-back, so slow on SwiftShader.
+    const HN = 256;
+    const herm = await openApp(context, `?n=${HN}&seed=2&solver=hermite4&eta=0.02&precision=ds&eps=0.02&dt=0.0078125&autoplay=1`);
+    if (await waitFor(herm, () => window.webgrav.last && window.webgrav.last.hermite && window.webgrav.last.time >= 0.03 && window.webgrav.readouts >= 2, null, 60000, "Hermite advances")) {
+      const s = await state(herm);
+      const e = s.last.energy_error;
+      check("Hermite advances", s.time > 0 && s.last.block_steps > 0 && s.last.force_evaluations > HN && s.last.n === HN,
+        `t = ${s.time}, ${s.last.block_steps} block steps, ${s.last.force_evaluations} force evaluations`);
+      // 4th-order Hermite, eta = 0.02, eps = 0.02, N = 256 over t < 0.1:
+      // |dE/E| ~ 1e-8; 1e-4 flags a broken corrector or prediction.
+      check("Hermite energy error finite and small", Number.isFinite(e) && e < 1e-4, `|dE/E0| = ${e.toExponential(2)} at t = ${s.last.time}`);
+      check("Hermite time-step levels", s.last.levels.reduce((a, b) => a + b, 0) === HN, JSON.stringify(s.last.levels));
+      const controls = await herm.evaluate(() => ({
+        eta: !document.querySelector('[data-key="eta"]').closest("label").hidden,
+        theta: !document.querySelector('[data-key="theta"]').closest("label").hidden,
+      }));
+      check("Hermite controls shown (η, not θ)", controls.eta && !controls.theta, JSON.stringify(controls));
+      const ht = path.join(ART, "hermite.tipsy");
+      await download(herm, "#export-tipsy", ht);
+      webgrav("convert", ht, path.join(ART, "hermite.csv"));
+      const nh = csvParticles(path.join(ART, "hermite.csv"));
+      check("Hermite export parses with N particles", nh === HN, `${nh} particles`);
+      await herm.evaluate(() => window.webgrav.apply({ n: "100000" }));
+      const refusal = await herm.textContent("#message");
+      check("Hermite N cap refused with the limit", /16384/.test(refusal) && (await state(herm)).n === HN, refusal);
+      await herm.screenshot({ path: path.join(ART, "hermite.png") });
+      // Switching solver carries on from the current state, both ways.
+      const t1 = (await state(herm)).time;
+      await herm.evaluate(() => window.webgrav.apply({ solver: "direct" }));
+      if (await waitFor(herm, (t) => window.webgrav.last && !window.webgrav.last.hermite && window.webgrav.last.steps >= 2 && window.webgrav.last.time > t, t1, 30000, "Hermite → direct carries on")) {
+        const d = await state(herm);
+        check("Hermite → direct carries on", d.last.time > t1 && d.n === HN && !d.error && d.last.energy_error < 1e-3,
+          `t ${t1} → ${d.last.time}, ${d.last.steps} leapfrog steps`);
+      }
+      const t2 = (await state(herm)).time;
+      await herm.evaluate(() => window.webgrav.apply({ solver: "hermite6" }));
+      if (await waitFor(herm, (t) => window.webgrav.last && window.webgrav.last.hermite && window.webgrav.last.time > t && window.webgrav.last.block_steps > 0, t2, 30000, "direct → Hermite 6 carries on")) {
+        const h = await state(herm);
+        check("direct → Hermite 6 carries on", h.last.time > t2 && Number.isFinite(h.last.energy_error) && h.last.energy_error < 1e-4,
+          `t ${t2} → ${h.last.time}, |dE/E0| = ${h.last.energy_error.toExponential(2)}`);
+      }
+    }
+    await herm.close();
 
     // 7. No WebGPU, and bad URL parameters.
     const nogpu = await context.newPage();
