@@ -76,7 +76,12 @@ fn with_cluster(
         .and_then(|k| all.get_mut(k))
         .and_then(|c| c.as_mut())
     {
-        Some(c) => f(c).unwrap_or_else(|e| fail(what, e)),
+        // A panic must not unwind into the C caller (it would abort the
+        // host program): report it as a failed call instead.
+        Some(c) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(c))) {
+            Ok(r) => r.unwrap_or_else(|e| fail(what, e)),
+            Err(_) => fail(what, "internal error (panic); see the message above"),
+        },
         None => fail(what, format!("cluster {id} is not open")),
     }
 }
@@ -107,9 +112,15 @@ pub extern "C" fn g6_open(id: c_int) -> c_int {
         Ok(c) => c,
         Err(e) => return fail("g6_open", e),
     };
-    let gpu = match HermiteGpu::new(&ctx, jmem, NPIPES as u32, 0.0) {
-        Ok(g) => g,
-        Err(e) => return fail("g6_open", e),
+    // The context is dropped on a panic, so no broken state is observed.
+    let open = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        HermiteGpu::new(&ctx, jmem, NPIPES as u32, 0.0)
+    }));
+    let gpu = match open {
+        Ok(Ok(g)) => g,
+        Ok(Err(e)) => return fail("g6_open", e),
+        // E.g. the device could not allocate the j-memory.
+        Err(_) => return fail("g6_open", "internal error (panic); see the message above"),
     };
     let mut all = match CLUSTERS.lock() {
         Ok(g) => g,

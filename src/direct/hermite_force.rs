@@ -183,6 +183,16 @@ impl HermiteGpu {
             ));
         }
         ctx.check_particle_count(nj as u64, std::mem::size_of::<JParticle>() as u64)?;
+        // The force kernel's sinks are the x dimension of its dispatch.
+        let max_sinks = ctx.device.limits().max_compute_workgroups_per_dimension as u64 * HT as u64;
+        if ni_cap as u64 > max_sinks {
+            return Err(Error::TooManyParticles {
+                n: ni_cap as u64,
+                max: max_sinks,
+                reason: "active particles per Hermite force evaluation (one dispatch dimension)"
+                    .into(),
+            });
+        }
         let d = &ctx.device;
         let params = storage_buffer(d, "hermite params", &[HermiteParams::default()]);
         let store = JStore::new(d, &params, nj);
