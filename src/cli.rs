@@ -456,7 +456,8 @@ async fn bench(a: BenchArgs) -> Result<()> {
                 // One more untimed evaluation, then `repeat` timed ones.
                 for rep in 0..=a.repeat {
                     let (wall_ms, gpu) = timed_run(&ctx, &mut timer, |encoder, timer| {
-                        solver.encode(&ctx.device, encoder, Some(timer))
+                        solver.encode(&ctx.device, encoder, Some(timer));
+                        Ok(())
                     })
                     .await?;
                     if rep > 0 {
@@ -509,7 +510,8 @@ async fn bench_tree(
     warm_up(ctx, || sim.step(ctx, 1))?;
     for rep in 0..=a.repeat {
         let (wall, times) = timed_run(ctx, &mut timer, |encoder, timer| {
-            sim.encode_step(&ctx.device, encoder, Some(timer))
+            sim.encode_step(&ctx.device, encoder, Some(timer));
+            Ok(())
         })
         .await?;
         sim.steps += 1;
@@ -578,11 +580,11 @@ async fn bench_tree(
 async fn timed_run(
     ctx: &GpuContext,
     timer: &mut PhaseTimer,
-    record: impl FnOnce(&mut wgpu::CommandEncoder, &mut PhaseTimer),
+    record: impl FnOnce(&mut wgpu::CommandEncoder, &mut PhaseTimer) -> Result<()>,
 ) -> Result<(f64, Vec<(&'static str, f64)>)> {
     timer.reset();
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    record(&mut encoder, timer);
+    record(&mut encoder, timer)?;
     timer.resolve(&mut encoder);
     let clock = Instant::now();
     ctx.queue.submit(Some(encoder.finish()));
@@ -787,26 +789,20 @@ async fn bench_hermite(a: BenchArgs) -> Result<()> {
             let mut timer = PhaseTimer::new(&ctx, 2);
             let (mut force_ms, mut predict_ms) = (Vec::new(), Vec::new());
             for rep in 0..=a.repeat {
-                timer.reset();
-                let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 // Advance the prediction time so nothing is cached.
                 let t = rep as f64 / 1024.0;
-                gpu.encode(
-                    &mut encoder,
-                    t,
-                    Sinks::Active(&active),
-                    order,
-                    precision,
-                    Some(&mut timer),
-                )?;
-                timer.resolve(&mut encoder);
-                let clock = Instant::now();
-                ctx.queue.submit(Some(encoder.finish()));
-                ctx.device
-                    .poll(wgpu::PollType::wait_indefinitely())
-                    .map_err(|e| Error::Readback(e.to_string()))?;
-                let wall_ms = clock.elapsed().as_secs_f64() * 1e3;
-                let phases = timer.read(&ctx).await?;
+                let (wall_ms, phases) = timed_run(&ctx, &mut timer, |encoder, timer| {
+                    gpu.encode(
+                        encoder,
+                        t,
+                        Sinks::Active(&active),
+                        order,
+                        precision,
+                        Some(timer),
+                    )
+                    .map(|_| ())
+                })
+                .await?;
                 if rep > 0 {
                     let get = |name: &str| phases.iter().find(|(l, _)| *l == name).map(|p| p.1);
                     force_ms.push(get("force").unwrap_or(wall_ms));
