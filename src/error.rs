@@ -29,4 +29,21 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// A stable name of the kind of error, for front ends that branch on
+    /// it (the page's JavaScript gets it as `error.kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::NoAdapter(_) => "no-adapter",
+            Error::AdapterInsufficient { .. } => "adapter-insufficient",
+            Error::DeviceRequest(_) => "device-request",
+            Error::TooManyParticles { .. } => "too-many-particles",
+            Error::InvalidParameter(_) => "invalid-parameter",
+            Error::Readback(_) => "readback",
+            Error::BadSnapshot { .. } => "bad-snapshot",
+            Error::Io { .. } => "io",
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, Error>;

@@ -2,26 +2,33 @@
 //! compute shaders, natively (wgpu) and in the browser (WebAssembly), from
 //! the same WGSL in `shaders/`.
 //!
-//! - [`gpu`]: context, shared buffer layouts, kernels, read-back, timing.
-//! - [`direct`]: blocked direct summation and its f64 CPU reference.
-//! - [`sim`]: particle state, models, leapfrog, diagnostics, simulation.
-//! - [`snapshot`]: Tipsy and CSV files.
-//! - [`render`]: the point renderer (browser canvas and offscreen PNG).
-//! - [`app`]: settings (URL parameters), read-outs and limits of the
-//!   interactive front ends, free of platform code.
-//! - `cli` (native) and `web` (wasm): the two front ends.
+//! Layers, each importing only those before it (ARCHITECTURE.md):
+//! - [`error`], then [`gpu`]: context, shared buffer layouts, kernels,
+//!   read-back, timing.
+//! - [`state`]: particles on the CPU and GPU, models, diagnostics,
+//!   statistics.
+//! - [`snapshot`] (Tipsy, CSV), [`direct`] and [`tree`] (gravity solvers),
+//!   [`hermite`] (block-step Hermite and its force engine), [`render`].
+//! - [`run`]: one run type over every integrator, and the run parameters.
+//! - [`app`]: settings table, read-outs and limits shared by front ends.
+//! - Front ends: `cli` (feature `cli`), `web` (wasm32) and `g6` (the
+//!   GRAPE-6 C API, native).
 
 pub mod app;
 pub mod direct;
 pub mod error;
 pub mod gpu;
+pub mod hermite;
 pub mod render;
-pub mod sim;
+pub mod run;
 pub mod snapshot;
+pub mod state;
 pub mod tree;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod g6;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 

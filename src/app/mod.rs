@@ -1,7 +1,7 @@
-//! What the interactive front ends need besides the physics, free of any
-//! platform code so native tests cover it: settings as URL parameters
-//! (`settings`), read-outs computed from a state read-back (`readout`), and
-//! the particle-count limit of each solver on a device.
+//! What the front ends need besides the run itself, free of any platform
+//! code so native tests cover it: settings as URL parameters (`settings`),
+//! read-outs computed from a state (`readout`), and the particle-count
+//! limit of each solver on a device.
 
 pub mod readout;
 pub mod settings;
@@ -9,32 +9,13 @@ pub mod settings;
 use crate::error::{Error, Result};
 use crate::gpu::layout::PosMass;
 use crate::gpu::GpuContext;
-use crate::sim::SolverKind;
+use crate::run::SolverKind;
 use crate::tree::layout::CellProps;
-
-/// The solvers a user can pick, in menu order. The Hermite integrators
-/// (`direct::hermite::HermiteSimulation`) keep their state on the host and
-/// step in blocks; the others are leapfrogs on the GPU.
-pub const SOLVERS: &[SolverKind] = &[
-    SolverKind::Tree,
-    SolverKind::Direct,
-    SolverKind::Hermite4,
-    SolverKind::Hermite6,
-];
 
 /// The largest N of the Hermite integrators in the web app: they cost
 /// O(N²) per unit time (every block step reads back from the GPU and
 /// corrects on the host), so larger runs belong to the CLI.
 pub const HERMITE_MAX_PARTICLES: u64 = 16384;
-
-/// Whether `solver` is one of the Hermite integrators.
-pub fn is_hermite(solver: SolverKind) -> bool {
-    matches!(solver, SolverKind::Hermite4 | SolverKind::Hermite6)
-}
-
-pub fn solver_from_name(name: &str) -> Option<SolverKind> {
-    SOLVERS.iter().copied().find(|s| s.name() == name)
-}
 
 /// Bytes per particle of the largest single GPU array a solver allocates
 /// (WebGPU limits each storage binding, not the total).
@@ -73,7 +54,7 @@ pub fn check_particle_count(ctx: &GpuContext, n: u64, solver: SolverKind) -> Res
         return Err(Error::InvalidParameter("N must be at least 1".into()));
     }
     let max = max_particles(ctx, solver);
-    if is_hermite(solver) && n > max && max == HERMITE_MAX_PARTICLES {
+    if solver.is_hermite() && n > max && max == HERMITE_MAX_PARTICLES {
         return Err(Error::InvalidParameter(format!(
             "N = {n} is above the web app's limit of {HERMITE_MAX_PARTICLES} particles for \
              the {} integrator: Hermite integration costs O(N²) per unit time; use the tree \

@@ -2,12 +2,16 @@
 //! `?model=plummer&n=65536&solver=tree&theta=0.5&autoplay=1`: parsed here
 //! (with a warning for each bad or unknown parameter, never a failure) and
 //! written back as a canonical query, so a run can be shared or embedded.
-//! The page's controls use the same key/value pairs.
+//! The parameters are `run::RUN_PARAMS` followed by the view's
+//! `VIEW_PARAMS`: one table gives every key, range, default and the solvers
+//! it applies to, for the URL, the page's controls (the JavaScript reads it
+//! through `catalog`) and the CLI's checks.
 
-use super::solver_from_name;
-use crate::direct::hermite_force::Precision;
+use crate::hermite::Precision;
 use crate::render::{Camera, ColorMode};
-use crate::sim::{Model, SimConfig, SolverKind};
+use crate::run::params::{param as run_param, Kind, Param};
+use crate::run::{RunParams, SolverKind, RUN_PARAMS};
+use crate::state::Model;
 
 /// Teaching presets: `?preset=NAME` sets these parameters first; explicit
 /// parameters override them. (Disk galaxy and merger come with their models.)
@@ -38,11 +42,8 @@ pub struct Settings {
     pub n: u32,
     /// Random seed of the model.
     pub seed: u32,
-    /// Solver, softening, time step and θ.
-    pub config: SimConfig,
-    /// Settings of the Hermite integrators (used when the solver is
-    /// `hermite4` or `hermite6`).
-    pub hermite: HermiteSettings,
+    /// Solver and every numerical parameter of the run.
+    pub run: RunParams,
     /// Leapfrog steps per animation frame (for Hermite: the frame advances
     /// the time by `steps_per_frame × dt` in block steps).
     pub steps_per_frame: u32,
@@ -61,13 +62,7 @@ impl Default for Settings {
             model: Model::Plummer,
             n: 16384,
             seed: 1,
-            config: SimConfig {
-                solver: SolverKind::Tree,
-                eps: 0.01,
-                dt: 1.0 / 128.0,
-                theta: 0.5,
-            },
-            hermite: HermiteSettings::default(),
+            run: RunParams::default(),
             steps_per_frame: 1,
             autoplay: true,
             embed: false,
@@ -77,52 +72,81 @@ impl Default for Settings {
     }
 }
 
-/// Accuracy and arithmetic of the Hermite integrators.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct HermiteSettings {
-    /// Time-step accuracy parameter η (`direct::hermite::HermiteConfig`).
-    pub eta: f64,
-    pub precision: Precision,
-}
-
-impl Default for HermiteSettings {
-    fn default() -> Self {
-        Self {
-            eta: 0.02,
-            precision: Precision::Ds,
-        }
-    }
-}
-
 /// Parameters that describe the camera (any of them makes `camera_given`).
 const CAMERA_KEYS: &[&str] = &["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"];
 
-/// Every key, in the order of the canonical query.
-pub const KEYS: &[&str] = &[
-    "model",
-    "n",
-    "seed",
-    "solver",
-    "theta",
-    "eta",
-    "precision",
-    "eps",
-    "dt",
-    "spf",
-    "autoplay",
-    "embed",
-    "color",
-    "ps",
-    "bright",
-    "atten",
-    "yaw",
-    "pitch",
-    "dist",
-    "tx",
-    "ty",
-    "tz",
-    "fov",
+const fn view(key: &'static str, label: &'static str, kind: Kind, default: &'static str) -> Param {
+    Param {
+        key,
+        label,
+        kind,
+        default,
+        solvers: &[],
+    }
+}
+
+const fn range(min: f64, max: f64) -> Kind {
+    Kind::Number {
+        min,
+        max,
+        min_open: false,
+        power_of_two: false,
+    }
+}
+
+/// The page's own parameters (frame pacing, page mode, view), after
+/// `RUN_PARAMS` in the canonical query.
+pub const VIEW_PARAMS: &[Param] = &[
+    view(
+        "spf",
+        "steps per animation frame",
+        Kind::Whole { min: 1, max: 64 },
+        "1",
+    ),
+    view("autoplay", "start running", Kind::Flag, "1"),
+    view("embed", "canvas with a minimal overlay", Kind::Flag, "0"),
+    view(
+        "color",
+        "colour by",
+        Kind::Choice(|| ColorMode::ALL.iter().map(|c| c.name()).collect()),
+        "speed",
+    ),
+    view("ps", "sprite size (px)", range(0.5, 32.0), "3"),
+    view("bright", "brightness", range(0.0, 100.0), "1"),
+    view("atten", "size by distance", Kind::Flag, "1"),
+    view("yaw", "camera yaw (rad)", range(-1e3, 1e3), "0"),
+    view("pitch", "camera pitch (rad)", range(-1.55, 1.55), "0.3"),
+    view(
+        "dist",
+        "camera distance",
+        Kind::Number {
+            min: 0.0,
+            max: 1e6,
+            min_open: true,
+            power_of_two: false,
+        },
+        "6",
+    ),
+    view("tx", "camera target x", range(-1e6, 1e6), "0"),
+    view("ty", "camera target y", range(-1e6, 1e6), "0"),
+    view("tz", "camera target z", range(-1e6, 1e6), "0"),
+    view("fov", "vertical field of view (rad)", range(0.05, 3.0), "0.8"),
 ];
+
+/// Every parameter of the page, in the order of the canonical query.
+pub fn params() -> impl Iterator<Item = &'static Param> {
+    RUN_PARAMS.iter().chain(VIEW_PARAMS)
+}
+
+/// The parameter `key` of the page.
+pub fn param(key: &str) -> Option<&'static Param> {
+    run_param(key).or_else(|| VIEW_PARAMS.iter().find(|p| p.key == key))
+}
+
+/// Every key, in the order of the canonical query.
+pub fn keys() -> Vec<&'static str> {
+    params().map(|p| p.key).collect()
+}
 
 impl Settings {
     /// Parses a URL query (with or without the leading `?`); returns the
@@ -160,95 +184,48 @@ impl Settings {
 
     /// Sets one parameter from its URL form; on error nothing changes.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let bad = |what: &str| format!("{key}={value}: {what}; ignored");
-        let float = |lo: f32, hi: f32| -> Result<f32, String> {
-            match value.trim().parse::<f32>() {
-                Ok(x) if x.is_finite() && x >= lo && x <= hi => Ok(x),
-                _ => Err(bad(&format!("expected a number in [{lo}, {hi}]"))),
-            }
+        let p = param(key).ok_or_else(|| format!("unknown parameter '{key}'; ignored"))?;
+        let bad = |what: String| format!("{key}={value}: {what}; ignored");
+        let choice = || -> Result<&'static str, String> {
+            let v = value.trim();
+            p.choices()
+                .into_iter()
+                .find(|c| *c == v)
+                .ok_or_else(|| bad(format!("unknown {key} (known: {})", p.choices().join(", "))))
         };
-        let positive = |hi: f32| -> Result<f32, String> {
-            match value.trim().parse::<f32>() {
-                Ok(x) if x.is_finite() && x > 0.0 && x <= hi => Ok(x),
-                _ => Err(bad(&format!("expected a number > 0 and <= {hi}"))),
-            }
-        };
-        let int = |lo: u64, hi: u64| -> Result<u64, String> {
-            // Accept 65536, 65536.0 and 6.5536e4 alike.
-            match value.trim().parse::<f64>() {
-                Ok(x) if x.fract() == 0.0 && x >= lo as f64 && x <= hi as f64 => Ok(x as u64),
-                _ => Err(bad(&format!("expected a whole number in [{lo}, {hi}]"))),
-            }
-        };
-        let flag = || match value.trim() {
-            "1" | "true" | "yes" | "on" | "" => Ok(true),
-            "0" | "false" | "no" | "off" => Ok(false),
-            _ => Err(bad("expected 1 or 0")),
-        };
+        let number = || p.parse_number(value).map_err(bad);
+        let float = || number().map(|x| x as f32);
+        let flag = || p.parse_flag(value).map_err(bad);
         let c = &mut self.camera;
+        let r = &mut self.run;
         match key {
-            "model" => {
-                self.model = Model::from_name(value.trim()).map_err(|_| {
-                    bad(&format!(
-                        "unknown model (known: {})",
-                        Model::ALL
-                            .iter()
-                            .map(|m| m.name())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                })?
-            }
-            // The device's limit is checked when the run is created.
-            "n" => self.n = int(1, u32::MAX as u64 / 2)? as u32,
-            "seed" => self.seed = int(0, u32::MAX as u64)? as u32,
-            "solver" => {
-                self.config.solver = solver_from_name(value.trim()).ok_or_else(|| {
-                    bad(&format!(
-                        "unknown solver (known: {})",
-                        super::SOLVERS
-                            .iter()
-                            .map(|s| s.name())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                })?
-            }
-            "theta" => self.config.theta = positive(2.0)?,
-            "eta" => {
-                self.hermite.eta = match value.trim().parse::<f64>() {
-                    Ok(x) if x.is_finite() && x > 0.0 && x <= 1.0 => x,
-                    _ => return Err(bad("expected a number > 0 and <= 1")),
-                }
-            }
+            "model" => self.model = Model::from_name(choice()?).expect("a listed model"),
+            "n" => self.n = number()? as u32,
+            "seed" => self.seed = number()? as u32,
+            "solver" => r.solver = SolverKind::from_name(choice()?).expect("a listed solver"),
+            "theta" => r.theta = float()?,
+            "eta" => r.eta = number()?,
             "precision" => {
-                self.hermite.precision = match value.trim() {
-                    "ds" => Precision::Ds,
-                    "f32" => Precision::F32,
-                    _ => return Err(bad("unknown precision (known: ds, f32)")),
-                }
+                r.precision = Precision::from_name(choice()?).expect("a listed precision")
             }
-            "eps" => self.config.eps = float(0.0, 10.0)?,
-            "dt" => self.config.dt = positive(1.0)?,
-            "spf" => self.steps_per_frame = int(1, 64)? as u32,
+            "eps" => r.eps = float()?,
+            "dt" => r.dt = float()?,
+            "dt_max" => r.dt_max = number()?,
+            "spf" => self.steps_per_frame = number()? as u32,
             "autoplay" => self.autoplay = flag()?,
             "embed" => self.embed = flag()?,
-            "color" => {
-                c.color_mode = ColorMode::from_name(value.trim()).ok_or_else(|| {
-                    bad("unknown colour mode (known: uniform, speed, potential, component)")
-                })?
-            }
-            "ps" => c.point_size = float(0.5, 32.0)?,
-            "bright" => c.brightness = float(0.0, 100.0)?,
+            "color" => c.color_mode = ColorMode::from_name(choice()?).expect("a listed mode"),
+            "ps" => c.point_size = float()?,
+            "bright" => c.brightness = float()?,
             "atten" => c.size_attenuation = flag()?,
-            "yaw" => c.yaw = float(-1e3, 1e3)?,
-            "pitch" => c.pitch = float(-1.55, 1.55)?,
-            "dist" => c.distance = positive(1e6)?,
-            "tx" => c.target[0] = float(-1e6, 1e6)?,
-            "ty" => c.target[1] = float(-1e6, 1e6)?,
-            "tz" => c.target[2] = float(-1e6, 1e6)?,
-            "fov" => c.fov_y = float(0.05, 3.0)?,
-            _ => return Err(format!("unknown parameter '{key}'; ignored")),
+            "yaw" => c.yaw = float()?,
+            "pitch" => c.pitch = float()?,
+            "dist" => c.distance = float()?,
+            "tx" => c.target[0] = float()?,
+            "ty" => c.target[1] = float()?,
+            "tz" => c.target[2] = float()?,
+            "fov" => c.fov_y = float()?,
+            _ => unreachable!("every parameter of the table is handled"),
         }
         if CAMERA_KEYS.contains(&key) {
             self.camera_given = true;
@@ -259,17 +236,19 @@ impl Settings {
     /// The URL form of one parameter.
     pub fn get(&self, key: &str) -> Option<String> {
         let c = &self.camera;
+        let r = &self.run;
         let flag = |b: bool| if b { "1" } else { "0" }.to_string();
         Some(match key {
             "model" => self.model.name().to_string(),
             "n" => self.n.to_string(),
             "seed" => self.seed.to_string(),
-            "solver" => self.config.solver.name().to_string(),
-            "theta" => self.config.theta.to_string(),
-            "eta" => self.hermite.eta.to_string(),
-            "precision" => self.hermite.precision.name().to_string(),
-            "eps" => self.config.eps.to_string(),
-            "dt" => self.config.dt.to_string(),
+            "solver" => r.solver.name().to_string(),
+            "theta" => r.theta.to_string(),
+            "eta" => r.eta.to_string(),
+            "precision" => r.precision.name().to_string(),
+            "eps" => r.eps.to_string(),
+            "dt" => r.dt.to_string(),
+            "dt_max" => r.dt_max.to_string(),
             "spf" => self.steps_per_frame.to_string(),
             "autoplay" => flag(self.autoplay),
             "embed" => flag(self.embed),
@@ -288,22 +267,24 @@ impl Settings {
         })
     }
 
-    /// All parameters as (key, value) pairs, in `KEYS` order.
+    /// All parameters as (key, value) pairs, in the table's order.
     pub fn pairs(&self) -> Vec<(&'static str, String)> {
-        KEYS.iter()
-            .map(|k| (*k, self.get(k).expect("every key has a value")))
+        params()
+            .map(|p| (p.key, self.get(p.key).expect("every key has a value")))
             .collect()
     }
 
-    /// The canonical query (without `?`): the run's settings always, view
-    /// settings where they differ from the defaults, the camera only when
-    /// `with_camera`. Parsing it gives these settings back.
+    /// The canonical query (without `?`): the run's settings that apply to
+    /// its solver always, other settings where they differ from the
+    /// defaults, the camera only when `with_camera`. Parsing it gives these
+    /// settings back.
     pub fn to_query(&self, with_camera: bool) -> String {
         let default = Settings::default();
-        let mut always = vec!["model", "n", "seed", "solver", "theta", "eps", "dt"];
-        if super::is_hermite(self.config.solver) {
-            always.extend(["eta", "precision"]);
-        }
+        let always: Vec<&str> = RUN_PARAMS
+            .iter()
+            .filter(|p| p.applies_to(self.run.solver))
+            .map(|p| p.key)
+            .collect();
         self.pairs()
             .into_iter()
             .filter(|(k, v)| {

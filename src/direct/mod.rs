@@ -1,17 +1,6 @@
 //! Direct summation of gravity on the GPU (drives `shaders/direct.wgsl`) and
-//! its CPU f64 reference (`reference`); the Sapporo-style Hermite side:
-//! double-single helpers (`ds`), the j-particle store and predictor
-//! (`predict`), the Hermite force kernels (`hermite_force`), neighbour
-//! lists (`neighbours`), the block-step Hermite integrators (`hermite`) and
-//! the GRAPE-6 C API (`g6`, native only).
+//! its CPU f64 reference (`reference`).
 
-pub mod ds;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod g6;
-pub mod hermite;
-pub mod hermite_force;
-pub mod neighbours;
-pub mod predict;
 pub mod reference;
 
 use crate::gpu::buffers::uniform_buffer;
@@ -20,7 +9,7 @@ use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::layout::DirectParams;
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
-use crate::sim::particles::GpuParticles;
+use crate::state::GpuParticles;
 use std::cell::Cell;
 
 const DIRECT_WGSL: &str = include_str!("../../shaders/direct.wgsl");

@@ -107,6 +107,21 @@ impl GpuContext {
     }
 
     /// One line naming the adapter, for logs and benchmark output.
+    /// Waits until the GPU has finished all work submitted so far.
+    pub async fn finish(&self) -> Result<()> {
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.queue.on_submitted_work_done(move || {
+            let _ = tx.send(());
+        });
+        // Natively this blocks until done; in the browser it returns at
+        // once and the event loop completes the work.
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        rx.await
+            .map_err(|_| Error::Readback("the GPU device was lost".into()))
+    }
+
     pub fn adapter_summary(&self) -> String {
         let i = &self.adapter_info;
         format!(

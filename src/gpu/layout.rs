@@ -108,7 +108,7 @@ pub struct SortParams {
 
 /// One j-particle (source) of the Hermite integrators and the GRAPE-6 API,
 /// as of its last correction at time `t0`: position and `t0` in
-/// double-single (hi + lo, see `direct::ds`), the rest in f32. The
+/// double-single (hi + lo, see `hermite::ds`), the rest in f32. The
 /// predictor (`shaders/predict.wgsl`) extrapolates it with the Taylor
 /// series to the current time. N-body units.
 #[repr(C)]
@@ -188,8 +188,8 @@ pub struct ForceResult {
 }
 
 /// Uniform shared by the predictor, the Hermite force kernels and the
-/// neighbour search (`direct::predict`, `direct::hermite_force`,
-/// `direct::neighbours`).
+/// neighbour search (`hermite::predict`, `hermite::hermite_force`,
+/// `hermite::neighbours`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct HermiteParams {

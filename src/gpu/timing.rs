@@ -5,6 +5,46 @@ use super::buffers::read_vec;
 use super::context::GpuContext;
 use crate::error::Result;
 
+/// GPU milliseconds per phase, in the order phases first appeared.
+pub type Phases = Vec<(&'static str, f64)>;
+
+/// Wall-clock milliseconds since an arbitrary origin (the browser has no
+/// `std::time::Instant`).
+pub fn now_ms() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::sync::OnceLock;
+        static ORIGIN: OnceLock<std::time::Instant> = OnceLock::new();
+        ORIGIN
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_secs_f64()
+            * 1e3
+    }
+}
+
+/// Records one run with `record`, submits it, waits for the GPU and returns
+/// the wall time (ms) and the per-phase GPU times.
+pub async fn timed_run(
+    ctx: &GpuContext,
+    timer: &mut PhaseTimer,
+    record: impl FnOnce(&mut wgpu::CommandEncoder, &mut PhaseTimer) -> Result<()>,
+) -> Result<(f64, Phases)> {
+    timer.reset();
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    record(&mut encoder, timer)?;
+    timer.resolve(&mut encoder);
+    let start = now_ms();
+    ctx.queue.submit(Some(encoder.finish()));
+    ctx.finish().await?;
+    let wall_ms = now_ms() - start;
+    Ok((wall_ms, timer.read(ctx).await?))
+}
+
 /// Timestamp query slots for up to `capacity` passes of one submission.
 pub struct PhaseTimer {
     query_set: Option<wgpu::QuerySet>,
@@ -78,7 +118,7 @@ impl PhaseTimer {
 
     /// Milliseconds per phase, summed over passes with the same label, in the
     /// order phases first appeared. Empty when timestamps are unavailable.
-    pub async fn read(&self, ctx: &GpuContext) -> Result<Vec<(&'static str, f64)>> {
+    pub async fn read(&self, ctx: &GpuContext) -> Result<Phases> {
         let Some(buf) = &self.resolve else {
             return Ok(Vec::new());
         };

@@ -8,7 +8,6 @@ use crate::gpu::layout::CameraUniform;
 
 /// What the colour of a particle shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
 pub enum ColorMode {
     /// One colour for all.
     Uniform,

@@ -10,7 +10,7 @@ use crate::gpu::buffers::{read_buffers, storage_buffer, uniform_buffer};
 use crate::gpu::layout::{AccPot, CameraUniform, PosMass, Velocity};
 use crate::gpu::shader::compose;
 use crate::gpu::GpuContext;
-use crate::sim::GpuParticles;
+use crate::state::GpuParticles;
 pub use camera::{Camera, ColorMode};
 
 const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");

@@ -5,7 +5,7 @@
 use super::{bad, checked, Snapshot};
 use crate::error::Result;
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
-use crate::sim::Particles;
+use crate::state::Particles;
 use std::fmt::Write;
 
 pub const SNAPSHOT_HEADER: &str = "id,x,y,z,vx,vy,vz,m";

@@ -7,7 +7,7 @@ pub mod csv;
 pub mod tipsy;
 
 use crate::error::{Error, Result};
-use crate::sim::Particles;
+use crate::state::Particles;
 
 /// A particle state at one time, as stored in a file.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -8,7 +8,7 @@
 use super::{bad, checked, Snapshot};
 use crate::error::Result;
 use crate::gpu::layout::{PosMass, Velocity};
-use crate::sim::Particles;
+use crate::state::Particles;
 
 const HEADER_BYTES: usize = 32;
 /// Header without the trailing pad word, as some old writers produce.

@@ -30,7 +30,7 @@ use crate::gpu::layout::PosMass;
 use crate::gpu::shader;
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
-use crate::sim::particles::{GpuParticles, STATE_BYTES_PER_PARTICLE};
+use crate::state::particles::{GpuParticles, STATE_BYTES_PER_PARTICLE};
 use layout::*;
 use wgpu::util::DeviceExt;
 

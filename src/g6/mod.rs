@@ -1,6 +1,6 @@
-//! GRAPE-6 style C API on the Hermite force kernels (native only; header
-//! `src/direct/g6.h`, exported by `libwebgrav.so`), so NBODY4/6-style
-//! Hermite codes written for GRAPE-6, Kirin or Sapporo can run on any
+//! GRAPE-6 style C API on the Hermite force kernels, a front end of its
+//! own (native only; header `src/g6/g6.h`, exported by `libwebgrav.so`),
+//! so NBODY4/6-style Hermite codes written for GRAPE-6, Kirin or Sapporo can run on any
 //! WebGPU-capable GPU. Semantics follow Sapporo's GRAPE-6 interface:
 //!
 //! - `g6_set_j_particle` stores one j-particle at `address` with identity
@@ -25,9 +25,9 @@
 //! 0 on success and −1 on error (with a message on stderr), where the
 //! GRAPE-6 API returns anything.
 
-use super::hermite_force::{HermiteGpu, Order, Precision, Sinks};
-use super::neighbours::NB_MAX;
-use super::predict::{i_particle, JState};
+use crate::hermite::neighbours::NB_MAX;
+use crate::hermite::predict::i_particle;
+use crate::hermite::{Body, Force64, HermiteGpu, Order, Precision, Sinks};
 use crate::gpu::layout::{ForceResult, JParticle};
 use crate::gpu::GpuContext;
 use std::os::raw::{c_double, c_int};
@@ -207,8 +207,7 @@ pub unsafe extern "C" fn g6_set_j_particle(
         }
         // SAFETY: checked non-null; the caller guarantees 3 doubles each.
         let r = |p: *const c_double, s: f64| unsafe { [*p * s, *p.add(1) * s, *p.add(2) * s] };
-        let rec = JState {
-            id: index as u32,
+        let rec = Body {
             mass,
             t0: tj,
             pos: r(x, 1.0),
@@ -216,9 +215,9 @@ pub unsafe extern "C" fn g6_set_j_particle(
             acc: r(a2, 2.0),
             jerk: r(j6, 6.0),
             snap: r(k18, 18.0),
-            crackle: [0.0; 3],
+            ..Default::default()
         }
-        .record();
+        .record(index as u32);
         c.pending.push((address as u32, rec));
         Ok(0)
     })
@@ -334,7 +333,7 @@ unsafe fn lasthalf(
             return Err(format!("ni = {ni}, but firsthalf had {}", res.len()));
         }
         for (k, r) in res.iter().enumerate() {
-            let f = super::hermite_force::Force64::from(r);
+            let f = Force64::from(r);
             // SAFETY: non-null, `ni` rows by the caller's contract.
             unsafe {
                 *acc.add(k) = f.acc;

@@ -8,7 +8,6 @@ use crate::gpu::layout::Velocity;
 /// An initial-condition model; later models (disk galaxies, mergers) are
 /// added here and become available to the CLI and the web app at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
 pub enum Model {
     /// Plummer sphere (Aarseth, Hénon & Wielen 1974), N-body units.
     Plummer,

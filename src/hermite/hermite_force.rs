@@ -5,7 +5,7 @@
 //! split over several j-ranges whose partial sums are reduced on the GPU
 //! (Sapporo's scheme), so even one active particle keeps the GPU busy.
 //! [`HermiteGpu`] owns the store, the kernels and the buffers; the
-//! integrator (`direct::hermite`) and the GRAPE-6 API (`direct::g6`) drive
+//! integrator (`hermite::integrator`) and the GRAPE-6 API (`g6`) drive
 //! it.
 
 use super::ds::{compose_with_ds, split};
@@ -62,7 +62,6 @@ impl Order {
 
 /// Arithmetic of a force evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
 pub enum Precision {
     /// Positions rounded to f32, f32 sums.
     F32,
@@ -71,11 +70,17 @@ pub enum Precision {
 }
 
 impl Precision {
+    pub const ALL: &'static [Precision] = &[Precision::Ds, Precision::F32];
+
     pub fn name(self) -> &'static str {
         match self {
             Precision::F32 => "f32",
             Precision::Ds => "ds",
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|p| p.name() == name)
     }
 }
 
@@ -145,12 +150,14 @@ impl Sinks<'_> {
     }
 }
 
-/// The force kernels of one (order, precision).
+/// The force kernels of one (order, precision), and their bind group
+/// (the buffers never change while the variant lives).
 struct Variant {
     key: (Order, Precision),
     gather: Kernel,
     force: Kernel,
     reduce: Kernel,
+    bind: wgpu::BindGroup,
 }
 
 /// The j-particle store, the sink buffers and the force kernels.
@@ -258,6 +265,8 @@ impl HermiteGpu {
     /// large value). Reallocates the partial sums.
     pub fn set_target_workgroups(&mut self, target: u32) {
         self.target_workgroups = target.max(1);
+        // The bind groups hold the old partial-sum buffer.
+        self.variants.clear();
         // nsplit <= ceil(target / groups_i), so nsplit * groups_i <=
         // target + groups_i.
         let records = (self.target_workgroups + self.ni_cap.div_ceil(HT)) as u64 * HT as u64;
@@ -285,11 +294,24 @@ impl HermiteGpu {
             label: Some(&label),
             source: wgpu::ShaderSource::Wgsl(wgsl(order, precision).into()),
         });
+        let force = Kernel::from_module(d, &label, &module, "force", &BINDINGS);
+        let bind = force.bind(
+            d,
+            &[
+                &self.params,
+                &self.store.pred,
+                &self.active,
+                &self.ip,
+                &self.partial,
+                &self.results,
+            ],
+        );
         let v = Variant {
             key,
             gather: Kernel::from_module(d, "hermite gather", &module, "gather", &BINDINGS),
-            force: Kernel::from_module(d, &label, &module, "force", &BINDINGS),
+            force,
             reduce: Kernel::from_module(d, "hermite reduce", &module, "reduce", &BINDINGS),
+            bind,
         };
         self.variants.push(v);
         self.variants.last().expect("just pushed")
@@ -346,32 +368,21 @@ impl HermiteGpu {
         }
         let device = self.ctx.device.clone();
         self.store.encode(&device, encoder, timer.as_deref_mut());
-        let bind_buffers = [
-            &self.params,
-            &self.store.pred,
-            &self.active,
-            &self.ip,
-            &self.partial,
-            &self.results,
-        ];
-        // Buffers are cloned handles so that `variant` may borrow self.
-        let bind_buffers: Vec<wgpu::Buffer> = bind_buffers.iter().map(|b| (*b).clone()).collect();
         let gather_active = matches!(sinks, Sinks::Active(_));
         let v = self.variant(order, precision);
-        let refs: Vec<&wgpu::Buffer> = bind_buffers.iter().collect();
-        let bind = v.force.bind(&device, &refs);
+        let bind = &v.bind;
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("hermite force"),
             timestamp_writes: timer.and_then(|t| t.writes("force")),
         });
         if gather_active {
             v.gather
-                .dispatch(&mut pass, &bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
+                .dispatch(&mut pass, bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
         }
         v.force
-            .dispatch(&mut pass, &bind, (plan.groups_i, plan.nsplit));
+            .dispatch(&mut pass, bind, (plan.groups_i, plan.nsplit));
         v.reduce
-            .dispatch(&mut pass, &bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
+            .dispatch(&mut pass, bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
         drop(pass);
         self.last_ni = ni;
         Ok(ni)

@@ -1,4 +1,4 @@
-/* GRAPE-6 style interface of webgrav (libwebgrav.so; src/direct/g6.rs).
+/* GRAPE-6 style interface of webgrav (libwebgrav.so; src/g6/mod.rs).
  * Direct-summation forces with jerk for 4th-order Hermite codes, computed
  * by WebGPU kernels (Vulkan, Metal, DX12), double-single by default.
  * Link with -lwebgrav. Every call returns 0 on success and -1 on error (a

@@ -18,16 +18,33 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// Of a state read back from the GPU (f32 records, summed in f64).
     pub fn of(pos_mass: &[PosMass], vel: &[Velocity], acc_pot: &[AccPot]) -> Self {
+        Self::sum(
+            pos_mass
+                .iter()
+                .zip(vel)
+                .zip(acc_pot)
+                .map(|((p, v), a)| {
+                    (
+                        p.mass as f64,
+                        p.pos.map(f64::from),
+                        v.vel.map(f64::from),
+                        a.pot as f64,
+                    )
+                }),
+        )
+    }
+
+    /// Of any state given particle by particle as (mass, position,
+    /// velocity, potential), in f64.
+    pub fn sum(particles: impl IntoIterator<Item = (f64, [f64; 3], [f64; 3], f64)>) -> Self {
         let mut d = Diagnostics::default();
         let mut mass = 0.0;
-        for ((p, v), a) in pos_mass.iter().zip(vel).zip(acc_pot) {
-            let m = p.mass as f64;
-            let x = p.pos.map(f64::from);
-            let u = v.vel.map(f64::from);
+        for (m, x, u, pot) in particles {
             mass += m;
             d.kinetic += 0.5 * m * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-            d.potential += 0.5 * m * a.pot as f64;
+            d.potential += 0.5 * m * pot;
             for k in 0..3 {
                 d.momentum[k] += m * u[k];
                 d.center_of_mass[k] += m * x[k];
@@ -53,3 +70,4 @@ impl Diagnostics {
         ((self.total - initial.total) / initial.total).abs()
     }
 }
+

@@ -39,18 +39,36 @@
 //!   j-particles are predicted one order better than the 4th-order scheme
 //!   needs, as NBODY6 does.
 
+use super::ds::{split, split3};
 use super::hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
-use super::predict::JState;
 use crate::error::{Error, Result};
-use crate::gpu::layout::{PosMass, Velocity};
+use crate::gpu::layout::{JParticle, PosMass, Velocity};
 use crate::gpu::GpuContext;
-use crate::sim::Particles;
+use crate::state::{Diagnostics, Particles};
+
+/// The order of a Hermite scheme: 4th (acceleration and jerk) or 6th
+/// (and snap). The force kernels also have a 2nd order (no jerk), which
+/// is not an integrator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HermiteOrder {
+    Four,
+    Six,
+}
+
+impl HermiteOrder {
+    /// The force kernel this scheme needs.
+    pub fn force_order(self) -> Order {
+        match self {
+            HermiteOrder::Four => Order::Four,
+            HermiteOrder::Six => Order::Six,
+        }
+    }
+}
 
 /// Settings of a Hermite run (N-body units).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HermiteConfig {
-    /// `Order::Four` or `Order::Six`.
-    pub order: Order,
+    pub order: HermiteOrder,
     pub precision: Precision,
     /// Accuracy parameter of the time-step criterion (see the module docs).
     pub eta: f64,
@@ -65,7 +83,7 @@ pub struct HermiteConfig {
 }
 
 impl HermiteConfig {
-    pub fn new(order: Order, precision: Precision, eta: f64, eps: f64) -> Self {
+    pub fn new(order: HermiteOrder, precision: Precision, eta: f64, eps: f64) -> Self {
         Self {
             order,
             precision,
@@ -78,9 +96,6 @@ impl HermiteConfig {
 
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidParameter(m));
-        if self.order == Order::Two {
-            return bad("Hermite integrators are of order 4 or 6".into());
-        }
         if !(self.eta.is_finite() && self.eta > 0.0) {
             return bad(format!("eta must be > 0, got {}", self.eta));
         }
@@ -121,6 +136,28 @@ pub struct Body {
 }
 
 impl Body {
+    /// The body as the GPU's j-particle record with identity `id`:
+    /// position and time double-single, derivatives rounded to f32.
+    pub fn record(&self, id: u32) -> JParticle {
+        let (pos_hi, pos_lo) = split3(self.pos);
+        let (t0_hi, t0_lo) = split(self.t0);
+        let f = |v: [f64; 3]| v.map(|x| x as f32);
+        JParticle {
+            pos_hi,
+            mass: self.mass as f32,
+            pos_lo,
+            id,
+            vel: f(self.vel),
+            t0_hi,
+            acc: f(self.acc),
+            t0_lo,
+            jerk: f(self.jerk),
+            snap: f(self.snap),
+            crackle: f(self.crackle),
+            ..Default::default()
+        }
+    }
+
     /// Position and velocity predicted to `t` (full Taylor series).
     pub fn predict(&self, t: f64) -> ([f64; 3], [f64; 3]) {
         let dt = t - self.t0;
@@ -155,13 +192,13 @@ pub struct HermiteStats {
 
 /// 4th- or 6th-order corrector and new time-step criterion of one body:
 /// the pure f64 core of the integrator (tested on its own).
-pub fn correct(b: &mut Body, f: &Force64, t1: f64, order: Order, eta: f64) -> f64 {
+pub fn correct(b: &mut Body, f: &Force64, t1: f64, order: HermiteOrder, eta: f64) -> f64 {
     let dt = t1 - b.t0;
     let (a0, j0, s0) = (b.acc, b.jerk, b.snap);
     let (a1, j1) = (f.acc, f.jerk);
     let criterion;
     match order {
-        Order::Six => {
+        HermiteOrder::Six => {
             let s1 = f.snap;
             let h = 0.5 * dt;
             let mut v1 = [0.0; 3];
@@ -191,7 +228,7 @@ pub fn correct(b: &mut Body, f: &Force64, t1: f64, order: Order, eta: f64) -> f6
             let den = norm(j1) * norm(c1) + norm(s1).powi(2);
             criterion = (eta * num / den).sqrt();
         }
-        _ => {
+        HermiteOrder::Four => {
             let mut a2 = [0.0; 3];
             let mut a3 = [0.0; 3];
             for k in 0..3 {
@@ -300,8 +337,8 @@ impl HermiteSimulation {
         };
         let all: Vec<u32> = (0..n).collect();
         let passes: &[Order] = match config.order {
-            Order::Six => &[Order::Four, Order::Six],
-            _ => &[Order::Four],
+            HermiteOrder::Six => &[Order::Four, Order::Six],
+            HermiteOrder::Four => &[Order::Four],
         };
         for &order in passes {
             sim.upload(&all);
@@ -325,7 +362,7 @@ impl HermiteSimulation {
         for b in &mut sim.bodies {
             let (a, j, s) = (norm(b.acc), norm(b.jerk), norm(b.snap));
             let mut dt = a / j;
-            if config.order == Order::Six && s > 0.0 {
+            if config.order == HermiteOrder::Six && s > 0.0 {
                 dt = dt.min((a / s).sqrt());
             }
             let dt = 0.25 * config.eta.sqrt() * dt;
@@ -342,6 +379,13 @@ impl HermiteSimulation {
         &self.config
     }
 
+    /// Changes the time-step accuracy and the force arithmetic of the
+    /// next block steps (neither changes the state).
+    pub fn set_accuracy(&mut self, eta: f64, precision: Precision) {
+        self.config.eta = eta;
+        self.config.precision = precision;
+    }
+
     pub fn n(&self) -> usize {
         self.bodies.len()
     }
@@ -350,21 +394,7 @@ impl HermiteSimulation {
     fn upload(&mut self, which: &[u32]) {
         let recs: Vec<_> = which
             .iter()
-            .map(|&k| {
-                let b = &self.bodies[k as usize];
-                JState {
-                    id: k,
-                    mass: b.mass,
-                    t0: b.t0,
-                    pos: b.pos,
-                    vel: b.vel,
-                    acc: b.acc,
-                    jerk: b.jerk,
-                    snap: b.snap,
-                    crackle: b.crackle,
-                }
-                .record()
-            })
+            .map(|&k| self.bodies[k as usize].record(k))
             .collect();
         self.gpu.set_j(which, &recs);
     }
@@ -393,7 +423,7 @@ impl HermiteSimulation {
             .evaluate(
                 t1,
                 Sinks::Active(&active),
-                self.config.order,
+                self.config.order.force_order(),
                 self.config.precision,
             )
             .await?;
@@ -449,25 +479,29 @@ impl HermiteSimulation {
         h
     }
 
-    /// Kinetic, potential and total energy at `self.time`: positions and
-    /// velocities predicted in f64, the potential from one double-single
-    /// evaluation of all particles (whatever the run's precision), so the
-    /// diagnostic is good to ~1e-9 however the forces were computed.
-    pub async fn energy(&mut self) -> Result<(f64, f64, f64)> {
+    /// Energies and momenta at `self.time`: positions and velocities
+    /// predicted in f64, the potential from one double-single evaluation
+    /// of all particles (whatever the run's precision), so the energy is
+    /// good to ~1e-9 however the forces were computed.
+    pub async fn diagnostics(&mut self) -> Result<Diagnostics> {
         let n = self.bodies.len() as u32;
         let all: Vec<u32> = (0..n).collect();
         let f = self
             .gpu
             .evaluate(self.time, Sinks::Active(&all), Order::Two, Precision::Ds)
             .await?;
-        let mut kin = 0.0;
-        let mut pot = 0.0;
-        for (b, r) in self.bodies.iter().zip(&f) {
-            let (_, v) = b.predict(self.time);
-            kin += 0.5 * b.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-            pot += 0.5 * b.mass * Force64::from(r).pot;
-        }
-        Ok((kin, pot, kin + pot))
+        let t = self.time;
+        Ok(Diagnostics::sum(self.bodies.iter().zip(&f).map(|(b, r)| {
+            let (x, v) = b.predict(t);
+            (b.mass, x, v, Force64::from(r).pot)
+        })))
+    }
+
+    /// Kinetic, potential and total energy at `self.time` (see
+    /// `diagnostics`).
+    pub async fn energy(&mut self) -> Result<(f64, f64, f64)> {
+        let d = self.diagnostics().await?;
+        Ok((d.kinetic, d.potential, d.total))
     }
 
     /// The state predicted to `self.time` as particles (f32), in input
@@ -531,7 +565,7 @@ mod tests {
             snap: [at(dt, 2), 0.0, 0.0],
             ..Default::default()
         };
-        correct(&mut b, &f, dt, Order::Six, 0.01);
+        correct(&mut b, &f, dt, HermiteOrder::Six, 0.01);
         // Crackle at t1 from the interpolant vs the exact one.
         assert!((b.crackle[0] - at(dt, 3)).abs() < 1e-9 * at(dt, 3).abs());
     }

@@ -3,7 +3,7 @@
 //! with `set`, scattered into the store on the GPU at the next evaluation,
 //! and every j-particle is predicted to the evaluation time there.
 
-use super::ds::compose_with_ds;
+use super::ds::{compose_with_ds, split3};
 use crate::gpu::buffers::storage_buffer;
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel};
@@ -131,45 +131,9 @@ impl JStore {
     }
 }
 
-/// The f64 state of one particle at its last correction, as the GPU
-/// record: position and time double-single, derivatives rounded to f32.
-pub struct JState {
-    pub id: u32,
-    pub mass: f64,
-    pub t0: f64,
-    pub pos: [f64; 3],
-    pub vel: [f64; 3],
-    pub acc: [f64; 3],
-    pub jerk: [f64; 3],
-    pub snap: [f64; 3],
-    pub crackle: [f64; 3],
-}
-
-impl JState {
-    pub fn record(&self) -> JParticle {
-        let (pos_hi, pos_lo) = super::ds::split3(self.pos);
-        let (t0_hi, t0_lo) = super::ds::split(self.t0);
-        let f = |v: [f64; 3]| v.map(|x| x as f32);
-        JParticle {
-            pos_hi,
-            mass: self.mass as f32,
-            pos_lo,
-            id: self.id,
-            vel: f(self.vel),
-            t0_hi,
-            acc: f(self.acc),
-            t0_lo,
-            jerk: f(self.jerk),
-            snap: f(self.snap),
-            crackle: f(self.crackle),
-            ..Default::default()
-        }
-    }
-}
-
 /// An i-particle (sink) from f64 predicted values.
 pub fn i_particle(id: u32, pos: [f64; 3], vel: [f64; 3], acc: [f64; 3], h2: f64) -> IParticle {
-    let (pos_hi, pos_lo) = super::ds::split3(pos);
+    let (pos_hi, pos_lo) = split3(pos);
     IParticle {
         pos_hi,
         id,

@@ -1,0 +1,16 @@
+//! The Sapporo-style Hermite side: double-single helpers (`ds`), the
+//! j-particle store and predictor (`predict`), the Hermite force kernels
+//! (`hermite_force`), neighbour lists (`neighbours`), the block-step
+//! integrators of 4th and 6th order (`integrator`) and the f64 reference of
+//! the kernels (`reference`). Front ends reach the integrators through
+//! `run::Run`; the GRAPE-6 API (`g6`) drives the force engine directly.
+
+pub mod ds;
+pub mod hermite_force;
+pub mod integrator;
+pub mod neighbours;
+pub mod predict;
+pub mod reference;
+
+pub use hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
+pub use integrator::{Body, HermiteConfig, HermiteOrder, HermiteSimulation, HermiteStats};

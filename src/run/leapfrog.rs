@@ -1,0 +1,235 @@
+//! Kick-drift-kick leapfrog with a global time step (drives
+//! `shaders/leapfrog.wgsl`), with the direct or the tree solver for the
+//! forces. The kick kernels know nothing of the solver: a step records
+//! `kick_drift`, then the solver, then `kick`. Steps are only queued (no
+//! read-back inside a step), so the same code drives the CLI and the
+//! browser's animation loop.
+
+use super::params::RunParams;
+use super::SolverKind;
+use crate::direct::DirectSolver;
+use crate::error::Result;
+use crate::gpu::buffers::uniform_buffer;
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::layout::{LeapfrogParams, WORKGROUP_SIZE};
+use crate::gpu::shader::compose;
+use crate::gpu::timing::{timed_pass, PhaseTimer};
+use crate::gpu::GpuContext;
+use crate::state::particles::StateReadback;
+use crate::state::{GpuParticles, Particles};
+use crate::tree::{TreeConfig, TreeSolver};
+
+const LEAPFROG_WGSL: &str = include_str!("../../shaders/leapfrog.wgsl");
+
+/// The composed WGSL of the leapfrog kernels.
+pub fn wgsl() -> String {
+    compose(&[], LEAPFROG_WGSL)
+}
+
+/// The kick kernels bound to one particle state.
+pub struct Leapfrog {
+    kick_drift: Kernel,
+    kick: Kernel,
+    params: wgpu::Buffer,
+    bind: wgpu::BindGroup,
+    n: u32,
+}
+
+impl Leapfrog {
+    pub fn new(device: &wgpu::Device, state: &GpuParticles, dt: f32) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("leapfrog"),
+            source: wgpu::ShaderSource::Wgsl(wgsl().into()),
+        });
+        let bindings = [
+            Binding::Uniform,
+            Binding::StorageReadWrite,
+            Binding::StorageReadWrite,
+            Binding::StorageRead,
+        ];
+        let kick_drift = Kernel::from_module(
+            device,
+            "leapfrog kick_drift",
+            &module,
+            "kick_drift",
+            &bindings,
+        );
+        let kick = Kernel::from_module(device, "leapfrog kick", &module, "kick", &bindings);
+        let params = uniform_buffer(device, "leapfrog params", &Self::params_for(state.n, dt));
+        let bind = kick.bind(
+            device,
+            &[&params, &state.pos_mass, &state.vel, &state.acc_pot],
+        );
+        Self {
+            kick_drift,
+            kick,
+            params,
+            bind,
+            n: state.n,
+        }
+    }
+
+    fn params_for(n: u32, dt: f32) -> LeapfrogParams {
+        LeapfrogParams {
+            n,
+            half_dt: 0.5 * dt,
+            dt,
+            ..Default::default()
+        }
+    }
+
+    pub fn set_dt(&self, queue: &wgpu::Queue, dt: f32) {
+        queue.write_buffer(
+            &self.params,
+            0,
+            bytemuck::bytes_of(&Self::params_for(self.n, dt)),
+        );
+    }
+
+    /// v += a dt/2, then x += v dt.
+    pub fn encode_kick_drift(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        self.encode(&self.kick_drift, device, encoder, timer);
+    }
+
+    /// v += a dt/2.
+    pub fn encode_kick(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        self.encode(&self.kick, device, encoder, timer);
+    }
+
+    fn encode(
+        &self,
+        kernel: &Kernel,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        let mut pass = timed_pass(encoder, "integrate", timer);
+        kernel.dispatch(
+            &mut pass,
+            &self.bind,
+            dispatch_size(device, self.n, WORKGROUP_SIZE),
+        );
+    }
+}
+
+/// A gravity solver bound to a particle state.
+pub enum ForceSolver {
+    Direct(DirectSolver),
+    Tree(Box<TreeSolver>),
+}
+
+impl ForceSolver {
+    /// Records one force evaluation of the current positions into
+    /// `acc_pot` (the tree also reorders the state by key).
+    pub fn encode(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        match self {
+            ForceSolver::Direct(s) => s.encode(device, encoder, timer),
+            ForceSolver::Tree(s) => s.encode(device, encoder, timer),
+        }
+    }
+}
+
+/// A leapfrog run on the GPU: particle state, solver and kick kernels.
+pub struct LeapfrogEngine {
+    pub state: GpuParticles,
+    pub solver: ForceSolver,
+    leapfrog: Leapfrog,
+    params: RunParams,
+}
+
+impl LeapfrogEngine {
+    /// Uploads `particles` and queues the first force evaluation, so the
+    /// state is ready to step. `params` must be valid (`RunConfig`) and its
+    /// solver direct or tree.
+    pub fn new(ctx: &GpuContext, particles: &Particles, params: RunParams) -> Result<Self> {
+        let state = GpuParticles::upload(ctx, particles)?;
+        let solver = match params.solver {
+            SolverKind::Tree => ForceSolver::Tree(Box::new(TreeSolver::new(
+                ctx,
+                &state,
+                TreeConfig {
+                    theta: params.theta,
+                    eps: params.eps,
+                },
+            )?)),
+            _ => ForceSolver::Direct(DirectSolver::new(&ctx.device, &state, params.eps)),
+        };
+        let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt);
+        let engine = Self {
+            state,
+            solver,
+            leapfrog,
+            params,
+        };
+        engine.queue_forces(ctx);
+        Ok(engine)
+    }
+
+    /// Queues a force evaluation of the current positions.
+    pub fn queue_forces(&self, ctx: &GpuContext) {
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("forces"),
+            });
+        self.solver.encode(&ctx.device, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+    }
+
+    /// Records one kick-drift-kick step.
+    pub fn encode_step(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        mut timer: Option<&mut PhaseTimer>,
+    ) {
+        self.leapfrog
+            .encode_kick_drift(device, encoder, timer.as_deref_mut());
+        self.solver.encode(device, encoder, timer.as_deref_mut());
+        self.leapfrog.encode_kick(device, encoder, timer);
+    }
+
+    /// Switches ε, Δt and θ in place when the solver stays the same, and
+    /// recomputes the forces with them; `false` when `params` needs another
+    /// solver (a new engine).
+    pub fn retune(&mut self, ctx: &GpuContext, params: RunParams) -> bool {
+        if params.solver != self.params.solver {
+            return false;
+        }
+        match &self.solver {
+            ForceSolver::Direct(d) => d.set_eps(&ctx.queue, params.eps),
+            ForceSolver::Tree(t) => t.set_config(
+                &ctx.queue,
+                TreeConfig {
+                    theta: params.theta,
+                    eps: params.eps,
+                },
+            ),
+        }
+        self.leapfrog.set_dt(&ctx.queue, params.dt);
+        self.params = params;
+        self.queue_forces(ctx);
+        true
+    }
+
+    /// Positions, velocities, forces and upload indices, in GPU order.
+    pub async fn read(&self, ctx: &GpuContext) -> Result<StateReadback> {
+        self.state.read(ctx).await
+    }
+}

@@ -1,0 +1,499 @@
+//! One run type over every integrator: [`Run`] holds a leapfrog (direct or
+//! tree forces, all on the GPU) or a block-step Hermite integrator behind
+//! one API, which the CLI, the web app and the benchmarks use and nothing
+//! else. A run is created from particles and a [`RunConfig`] (which only
+//! `RunParams::validate` builds); steps are queued without waiting for the
+//! GPU; `readout` gives one consistent state in input order with its
+//! diagnostics, GPU phase times and solver statistics.
+//!
+//! Adding a leapfrog-style solver: a `SolverKind`, its arm in
+//! `LeapfrogEngine::new`, and the parameters it reads in `params`.
+
+pub mod hermite;
+pub mod leapfrog;
+pub mod params;
+
+pub use params::{Param, RunConfig, RunParams, RUN_PARAMS};
+
+use crate::error::{Error, Result};
+use crate::gpu::layout::{AccPot, PosMass, Velocity};
+use crate::gpu::timing::{PhaseTimer, Phases};
+use crate::gpu::GpuContext;
+use crate::hermite::HermiteStats;
+use crate::snapshot::Snapshot;
+use crate::state::{Diagnostics, GpuParticles, Particles};
+use crate::tree::layout::{InteractionCount, TreeCounters};
+use hermite::HermiteEngine;
+use leapfrog::{ForceSolver, LeapfrogEngine};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Which gravity solver and integrator a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverKind {
+    /// Bonsai-style octree with quadrupole moments, O(N log N); leapfrog.
+    Tree,
+    /// Blocked direct summation, O(N²), f32; leapfrog.
+    Direct,
+    /// 4th-order Hermite, individual block time steps, direct forces with
+    /// jerk.
+    Hermite4,
+    /// 6th-order Hermite, as Hermite4 with snap.
+    Hermite6,
+}
+
+impl SolverKind {
+    /// In menu order.
+    pub const ALL: &'static [SolverKind] = &[
+        SolverKind::Tree,
+        SolverKind::Direct,
+        SolverKind::Hermite4,
+        SolverKind::Hermite6,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Direct => "direct",
+            SolverKind::Tree => "tree",
+            SolverKind::Hermite4 => "hermite4",
+            SolverKind::Hermite6 => "hermite6",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|s| s.name() == name)
+    }
+
+    /// Block-step Hermite (state on the host, steps with read-backs)
+    /// rather than a leapfrog on the GPU.
+    pub fn is_hermite(self) -> bool {
+        matches!(self, SolverKind::Hermite4 | SolverKind::Hermite6)
+    }
+}
+
+/// What the GPU has finished of a run's queued work, updated from the
+/// queue's completion callbacks (so it can be read while the run is busy,
+/// e.g. for frame pacing and steps per second).
+#[derive(Debug, Default)]
+pub struct Progress {
+    queued: AtomicU64,
+    done: AtomicU64,
+    time_bits: AtomicU64,
+}
+
+impl Progress {
+    /// Steps queued.
+    pub fn queued(&self) -> u64 {
+        self.queued.load(Ordering::SeqCst)
+    }
+
+    /// Steps (Hermite: block steps) the GPU has finished.
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::SeqCst)
+    }
+
+    /// Simulated time of the last finished step.
+    pub fn time(&self) -> f64 {
+        f64::from_bits(self.time_bits.load(Ordering::SeqCst))
+    }
+
+    fn set_done(&self, steps: u64, time: f64) {
+        self.done.store(steps, Ordering::SeqCst);
+        self.time_bits.store(time.to_bits(), Ordering::SeqCst);
+    }
+}
+
+/// Statistics of a Hermite run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HermiteReadout {
+    pub stats: HermiteStats,
+    /// Particles per time-step level now (`levels[k]`: dt = dt_max / 2^k).
+    pub levels: Vec<u64>,
+    pub dt_max: f64,
+}
+
+/// One consistent state of a run and what was measured with it.
+#[derive(Clone, Debug)]
+pub struct Readout {
+    /// Positions, velocities, ids and potentials in input order.
+    pub snapshot: Snapshot,
+    /// Accelerations and potentials in input order.
+    pub acc_pot: Vec<AccPot>,
+    pub diagnostics: Diagnostics,
+    /// The energy reference of |ΔE/E₀| (the first read-out since the run
+    /// or its last reconfiguration).
+    pub e0: Diagnostics,
+    /// This read-out set `e0`.
+    pub e0_reset: bool,
+    /// Leapfrog steps (Hermite: block steps) so far.
+    pub steps: u64,
+    /// GPU time per phase of one step since the last read-out, when the
+    /// adapter has timestamp queries and a step was timed.
+    pub phases: Option<Phases>,
+    /// Mean particle-particle and particle-cell interactions per particle
+    /// of the last tree walk.
+    pub interactions: Option<(f64, f64)>,
+    pub hermite: Option<HermiteReadout>,
+}
+
+impl Readout {
+    /// |E − E₀| / |E₀|.
+    pub fn energy_error(&self) -> f64 {
+        self.diagnostics.energy_error(&self.e0)
+    }
+}
+
+/// The tree's own statistics (benchmarks).
+#[derive(Clone, Debug)]
+pub struct TreeStats {
+    pub counters: TreeCounters,
+    pub interactions: Vec<InteractionCount>,
+    pub gpu_bytes: u64,
+}
+
+enum Engine {
+    Leapfrog(Box<LeapfrogEngine>),
+    Hermite(Box<HermiteEngine>),
+}
+
+/// Passes timed per step: a tree step has about 20.
+const TIMER_PASSES: u32 = 48;
+
+/// A simulation: particles, a solver and an integrator, on one GPU.
+pub struct Run {
+    engine: Engine,
+    config: RunConfig,
+    /// Identities of the particles in upload (input) order.
+    ids: Vec<u64>,
+    /// Time of the state after the queued steps.
+    time: f64,
+    steps: u64,
+    progress: Arc<Progress>,
+    timer: PhaseTimer,
+    /// The timer holds a step's timestamps not yet read.
+    timer_recorded: bool,
+    e0: Option<Diagnostics>,
+}
+
+impl Run {
+    /// Starts a run of `particles` at time `time` (uploads them and
+    /// computes the first forces).
+    pub async fn new(
+        ctx: &GpuContext,
+        particles: &Particles,
+        time: f64,
+        config: RunConfig,
+    ) -> Result<Self> {
+        if !time.is_finite() {
+            return Err(Error::InvalidParameter(format!(
+                "the start time must be finite, got {time}"
+            )));
+        }
+        let engine = Self::engine(ctx, particles, time, config).await?;
+        let progress = Arc::new(Progress::default());
+        progress.set_done(0, time);
+        Ok(Self {
+            engine,
+            config,
+            ids: particles.id.clone(),
+            time,
+            steps: 0,
+            progress,
+            timer: PhaseTimer::new(ctx, TIMER_PASSES),
+            timer_recorded: false,
+            e0: None,
+        })
+    }
+
+    async fn engine(
+        ctx: &GpuContext,
+        particles: &Particles,
+        time: f64,
+        config: RunConfig,
+    ) -> Result<Engine> {
+        let p = *config.params();
+        Ok(if p.solver.is_hermite() {
+            Engine::Hermite(Box::new(
+                HermiteEngine::new(ctx, particles, time, p).await?,
+            ))
+        } else {
+            Engine::Leapfrog(Box::new(LeapfrogEngine::new(ctx, particles, p)?))
+        })
+    }
+
+    pub fn config(&self) -> &RunConfig {
+        &self.config
+    }
+
+    pub fn n(&self) -> u32 {
+        self.display().n
+    }
+
+    /// Simulated time after the queued steps.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Leapfrog steps queued (Hermite: block steps taken).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// What the GPU has finished (shared; readable while the run is busy).
+    pub fn progress(&self) -> Arc<Progress> {
+        self.progress.clone()
+    }
+
+    /// The buffers the renderer draws (positions, velocities, potentials,
+    /// upload indices); the same buffers for the whole run.
+    pub fn display(&self) -> &GpuParticles {
+        match &self.engine {
+            Engine::Leapfrog(l) => &l.state,
+            Engine::Hermite(h) => &h.display,
+        }
+    }
+
+    /// Queues `steps` steps without waiting for the GPU. A leapfrog submits
+    /// them now (the first one timed per phase if no timed step is
+    /// waiting to be read); a Hermite run moves its target by `steps × dt`,
+    /// which `advance` reaches.
+    pub fn queue(&mut self, ctx: &GpuContext, steps: u32) {
+        if steps == 0 {
+            return;
+        }
+        match &mut self.engine {
+            Engine::Leapfrog(l) => {
+                let device = &ctx.device;
+                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("leapfrog steps"),
+                });
+                for k in 0..steps {
+                    if k == 0 && !self.timer_recorded && self.timer.enabled() {
+                        self.timer.reset();
+                        l.encode_step(device, &mut encoder, Some(&mut self.timer));
+                        self.timer.resolve(&mut encoder);
+                        self.timer_recorded = true;
+                    } else {
+                        l.encode_step(device, &mut encoder, None);
+                    }
+                }
+                ctx.queue.submit(Some(encoder.finish()));
+                self.steps += steps as u64;
+                self.time += steps as f64 * self.config.params().dt as f64;
+                self.progress.queued.fetch_add(steps as u64, Ordering::SeqCst);
+                let (progress, time) = (self.progress.clone(), self.time);
+                // Completions arrive in submission order.
+                ctx.queue.on_submitted_work_done(move || {
+                    progress.done.fetch_add(steps as u64, Ordering::SeqCst);
+                    progress.time_bits.store(time.to_bits(), Ordering::SeqCst);
+                });
+            }
+            Engine::Hermite(h) => h.queue(steps),
+        }
+    }
+
+    /// Whether queued work waits for `advance` (Hermite runs only: their
+    /// block steps need read-backs).
+    pub fn needs_advance(&self) -> bool {
+        matches!(&self.engine, Engine::Hermite(h) if h.behind())
+    }
+
+    /// Does the queued work that needs read-backs (Hermite block steps up
+    /// to the target, then the display copy); nothing for a leapfrog.
+    pub async fn advance(&mut self, ctx: &GpuContext) -> Result<()> {
+        if let Engine::Hermite(h) = &mut self.engine {
+            h.advance(ctx).await?;
+            self.hermite_progress();
+        }
+        Ok(())
+    }
+
+    fn hermite_progress(&mut self) {
+        if let Engine::Hermite(h) = &self.engine {
+            self.time = h.time();
+            self.steps = h.sim.stats.block_steps;
+            self.progress.queued.store(self.steps, Ordering::SeqCst);
+            self.progress.set_done(self.steps, self.time);
+        }
+    }
+
+    /// Integrates to `t_end` and waits for the GPU: leapfrog steps of dt
+    /// (as many as fit, rounded), or Hermite block steps until every
+    /// particle's next step would pass `t_end`. `on_steps` hears of every
+    /// batch (steps so far, of how many; Hermite: 0 of 0).
+    pub async fn run_to(
+        &mut self,
+        ctx: &GpuContext,
+        t_end: f64,
+        mut on_steps: impl FnMut(u64, u64),
+    ) -> Result<()> {
+        if !t_end.is_finite() {
+            return Err(Error::InvalidParameter(format!(
+                "the end time must be finite, got {t_end}"
+            )));
+        }
+        match &mut self.engine {
+            Engine::Leapfrog(_) => {
+                let dt = self.config.params().dt as f64;
+                let steps = ((t_end - self.time).max(0.0) / dt).round() as u64;
+                // Batches that are waited for keep the queue short and
+                // the progress report true.
+                const BATCH: u64 = 16;
+                let mut done = 0;
+                while done < steps {
+                    let k = BATCH.min(steps - done);
+                    self.queue(ctx, k as u32);
+                    ctx.finish().await?;
+                    done += k;
+                    on_steps(done, steps);
+                }
+            }
+            Engine::Hermite(h) => {
+                h.advance_to(ctx, t_end).await?;
+                self.hermite_progress();
+                on_steps(0, 0);
+            }
+        }
+        Ok(())
+    }
+
+    /// One leapfrog step recorded with per-phase timestamps, submitted and
+    /// waited for: (wall ms, GPU ms per phase). For benchmarks.
+    pub async fn timed_step(&mut self, ctx: &GpuContext) -> Result<(f64, Phases)> {
+        let Engine::Leapfrog(l) = &self.engine else {
+            return Err(Error::InvalidParameter(
+                "timed steps are leapfrog steps; time Hermite forces with bench hermite4|6".into(),
+            ));
+        };
+        let mut timer = PhaseTimer::new(ctx, TIMER_PASSES);
+        let r = crate::gpu::timing::timed_run(ctx, &mut timer, |encoder, timer| {
+            l.encode_step(&ctx.device, encoder, Some(timer));
+            Ok(())
+        })
+        .await?;
+        self.steps += 1;
+        self.time += self.config.params().dt as f64;
+        self.progress.set_done(self.steps, self.time);
+        Ok(r)
+    }
+
+    /// The tree's counters, interaction counts and memory (tree runs).
+    pub async fn tree_stats(&self, ctx: &GpuContext) -> Result<Option<TreeStats>> {
+        match &self.engine {
+            Engine::Leapfrog(l) => match &l.solver {
+                ForceSolver::Tree(t) => Ok(Some(TreeStats {
+                    counters: t.counters(ctx).await?,
+                    interactions: t.interaction_counts(ctx).await?,
+                    gpu_bytes: t.gpu_bytes(),
+                })),
+                ForceSolver::Direct(_) => Ok(None),
+            },
+            Engine::Hermite(_) => Ok(None),
+        }
+    }
+
+    /// One consistent state, in input order, with diagnostics, phase
+    /// times, tree interactions and Hermite statistics (see [`Readout`]).
+    /// Waits for the queued steps.
+    pub async fn readout(&mut self, ctx: &GpuContext) -> Result<Readout> {
+        let (snapshot, acc_pot, diagnostics, interactions, hermite) = match &mut self.engine {
+            Engine::Leapfrog(l) => {
+                let s = l.read(ctx).await?;
+                // Summed in GPU order, as the state lies.
+                let d = Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot);
+                let interactions = match &l.solver {
+                    ForceSolver::Tree(t) => Some(mean_interactions(&t.interaction_counts(ctx).await?)),
+                    ForceSolver::Direct(_) => None,
+                };
+                let n = s.index.len();
+                let mut p = Particles {
+                    pos_mass: vec![PosMass::default(); n],
+                    vel: vec![Velocity::default(); n],
+                    id: self.ids.clone(),
+                };
+                let mut acc_pot = vec![AccPot::default(); n];
+                for (k, &i) in s.index.iter().enumerate() {
+                    let i = i as usize;
+                    p.pos_mass[i] = s.pos_mass[k];
+                    p.vel[i] = s.vel[k];
+                    acc_pot[i] = s.acc_pot[k];
+                }
+                let snap = Snapshot {
+                    time: self.time,
+                    particles: p,
+                    softening: self.config.params().eps,
+                    potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
+                };
+                (snap, acc_pot, d, interactions, None)
+            }
+            Engine::Hermite(h) => {
+                let d = h.diagnostics().await?;
+                let (particles, pot) = h.sim.particles();
+                let acc_pot = hermite::acc_pot_of(&h.sim);
+                let snap = Snapshot {
+                    time: h.time(),
+                    particles,
+                    softening: self.config.params().eps,
+                    potential: Some(pot),
+                };
+                let status = HermiteReadout {
+                    stats: h.sim.stats.clone(),
+                    levels: h.sim.levels(),
+                    dt_max: h.sim.config().dt_max,
+                };
+                (snap, acc_pot, d, None, Some(status))
+            }
+        };
+        let phases = if self.timer_recorded {
+            self.timer_recorded = false;
+            Some(self.timer.read(ctx).await?).filter(|p| !p.is_empty())
+        } else {
+            None
+        };
+        let e0_reset = self.e0.is_none();
+        let e0 = *self.e0.get_or_insert(diagnostics);
+        Ok(Readout {
+            snapshot,
+            acc_pot,
+            diagnostics,
+            e0,
+            e0_reset,
+            steps: self.steps,
+            phases,
+            interactions,
+            hermite,
+        })
+    }
+
+    /// Switches to `config`, carrying on from the current state: in place
+    /// where only ε, Δt, θ (leapfrog) or η and the precision (Hermite)
+    /// change, else a new integrator from the state read back. The energy
+    /// reference restarts (E depends on the softening and the solver). On
+    /// error the run is unchanged.
+    pub async fn reconfigure(&mut self, ctx: &GpuContext, config: RunConfig) -> Result<()> {
+        let p = *config.params();
+        let in_place = match &mut self.engine {
+            Engine::Leapfrog(l) => l.retune(ctx, p),
+            Engine::Hermite(h) => h.retune(p),
+        };
+        if !in_place {
+            let r = self.readout(ctx).await?;
+            let engine = Self::engine(ctx, &r.snapshot.particles, r.snapshot.time, config).await?;
+            self.engine = engine;
+            self.time = r.snapshot.time;
+            self.progress.set_done(self.steps, self.time);
+        }
+        self.config = config;
+        self.e0 = None;
+        Ok(())
+    }
+}
+
+/// Mean particle-particle and particle-cell interactions per particle.
+pub fn mean_interactions(counts: &[InteractionCount]) -> (f64, f64) {
+    let n = counts.len().max(1) as f64;
+    (
+        counts.iter().map(|c| c.pp as f64).sum::<f64>() / n,
+        counts.iter().map(|c| c.pc as f64).sum::<f64>() / n,
+    )
+}

@@ -1,0 +1,324 @@
+//! Every parameter of a run, described once: key (the URL parameter and
+//! the CLI's `--key`), type and range, default, and the solvers it applies
+//! to. URL parsing and the page's controls (`app::settings`, which adds the
+//! view's parameters), the CLI's checks and [`RunParams::validate`] all
+//! read this table, so a range or a default is changed here and nowhere
+//! else.
+
+use super::SolverKind;
+use crate::error::{Error, Result};
+use crate::hermite::Precision;
+use crate::state::Model;
+use crate::tree::MAX_THETA;
+
+/// The type and range of a parameter's values.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// One of a list of names.
+    Choice(fn() -> Vec<&'static str>),
+    /// A real number in `min..=max` (`min` itself excluded when
+    /// `min_open`), and a power of two when `power_of_two`.
+    Number {
+        min: f64,
+        max: f64,
+        min_open: bool,
+        power_of_two: bool,
+    },
+    /// A whole number in `min..=max`.
+    Whole { min: u64, max: u64 },
+    /// On or off (`1`/`0`).
+    Flag,
+}
+
+/// One parameter.
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    pub key: &'static str,
+    /// What it is, for labels and help.
+    pub label: &'static str,
+    pub kind: Kind,
+    /// The default in its URL form.
+    pub default: &'static str,
+    /// The solvers it matters to; empty: every solver.
+    pub solvers: &'static [SolverKind],
+}
+
+const fn number(min: f64, max: f64) -> Kind {
+    Kind::Number {
+        min,
+        max,
+        min_open: false,
+        power_of_two: false,
+    }
+}
+
+const fn positive(max: f64) -> Kind {
+    Kind::Number {
+        min: 0.0,
+        max,
+        min_open: true,
+        power_of_two: false,
+    }
+}
+
+const HERMITE: &[SolverKind] = &[SolverKind::Hermite4, SolverKind::Hermite6];
+
+/// The parameters of a run, in the order of the canonical query.
+pub const RUN_PARAMS: &[Param] = &[
+    Param {
+        key: "model",
+        label: "initial-condition model",
+        kind: Kind::Choice(|| Model::ALL.iter().map(|m| m.name()).collect()),
+        default: "plummer",
+        solvers: &[],
+    },
+    Param {
+        key: "n",
+        label: "number of particles",
+        // The device's limit is checked when the run is created.
+        kind: Kind::Whole {
+            min: 1,
+            max: u32::MAX as u64 / 2,
+        },
+        default: "16384",
+        solvers: &[],
+    },
+    Param {
+        key: "seed",
+        label: "random seed of the model",
+        kind: Kind::Whole {
+            min: 0,
+            max: u32::MAX as u64,
+        },
+        default: "1",
+        solvers: &[],
+    },
+    Param {
+        key: "solver",
+        label: "gravity solver and integrator",
+        kind: Kind::Choice(|| SolverKind::ALL.iter().map(|s| s.name()).collect()),
+        default: "tree",
+        solvers: &[],
+    },
+    Param {
+        key: "theta",
+        label: "opening angle θ of the tree's MAC",
+        kind: positive(MAX_THETA as f64),
+        default: "0.5",
+        solvers: &[SolverKind::Tree],
+    },
+    Param {
+        key: "eta",
+        label: "Hermite time-step accuracy η",
+        kind: positive(1.0),
+        default: "0.02",
+        solvers: HERMITE,
+    },
+    Param {
+        key: "precision",
+        label: "Hermite force arithmetic (double-single or f32)",
+        kind: Kind::Choice(|| Precision::ALL.iter().map(|p| p.name()).collect()),
+        default: "ds",
+        solvers: HERMITE,
+    },
+    Param {
+        key: "eps",
+        label: "Plummer softening length",
+        kind: number(0.0, 10.0),
+        default: "0.01",
+        solvers: &[],
+    },
+    Param {
+        key: "dt",
+        label: "time step (Hermite: time advanced per step of a frame)",
+        kind: positive(1.0),
+        default: "0.0078125",
+        solvers: &[],
+    },
+    Param {
+        key: "dt_max",
+        label: "largest Hermite block step",
+        kind: Kind::Number {
+            min: 0.0,
+            max: 1.0,
+            min_open: true,
+            power_of_two: true,
+        },
+        default: "0.125",
+        solvers: HERMITE,
+    },
+];
+
+/// The run parameter `key`.
+pub fn param(key: &str) -> Option<&'static Param> {
+    RUN_PARAMS.iter().find(|p| p.key == key)
+}
+
+impl Param {
+    /// Whether the parameter matters to `solver`.
+    pub fn applies_to(&self, solver: SolverKind) -> bool {
+        self.solvers.is_empty() || self.solvers.contains(&solver)
+    }
+
+    /// The names a `Choice` offers (empty for other kinds).
+    pub fn choices(&self) -> Vec<&'static str> {
+        match self.kind {
+            Kind::Choice(names) => names(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// What a valid value looks like, e.g. "a number > 0 and <= 1".
+    pub fn expected(&self) -> String {
+        match self.kind {
+            Kind::Choice(names) => format!("one of {}", names().join(", ")),
+            Kind::Number {
+                min,
+                max,
+                min_open,
+                power_of_two,
+            } => {
+                let range = if min_open {
+                    format!("a number > {min} and <= {max}")
+                } else {
+                    format!("a number in [{min}, {max}]")
+                };
+                if power_of_two {
+                    format!("{range}, a power of two")
+                } else {
+                    range
+                }
+            }
+            Kind::Whole { min, max } => format!("a whole number in [{min}, {max}]"),
+            Kind::Flag => "1 or 0".into(),
+        }
+    }
+
+    /// Checks a number against the range; the error says what is
+    /// expected.
+    pub fn check(&self, x: f64) -> std::result::Result<f64, String> {
+        let ok = match self.kind {
+            Kind::Number {
+                min,
+                max,
+                min_open,
+                power_of_two,
+            } => {
+                x.is_finite()
+                    && (x > min || (!min_open && x == min))
+                    && x <= max
+                    && (!power_of_two || x.log2().fract() == 0.0)
+            }
+            // Accept 65536, 65536.0 and 6.5536e4 alike.
+            Kind::Whole { min, max } => x.fract() == 0.0 && x >= min as f64 && x <= max as f64,
+            Kind::Flag => x == 0.0 || x == 1.0,
+            Kind::Choice(_) => false,
+        };
+        if ok {
+            Ok(x)
+        } else {
+            Err(format!("expected {}", self.expected()))
+        }
+    }
+
+    /// Parses the URL form of a number (`Number`, `Whole`) and checks it.
+    pub fn parse_number(&self, text: &str) -> std::result::Result<f64, String> {
+        match text.trim().parse::<f64>() {
+            Ok(x) => self.check(x),
+            Err(_) => Err(format!("expected {}", self.expected())),
+        }
+    }
+
+    /// Parses the URL form of a flag.
+    pub fn parse_flag(&self, text: &str) -> std::result::Result<bool, String> {
+        match text.trim() {
+            "1" | "true" | "yes" | "on" | "" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(format!("expected {}", self.expected())),
+        }
+    }
+
+    /// The value checked as an `InvalidParameter` error naming the key.
+    pub fn validate(&self, x: f64) -> Result<()> {
+        self.check(x)
+            .map(|_| ())
+            .map_err(|e| Error::InvalidParameter(format!("{} = {x}: {e}", self.key)))
+    }
+}
+
+/// Every numerical setting of a run, for any solver (each solver reads
+/// those that apply to it). Build a [`RunConfig`] with `validate`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunParams {
+    pub solver: SolverKind,
+    /// Plummer softening length.
+    pub eps: f32,
+    /// Leapfrog time step; for the Hermite integrators, the time one
+    /// queued step advances (they choose their own block steps).
+    pub dt: f32,
+    /// Opening angle of the tree's MAC.
+    pub theta: f32,
+    /// Hermite time-step accuracy.
+    pub eta: f64,
+    /// Hermite force arithmetic.
+    pub precision: Precision,
+    /// Largest Hermite block step (a power of two).
+    pub dt_max: f64,
+}
+
+impl Default for RunParams {
+    /// The defaults of `RUN_PARAMS`.
+    fn default() -> Self {
+        let number = |key: &str| {
+            param(key)
+                .and_then(|p| p.default.parse::<f64>().ok())
+                .expect("numeric default")
+        };
+        Self {
+            solver: SolverKind::from_name(param("solver").expect("solver").default)
+                .expect("default solver"),
+            eps: number("eps") as f32,
+            dt: number("dt") as f32,
+            theta: number("theta") as f32,
+            eta: number("eta"),
+            precision: Precision::from_name(param("precision").expect("precision").default)
+                .expect("default precision"),
+            dt_max: number("dt_max"),
+        }
+    }
+}
+
+impl RunParams {
+    /// Checks every parameter that applies to the solver against
+    /// `RUN_PARAMS`.
+    pub fn validate(self) -> Result<RunConfig> {
+        for (key, x) in [
+            ("eps", self.eps as f64),
+            ("dt", self.dt as f64),
+            ("theta", self.theta as f64),
+            ("eta", self.eta),
+            ("dt_max", self.dt_max),
+        ] {
+            let p = param(key).expect("run parameter");
+            if p.applies_to(self.solver) {
+                p.validate(x)?;
+            }
+        }
+        Ok(RunConfig(self))
+    }
+}
+
+/// Run parameters that passed `RunParams::validate`: the only way to
+/// build one, so a run never starts from invalid settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunConfig(RunParams);
+
+impl RunConfig {
+    pub fn params(&self) -> &RunParams {
+        &self.0
+    }
+
+    pub fn solver(&self) -> SolverKind {
+        self.0.solver
+    }
+}

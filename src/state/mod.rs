@@ -1,0 +1,14 @@
+//! The data layer: particle state on the CPU and the GPU, the
+//! initial-condition models, conserved quantities, and the statistics the
+//! analyses share. It knows nothing of solvers or integrators.
+
+pub mod diagnostics;
+pub mod model;
+pub mod particles;
+pub mod plummer;
+pub mod rng;
+pub mod stats;
+
+pub use diagnostics::Diagnostics;
+pub use model::Model;
+pub use particles::{GpuParticles, Particles};
