@@ -7,12 +7,11 @@ mod common;
 
 use webgrav::app::readout::{center_of_mass, lagrangian_radii, view_sphere};
 use webgrav::app::settings::{Settings, PRESETS};
-use webgrav::app::{
-    check_particle_count, is_hermite, max_particles, HERMITE_MAX_PARTICLES, SOLVERS,
-};
-use webgrav::direct::hermite_force::Precision;
+use webgrav::app::{check_particle_count, max_particles, HERMITE_MAX_PARTICLES};
+use webgrav::hermite::Precision;
 use webgrav::render::ColorMode;
-use webgrav::sim::{Diagnostics, Model, SolverKind};
+use webgrav::run::SolverKind;
+use webgrav::state::{Diagnostics, Model};
 use webgrav::Error;
 
 #[test]
@@ -25,9 +24,9 @@ fn url_parameters_set_every_setting() {
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(s.model, Model::ColdCollapse);
     assert_eq!((s.n, s.seed, s.steps_per_frame), (65536, 7, 3));
-    assert_eq!(s.config.solver, SolverKind::Direct);
+    assert_eq!(s.run.solver, SolverKind::Direct);
     assert_eq!(
-        (s.config.theta, s.config.eps, s.config.dt),
+        (s.run.theta, s.run.eps, s.run.dt),
         (0.4, 0.02, 0.001953125)
     );
     assert!(!s.autoplay && s.embed && s.camera_given);
@@ -53,7 +52,7 @@ fn canonical_query_round_trips() {
     assert_eq!(back, s, "{q}");
     // Without the camera, the run's settings alone come back.
     let (no_cam, _) = Settings::from_query(&s.to_query(false));
-    assert_eq!(no_cam.config, s.config);
+    assert_eq!(no_cam.run, s.run);
     assert!(!no_cam.camera_given);
 }
 
@@ -62,7 +61,7 @@ fn bad_parameters_warn_and_keep_defaults() {
     let (s, warnings) =
         Settings::from_query("n=abc&solver=fmm&theta=-1&dt=0&model=disk&bogus=1&n2=%ZZ");
     let d = Settings::default();
-    assert_eq!((s.n, s.config), (d.n, d.config));
+    assert_eq!((s.n, s.run), (d.n, d.run));
     assert_eq!(s.model, d.model);
     assert_eq!(warnings.len(), 7, "{warnings:?}");
     assert!(warnings[0].contains("n=abc"));
@@ -124,7 +123,7 @@ fn lagrangian_radii_of_a_plummer_sphere() {
 #[test]
 fn too_large_n_is_refused_with_the_limit() {
     let ctx = common::gpu();
-    for &solver in SOLVERS.iter().filter(|s| !is_hermite(**s)) {
+    for &solver in SolverKind::ALL.iter().filter(|s| !s.is_hermite()) {
         let max = max_particles(&ctx, solver);
         assert!(max >= 1 << 16, "{}: {max}", solver.name());
         check_particle_count(&ctx, max, solver).unwrap();
@@ -144,8 +143,8 @@ fn hermite_parameters_in_the_url() {
     let (s, warnings) =
         Settings::from_query("n=512&solver=hermite6&eta=0.01&precision=f32&eps=0.02");
     assert!(warnings.is_empty(), "{warnings:?}");
-    assert_eq!(s.config.solver, SolverKind::Hermite6);
-    assert_eq!((s.hermite.eta, s.hermite.precision), (0.01, Precision::F32));
+    assert_eq!(s.run.solver, SolverKind::Hermite6);
+    assert_eq!((s.run.eta, s.run.precision), (0.01, Precision::F32));
     // The canonical query of a Hermite run holds η and the precision, and
     // round-trips.
     let q = s.to_query(false);
@@ -155,9 +154,9 @@ fn hermite_parameters_in_the_url() {
     );
     assert_eq!(Settings::from_query(&q).0, s);
     let (h4, _) = Settings::from_query("solver=hermite4");
-    assert_eq!(h4.config.solver, SolverKind::Hermite4);
+    assert_eq!(h4.run.solver, SolverKind::Hermite4);
     assert_eq!(
-        (h4.hermite.eta, h4.hermite.precision),
+        (h4.run.eta, h4.run.precision),
         (0.02, Precision::Ds)
     );
     assert!(h4.to_query(false).contains("eta=0.02&precision=ds"));
@@ -167,10 +166,10 @@ fn hermite_parameters_in_the_url() {
     assert!(!q.contains("&eta=") && !q.contains("precision"), "{q}");
     // Bad values warn and keep the defaults.
     let (bad, warnings) = Settings::from_query("solver=hermite4&eta=0&precision=f64");
-    assert_eq!(bad.hermite, h4.hermite);
+    assert_eq!((bad.run.eta, bad.run.precision), (h4.run.eta, h4.run.precision));
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[1].contains("known: ds, f32"), "{warnings:?}");
-    assert!(SOLVERS.contains(&SolverKind::Hermite4) && SOLVERS.contains(&SolverKind::Hermite6));
+    assert!(SolverKind::ALL.contains(&SolverKind::Hermite4) && SolverKind::ALL.contains(&SolverKind::Hermite6));
 }
 
 #[test]

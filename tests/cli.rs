@@ -42,13 +42,16 @@ fn run_writes_a_snapshot_and_reports_a_small_energy_error() {
         &out,
     ]);
     assert!(ok, "{stderr}");
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("relative energy error"))
-        .expect("energy line");
-    let err: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    // The run log: one JSON line at the end (--log-every 0).
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let log: serde_json::Value = serde_json::from_str(lines[0]).expect("JSON");
+    let err = log["rel_energy_error"].as_f64().unwrap();
     // 16 leapfrog steps of 1/128 at eps 0.05: O(1e-6); 1e-4 would mean a bug.
-    assert!(err < 1e-4, "{line}");
+    assert!(err < 1e-4, "{log}");
+    assert_eq!(log["steps"], 16);
+    assert_eq!(log["t"], 0.125);
+    assert!(stderr.contains("relative energy error"), "{stderr}");
     let snap = webgrav::snapshot::read_file(&out).unwrap();
     assert_eq!(snap.particles.len(), 512);
     assert_eq!(snap.time, 0.125);
@@ -64,7 +67,7 @@ fn forces_csv_matches_the_f64_reference() {
     let text = std::fs::read_to_string(&out).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("id,x,y,z,m,ax,ay,az,pot"));
-    let p = webgrav::sim::Model::Plummer.generate(300, 4).unwrap();
+    let p = webgrav::state::Model::Plummer.generate(300, 4).unwrap();
     let reference = webgrav::direct::reference::forces(&p.pos_mass, 0.02);
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
@@ -105,7 +108,14 @@ fn bad_inputs_fail_with_clear_messages() {
     );
     let (ok, _, stderr) = webgrav(&["run", "-n", "64", "--dt=-1"]);
     assert!(!ok);
-    assert!(stderr.contains("time step must be > 0"), "{stderr}");
+    assert!(
+        stderr.contains("dt = -1: expected a number > 0"),
+        "{stderr}"
+    );
+    // The settings table's ranges hold for the CLI too.
+    let (ok, _, stderr) = webgrav(&["run", "-n", "64", "--solver", "tree", "--theta", "1.5"]);
+    assert!(!ok);
+    assert!(stderr.contains("theta = 1.5"), "{stderr}");
     let (ok, _, stderr) = webgrav(&["run", "-n", "0"]);
     assert!(!ok);
     assert!(stderr.contains("N must be at least 1"), "{stderr}");
@@ -117,7 +127,7 @@ fn convert_round_trips_through_csv() {
     let b = tmp("b.csv");
     let c = tmp("c.bonsai");
     let snap = webgrav::snapshot::Snapshot {
-        particles: webgrav::sim::Model::Plummer.generate(100, 9).unwrap(),
+        particles: webgrav::state::Model::Plummer.generate(100, 9).unwrap(),
         time: 1.5,
         ..Default::default()
     };
@@ -125,4 +135,32 @@ fn convert_round_trips_through_csv() {
     assert!(webgrav(&["convert", &a, &b]).0);
     assert!(webgrav(&["convert", &b, &c]).0);
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
+}
+
+#[test]
+fn tree_runs_write_particles_in_input_order() {
+    // A tree run writes its particles in input order (the tree sorts them
+    // on the GPU): the masses and ids of a snapshot with ids read
+    // back in the order they went in.
+    let input = tmp("in.bonsai");
+    let mut start = webgrav::snapshot::Snapshot {
+        particles: webgrav::state::Model::Plummer.generate(64, 3).unwrap(),
+        ..Default::default()
+    };
+    start.particles.id = (0..64).map(|k| 1000 + 7 * k).collect();
+    for (k, p) in start.particles.pos_mass.iter_mut().enumerate() {
+        p.mass = (1 + k) as f32 / 2080.0;
+    }
+    webgrav::snapshot::write_file(&input, &start).unwrap();
+    let end = tmp("tree.bonsai");
+    let (ok, _, stderr) = webgrav(&[
+        "run", "--in", &input, "--solver", "tree", "--t-end", "0.0625", "--out", &end,
+    ]);
+    assert!(ok, "{stderr}");
+    let snap = webgrav::snapshot::read_file(&end).unwrap();
+    assert_eq!(snap.particles.id, start.particles.id);
+    let masses = |s: &webgrav::snapshot::Snapshot| {
+        s.particles.pos_mass.iter().map(|p| p.mass).collect::<Vec<_>>()
+    };
+    assert_eq!(masses(&snap), masses(&start));
 }

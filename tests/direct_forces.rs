@@ -5,37 +5,20 @@ mod common;
 
 use webgrav::direct::reference::{acc_errors, forces, pot_errors, ErrorStats};
 use webgrav::direct::DirectSolver;
-use webgrav::sim::{GpuParticles, Model};
+use webgrav::state::{GpuParticles, Model};
 
 fn gpu_forces(n: usize, eps: f32) -> (ErrorStats, ErrorStats) {
     let ctx = common::gpu();
-    let p = Model::Plummer.generate(n, 7).unwrap();
-    let state = GpuParticles::upload(&ctx, &p).unwrap();
-    let solver = DirectSolver::new(&ctx.device, &state, eps);
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    solver.encode(&ctx.device, &mut encoder, None);
-    ctx.queue.submit(Some(encoder.finish()));
-    let gpu = pollster::block_on(state.read_acc_pot(&ctx)).unwrap();
-    let reference = forces(&p.pos_mass, eps as f64);
-    let acc = ErrorStats::of(&acc_errors(&gpu, &reference));
-    let pot = ErrorStats::of(&pot_errors(&gpu, &reference));
+    let (acc, pot) = pollster::block_on(common::cases::direct_errors(&ctx, n, eps));
     eprintln!("N = {n}, eps = {eps}: acc {acc:?}\n pot {pot:?}");
     (acc, pot)
 }
 
-// An f32 sum of N terms carries a relative rounding error of order
-// sqrt(N)·2^-24 ≈ 3e-6 for N = 2048 (random-walk accumulation), more where
-// terms cancel (|a| small near the centre). Measured on lavapipe: median
-// 5e-7, max 2e-6 (acc and pot). The bounds leave a factor ~4-10 for other
-// GPUs' rounding and sit far below any real bug (a wrong softening, a
-// missed tile or a double-counted pair gives errors >= 1e-3).
+// Bounds and why: `common::cases::DIRECT_*` (shared with the browser test).
 #[test]
 fn direct_matches_f64_softened() {
     let (acc, pot) = gpu_forces(2048, 0.01);
-    assert!(acc.median < 2e-6, "median acc error {}", acc.median);
-    assert!(acc.max < 2e-5, "max acc error {}", acc.max);
-    assert!(pot.median < 2e-6, "median pot error {}", pot.median);
-    assert!(pot.max < 1e-5, "max pot error {}", pot.max);
+    common::cases::assert_direct_bounds(&acc, &pot);
 }
 
 // A size that is not a multiple of the tile, so the zero-mass padding of
@@ -43,10 +26,7 @@ fn direct_matches_f64_softened() {
 #[test]
 fn direct_matches_f64_unsoftened_partial_tile() {
     let (acc, pot) = gpu_forces(1000, 0.0);
-    assert!(acc.median < 2e-6, "median acc error {}", acc.median);
-    assert!(acc.max < 2e-5, "max acc error {}", acc.max);
-    assert!(pot.median < 2e-6, "median pot error {}", pot.median);
-    assert!(pot.max < 1e-5, "max pot error {}", pot.max);
+    common::cases::assert_direct_bounds(&acc, &pot);
 }
 
 // Every kernel shape the benchmark can select (sinks per invocation 1-16,

@@ -1,9 +1,13 @@
 //! The Rust structs of `gpu::layout` and the WGSL structs of
 //! `shaders/layout.wgsl` must agree byte for byte; every composed shader of
-//! the crate must pass naga's validation.
+//! the crate must pass naga's validation, and its bindings must be the ones
+//! its Rust module declares.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::mem::{offset_of, size_of};
+use webgrav::gpu::kernel::Binding;
 use webgrav::gpu::layout::*;
 
 fn wgsl_layout(src: &str, name: &str) -> (u32, Vec<(String, u32)>) {
@@ -199,23 +203,85 @@ fn tree_layouts_match_wgsl() {
     );
 }
 
+fn validate(name: &str, src: &str) -> naga::Module {
+    let module = naga::front::wgsl::parse_str(src)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    module
+}
+
 #[test]
 fn every_shader_validates() {
-    for (name, src) in webgrav::gpu::shader::all() {
-        let module = naga::front::wgsl::parse_str(&src)
-            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
-        naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::empty(),
-        )
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    for (name, src, _) in common::shaders::all() {
+        validate(&name, &src);
+    }
+}
+
+/// The access a WGSL global of group 0 asks for, as the Rust contract
+/// spells it.
+fn wgsl_access(space: naga::AddressSpace) -> Option<Binding> {
+    match space {
+        naga::AddressSpace::Uniform => Some(Binding::Uniform),
+        naga::AddressSpace::Storage { access } => {
+            Some(if access.contains(naga::StorageAccess::STORE) {
+                Binding::StorageReadWrite
+            } else {
+                Binding::StorageRead
+            })
+        }
+        _ => None,
+    }
+}
+
+// Each module's `BINDINGS` (the one place the Rust side states a shader's
+// bindings; kernels, layouts and bind groups are built from it) must name
+// the WGSL's group-0 globals in binding order with the same access, and
+// cover all of them: a mismatch would otherwise only show as a validation
+// error in a browser tab.
+#[test]
+fn binding_contracts_match_the_wgsl() {
+    for (name, src, contract) in common::shaders::all() {
+        let module = validate(&name, &src);
+        let mut wgsl: Vec<(u32, String, Binding)> = module
+            .global_variables
+            .iter()
+            .filter_map(|(_, g)| {
+                let b = g.binding.as_ref()?;
+                assert_eq!(b.group, 0, "{name}: {:?} outside group 0", g.name);
+                Some((b.binding, g.name.clone().unwrap_or_default(), wgsl_access(g.space)?))
+            })
+            .collect();
+        wgsl.sort_by_key(|w| w.0);
+        assert_eq!(
+            wgsl.len(),
+            contract.len(),
+            "{name}: WGSL binds {:?}, Rust declares {:?}",
+            wgsl.iter().map(|w| &w.1).collect::<Vec<_>>(),
+            contract.iter().map(|c| c.0).collect::<Vec<_>>()
+        );
+        for (k, ((index, var, access), (rust_name, rust_access))) in
+            wgsl.iter().zip(contract).enumerate()
+        {
+            assert_eq!(*index as usize, k, "{name}: bindings not numbered 0..n");
+            assert_eq!(var, rust_name, "{name}: binding {k}");
+            // A dynamic-offset uniform is a uniform to the WGSL.
+            let rust_access = match rust_access {
+                Binding::UniformDynamic => Binding::Uniform,
+                a => *a,
+            };
+            assert_eq!(*access, rust_access, "{name}: binding {k} ({var})");
+        }
     }
 }
 
 #[test]
 fn hermite_layouts_match_wgsl() {
-    let src = webgrav::direct::predict::wgsl();
+    let src = webgrav::hermite::predict::wgsl();
     check_in(
         &src,
         "JParticle",

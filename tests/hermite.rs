@@ -5,9 +5,8 @@
 
 mod common;
 
-use webgrav::direct::hermite::{HermiteConfig, HermiteSimulation};
-use webgrav::direct::hermite_force::{Order, Precision};
-use webgrav::sim::Model;
+use webgrav::hermite::{HermiteConfig, HermiteOrder, HermiteSimulation, Precision};
+use webgrav::state::Model;
 
 fn sim(n: usize, config: HermiteConfig) -> HermiteSimulation {
     let ctx = common::gpu();
@@ -53,7 +52,7 @@ fn positions(n: usize, config: HermiteConfig, t_end: f64) -> (Vec<[f64; 3]>, u64
 // predictor give 1e-4 or worse.
 #[test]
 fn hermite4_plummer_one_time_unit_conserves_energy() {
-    let config = HermiteConfig::new(Order::Four, Precision::Ds, 0.02, 1.0 / 64.0);
+    let config = HermiteConfig::new(HermiteOrder::Four, Precision::Ds, 0.02, 1.0 / 64.0);
     let (de, s) = energy_run(1024, config, 1.0);
     eprintln!(
         "hermite4 N=1024 t=1: |dE/E| = {de:.3e}, {} block steps, {} force evaluations, levels now {:?}, steps per level {:?}",
@@ -77,8 +76,8 @@ fn hermite4_plummer_one_time_unit_conserves_energy() {
 // fewer evaluations and 10x less error, far inside what was measured.
 #[test]
 fn sixth_order_beats_fourth_at_equal_cost() {
-    let c4 = HermiteConfig::new(Order::Four, Precision::Ds, 0.02, 1.0 / 64.0);
-    let c6 = HermiteConfig::new(Order::Six, Precision::Ds, 0.08, 1.0 / 64.0);
+    let c4 = HermiteConfig::new(HermiteOrder::Four, Precision::Ds, 0.02, 1.0 / 64.0);
+    let c6 = HermiteConfig::new(HermiteOrder::Six, Precision::Ds, 0.08, 1.0 / 64.0);
     let (e4, s4) = energy_run(256, c4, 0.25);
     let (e6, s6) = energy_run(256, c6, 0.25);
     let (f4, f6) = (s4.stats.force_evaluations, s6.stats.force_evaluations);
@@ -104,12 +103,12 @@ fn sixth_order_beats_fourth_at_equal_cost() {
 #[test]
 fn halving_eta_reduces_error_at_the_order_rate() {
     let (n, eps, t) = (128, 0.1, 0.25);
-    let mut reference = HermiteConfig::new(Order::Six, Precision::Ds, 0.02, eps);
+    let mut reference = HermiteConfig::new(HermiteOrder::Six, Precision::Ds, 0.02, eps);
     reference.shared_dt = Some(1.0 / 2048.0);
     let (xr, _) = positions(n, reference, t);
     for (order, p, etas) in [
-        (Order::Four, 4, [0.02, 0.01, 0.005]),
-        (Order::Six, 6, [0.16, 0.08, 0.04]),
+        (HermiteOrder::Four, 4, [0.02, 0.01, 0.005]),
+        (HermiteOrder::Six, 6, [0.16, 0.08, 0.04]),
     ] {
         let err: Vec<f64> = etas
             .iter()
@@ -143,7 +142,7 @@ fn halving_eta_reduces_error_at_the_order_rate() {
 #[test]
 fn block_steps_are_powers_of_two_and_match_shared_steps() {
     let (n, eps, t) = (256, 1.0 / 64.0, 0.125);
-    let config = HermiteConfig::new(Order::Six, Precision::Ds, 0.02, eps);
+    let config = HermiteConfig::new(HermiteOrder::Six, Precision::Ds, 0.02, eps);
     let mut s = sim(n, config);
     let mut smallest = config.dt_max;
     while s.next_time() <= t {
@@ -206,4 +205,13 @@ fn cli_runs_hermite() {
     assert!(last["force_evaluations"].as_u64().unwrap() > 128);
     assert!(std::fs::metadata(&out).unwrap().len() > 0);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// The browser's Hermite case, natively (bounds in `common::cases`).
+#[test]
+fn hermite6_short_run_as_in_the_browser() {
+    let ctx = common::gpu();
+    let (err, sim) = pollster::block_on(common::cases::hermite6_short_run(&ctx));
+    eprintln!("hermite6 short run: |dE/E| = {err:e}");
+    common::cases::assert_hermite6_short_run(err, &sim);
 }

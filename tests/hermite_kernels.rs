@@ -4,90 +4,32 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-#[path = "common/hermite_input.rs"]
-mod hermite_input;
 
-use hermite_input::upload;
-
-use webgrav::direct::hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
-use webgrav::direct::predict::JState;
-use webgrav::direct::reference::{hermite_forces, rel_error3, Body64, ErrorStats, HermiteF64};
+use common::cases::{
+    assert_hermite_ds_bounds, assert_hermite_f32_bounds, hermite_bodies, hermite_errors,
+    HermiteErrors,
+};
+use webgrav::hermite::{Body, HermiteGpu, Order, Precision};
 
 const N: usize = 1024;
 const EPS: f64 = 0.01;
 
-fn bodies() -> Vec<Body64> {
-    hermite_input::bodies(N, EPS)
+fn bodies() -> Vec<Body> {
+    hermite_bodies(N, EPS)
 }
 
-struct Errors {
-    acc: ErrorStats,
-    pot: ErrorStats,
-    jerk: ErrorStats,
-    snap: ErrorStats,
-    /// Sinks whose nearest neighbour is not the reference's and not at the
-    /// same distance (to f32 rounding) either.
-    nn_wrong: usize,
-}
-
-fn compare(gpu: &[Force64], reference: &[HermiteF64], b: &[Body64], sinks: &[usize]) -> Errors {
-    let e = |f: &dyn Fn(&Force64, &HermiteF64) -> f64| -> ErrorStats {
-        ErrorStats::of(
-            &gpu.iter()
-                .zip(reference)
-                .map(|(g, r)| f(g, r))
-                .collect::<Vec<_>>(),
-        )
-    };
-    let nn_wrong = gpu
-        .iter()
-        .zip(reference)
-        .zip(sinks)
-        .filter(|((g, r), &i)| {
-            if g.nn_id as usize == r.nn {
-                return false;
-            }
-            let Some(other) = b.get(g.nn_id as usize) else {
-                return true;
-            };
-            let d = [0, 1, 2].map(|k| other.pos[k] - b[i].pos[k]);
-            let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-            (d2 - r.nn_d2).abs() > 1e-5 * r.nn_d2
-        })
-        .count();
-    Errors {
-        acc: e(&|g, r| rel_error3(g.acc, r.acc)),
-        pot: e(&|g, r| ((g.pot - r.pot) / r.pot).abs()),
-        jerk: e(&|g, r| rel_error3(g.jerk, r.jerk)),
-        snap: e(&|g, r| rel_error3(g.snap, r.snap)),
-        nn_wrong,
-    }
-}
-
-fn run(order: Order, precision: Precision, sinks: &[usize], target: Option<u32>) -> Errors {
+fn run(order: Order, precision: Precision, sinks: &[usize], target: Option<u32>) -> HermiteErrors {
     let ctx = common::gpu();
-    let b = bodies();
-    let mut gpu = HermiteGpu::new(&ctx, N as u32, N as u32, EPS).unwrap();
-    if let Some(t) = target {
-        gpu.set_target_workgroups(t);
-    }
-    upload(&mut gpu, &b);
-    let active: Vec<u32> = sinks.iter().map(|&i| i as u32).collect();
-    let res =
-        pollster::block_on(gpu.evaluate(0.0, Sinks::Active(&active), order, precision)).unwrap();
-    let res: Vec<Force64> = res.iter().map(Force64::from).collect();
-    let reference = hermite_forces(&b, sinks, EPS);
-    let e = compare(&res, &reference, &b, sinks);
-    eprintln!(
-        "{order:?} {}: {} sinks\n acc {:?}\n pot {:?}\n jerk {:?}\n snap {:?}\n nn wrong {}",
-        precision.name(),
-        sinks.len(),
-        e.acc,
-        e.pot,
-        e.jerk,
-        e.snap,
-        e.nn_wrong
-    );
+    let e = pollster::block_on(hermite_errors(
+        &ctx,
+        &bodies(),
+        EPS,
+        order,
+        precision,
+        sinks,
+        target,
+    ));
+    eprintln!("{order:?} {}: {} sinks\n {e:?}", precision.name(), sinks.len());
     e
 }
 
@@ -95,78 +37,17 @@ fn all() -> Vec<usize> {
     (0..N).collect()
 }
 
-// Measured on lavapipe (N = 1024, eps = 0.01, off-centre Plummer), f32:
-// acc median 4e-7, max 3e-6; pot max 1.4e-6; jerk median 6e-7, max 6e-6;
-// snap median 7e-7, p99 4e-6. An f32 sum carries ~sqrt(N) 2^-24 ≈ 2e-6
-// of relative rounding, more where terms cancel (|a| small near the
-// centre; the snap cancels most). The bounds leave a factor 5-10 for
-// other GPUs' rounding and sit orders of magnitude below real bugs (a
-// missed tile, a wrong sign or a skipped term give errors >= 1e-3).
+// Bounds and why: `common::cases` (shared with the browser test).
 #[test]
 fn f32_kernels_match_f64() {
-    let e = run(Order::Six, Precision::F32, &all(), None);
-    assert!(e.acc.median < 2e-6 && e.acc.max < 2e-5, "acc {:?}", e.acc);
-    assert!(e.pot.median < 2e-6 && e.pot.max < 1e-5, "pot {:?}", e.pot);
-    assert!(
-        e.jerk.median < 3e-6 && e.jerk.max < 1e-4,
-        "jerk {:?}",
-        e.jerk
-    );
-    assert!(
-        e.snap.median < 5e-6 && e.snap.p99 < 1e-4,
-        "snap {:?}",
-        e.snap
-    );
-    assert_eq!(e.nn_wrong, 0, "nearest neighbours differ");
+    assert_hermite_f32_bounds(&run(Order::Six, Precision::F32, &all(), None));
 }
 
-// Double-single against the same reference. Measured on lavapipe: acc
-// median 3e-8 (13x better than f32), pot median 6.5e-9 (50x), jerk median
-// 1.4e-7 (4x); on an H100, whose f32 rsqrt is more accurate than
-// lavapipe's: acc 2.5e-8 (3.4x better than its f32), pot 4.9e-9 (8.5x).
-// The snap is f32 in both modes. The remaining DS error is the f32
-// arithmetic of each interaction, which averages out in the sums. If a
-// compiler reassociated the two-sum error terms away, DS would fall back
-// to the f32 errors (ratio ~1): the ratio checks (2x for acc, 4x for pot)
-// catch that, as they caught lavapipe before shaders/ds.wgsl guarded every
-// intermediate.
 #[test]
 fn ds_kernels_match_f64_and_beat_f32() {
     let ds = run(Order::Six, Precision::Ds, &all(), None);
     let f = run(Order::Six, Precision::F32, &all(), None);
-    assert!(
-        ds.acc.median < 1.5e-7 && ds.acc.max < 2e-6,
-        "acc {:?}",
-        ds.acc
-    );
-    assert!(
-        ds.pot.median < 3e-8 && ds.pot.max < 2e-7,
-        "pot {:?}",
-        ds.pot
-    );
-    assert!(
-        ds.jerk.median < 1e-6 && ds.jerk.max < 5e-5,
-        "jerk {:?}",
-        ds.jerk
-    );
-    assert!(
-        ds.snap.median < 5e-6 && ds.snap.p99 < 1e-4,
-        "snap {:?}",
-        ds.snap
-    );
-    assert!(
-        ds.acc.median < f.acc.median / 2.0,
-        "DS acc {:?} not clearly better than f32 {:?}",
-        ds.acc,
-        f.acc
-    );
-    assert!(
-        ds.pot.median < f.pot.median / 4.0,
-        "DS pot {:?} not clearly better than f32 {:?}",
-        ds.pot,
-        f.pot
-    );
-    assert_eq!(ds.nn_wrong, 0, "nearest neighbours differ");
+    assert_hermite_ds_bounds(&ds, &f);
 }
 
 // A small active block (36 of 1024) with the j-range split into 8 pieces
@@ -192,6 +73,7 @@ fn small_block_split_over_j_matches_f64() {
 fn predictor_matches_f64_taylor() {
     use webgrav::gpu::buffers::read_vec;
     use webgrav::gpu::layout::PredJ;
+    use webgrav::hermite::Sinks;
     let ctx = common::gpu();
     let b = bodies();
     let n = 256;
@@ -199,20 +81,16 @@ fn predictor_matches_f64_taylor() {
     let t0 = 1.0 / 3.0;
     let dt = 1.0 / 32.0;
     let deriv = |k: usize, s: f64| [0, 1, 2].map(|c| s * ((k * 3 + c) as f64 * 0.37).sin());
-    let states: Vec<JState> = (0..n)
-        .map(|k| JState {
-            id: k as u32,
-            mass: b[k].mass,
+    let states: Vec<Body> = (0..n)
+        .map(|k| Body {
             t0,
-            pos: b[k].pos,
-            vel: b[k].vel,
-            acc: b[k].acc,
             jerk: deriv(k, 3.0),
             snap: deriv(k + 1, 30.0),
             crackle: deriv(k + 2, 300.0),
+            ..b[k]
         })
         .collect();
-    let recs: Vec<_> = states.iter().map(|s| s.record()).collect();
+    let recs: Vec<_> = (0..n).map(|k| states[k].record(k as u32)).collect();
     gpu.set_j(&(0..n as u32).collect::<Vec<_>>(), &recs);
     pollster::block_on(gpu.evaluate(t0 + dt, Sinks::Active(&[0]), Order::Two, Precision::Ds))
         .unwrap();

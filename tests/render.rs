@@ -7,7 +7,7 @@ mod common;
 
 use webgrav::gpu::layout::{PosMass, Velocity};
 use webgrav::render::{render_rgba, shell_tags, Camera, ColorMode, ColorRanges};
-use webgrav::sim::{GpuParticles, Model, Particles};
+use webgrav::state::{GpuParticles, Model, Particles};
 
 fn lit(rgba: &[u8]) -> Vec<usize> {
     rgba.chunks(4)

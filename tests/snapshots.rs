@@ -1,7 +1,7 @@
 //! Snapshot formats: exact round trips and clear errors on malformed files.
 #![cfg(not(target_arch = "wasm32"))]
 
-use webgrav::sim::Model;
+use webgrav::state::Model;
 use webgrav::snapshot::{tipsy, Format, Snapshot};
 use webgrav::Error;
 

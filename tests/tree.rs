@@ -8,7 +8,7 @@ use webgrav::direct::reference::{acc_errors, forces, ErrorStats};
 use webgrav::gpu::buffers::read_vec;
 use webgrav::gpu::layout::PosMass;
 use webgrav::gpu::GpuContext;
-use webgrav::sim::{GpuParticles, Model, Particles};
+use webgrav::state::{GpuParticles, Model, Particles};
 use webgrav::tree::layout::*;
 use webgrav::tree::{cpu, keys, TreeConfig, TreeSolver, NCRIT, NLEAF};
 
@@ -277,7 +277,7 @@ fn uniform_cube_keeps_every_particle_in_a_walk_group() {
     let ctx = common::gpu();
     let n = 3000;
     let mut p = Model::Plummer.generate(n, 8).unwrap();
-    let mut rng = webgrav::sim::rng::Rng::new(99);
+    let mut rng = webgrav::state::rng::Rng::new(99);
     for q in &mut p.pos_mass {
         q.pos = [0, 1, 2].map(|_| rng.uniform() as f32);
     }
@@ -317,4 +317,17 @@ fn uniform_cube_keeps_every_particle_in_a_walk_group() {
         },
     );
     assert!(too_wide.is_err());
+}
+
+// The browser's tree case, natively, through `run::Run` (bounds in
+// `common::cases`).
+#[test]
+fn tree_run_forces_as_in_the_browser() {
+    use common::cases::*;
+    let ctx = common::gpu();
+    let acc = pollster::block_on(tree_errors(&ctx, 4096, 0.5));
+    eprintln!("tree θ = 0.5 through a run: {acc:?}");
+    assert!(acc.median < TREE_HALF_MEDIAN, "median {}", acc.median);
+    assert!(acc.p99 < TREE_HALF_P99, "p99 {}", acc.p99);
+    assert!(acc.max < TREE_HALF_MAX, "max {}", acc.max);
 }

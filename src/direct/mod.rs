@@ -5,7 +5,7 @@ pub mod reference;
 
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::DirectParams;
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
@@ -106,6 +106,13 @@ pub fn wgsl_for(config: DirectConfig, softened: bool) -> String {
     )
 }
 
+/// The binding contract of `shaders/direct.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("acc_pot", Binding::StorageReadWrite),
+];
+
 /// The blocked f32 direct-summation kernel bound to one particle state.
 /// It holds a softened and an unsoftened variant and picks by the current
 /// softening.
@@ -142,11 +149,7 @@ impl DirectSolver {
                 },
                 &wgsl_for(config, softened),
                 "forces",
-                &[
-                    Binding::Uniform,
-                    Binding::StorageRead,
-                    Binding::StorageReadWrite,
-                ],
+                BINDINGS,
             )
         };
         let kernels = [kernel(false), kernel(true)];

@@ -1,12 +1,17 @@
-//! A compute kernel: one WGSL entry point with an explicit bind-group layout,
-//! so the binding contract is written once, here, in the order of the shader.
+//! A compute kernel: one WGSL entry point with an explicit bind-group layout.
+//! Each module that drives a shader declares the shader's binding contract
+//! once, as a `BINDINGS` list of (WGSL variable name, access) in binding
+//! order; kernels and bind groups are built from it, `bind` checks the
+//! buffers against it, and `tests/gpu_layout.rs` checks it against the WGSL
+//! itself (naga reflection), so a mismatch fails a native test instead of
+//! a browser tab.
 
 /// Stride of the slots of a `Binding::UniformDynamic` buffer: WebGPU's
 /// minimum uniform offset alignment.
 pub const DYNAMIC_SLOT: u64 = 256;
 
 /// How a kernel sees one binding of group 0.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {
     Uniform,
     /// A uniform bound with a dynamic offset: one `DYNAMIC_SLOT`-byte slot
@@ -16,11 +21,91 @@ pub enum Binding {
     StorageReadWrite,
 }
 
+/// One binding of group 0: the WGSL variable's name and its access.
+pub type Slot = (&'static str, Binding);
+
+/// The layout of bind group 0 for `bindings` (`bindings[k]` is
+/// `@binding(k)`), visible to `stages`.
+pub fn bind_group_layout(
+    device: &wgpu::Device,
+    label: &str,
+    bindings: &[Slot],
+    stages: wgpu::ShaderStages,
+) -> wgpu::BindGroupLayout {
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
+        .iter()
+        .enumerate()
+        .map(|(k, (_, b))| wgpu::BindGroupLayoutEntry {
+            binding: k as u32,
+            visibility: stages,
+            ty: match b {
+                Binding::Uniform | Binding::UniformDynamic => wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: matches!(b, Binding::UniformDynamic),
+                    min_binding_size: None,
+                },
+                Binding::StorageRead | Binding::StorageReadWrite => wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage {
+                        read_only: matches!(b, Binding::StorageRead),
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+            },
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
+}
+
+/// A bind group of `layout` with `buffers[k]` at `@binding(k)`. Panics when
+/// the buffers do not match the contract's length (a programming error the
+/// native tests catch).
+pub fn bind_group(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    bindings: &[Slot],
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    assert_eq!(
+        buffers.len(),
+        bindings.len(),
+        "{label}: {} buffers for the bindings {:?}",
+        buffers.len(),
+        bindings.iter().map(|b| b.0).collect::<Vec<_>>()
+    );
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .zip(bindings)
+        .enumerate()
+        .map(|(k, (b, (_, access)))| wgpu::BindGroupEntry {
+            binding: k as u32,
+            resource: match access {
+                Binding::UniformDynamic => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: b,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(DYNAMIC_SLOT),
+                }),
+                _ => b.as_entire_binding(),
+            },
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
+}
+
 /// A compute pipeline and the layout of its bind group 0.
 pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
-    bindings: Vec<Binding>,
+    bindings: &'static [Slot],
     label: String,
 }
 
@@ -32,7 +117,7 @@ impl Kernel {
         label: &str,
         source: &str,
         entry: &str,
-        bindings: &[Binding],
+        bindings: &'static [Slot],
     ) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(label),
@@ -47,35 +132,9 @@ impl Kernel {
         label: &str,
         module: &wgpu::ShaderModule,
         entry: &str,
-        bindings: &[Binding],
+        bindings: &'static [Slot],
     ) -> Self {
-        let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
-            .iter()
-            .enumerate()
-            .map(|(k, b)| wgpu::BindGroupLayoutEntry {
-                binding: k as u32,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: match b {
-                    Binding::Uniform | Binding::UniformDynamic => wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: matches!(b, Binding::UniformDynamic),
-                        min_binding_size: None,
-                    },
-                    Binding::StorageRead | Binding::StorageReadWrite => wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage {
-                            read_only: matches!(b, Binding::StorageRead),
-                        },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                },
-                count: None,
-            })
-            .collect();
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some(label),
-            entries: &entries,
-        });
+        let layout = bind_group_layout(device, label, bindings, wgpu::ShaderStages::COMPUTE);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some(label),
             bind_group_layouts: &[Some(&layout)],
@@ -92,33 +151,15 @@ impl Kernel {
         Self {
             pipeline,
             layout,
-            bindings: bindings.to_vec(),
+            bindings,
             label: label.to_string(),
         }
     }
 
-    /// Bind group with `buffers[k]` at `@binding(k)`.
+    /// Bind group with `buffers[k]` at `@binding(k)`, in the order of the
+    /// contract.
     pub fn bind(&self, device: &wgpu::Device, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
-            .iter()
-            .enumerate()
-            .map(|(k, b)| wgpu::BindGroupEntry {
-                binding: k as u32,
-                resource: match self.bindings[k] {
-                    Binding::UniformDynamic => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: b,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(DYNAMIC_SLOT),
-                    }),
-                    _ => b.as_entire_binding(),
-                },
-            })
-            .collect();
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(&self.label),
-            layout: &self.layout,
-            entries: &entries,
-        })
+        bind_group(device, &self.label, &self.layout, self.bindings, buffers)
     }
 
     /// Records one dispatch of `groups` workgroups into `pass`.

@@ -14,7 +14,7 @@ use super::predict::JStore;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_range, storage_buffer};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::{ForceResult, HermiteParams, IParticle, JParticle, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
@@ -96,14 +96,14 @@ pub fn wgsl(order: Order, precision: Precision) -> String {
     )
 }
 
-/// Bindings of `shaders/hermite_force.wgsl`, in order.
-const BINDINGS: [Binding; 6] = [
-    Binding::StorageRead,
-    Binding::StorageRead,
-    Binding::StorageRead,
-    Binding::StorageReadWrite,
-    Binding::StorageReadWrite,
-    Binding::StorageReadWrite,
+/// The binding contract of `shaders/hermite_force.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::StorageRead),
+    ("pred", Binding::StorageRead),
+    ("active_list", Binding::StorageRead),
+    ("ip", Binding::StorageReadWrite),
+    ("partial", Binding::StorageReadWrite),
+    ("results", Binding::StorageReadWrite),
 ];
 
 /// How the j-range is split for `ni` sinks against `nj` sources.
@@ -294,7 +294,7 @@ impl HermiteGpu {
             label: Some(&label),
             source: wgpu::ShaderSource::Wgsl(wgsl(order, precision).into()),
         });
-        let force = Kernel::from_module(d, &label, &module, "force", &BINDINGS);
+        let force = Kernel::from_module(d, &label, &module, "force", BINDINGS);
         let bind = force.bind(
             d,
             &[
@@ -308,9 +308,9 @@ impl HermiteGpu {
         );
         let v = Variant {
             key,
-            gather: Kernel::from_module(d, "hermite gather", &module, "gather", &BINDINGS),
+            gather: Kernel::from_module(d, "hermite gather", &module, "gather", BINDINGS),
             force,
-            reduce: Kernel::from_module(d, "hermite reduce", &module, "reduce", &BINDINGS),
+            reduce: Kernel::from_module(d, "hermite reduce", &module, "reduce", BINDINGS),
             bind,
         };
         self.variants.push(v);

@@ -5,7 +5,7 @@ use super::ds::compose_with_ds;
 use crate::error::Result;
 use crate::gpu::buffers::{read_range, storage_buffer};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::GpuContext;
 
 /// Most neighbours stored per sink (more are counted, not stored).
@@ -17,6 +17,15 @@ const NEIGHBOURS_WGSL: &str = include_str!("../../shaders/neighbours.wgsl");
 pub fn wgsl() -> String {
     compose_with_ds(&[("NB_MAX", NB_MAX)], NEIGHBOURS_WGSL)
 }
+
+/// The binding contract of `shaders/neighbours.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::StorageRead),
+    ("pred", Binding::StorageRead),
+    ("ip", Binding::StorageRead),
+    ("nb_count", Binding::StorageReadWrite),
+    ("nb_list", Binding::StorageReadWrite),
+];
 
 /// The neighbour kernel and its output buffers for up to `ni_cap` sinks.
 pub struct NeighbourSearch {
@@ -32,13 +41,7 @@ impl NeighbourSearch {
             "neighbours",
             &wgsl(),
             "neighbours",
-            &[
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-                Binding::StorageReadWrite,
-            ],
+            BINDINGS,
         );
         Self {
             kernel,

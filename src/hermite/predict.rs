@@ -6,7 +6,7 @@
 use super::ds::{compose_with_ds, split3};
 use crate::gpu::buffers::storage_buffer;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::{IParticle, JParticle, PredJ, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
 
@@ -17,13 +17,13 @@ pub fn wgsl() -> String {
     compose_with_ds(&[], PREDICT_WGSL)
 }
 
-/// Bindings of `shaders/predict.wgsl`, in order.
-const BINDINGS: [Binding; 5] = [
-    Binding::StorageRead,
-    Binding::StorageReadWrite,
-    Binding::StorageRead,
-    Binding::StorageRead,
-    Binding::StorageReadWrite,
+/// The binding contract of `shaders/predict.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::StorageRead),
+    ("jp", Binding::StorageReadWrite),
+    ("updates", Binding::StorageRead),
+    ("addresses", Binding::StorageRead),
+    ("pred", Binding::StorageReadWrite),
 ];
 
 /// `n` j-particles on the GPU, and their predicted copies.
@@ -50,8 +50,8 @@ impl JStore {
             label: Some("predict"),
             source: wgpu::ShaderSource::Wgsl(wgsl().into()),
         });
-        let scatter = Kernel::from_module(device, "j scatter", &module, "scatter", &BINDINGS);
-        let predict = Kernel::from_module(device, "j predict", &module, "predict", &BINDINGS);
+        let scatter = Kernel::from_module(device, "j scatter", &module, "scatter", BINDINGS);
+        let predict = Kernel::from_module(device, "j predict", &module, "predict", BINDINGS);
         let zeros = vec![JParticle::default(); n as usize];
         let jp = storage_buffer(device, "j particles", &zeros);
         let updates = storage_buffer(device, "j updates", &zeros);

@@ -7,6 +7,7 @@ pub mod camera;
 
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_buffers, storage_buffer, uniform_buffer};
+use crate::gpu::kernel::{bind_group, bind_group_layout, Binding, Slot};
 use crate::gpu::layout::{AccPot, CameraUniform, PosMass, Velocity};
 use crate::gpu::shader::compose;
 use crate::gpu::GpuContext;
@@ -23,6 +24,16 @@ pub const OFFSCREEN_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unor
 pub fn wgsl() -> String {
     compose(&[], RENDER_WGSL)
 }
+
+/// The binding contract of `shaders/render.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("camera", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("vel", Binding::StorageRead),
+    ("acc_pot", Binding::StorageRead),
+    ("id", Binding::StorageRead),
+    ("tags", Binding::StorageRead),
+];
 
 /// The point-sprite pipeline for one target format.
 pub struct PointRenderer {
@@ -45,40 +56,13 @@ impl PointRenderer {
             label: Some("render points"),
             source: wgpu::ShaderSource::Wgsl(wgsl().into()),
         });
-        let entry = |binding, ty, visibility| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let storage = |binding| {
-            entry(
-                binding,
-                wgpu::BufferBindingType::Storage { read_only: true },
-                wgpu::ShaderStages::VERTEX,
-            )
-        };
-        // In the order of shaders/render.wgsl: camera, pos_mass, vel,
-        // acc_pot, id, tags.
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("render points"),
-            entries: &[
-                entry(
-                    0,
-                    wgpu::BufferBindingType::Uniform,
-                    wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-                ),
-                storage(1),
-                storage(2),
-                storage(3),
-                storage(4),
-                storage(5),
-            ],
-        });
+        // All read-only: visible to both stages.
+        let layout = bind_group_layout(
+            device,
+            "render points",
+            BINDINGS,
+            wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
+        );
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("render points"),
             bind_group_layouts: &[Some(&layout)],
@@ -137,19 +121,7 @@ impl PointRenderer {
             &state.id,
             &tags,
         ];
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
-            .iter()
-            .enumerate()
-            .map(|(k, b)| wgpu::BindGroupEntry {
-                binding: k as u32,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("render points"),
-            layout: &self.layout,
-            entries: &entries,
-        });
+        let bind = bind_group(device, "render points", &self.layout, BINDINGS, &buffers);
         PointBinding {
             bind,
             tags,

@@ -11,7 +11,7 @@ use crate::direct::DirectSolver;
 use crate::error::Result;
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::{LeapfrogParams, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
@@ -26,6 +26,14 @@ const LEAPFROG_WGSL: &str = include_str!("../../shaders/leapfrog.wgsl");
 pub fn wgsl() -> String {
     compose(&[], LEAPFROG_WGSL)
 }
+
+/// The binding contract of `shaders/leapfrog.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageReadWrite),
+    ("vel", Binding::StorageReadWrite),
+    ("acc_pot", Binding::StorageRead),
+];
 
 /// The kick kernels bound to one particle state.
 pub struct Leapfrog {
@@ -42,20 +50,14 @@ impl Leapfrog {
             label: Some("leapfrog"),
             source: wgpu::ShaderSource::Wgsl(wgsl().into()),
         });
-        let bindings = [
-            Binding::Uniform,
-            Binding::StorageReadWrite,
-            Binding::StorageReadWrite,
-            Binding::StorageRead,
-        ];
         let kick_drift = Kernel::from_module(
             device,
             "leapfrog kick_drift",
             &module,
             "kick_drift",
-            &bindings,
+            BINDINGS,
         );
-        let kick = Kernel::from_module(device, "leapfrog kick", &module, "kick", &bindings);
+        let kick = Kernel::from_module(device, "leapfrog kick", &module, "kick", BINDINGS);
         let params = uniform_buffer(device, "leapfrog params", &Self::params_for(state.n, dt));
         let bind = kick.bind(
             device,

@@ -2,7 +2,7 @@
 //! (drives `shaders/bbox.wgsl`).
 
 use super::{TreeBuffers, BBOX_GROUPS};
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const BBOX_WGSL: &str = include_str!("../../shaders/bbox.wgsl");
@@ -17,18 +17,20 @@ pub struct BoundingBox {
     bind: wgpu::BindGroup,
 }
 
+/// The binding contract of `shaders/bbox.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("partial", Binding::StorageReadWrite),
+    ("bounds", Binding::StorageReadWrite),
+];
+
 impl BoundingBox {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
         let module = super::module(device, "bbox", &wgsl());
-        let bindings = [
-            Binding::Uniform,
-            Binding::StorageRead,
-            Binding::StorageReadWrite,
-            Binding::StorageReadWrite,
-        ];
         let partial =
-            Kernel::from_module(device, "bbox partial", &module, "partial_bounds", &bindings);
-        let last = Kernel::from_module(device, "bbox final", &module, "final_bounds", &bindings);
+            Kernel::from_module(device, "bbox partial", &module, "partial_bounds", BINDINGS);
+        let last = Kernel::from_module(device, "bbox final", &module, "final_bounds", BINDINGS);
         let bind = partial.bind(
             device,
             &[&b.params, &b.state.pos_mass, &b.bbox_partial, &b.bounds],

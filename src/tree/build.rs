@@ -10,7 +10,7 @@
 
 use super::layout::{DispatchArgs, LevelParams, TreeDispatch, LEVEL_SLOTS, MAX_DEPTH};
 use super::TreeBuffers;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const BUILD_WGSL: &str = include_str!("../../shaders/build.wgsl");
@@ -29,19 +29,21 @@ pub struct TreeBuild {
     dispatch_template: wgpu::Buffer,
 }
 
+/// The binding contract of `shaders/build.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("level_params", Binding::UniformDynamic),
+    ("params", Binding::Uniform),
+    ("keys", Binding::StorageRead),
+    ("cells", Binding::StorageReadWrite),
+    ("counters", Binding::StorageReadWrite),
+    ("groups", Binding::StorageReadWrite),
+    ("next_dispatch", Binding::StorageReadWrite),
+];
+
 impl TreeBuild {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
         let module = super::module(device, "build", &wgsl());
-        let bindings = [
-            Binding::UniformDynamic,
-            Binding::Uniform,
-            Binding::StorageRead,
-            Binding::StorageReadWrite,
-            Binding::StorageReadWrite,
-            Binding::StorageReadWrite,
-            Binding::StorageReadWrite,
-        ];
-        let k = |label, entry| Kernel::from_module(device, label, &module, entry, &bindings);
+        let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
         let init = k("build init", "init_tree");
         let split = k("build split", "split_cells");
         let finish_groups = k("build finish groups", "finish_groups");

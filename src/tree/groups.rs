@@ -6,7 +6,7 @@
 //! of the system into one-particle groups, and sizes the walk's dispatch.
 
 use super::TreeBuffers;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const GROUPS_WGSL: &str = include_str!("../../shaders/groups.wgsl");
@@ -23,34 +23,37 @@ pub struct GroupBoxes {
     dispatch: wgpu::Buffer,
 }
 
+/// The binding contract of `shaders/groups.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("groups", Binding::StorageRead),
+    ("counters", Binding::StorageReadWrite),
+    ("group_boxes", Binding::StorageReadWrite),
+    ("bounds", Binding::StorageRead),
+    ("dispatch", Binding::StorageReadWrite),
+];
+
+/// `group_boxes_of` is dispatched from `dispatch`, so it must not bind it:
+/// its layout stops before the last binding.
+const BOX_BINDINGS: &[Slot] = BINDINGS.split_at(6).0;
+
 impl GroupBoxes {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
         let module = super::module(device, "groups", &wgsl());
-        // group_boxes_of is dispatched from `dispatch`, so it must not bind
-        // it: its layout stops before binding 6.
-        let box_bindings = [
-            Binding::Uniform,
-            Binding::StorageRead,
-            Binding::StorageRead,
-            Binding::StorageReadWrite,
-            Binding::StorageReadWrite,
-            Binding::StorageRead,
-        ];
-        let mut dispatch_bindings = box_bindings.to_vec();
-        dispatch_bindings.push(Binding::StorageReadWrite);
         let boxes = Kernel::from_module(
             device,
             "group boxes",
             &module,
             "group_boxes_of",
-            &box_bindings,
+            BOX_BINDINGS,
         );
         let walk_dispatch = Kernel::from_module(
             device,
             "walk dispatch size",
             &module,
             "walk_dispatch",
-            &dispatch_bindings,
+            BINDINGS,
         );
         let shared = [
             &b.params,

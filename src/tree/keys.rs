@@ -12,7 +12,7 @@
 use super::layout::{Bounds, MAX_DEPTH};
 use super::TreeBuffers;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
@@ -24,6 +24,15 @@ pub const KEY_CELLS: u32 = 1 << MAX_DEPTH;
 pub fn wgsl() -> String {
     super::compose(KEYS_WGSL)
 }
+
+/// The binding contract of `shaders/keys.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("bounds", Binding::StorageRead),
+    ("keys", Binding::StorageReadWrite),
+    ("values", Binding::StorageReadWrite),
+];
 
 pub struct KeyGen {
     kernel: Kernel,
@@ -38,13 +47,7 @@ impl KeyGen {
             "morton keys",
             &wgsl(),
             "morton_keys",
-            &[
-                Binding::Uniform,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-                Binding::StorageReadWrite,
-            ],
+            BINDINGS,
         );
         let bind = kernel.bind(
             device,

@@ -6,7 +6,7 @@
 
 use super::layout::MAX_DEPTH;
 use super::TreeBuffers;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const PROPERTIES_WGSL: &str = include_str!("../../shaders/properties.wgsl");
@@ -21,6 +21,16 @@ pub struct CellProperties {
     dispatch: [wgpu::Buffer; 2],
 }
 
+/// The binding contract of `shaders/properties.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("level_params", Binding::UniformDynamic),
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("cells", Binding::StorageRead),
+    ("counters", Binding::StorageReadWrite),
+    ("props", Binding::StorageReadWrite),
+];
+
 impl CellProperties {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
         let kernel = Kernel::new(
@@ -28,14 +38,7 @@ impl CellProperties {
             "cell properties",
             &wgsl(),
             "cell_properties",
-            &[
-                Binding::UniformDynamic,
-                Binding::Uniform,
-                Binding::StorageRead,
-                Binding::StorageRead,
-                Binding::StorageReadWrite,
-                Binding::StorageReadWrite,
-            ],
+            BINDINGS,
         );
         let bind = kernel.bind(
             device,

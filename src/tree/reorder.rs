@@ -4,7 +4,7 @@
 
 use super::TreeBuffers;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
@@ -22,12 +22,21 @@ pub struct Reorder {
     acc_pot: wgpu::Buffer,
 }
 
+/// The binding contract of `shaders/reorder.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("order", Binding::StorageRead),
+    ("pos_mass", Binding::StorageRead),
+    ("vel", Binding::StorageRead),
+    ("id", Binding::StorageRead),
+    ("pos_mass_out", Binding::StorageReadWrite),
+    ("vel_out", Binding::StorageReadWrite),
+    ("id_out", Binding::StorageReadWrite),
+];
+
 impl Reorder {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let mut bindings = vec![Binding::Uniform];
-        bindings.extend([Binding::StorageRead; 4]);
-        bindings.extend([Binding::StorageReadWrite; 3]);
-        let kernel = Kernel::new(device, "reorder", &wgsl(), "gather", &bindings);
+        let kernel = Kernel::new(device, "reorder", &wgsl(), "gather", BINDINGS);
         let s = &b.state;
         let bind = kernel.bind(
             device,

@@ -11,7 +11,7 @@
 
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::SortParams;
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
@@ -52,17 +52,17 @@ pub fn wgsl() -> String {
     )
 }
 
-/// The bindings shared by the three kernels, in the order of `sort.wgsl`:
-/// params, source keys, source values, [digit][block] table, digit totals,
-/// destination keys, destination values.
-const BINDINGS: [Binding; 7] = [
-    Binding::Uniform,
-    Binding::StorageRead,
-    Binding::StorageRead,
-    Binding::StorageReadWrite,
-    Binding::StorageReadWrite,
-    Binding::StorageReadWrite,
-    Binding::StorageReadWrite,
+/// The binding contract of `shaders/sort.wgsl`, shared by its three
+/// kernels: params, source keys and values, the [digit][block] table, the
+/// digit totals, destination keys and values.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("src_keys", Binding::StorageRead),
+    ("src_values", Binding::StorageRead),
+    ("block_offsets", Binding::StorageReadWrite),
+    ("digit_totals", Binding::StorageReadWrite),
+    ("dst_keys", Binding::StorageReadWrite),
+    ("dst_values", Binding::StorageReadWrite),
 ];
 
 /// Sorts `n` pairs in place: `keys` is `array<vec2<u32>>` in WGSL (`[u32; 2]`
@@ -123,17 +123,17 @@ impl RadixSort {
             "radix sort count_digits",
             &module,
             "count_digits",
-            &BINDINGS,
+            BINDINGS,
         );
         let scan_digit_rows = Kernel::from_module(
             device,
             "radix sort scan_digit_rows",
             &module,
             "scan_digit_rows",
-            &BINDINGS,
+            BINDINGS,
         );
         let scatter =
-            Kernel::from_module(device, "radix sort scatter", &module, "scatter", &BINDINGS);
+            Kernel::from_module(device, "radix sort scatter", &module, "scatter", BINDINGS);
 
         let num_blocks = n.div_ceil(BLOCK_KEYS);
         // Zero-sized bindings are invalid: scratch buffers hold at least one

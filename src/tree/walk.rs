@@ -4,7 +4,7 @@
 //! lists evaluated as they fill.
 
 use super::TreeBuffers;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const WALK_WGSL: &str = include_str!("../../shaders/walk.wgsl");
@@ -19,12 +19,21 @@ pub struct TreeWalk {
     dispatch: wgpu::Buffer,
 }
 
+/// The binding contract of `shaders/walk.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("cells", Binding::StorageRead),
+    ("props", Binding::StorageRead),
+    ("group_boxes", Binding::StorageRead),
+    ("counters", Binding::StorageReadWrite),
+    ("acc_pot", Binding::StorageReadWrite),
+    ("interactions", Binding::StorageReadWrite),
+];
+
 impl TreeWalk {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let mut bindings = vec![Binding::Uniform];
-        bindings.extend([Binding::StorageRead; 4]);
-        bindings.extend([Binding::StorageReadWrite; 3]);
-        let kernel = Kernel::new(device, "tree walk", &wgsl(), "walk", &bindings);
+        let kernel = Kernel::new(device, "tree walk", &wgsl(), "walk", BINDINGS);
         let bind = kernel.bind(
             device,
             &[

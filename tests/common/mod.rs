@@ -9,3 +9,6 @@ pub fn gpu() -> GpuContext {
     pollster::block_on(GpuContext::headless())
         .expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")
 }
+
+pub mod cases;
+pub mod shaders;

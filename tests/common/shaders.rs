@@ -1,0 +1,46 @@
+//! Every composed shader of the crate with the binding contract its Rust
+//! module declares: what `tests/gpu_layout.rs` validates with naga and
+//! checks binding by binding. A new shader is added here (the registry
+//! lives at the top, in the tests, so no crate module imports every other).
+
+use webgrav::gpu::kernel::Slot;
+use webgrav::hermite::{hermite_force, neighbours, predict, Order, Precision};
+use webgrav::{direct, render, run, tree};
+
+/// (name, composed WGSL, group 0's contract).
+pub fn all() -> Vec<(String, String, &'static [Slot])> {
+    let mut v: Vec<(String, String, &'static [Slot])> = vec![
+        ("direct".into(), direct::wgsl(), direct::BINDINGS),
+        (
+            "direct unsoftened".into(),
+            direct::wgsl_for(Default::default(), false),
+            direct::BINDINGS,
+        ),
+        ("leapfrog".into(), run::leapfrog::wgsl(), run::leapfrog::BINDINGS),
+        ("render".into(), render::wgsl(), render::BINDINGS),
+        ("bbox".into(), tree::bbox::wgsl(), tree::bbox::BINDINGS),
+        ("keys".into(), tree::keys::wgsl(), tree::keys::BINDINGS),
+        ("sort".into(), tree::sort::wgsl(), tree::sort::BINDINGS),
+        ("reorder".into(), tree::reorder::wgsl(), tree::reorder::BINDINGS),
+        ("build".into(), tree::build::wgsl(), tree::build::BINDINGS),
+        (
+            "properties".into(),
+            tree::properties::wgsl(),
+            tree::properties::BINDINGS,
+        ),
+        ("groups".into(), tree::groups::wgsl(), tree::groups::BINDINGS),
+        ("walk".into(), tree::walk::wgsl(), tree::walk::BINDINGS),
+        ("predict".into(), predict::wgsl(), predict::BINDINGS),
+        ("neighbours".into(), neighbours::wgsl(), neighbours::BINDINGS),
+    ];
+    for order in [Order::Two, Order::Four, Order::Six] {
+        for precision in Precision::ALL {
+            v.push((
+                format!("hermite_force {order:?} {}", precision.name()),
+                hermite_force::wgsl(order, *precision),
+                hermite_force::BINDINGS,
+            ));
+        }
+    }
+    v
+}
