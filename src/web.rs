@@ -111,8 +111,16 @@ pub fn parse_settings(query: &str) -> JsValue {
 pub fn catalog() -> JsValue {
     let out = js_sys::Object::new();
     set(&out, "models", array(Model::ALL.iter().map(|m| m.name())));
-    set(&out, "solvers", array(SolverKind::ALL.iter().map(|s| s.name())));
-    set(&out, "colors", array(ColorMode::ALL.iter().map(|c| c.name())));
+    set(
+        &out,
+        "solvers",
+        array(SolverKind::ALL.iter().map(|s| s.name())),
+    );
+    set(
+        &out,
+        "colors",
+        array(ColorMode::ALL.iter().map(|c| c.name())),
+    );
     let presets = PRESETS.iter().map(|p| {
         let o = js_sys::Object::new();
         set(&o, "name", p.name);
@@ -224,7 +232,10 @@ async fn take(state: &State) -> Result<(Box<Run>, u64), JsValue> {
         let wait = {
             let mut s = state.borrow_mut();
             if let Some(m) = s.lost_message() {
-                return Err(typed_error("device-lost", format!("the GPU device was lost ({m})")));
+                return Err(typed_error(
+                    "device-lost",
+                    format!("the GPU device was lost ({m})"),
+                ));
             }
             let slot = &mut s.slot;
             if let Some(e) = &slot.failed {
@@ -301,7 +312,10 @@ async fn start_run(
 /// hold before generating anything) and their component tags.
 fn model_particles(ctx: &GpuContext, s: &Settings) -> Result<(Particles, Vec<u32>), JsValue> {
     check_particle_count(ctx, s.n as u64, s.run.solver).map_err(js_err)?;
-    let p = s.model.generate(s.n as usize, s.seed as u64).map_err(js_err)?;
+    let p = s
+        .model
+        .generate(s.n as usize, s.seed as u64)
+        .map_err(js_err)?;
     let tags = shell_tags(&p.pos_mass);
     Ok((p, tags))
 }
@@ -339,7 +353,12 @@ impl WebApp {
         let (width, height) = (canvas.width().max(1), canvas.height().max(1));
         let surface = instance
             .create_surface(wgpu::SurfaceTarget::Canvas(canvas))
-            .map_err(|e| typed_error("no-adapter", format!("cannot use the canvas for WebGPU: {e}")))?;
+            .map_err(|e| {
+                typed_error(
+                    "no-adapter",
+                    format!("cannot use the canvas for WebGPU: {e}"),
+                )
+            })?;
         let ctx = GpuContext::new(&instance, Some(&surface))
             .await
             .map_err(js_err)?;
@@ -552,7 +571,11 @@ impl WebApp {
         wasm_bindgen_futures::future_to_promise(async move {
             let (new, old, ctx) = {
                 let s = state.borrow();
-                (settings_from_object(&s.settings, &values)?, s.settings, s.ctx.clone())
+                (
+                    settings_from_object(&s.settings, &values)?,
+                    s.settings,
+                    s.ctx.clone(),
+                )
             };
             if new.model != old.model || new.n != old.n || new.seed != old.seed {
                 let (particles, tags) = model_particles(&ctx, &new)?;

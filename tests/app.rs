@@ -25,10 +25,7 @@ fn url_parameters_set_every_setting() {
     assert_eq!(s.model, Model::ColdCollapse);
     assert_eq!((s.n, s.seed, s.steps_per_frame), (65536, 7, 3));
     assert_eq!(s.run.solver, SolverKind::Direct);
-    assert_eq!(
-        (s.run.theta, s.run.eps, s.run.dt),
-        (0.4, 0.02, 0.001953125)
-    );
+    assert_eq!((s.run.theta, s.run.eps, s.run.dt), (0.4, 0.02, 0.001953125));
     assert!(!s.autoplay && s.embed && s.camera_given);
     let c = s.camera;
     assert_eq!(c.color_mode, ColorMode::Potential);
@@ -155,10 +152,7 @@ fn hermite_parameters_in_the_url() {
     assert_eq!(Settings::from_query(&q).0, s);
     let (h4, _) = Settings::from_query("solver=hermite4");
     assert_eq!(h4.run.solver, SolverKind::Hermite4);
-    assert_eq!(
-        (h4.run.eta, h4.run.precision),
-        (0.02, Precision::Ds)
-    );
+    assert_eq!((h4.run.eta, h4.run.precision), (0.02, Precision::Ds));
     assert!(h4.to_query(false).contains("eta=0.02&precision=ds"));
     // Tree and direct links stay as they were (defaults left out).
     let (tree, _) = Settings::from_query("solver=tree");
@@ -166,10 +160,16 @@ fn hermite_parameters_in_the_url() {
     assert!(!q.contains("&eta=") && !q.contains("precision"), "{q}");
     // Bad values warn and keep the defaults.
     let (bad, warnings) = Settings::from_query("solver=hermite4&eta=0&precision=f64");
-    assert_eq!((bad.run.eta, bad.run.precision), (h4.run.eta, h4.run.precision));
+    assert_eq!(
+        (bad.run.eta, bad.run.precision),
+        (h4.run.eta, h4.run.precision)
+    );
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[1].contains("known: ds, f32"), "{warnings:?}");
-    assert!(SolverKind::ALL.contains(&SolverKind::Hermite4) && SolverKind::ALL.contains(&SolverKind::Hermite6));
+    assert!(
+        SolverKind::ALL.contains(&SolverKind::Hermite4)
+            && SolverKind::ALL.contains(&SolverKind::Hermite6)
+    );
 }
 
 #[test]

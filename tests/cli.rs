@@ -160,7 +160,11 @@ fn tree_runs_write_particles_in_input_order() {
     let snap = webgrav::snapshot::read_file(&end).unwrap();
     assert_eq!(snap.particles.id, start.particles.id);
     let masses = |s: &webgrav::snapshot::Snapshot| {
-        s.particles.pos_mass.iter().map(|p| p.mass).collect::<Vec<_>>()
+        s.particles
+            .pos_mass
+            .iter()
+            .map(|p| p.mass)
+            .collect::<Vec<_>>()
     };
     assert_eq!(masses(&snap), masses(&start));
 }

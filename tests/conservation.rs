@@ -11,13 +11,12 @@ use webgrav::state::Model;
 #[test]
 fn leapfrog_conserves_energy_and_momentum() {
     let ctx = common::gpu();
-    let (de, p, dl, run) = pollster::block_on(leapfrog_conservation(
-        &ctx,
-        SolverKind::Direct,
-        1024,
-        8,
-    ));
-    eprintln!("direct leapfrog, t = {}: max |dE/E| = {de:.3e}, |P| = {p:.3e}, |dL| = {dl:.3e}", run.time());
+    let (de, p, dl, run) =
+        pollster::block_on(leapfrog_conservation(&ctx, SolverKind::Direct, 1024, 8));
+    eprintln!(
+        "direct leapfrog, t = {}: max |dE/E| = {de:.3e}, |P| = {p:.3e}, |dL| = {dl:.3e}",
+        run.time()
+    );
     assert!((run.time() - 0.5).abs() < 1e-12, "time {}", run.time());
     assert!(de < LEAPFROG_DIRECT_ENERGY, "energy error {de}");
     assert!(p < LEAPFROG_DIRECT_MOMENTUM, "momentum {p}");
@@ -51,7 +50,12 @@ fn tree_leapfrog_conserves_energy_and_ids_follow_particles() {
     let start = Model::Plummer.generate(1024, 3).unwrap();
     let snap = pollster::block_on(run.readout(&ctx)).unwrap().snapshot;
     assert_eq!(snap.particles.id, (0..1024).collect::<Vec<u64>>());
-    for (k, (a, b)) in start.pos_mass.iter().zip(&snap.particles.pos_mass).enumerate() {
+    for (k, (a, b)) in start
+        .pos_mass
+        .iter()
+        .zip(&snap.particles.pos_mass)
+        .enumerate()
+    {
         assert_eq!(a.mass, b.mass);
         let d = ((a.pos[0] - b.pos[0]).powi(2)
             + (a.pos[1] - b.pos[1]).powi(2)

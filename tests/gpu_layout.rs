@@ -253,7 +253,11 @@ fn binding_contracts_match_the_wgsl() {
             .filter_map(|(_, g)| {
                 let b = g.binding.as_ref()?;
                 assert_eq!(b.group, 0, "{name}: {:?} outside group 0", g.name);
-                Some((b.binding, g.name.clone().unwrap_or_default(), wgsl_access(g.space)?))
+                Some((
+                    b.binding,
+                    g.name.clone().unwrap_or_default(),
+                    wgsl_access(g.space)?,
+                ))
             })
             .collect();
         wgsl.sort_by_key(|w| w.0);

@@ -29,7 +29,11 @@ fn run(order: Order, precision: Precision, sinks: &[usize], target: Option<u32>)
         sinks,
         target,
     ));
-    eprintln!("{order:?} {}: {} sinks\n {e:?}", precision.name(), sinks.len());
+    eprintln!(
+        "{order:?} {}: {} sinks\n {e:?}",
+        precision.name(),
+        sinks.len()
+    );
     e
 }
 

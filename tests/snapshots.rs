@@ -1,8 +1,8 @@
 //! Snapshot formats: exact round trips and clear errors on malformed files.
 #![cfg(not(target_arch = "wasm32"))]
 
-use webgrav::state::Model;
 use webgrav::snapshot::{tipsy, Format, Snapshot};
+use webgrav::state::Model;
 use webgrav::Error;
 
 fn sample() -> Snapshot {

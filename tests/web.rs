@@ -42,7 +42,9 @@ async fn direct_kernel_matches_f64_in_browser() {
 async fn leapfrog_conserves_energy_in_browser() {
     let ctx = gpu().await;
     let (de, p, dl, run) = leapfrog_conservation(&ctx, SolverKind::Direct, 512, 4).await;
-    log(format!("browser leapfrog: |dE/E| = {de:e}, |P| = {p:e}, |dL| = {dl:e}"));
+    log(format!(
+        "browser leapfrog: |dE/E| = {de:e}, |P| = {p:e}, |dL| = {dl:e}"
+    ));
     assert!(de < LEAPFROG_DIRECT_ENERGY, "energy error {de}");
     assert!(p < LEAPFROG_DIRECT_MOMENTUM, "momentum {p}");
     assert!(dl < LEAPFROG_DIRECT_ANGULAR, "angular momentum drift {dl}");

@@ -130,7 +130,12 @@ pub const VIEW_PARAMS: &[Param] = &[
     view("tx", "camera target x", range(-1e6, 1e6), "0"),
     view("ty", "camera target y", range(-1e6, 1e6), "0"),
     view("tz", "camera target z", range(-1e6, 1e6), "0"),
-    view("fov", "vertical field of view (rad)", range(0.05, 3.0), "0.8"),
+    view(
+        "fov",
+        "vertical field of view (rad)",
+        range(0.05, 3.0),
+        "0.8",
+    ),
 ];
 
 /// Every parameter of the page, in the order of the canonical query.

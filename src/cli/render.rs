@@ -125,4 +125,3 @@ pub async fn render(a: RenderArgs) -> Result<()> {
     );
     Ok(())
 }
-

@@ -72,4 +72,3 @@ pub fn pot_errors(gpu: &[AccPot], reference: &[ForceF64]) -> Vec<f64> {
         .map(|(g, r)| ((g.pot as f64 - r.pot) / r.pot).abs())
         .collect()
 }
-

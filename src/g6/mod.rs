@@ -25,11 +25,11 @@
 //! 0 on success and −1 on error (with a message on stderr), where the
 //! GRAPE-6 API returns anything.
 
+use crate::gpu::layout::{ForceResult, JParticle};
+use crate::gpu::GpuContext;
 use crate::hermite::neighbours::NB_MAX;
 use crate::hermite::predict::i_particle;
 use crate::hermite::{Body, Force64, HermiteGpu, Order, Precision, Sinks};
-use crate::gpu::layout::{ForceResult, JParticle};
-use crate::gpu::GpuContext;
 use std::os::raw::{c_double, c_int};
 use std::sync::Mutex;
 

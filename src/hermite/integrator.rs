@@ -491,10 +491,12 @@ impl HermiteSimulation {
             .evaluate(self.time, Sinks::Active(&all), Order::Two, Precision::Ds)
             .await?;
         let t = self.time;
-        Ok(Diagnostics::sum(self.bodies.iter().zip(&f).map(|(b, r)| {
-            let (x, v) = b.predict(t);
-            (b.mass, x, v, Force64::from(r).pot)
-        })))
+        Ok(Diagnostics::sum(self.bodies.iter().zip(&f).map(
+            |(b, r)| {
+                let (x, v) = b.predict(t);
+                (b.mass, x, v, Force64::from(r).pot)
+            },
+        )))
     }
 
     /// Kinetic, potential and total energy at `self.time` (see

@@ -36,13 +36,7 @@ pub struct NeighbourSearch {
 
 impl NeighbourSearch {
     pub fn new(device: &wgpu::Device, ni_cap: u32) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "neighbours",
-            &wgsl(),
-            "neighbours",
-            BINDINGS,
-        );
+        let kernel = Kernel::new(device, "neighbours", &wgsl(), "neighbours", BINDINGS);
         Self {
             kernel,
             count: storage_buffer(device, "neighbour counts", &vec![0u32; ni_cap as usize]),

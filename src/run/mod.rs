@@ -213,9 +213,7 @@ impl Run {
     ) -> Result<Engine> {
         let p = *config.params();
         Ok(if p.solver.is_hermite() {
-            Engine::Hermite(Box::new(
-                HermiteEngine::new(ctx, particles, time, p).await?,
-            ))
+            Engine::Hermite(Box::new(HermiteEngine::new(ctx, particles, time, p).await?))
         } else {
             Engine::Leapfrog(Box::new(LeapfrogEngine::new(ctx, particles, p)?))
         })
@@ -280,7 +278,9 @@ impl Run {
                 ctx.queue.submit(Some(encoder.finish()));
                 self.steps += steps as u64;
                 self.time += steps as f64 * self.config.params().dt as f64;
-                self.progress.queued.fetch_add(steps as u64, Ordering::SeqCst);
+                self.progress
+                    .queued
+                    .fetch_add(steps as u64, Ordering::SeqCst);
                 let (progress, time) = (self.progress.clone(), self.time);
                 // Completions arrive in submission order.
                 ctx.queue.on_submitted_work_done(move || {
@@ -402,7 +402,9 @@ impl Run {
                 // Summed in GPU order, as the state lies.
                 let d = Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot);
                 let interactions = match &l.solver {
-                    ForceSolver::Tree(t) => Some(mean_interactions(&t.interaction_counts(ctx).await?)),
+                    ForceSolver::Tree(t) => {
+                        Some(mean_interactions(&t.interaction_counts(ctx).await?))
+                    }
                     ForceSolver::Direct(_) => None,
                 };
                 let n = s.index.len();

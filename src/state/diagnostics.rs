@@ -20,20 +20,14 @@ pub struct Diagnostics {
 impl Diagnostics {
     /// Of a state read back from the GPU (f32 records, summed in f64).
     pub fn of(pos_mass: &[PosMass], vel: &[Velocity], acc_pot: &[AccPot]) -> Self {
-        Self::sum(
-            pos_mass
-                .iter()
-                .zip(vel)
-                .zip(acc_pot)
-                .map(|((p, v), a)| {
-                    (
-                        p.mass as f64,
-                        p.pos.map(f64::from),
-                        v.vel.map(f64::from),
-                        a.pot as f64,
-                    )
-                }),
-        )
+        Self::sum(pos_mass.iter().zip(vel).zip(acc_pot).map(|((p, v), a)| {
+            (
+                p.mass as f64,
+                p.pos.map(f64::from),
+                v.vel.map(f64::from),
+                a.pot as f64,
+            )
+        }))
     }
 
     /// Of any state given particle by particle as (mass, position,
@@ -70,4 +64,3 @@ impl Diagnostics {
         ((self.total - initial.total) / initial.total).abs()
     }
 }
-

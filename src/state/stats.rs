@@ -61,7 +61,10 @@ pub fn sample_indices(n: usize, count: usize, seed: u64) -> Vec<usize> {
 
 /// `f(i)` for every index of `sinks`, in order, spread over the CPU's
 /// threads (one thread in the browser, where threads cannot be spawned).
-pub fn map_indices<T: Clone + Default + Send>(sinks: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+pub fn map_indices<T: Clone + Default + Send>(
+    sinks: &[usize],
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |t| t.get())
         .min(64);
@@ -85,4 +88,3 @@ pub fn map_indices<T: Clone + Default + Send>(sinks: &[usize], f: impl Fn(usize)
     });
     out
 }
-

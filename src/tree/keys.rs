@@ -42,13 +42,7 @@ pub struct KeyGen {
 
 impl KeyGen {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "morton keys",
-            &wgsl(),
-            "morton_keys",
-            BINDINGS,
-        );
+        let kernel = Kernel::new(device, "morton keys", &wgsl(), "morton_keys", BINDINGS);
         let bind = kernel.bind(
             device,
             &[&b.params, &b.state.pos_mass, &b.bounds, &b.keys, &b.values],

@@ -47,9 +47,17 @@ pub const DIRECT_POT_MEDIAN: f64 = 2e-6;
 pub const DIRECT_POT_MAX: f64 = 1e-5;
 
 pub fn assert_direct_bounds(acc: &ErrorStats, pot: &ErrorStats) {
-    assert!(acc.median < DIRECT_ACC_MEDIAN, "median acc error {}", acc.median);
+    assert!(
+        acc.median < DIRECT_ACC_MEDIAN,
+        "median acc error {}",
+        acc.median
+    );
     assert!(acc.max < DIRECT_ACC_MAX, "max acc error {}", acc.max);
-    assert!(pot.median < DIRECT_POT_MEDIAN, "median pot error {}", pot.median);
+    assert!(
+        pot.median < DIRECT_POT_MEDIAN,
+        "median pot error {}",
+        pot.median
+    );
     assert!(pot.max < DIRECT_POT_MAX, "max pot error {}", pot.max);
 }
 
@@ -77,7 +85,11 @@ pub async fn leapfrog_conservation(
     let mut run = Run::new(ctx, &p, 0.0, config).await.unwrap();
     let e0 = run.readout(ctx).await.unwrap().diagnostics;
     // Plummer in N-body units: E = -1/4 up to sampling noise and softening.
-    assert!((e0.total + 0.25).abs() < 0.02, "initial energy {}", e0.total);
+    assert!(
+        (e0.total + 0.25).abs() < 0.02,
+        "initial energy {}",
+        e0.total
+    );
     let mut max_err: f64 = 0.0;
     let mut r = None;
     for _ in 0..batches {
@@ -263,8 +275,16 @@ pub async fn hermite_errors(
 pub fn assert_hermite_f32_bounds(e: &HermiteErrors) {
     assert!(e.acc.median < 2e-6 && e.acc.max < 2e-5, "acc {:?}", e.acc);
     assert!(e.pot.median < 2e-6 && e.pot.max < 1e-5, "pot {:?}", e.pot);
-    assert!(e.jerk.median < 3e-6 && e.jerk.max < 1e-4, "jerk {:?}", e.jerk);
-    assert!(e.snap.median < 5e-6 && e.snap.p99 < 1e-4, "snap {:?}", e.snap);
+    assert!(
+        e.jerk.median < 3e-6 && e.jerk.max < 1e-4,
+        "jerk {:?}",
+        e.jerk
+    );
+    assert!(
+        e.snap.median < 5e-6 && e.snap.p99 < 1e-4,
+        "snap {:?}",
+        e.snap
+    );
     assert_eq!(e.nn_wrong, 0, "nearest neighbours differ");
 }
 
@@ -278,10 +298,26 @@ pub fn assert_hermite_f32_bounds(e: &HermiteErrors) {
 // checks (2x for acc, 4x for pot) catch that, as they caught lavapipe
 // before shaders/ds.wgsl guarded every intermediate.
 pub fn assert_hermite_ds_bounds(ds: &HermiteErrors, f32: &HermiteErrors) {
-    assert!(ds.acc.median < 1.5e-7 && ds.acc.max < 2e-6, "acc {:?}", ds.acc);
-    assert!(ds.pot.median < 3e-8 && ds.pot.max < 2e-7, "pot {:?}", ds.pot);
-    assert!(ds.jerk.median < 1e-6 && ds.jerk.max < 5e-5, "jerk {:?}", ds.jerk);
-    assert!(ds.snap.median < 5e-6 && ds.snap.p99 < 1e-4, "snap {:?}", ds.snap);
+    assert!(
+        ds.acc.median < 1.5e-7 && ds.acc.max < 2e-6,
+        "acc {:?}",
+        ds.acc
+    );
+    assert!(
+        ds.pot.median < 3e-8 && ds.pot.max < 2e-7,
+        "pot {:?}",
+        ds.pot
+    );
+    assert!(
+        ds.jerk.median < 1e-6 && ds.jerk.max < 5e-5,
+        "jerk {:?}",
+        ds.jerk
+    );
+    assert!(
+        ds.snap.median < 5e-6 && ds.snap.p99 < 1e-4,
+        "snap {:?}",
+        ds.snap
+    );
     assert!(
         ds.acc.median < f32.acc.median / 2.0,
         "DS acc {:?} not clearly better than f32 {:?}",
@@ -320,7 +356,10 @@ pub async fn hermite6_short_run(ctx: &GpuContext) -> (f64, HermiteSimulation) {
 pub const HERMITE6_SHORT_ENERGY: f64 = 1e-7;
 
 pub fn assert_hermite6_short_run(err: f64, sim: &HermiteSimulation) {
-    assert!(err < HERMITE6_SHORT_ENERGY && err > 0.0, "energy error {err}");
+    assert!(
+        err < HERMITE6_SHORT_ENERGY && err > 0.0,
+        "energy error {err}"
+    );
     assert!(sim.stats.block_steps > 8, "too few block steps");
     assert_eq!(sim.time, 0.125);
     assert!(sim.bodies.iter().all(|b| b.t0 == 0.125));

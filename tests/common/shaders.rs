@@ -16,22 +16,38 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             direct::wgsl_for(Default::default(), false),
             direct::BINDINGS,
         ),
-        ("leapfrog".into(), run::leapfrog::wgsl(), run::leapfrog::BINDINGS),
+        (
+            "leapfrog".into(),
+            run::leapfrog::wgsl(),
+            run::leapfrog::BINDINGS,
+        ),
         ("render".into(), render::wgsl(), render::BINDINGS),
         ("bbox".into(), tree::bbox::wgsl(), tree::bbox::BINDINGS),
         ("keys".into(), tree::keys::wgsl(), tree::keys::BINDINGS),
         ("sort".into(), tree::sort::wgsl(), tree::sort::BINDINGS),
-        ("reorder".into(), tree::reorder::wgsl(), tree::reorder::BINDINGS),
+        (
+            "reorder".into(),
+            tree::reorder::wgsl(),
+            tree::reorder::BINDINGS,
+        ),
         ("build".into(), tree::build::wgsl(), tree::build::BINDINGS),
         (
             "properties".into(),
             tree::properties::wgsl(),
             tree::properties::BINDINGS,
         ),
-        ("groups".into(), tree::groups::wgsl(), tree::groups::BINDINGS),
+        (
+            "groups".into(),
+            tree::groups::wgsl(),
+            tree::groups::BINDINGS,
+        ),
         ("walk".into(), tree::walk::wgsl(), tree::walk::BINDINGS),
         ("predict".into(), predict::wgsl(), predict::BINDINGS),
-        ("neighbours".into(), neighbours::wgsl(), neighbours::BINDINGS),
+        (
+            "neighbours".into(),
+            neighbours::wgsl(),
+            neighbours::BINDINGS,
+        ),
     ];
     for order in [Order::Two, Order::Four, Order::Six] {
         for precision in Precision::ALL {
