@@ -4,7 +4,7 @@
  * steps). Checks the relative energy error, the nearest neighbours of
  * g6calc_lasthalf2 and a neighbour list against brute force in double.
  * Built and run by .ci/test:
- *   gcc -std=c99 -O2 -Wall -Werror -I src/direct tests/g6_hermite.c \
+ *   gcc -std=c99 -O2 -Wall -Werror -I src/g6 tests/g6_hermite.c \
  *       -L target/debug -lwebgrav -lm -o target/g6_hermite
  *   LD_LIBRARY_PATH=target/debug target/g6_hermite
  */

@@ -73,7 +73,7 @@ W.apply = async (values) => {
     if (what === "reconfigure") W.dirty = true;
     W.viewChanged();
   } catch (e) {
-    W.message(`${e}`);
+    W.message(errorText(e));
   }
   Controls.show(W.app.values());
 };
@@ -89,12 +89,12 @@ W.singleStep = () => {
   W.pendingSteps++;
 };
 
-W.reset = () => {
+W.reset = async () => {
   try {
-    W.app.reset();
+    await W.app.reset();
     W.restarted();
   } catch (e) {
-    W.message(`${e}`);
+    W.message(errorText(e));
   }
 };
 
@@ -166,7 +166,8 @@ function maybeReadout(now) {
     if (r.phases) Plots.phaseBar($("phase-bar"), $("phase-legend"), r.phases);
     plot();
   }).catch((e) => {
-    if (`${e}` !== "stale") console.warn("read-out:", e);
+    // A run replaced meanwhile has nothing to show; anything else is news.
+    if (e.kind !== "superseded") console.warn("read-out:", errorText(e));
   }).finally(() => { reading = false; });
 }
 
@@ -233,7 +234,7 @@ async function main() {
   try {
     W.app = await window.wasmBindings.WebApp.create(W.canvas, values);
   } catch (e) {
-    const text = `${e}`;
+    const text = errorText(e);
     fatal(/adapter|WebGPU/i.test(text)
       ? `WebGPU is there but no usable GPU was found: ${text}\n\nCheck that hardware acceleration is on, or try another browser.`
       : `Could not start the simulation: ${text}`);

@@ -1,7 +1,9 @@
 // The control panel, the embed bar, import/export and camera input
 // (mouse, wheel, touch), wired to the wasm app held in `webgrav.app`.
 // Everything the panel shows is a URL-style setting of the app
-// (`data-key` attributes name them, as in the page's URL).
+// (`data-key` attributes name them, as in the page's URL). What a setting
+// accepts and which solvers it applies to come from the app's settings
+// table (`catalog().params`); nothing is re-decided here.
 "use strict";
 
 function download(blob, name) {
@@ -14,6 +16,12 @@ function download(blob, name) {
   setTimeout(() => URL.revokeObjectURL(a.href), 10000);
 }
 
+// The text of an error from the app (an Error with a `kind`) or anything
+// else thrown.
+function errorText(e) {
+  return e && e.message ? e.message : `${e}`;
+}
+
 function fileStem(time) {
   return `webgrav-t${time.toFixed(4)}`;
 }
@@ -22,13 +30,19 @@ const Controls = {
   // Fills the selects from the wasm catalogue and wires every control.
   init(W) {
     const cat = window.wasmBindings.catalog();
-    const fill = (key, names) => {
-      const sel = document.querySelector(`[data-key="${key}"]`);
-      sel.replaceChildren(...names.map((n) => new Option(n, n)));
-    };
-    fill("model", cat.models);
-    fill("solver", cat.solvers);
-    fill("color", cat.colors);
+    Controls.params = new Map(cat.params.map((p) => [p.key, p]));
+    for (const el of document.querySelectorAll("[data-key]")) {
+      const p = Controls.params.get(el.dataset.key);
+      if (!p) continue;
+      if (p.kind === "choice" && el.tagName === "SELECT") {
+        const titles = { ds: "double-single" };
+        el.replaceChildren(...p.choices.map((n) => new Option(titles[n] || n, n)));
+      } else if (el.type === "number") {
+        // Number fields accept the table's range (sliders keep theirs).
+        el.min = p.min;
+        el.max = p.max;
+      }
+    }
     const preset = document.getElementById("preset");
     for (const p of cat.presets) preset.appendChild(new Option(p.title, p.name));
     preset.addEventListener("change", () => {
@@ -109,14 +123,13 @@ const Controls = {
     });
   },
 
-  // Shows the app's current settings in the controls; θ only for the
-  // tree, η and precision only for the Hermite integrators.
+  // Shows the app's current settings in the controls, each only where it
+  // applies to the current solver (the table's `solvers`, empty: all).
   show(values) {
-    const hermite = /^hermite/.test(values.solver || "");
-    for (const el of document.querySelectorAll("label[data-for]")) {
-      el.hidden = el.dataset.for === "tree" ? values.solver !== "tree" : !hermite;
-    }
     for (const el of document.querySelectorAll("[data-key]")) {
+      const p = Controls.params && Controls.params.get(el.dataset.key);
+      const label = el.closest("label");
+      if (p && label) label.hidden = p.solvers.length > 0 && !p.solvers.includes(values.solver);
       const v = values[el.dataset.key];
       if (v === undefined) continue;
       if (el.type === "checkbox") el.checked = v === "1";
@@ -129,7 +142,7 @@ const Controls = {
       const r = await W.app.export(format);
       download(new Blob([r.bytes], { type: "application/octet-stream" }), `${fileStem(r.time)}.${format}`);
     } catch (e) {
-      W.message(`Export failed: ${e}`);
+      W.message(`Export failed: ${errorText(e)}`);
     }
   },
 
@@ -138,16 +151,16 @@ const Controls = {
     try {
       bytes = new Uint8Array(await file.arrayBuffer());
     } catch (e) {
-      W.message(`Could not read ${file.name}: ${e}`);
+      W.message(`Could not read ${file.name}: ${errorText(e)}`);
       return;
     }
     try {
-      const r = W.app.loadSnapshot(file.name, bytes);
+      const r = await W.app.loadSnapshot(file.name, bytes);
       W.restarted();
       W.message(`Started from ${file.name}: N = ${r.n}, t = ${r.time}`, "info");
     } catch (e) {
       // The running simulation is untouched.
-      W.message(`Could not open ${file.name}: ${e}`);
+      W.message(`Could not open ${file.name}: ${errorText(e)}`);
     }
   },
 };
