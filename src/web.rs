@@ -136,9 +136,9 @@ pub fn catalog() -> JsValue {
         set(&o, "solvers", array(p.solvers.iter().map(|s| s.name())));
         let kind = match p.kind {
             Kind::Choice(_) => "choice",
-            Kind::Number { min, max, .. } => {
-                set(&o, "min", min);
-                set(&o, "max", max);
+            Kind::Number(r) => {
+                set(&o, "min", r.min);
+                set(&o, "max", r.max);
                 "number"
             }
             Kind::Whole { min, max } => {

@@ -9,7 +9,7 @@
 
 use crate::hermite::Precision;
 use crate::render::{Camera, ColorMode};
-use crate::run::params::{param as run_param, Kind, Param};
+use crate::run::params::{number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
 use crate::state::Model;
 
@@ -85,15 +85,6 @@ const fn view(key: &'static str, label: &'static str, kind: Kind, default: &'sta
     }
 }
 
-const fn range(min: f64, max: f64) -> Kind {
-    Kind::Number {
-        min,
-        max,
-        min_open: false,
-        power_of_two: false,
-    }
-}
-
 /// The page's own parameters (frame pacing, page mode, view), after
 /// `RUN_PARAMS` in the canonical query.
 pub const VIEW_PARAMS: &[Param] = &[
@@ -111,29 +102,19 @@ pub const VIEW_PARAMS: &[Param] = &[
         Kind::Choice(|| ColorMode::ALL.iter().map(|c| c.name()).collect()),
         "speed",
     ),
-    view("ps", "sprite size (px)", range(0.5, 32.0), "3"),
-    view("bright", "brightness", range(0.0, 100.0), "1"),
+    view("ps", "sprite size (px)", number(0.5, 32.0), "3"),
+    view("bright", "brightness", number(0.0, 100.0), "1"),
     view("atten", "size by distance", Kind::Flag, "1"),
-    view("yaw", "camera yaw (rad)", range(-1e3, 1e3), "0"),
-    view("pitch", "camera pitch (rad)", range(-1.55, 1.55), "0.3"),
-    view(
-        "dist",
-        "camera distance",
-        Kind::Number {
-            min: 0.0,
-            max: 1e6,
-            min_open: true,
-            power_of_two: false,
-        },
-        "6",
-    ),
-    view("tx", "camera target x", range(-1e6, 1e6), "0"),
-    view("ty", "camera target y", range(-1e6, 1e6), "0"),
-    view("tz", "camera target z", range(-1e6, 1e6), "0"),
+    view("yaw", "camera yaw (rad)", number(-1e3, 1e3), "0"),
+    view("pitch", "camera pitch (rad)", number(-1.55, 1.55), "0.3"),
+    view("dist", "camera distance", positive(1e6), "6"),
+    view("tx", "camera target x", number(-1e6, 1e6), "0"),
+    view("ty", "camera target y", number(-1e6, 1e6), "0"),
+    view("tz", "camera target z", number(-1e6, 1e6), "0"),
     view(
         "fov",
         "vertical field of view (rad)",
-        range(0.05, 3.0),
+        number(0.05, 3.0),
         "0.8",
     ),
 ];

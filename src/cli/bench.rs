@@ -102,6 +102,31 @@ async fn warm_up(ctx: &GpuContext, mut work: impl FnMut()) -> Result<()> {
     Ok(())
 }
 
+/// The keys every kernel benchmark line has.
+#[allow(clippy::too_many_arguments)]
+fn kernel_line(
+    ctx: &GpuContext,
+    bench: &str,
+    precision: Precision,
+    n: usize,
+    timer: &PhaseTimer,
+    repeat: u32,
+    ms: f64,
+    interactions_per_s: f64,
+) -> serde_json::Value {
+    serde_json::json!({
+        "bench": bench,
+        "precision": precision.name(),
+        "n": n,
+        "adapter": ctx.adapter_info.name,
+        "backend": format!("{:?}", ctx.adapter_info.backend),
+        "timing": if timer.enabled() { "gpu-timestamp" } else { "wall" },
+        "repeat": repeat,
+        "ms": ms,
+        "interactions_per_s": interactions_per_s,
+    })
+}
+
 /// The f32 direct-summation kernel of one shape on all N particles.
 async fn bench_direct(ctx: &GpuContext, particles: &Particles, a: &BenchArgs) -> Result<()> {
     let n = particles.len();
@@ -135,21 +160,11 @@ async fn bench_direct(ctx: &GpuContext, particles: &Particles, a: &BenchArgs) ->
     }
     let ms = median(&mut times);
     let ips = solver.interactions() / (ms * 1e-3);
-    let line = serde_json::json!({
-        "bench": "direct",
-        "precision": "f32",
-        "n": n,
-        "adapter": ctx.adapter_info.name,
-        "backend": format!("{:?}", ctx.adapter_info.backend),
-        "timing": if timer.enabled() { "gpu-timestamp" } else { "wall" },
-        "repeat": a.repeat,
-        "ms": ms,
-        "interactions_per_s": ips,
-        "gflops_at_20_flop": ips * 20.0 * 1e-9,
-        "threads": shape.threads,
-        "i_per_thread": shape.i_per_thread,
-        "unroll": shape.unroll,
-    });
+    let mut line = kernel_line(ctx, "direct", Precision::F32, n, &timer, a.repeat, ms, ips);
+    line["gflops_at_20_flop"] = (ips * 20.0 * 1e-9).into();
+    line["threads"] = shape.threads.into();
+    line["i_per_thread"] = shape.i_per_thread.into();
+    line["unroll"] = shape.unroll.into();
     println!("{line}");
     Ok(())
 }
@@ -299,21 +314,11 @@ async fn bench_hermite(ctx: &GpuContext, p: &Particles, a: &BenchArgs) -> Result
         let ms = median(&mut force_ms);
         let ips = (m as f64) * (n as f64) / (ms * 1e-3);
         let flop = order.flops();
-        let line = serde_json::json!({
-            "bench": name,
-            "precision": precision.name(),
-            "n": n,
-            "active": m,
-            "adapter": ctx.adapter_info.name,
-            "backend": format!("{:?}", ctx.adapter_info.backend),
-            "timing": if timer.enabled() { "gpu-timestamp" } else { "wall" },
-            "repeat": a.repeat,
-            "ms": ms,
-            "predict_ms": median(&mut predict_ms),
-            "interactions_per_s": ips,
-            "flop_per_interaction": flop,
-            "gflops": ips * flop * 1e-9,
-        });
+        let mut line = kernel_line(ctx, name, precision, n, &timer, a.repeat, ms, ips);
+        line["active"] = m.into();
+        line["predict_ms"] = median(&mut predict_ms).into();
+        line["flop_per_interaction"] = flop.into();
+        line["gflops"] = (ips * flop * 1e-9).into();
         println!("{line}");
     }
     Ok(())

@@ -16,18 +16,46 @@ use crate::tree::MAX_THETA;
 pub enum Kind {
     /// One of a list of names.
     Choice(fn() -> Vec<&'static str>),
-    /// A real number in `min..=max` (`min` itself excluded when
-    /// `min_open`), and a power of two when `power_of_two`.
-    Number {
-        min: f64,
-        max: f64,
-        min_open: bool,
-        power_of_two: bool,
-    },
+    /// A real number in a range.
+    Number(Range),
     /// A whole number in `min..=max`.
     Whole { min: u64, max: u64 },
     /// On or off (`1`/`0`).
     Flag,
+}
+
+/// Real numbers in `min..=max` (`min` itself excluded when `min_open`),
+/// powers of two only when `power_of_two`.
+#[derive(Clone, Copy, Debug)]
+pub struct Range {
+    pub min: f64,
+    pub max: f64,
+    pub min_open: bool,
+    pub power_of_two: bool,
+}
+
+impl Range {
+    pub fn contains(&self, x: f64) -> bool {
+        x.is_finite()
+            && (x > self.min || (!self.min_open && x == self.min))
+            && x <= self.max
+            && (!self.power_of_two || x.log2().fract() == 0.0)
+    }
+
+    /// E.g. "a number > 0 and <= 1".
+    pub fn describe(&self) -> String {
+        let (min, max) = (self.min, self.max);
+        let range = if self.min_open {
+            format!("a number > {min} and <= {max}")
+        } else {
+            format!("a number in [{min}, {max}]")
+        };
+        if self.power_of_two {
+            format!("{range}, a power of two")
+        } else {
+            range
+        }
+    }
 }
 
 /// One parameter.
@@ -43,22 +71,24 @@ pub struct Param {
     pub solvers: &'static [SolverKind],
 }
 
-const fn number(min: f64, max: f64) -> Kind {
-    Kind::Number {
+/// A number in `[min, max]`.
+pub const fn number(min: f64, max: f64) -> Kind {
+    Kind::Number(Range {
         min,
         max,
         min_open: false,
         power_of_two: false,
-    }
+    })
 }
 
-const fn positive(max: f64) -> Kind {
-    Kind::Number {
+/// A number in `(0, max]`.
+pub const fn positive(max: f64) -> Kind {
+    Kind::Number(Range {
         min: 0.0,
         max,
         min_open: true,
         power_of_two: false,
-    }
+    })
 }
 
 const HERMITE: &[SolverKind] = &[SolverKind::Hermite4, SolverKind::Hermite6];
@@ -138,12 +168,12 @@ pub const RUN_PARAMS: &[Param] = &[
     Param {
         key: "dt_max",
         label: "largest Hermite block step",
-        kind: Kind::Number {
+        kind: Kind::Number(Range {
             min: 0.0,
             max: 1.0,
             min_open: true,
             power_of_two: true,
-        },
+        }),
         default: "0.125",
         solvers: HERMITE,
     },
@@ -172,23 +202,7 @@ impl Param {
     pub fn expected(&self) -> String {
         match self.kind {
             Kind::Choice(names) => format!("one of {}", names().join(", ")),
-            Kind::Number {
-                min,
-                max,
-                min_open,
-                power_of_two,
-            } => {
-                let range = if min_open {
-                    format!("a number > {min} and <= {max}")
-                } else {
-                    format!("a number in [{min}, {max}]")
-                };
-                if power_of_two {
-                    format!("{range}, a power of two")
-                } else {
-                    range
-                }
-            }
+            Kind::Number(r) => r.describe(),
             Kind::Whole { min, max } => format!("a whole number in [{min}, {max}]"),
             Kind::Flag => "1 or 0".into(),
         }
@@ -198,17 +212,7 @@ impl Param {
     /// expected.
     pub fn check(&self, x: f64) -> std::result::Result<f64, String> {
         let ok = match self.kind {
-            Kind::Number {
-                min,
-                max,
-                min_open,
-                power_of_two,
-            } => {
-                x.is_finite()
-                    && (x > min || (!min_open && x == min))
-                    && x <= max
-                    && (!power_of_two || x.log2().fract() == 0.0)
-            }
+            Kind::Number(r) => r.contains(x),
             // Accept 65536, 65536.0 and 6.5536e4 alike.
             Kind::Whole { min, max } => x.fract() == 0.0 && x >= min as f64 && x <= max as f64,
             Kind::Flag => x == 0.0 || x == 1.0,
