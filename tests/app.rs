@@ -184,3 +184,65 @@ fn hermite_n_is_capped_in_the_browser() {
         assert!(msg.contains("16384") && msg.contains("O(N²)"), "{msg}");
     }
 }
+
+// The parameter table is the one source of keys, ranges and defaults: the
+// defaults of `Settings` are the table's, every key parses its own default
+// and round-trips, and the ranges hold for the URL and for a run config.
+#[test]
+fn the_parameter_table_drives_settings_and_validation() {
+    use webgrav::app::settings::{keys, params};
+    use webgrav::run::RunParams;
+    let d = Settings::default();
+    for p in params() {
+        // Setting the table's default changes nothing (numbers compare by
+        // value: "0.0078125" and "0.0078125" print alike, "6" as "6").
+        let mut s = Settings::default();
+        s.set(p.key, p.default)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.key));
+        assert_eq!(s.get(p.key), d.get(p.key), "default of {}", p.key);
+    }
+    assert_eq!(keys().len(), params().count());
+    // θ is limited to the tree's own maximum (1.15), not 2.
+    let (s, w) = Settings::from_query("theta=1.5");
+    assert_eq!(s.run.theta, d.run.theta);
+    assert!(
+        w[0].contains("theta=1.5") && w[0].contains("<= 1.15"),
+        "{w:?}"
+    );
+    // A run config checks what applies to its solver, with the same table.
+    let tree = RunParams {
+        solver: SolverKind::Tree,
+        theta: 1.5,
+        ..RunParams::default()
+    };
+    let e = tree.validate().unwrap_err().to_string();
+    assert!(e.contains("theta = 1.5") && e.contains("<= 1.15"), "{e}");
+    // θ does not matter to a direct run, η does not matter to a tree run.
+    RunParams {
+        solver: SolverKind::Direct,
+        ..tree
+    }
+    .validate()
+    .unwrap();
+    let hermite = RunParams {
+        solver: SolverKind::Hermite4,
+        dt_max: 0.1,
+        ..RunParams::default()
+    };
+    let e = hermite.validate().unwrap_err().to_string();
+    assert!(e.contains("power of two"), "{e}");
+    RunParams {
+        solver: SolverKind::Tree,
+        ..hermite
+    }
+    .validate()
+    .unwrap();
+    for bad in [f32::NAN, -0.01, 11.0] {
+        let e = RunParams {
+            eps: bad,
+            ..RunParams::default()
+        }
+        .validate();
+        assert!(e.is_err(), "eps {bad} accepted");
+    }
+}

@@ -91,6 +91,10 @@ pub const fn positive(max: f64) -> Kind {
     })
 }
 
+/// `tree::MAX_THETA` as the decimal it is written as (the f32 widened
+/// would print as 1.149999976...).
+const THETA_MAX: f64 = 1.15;
+
 const HERMITE: &[SolverKind] = &[SolverKind::Hermite4, SolverKind::Hermite6];
 
 /// The parameters of a run, in the order of the canonical query.
@@ -133,7 +137,7 @@ pub const RUN_PARAMS: &[Param] = &[
     Param {
         key: "theta",
         label: "opening angle θ of the tree's MAC",
-        kind: positive(MAX_THETA as f64),
+        kind: positive(THETA_MAX),
         default: "0.5",
         solvers: &[SolverKind::Tree],
     },
@@ -324,5 +328,15 @@ impl RunConfig {
 
     pub fn solver(&self) -> SolverKind {
         self.0.solver
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn theta_limit_is_the_trees() {
+        assert_eq!(THETA_MAX as f32, MAX_THETA);
     }
 }
