@@ -365,8 +365,9 @@ impl Run {
                 "timed steps are leapfrog steps; time Hermite forces with bench hermite4|6".into(),
             ));
         };
-        let mut timer = PhaseTimer::new(ctx, TIMER_PASSES);
-        let r = crate::gpu::timing::timed_run(ctx, &mut timer, |encoder, timer| {
+        // The run's own timer: a read-out then has no stale step to show.
+        self.timer_recorded = false;
+        let r = crate::gpu::timing::timed_run(ctx, &mut self.timer, |encoder, timer| {
             l.encode_step(&ctx.device, encoder, Some(timer));
             Ok(())
         })

@@ -9,7 +9,6 @@ use super::SolverKind;
 use crate::error::{Error, Result};
 use crate::hermite::Precision;
 use crate::state::Model;
-use crate::tree::MAX_THETA;
 
 /// The type and range of a parameter's values.
 #[derive(Clone, Copy, Debug)]
@@ -91,7 +90,7 @@ pub const fn positive(max: f64) -> Kind {
     })
 }
 
-/// `tree::MAX_THETA` as the decimal it is written as (the f32 widened
+/// `tree::MAX_THETA` (checked below) as the decimal it is written as (the f32 widened
 /// would print as 1.149999976...).
 const THETA_MAX: f64 = 1.15;
 
@@ -334,6 +333,7 @@ impl RunConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::MAX_THETA;
 
     #[test]
     fn theta_limit_is_the_trees() {
