@@ -21,6 +21,13 @@ pub enum Error {
     Readback(String),
     #[error("snapshot {path}: {problem}")]
     BadSnapshot { path: String, problem: String },
+    /// A particle's state became NaN or infinite during a run.
+    #[error("particle {particle} has a non-finite {what} at t = {time}; the run stopped")]
+    NonFinite {
+        particle: u64,
+        what: &'static str,
+        time: f64,
+    },
     #[error("I/O error on {path}: {source}")]
     Io {
         path: String,
@@ -41,6 +48,7 @@ impl Error {
             Error::InvalidParameter(_) => "invalid-parameter",
             Error::Readback(_) => "readback",
             Error::BadSnapshot { .. } => "bad-snapshot",
+            Error::NonFinite { .. } => "non-finite",
             Error::Io { .. } => "io",
         }
     }

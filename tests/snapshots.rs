@@ -217,10 +217,11 @@ fn failed_write_leaves_nothing_behind_and_keeps_the_old_file() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     assert_eq!(std::fs::read(path).unwrap(), before);
-    assert_eq!(webgrav::snapshot::read_file(path).unwrap().particles, {
-        let mut p = s.particles.clone();
-        p.id = (0..300).collect();
-        p
-    });
+    // Standard Tipsy has no id field: the ids come back from the .iord
+    // side file written beside it.
+    assert_eq!(
+        webgrav::snapshot::read_file(path).unwrap().particles,
+        s.particles
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

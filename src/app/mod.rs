@@ -36,25 +36,32 @@ fn largest_array_bytes_per_particle(solver: SolverKind) -> (u64, &'static str) {
 }
 
 /// The largest N `solver` can run on this device.
-pub fn max_particles(ctx: &GpuContext, solver: SolverKind) -> u64 {
+pub fn device_max_particles(ctx: &GpuContext, solver: SolverKind) -> u64 {
     let max = ctx
         .max_elements(largest_array_bytes_per_particle(solver).0)
         .min(u32::MAX as u64 / 2);
     match solver {
         SolverKind::Tree => max.min(crate::tree::MAX_TREE_PARTICLES),
-        SolverKind::Hermite4 | SolverKind::Hermite6 => max.min(HERMITE_MAX_PARTICLES),
         _ => max,
     }
 }
 
-/// Refuses an N the device cannot hold with `solver`, before anything is
+/// The largest N `solver` runs with in the web app: the device's limit,
+/// and `HERMITE_MAX_PARTICLES` for the Hermite integrators.
+pub fn max_particles(ctx: &GpuContext, solver: SolverKind) -> u64 {
+    let max = device_max_particles(ctx, solver);
+    if solver.is_hermite() {
+        max.min(HERMITE_MAX_PARTICLES)
+    } else {
+        max
+    }
+}
+
+/// Refuses, in the web app, an N the device cannot hold with `solver` (or
+/// above the page's Hermite limit), before anything is generated or
 /// allocated, with a message that states the limit.
 pub fn check_particle_count(ctx: &GpuContext, n: u64, solver: SolverKind) -> Result<()> {
-    if n == 0 {
-        return Err(Error::InvalidParameter("N must be at least 1".into()));
-    }
-    let max = max_particles(ctx, solver);
-    if solver.is_hermite() && n > max && max == HERMITE_MAX_PARTICLES {
+    if solver.is_hermite() && n > HERMITE_MAX_PARTICLES && n <= device_max_particles(ctx, solver) {
         return Err(Error::InvalidParameter(format!(
             "N = {n} is above the web app's limit of {HERMITE_MAX_PARTICLES} particles for \
              the {} integrator: Hermite integration costs O(N²) per unit time; use the tree \
@@ -62,6 +69,16 @@ pub fn check_particle_count(ctx: &GpuContext, n: u64, solver: SolverKind) -> Res
             solver.name()
         )));
     }
+    check_device_particle_count(ctx, n, solver)
+}
+
+/// Refuses an N the device cannot hold with `solver`, before anything is
+/// generated or allocated, with a message that states the limit.
+pub fn check_device_particle_count(ctx: &GpuContext, n: u64, solver: SolverKind) -> Result<()> {
+    if n == 0 {
+        return Err(Error::InvalidParameter("N must be at least 1".into()));
+    }
+    let max = device_max_particles(ctx, solver);
     if n > max {
         let (bytes, what) = largest_array_bytes_per_particle(solver);
         return Err(Error::TooManyParticles {
@@ -76,4 +93,36 @@ pub fn check_particle_count(ctx: &GpuContext, n: u64, solver: SolverKind) -> Res
         });
     }
     Ok(())
+}
+
+/// Host memory a run needs per particle, in bytes, at most: the initial
+/// particles, a read-out and its input-order copy, the last good state,
+/// and (Hermite) the f64 bodies and their records.
+pub const HOST_BYTES_PER_PARTICLE: u64 = 512;
+
+/// Refuses an N whose run would not fit in the memory the host has
+/// available (Linux: `MemAvailable`; elsewhere nothing is checked), before
+/// anything is generated.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_host_memory(n: u64) -> Result<()> {
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    match available {
+        Some(bytes) if n.saturating_mul(HOST_BYTES_PER_PARTICLE) > bytes => {
+            Err(Error::TooManyParticles {
+                n,
+                max: bytes / HOST_BYTES_PER_PARTICLE,
+                reason: format!(
+                    "a run needs about {HOST_BYTES_PER_PARTICLE} bytes of host memory per \
+                     particle and {} MiB are available",
+                    bytes >> 20
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
 }

@@ -3,7 +3,8 @@
 //! `hermite4|6` time the force kernels alone (kernel shapes and active
 //! block sizes are what they tune).
 
-use super::precision_parser;
+use super::{emit, precision_parser};
+use crate::app::{check_device_particle_count, check_host_memory};
 use crate::direct::{DirectConfig, DirectSolver};
 use crate::error::{Error, Result};
 use crate::gpu::timing::{now_ms, timed_run, PhaseTimer};
@@ -33,17 +34,17 @@ pub struct BenchArgs {
     #[arg(short = 'n', long = "n", default_values_t = [65536usize])]
     n: Vec<usize>,
     /// Timed repetitions per size (the median is reported).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
     eps: f32,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Opening angle(s) of `bench tree` (repeat the flag for several).
-    #[arg(long, default_values_t = [0.75f32])]
+    #[arg(long, default_values_t = [0.75f32], allow_negative_numbers = true)]
     theta: Vec<f32>,
     /// Time step of `bench tree`.
-    #[arg(long, default_value_t = 1.0 / 64.0)]
+    #[arg(long, default_value_t = 1.0 / 64.0, allow_negative_numbers = true)]
     dt: f32,
     #[command(flatten)]
     direct: DirectBenchArgs,
@@ -72,11 +73,29 @@ struct DirectBenchArgs {
 }
 
 pub async fn bench(a: BenchArgs) -> Result<()> {
+    // The same table as every run checks ε, Δt and θ.
+    for &theta in &a.theta {
+        RunParams {
+            solver: SolverKind::Tree,
+            eps: a.eps,
+            dt: a.dt,
+            theta,
+            ..RunParams::default()
+        }
+        .validate()?;
+    }
     let ctx = GpuContext::headless().await?;
     let hermite = matches!(a.kind, BenchKind::Hermite4 | BenchKind::Hermite6)
         || (a.kind == BenchKind::Direct
             && (a.direct.precision == Precision::Ds || !a.direct.active.is_empty()));
     for &n in &a.n {
+        let solver = match a.kind {
+            BenchKind::Tree => SolverKind::Tree,
+            BenchKind::Hermite4 | BenchKind::Hermite6 => SolverKind::Hermite4,
+            BenchKind::Direct => SolverKind::Direct,
+        };
+        check_device_particle_count(&ctx, n as u64, solver)?;
+        check_host_memory(n as u64)?;
         let particles: Particles = Model::Plummer.generate(n, a.seed)?;
         if hermite {
             bench_hermite(&ctx, &particles, &a).await?;
@@ -165,7 +184,7 @@ async fn bench_direct(ctx: &GpuContext, particles: &Particles, a: &BenchArgs) ->
     line["threads"] = shape.threads.into();
     line["i_per_thread"] = shape.i_per_thread.into();
     line["unroll"] = shape.unroll.into();
-    println!("{line}");
+    emit(line)?;
     Ok(())
 }
 
@@ -249,7 +268,7 @@ async fn bench_tree(
         "gpu_bytes": tree.gpu_bytes,
         "bytes_per_particle": tree.gpu_bytes as f64 / n,
     });
-    println!("{line}");
+    emit(line)?;
     Ok(())
 }
 
@@ -319,7 +338,7 @@ async fn bench_hermite(ctx: &GpuContext, p: &Particles, a: &BenchArgs) -> Result
         line["predict_ms"] = median(&mut predict_ms).into();
         line["flop_per_interaction"] = flop.into();
         line["gflops"] = (ips * flop * 1e-9).into();
-        println!("{line}");
+        emit(line)?;
     }
     Ok(())
 }

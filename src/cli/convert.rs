@@ -1,32 +1,38 @@
 //! `webgrav convert` (snapshot formats by extension) and `webgrav info`
 //! (the adapter and its limits).
 
-use crate::app::max_particles;
+use super::{check_snapshot_output, emit, say};
+use crate::app::device_max_particles;
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::run::SolverKind;
 use crate::snapshot;
 
 pub fn convert(input: &str, output: &str) -> Result<()> {
+    check_snapshot_output(&Some(output.to_string()), &[input])?;
     let snap = snapshot::read_file(input)?;
-    snapshot::write_file(output, &snap)?;
-    eprintln!("wrote {} particles to {output}", snap.particles.len());
+    let written = snapshot::write_file(output, &snap)?;
+    say!("wrote {} particles to {output}", snap.particles.len());
+    if let Some(side) = written.side_file {
+        say!("wrote their ids to {side} (standard Tipsy has no id field)");
+    }
     Ok(())
 }
 
 pub async fn info() -> Result<()> {
     let ctx = GpuContext::headless().await?;
-    println!("{}", ctx.adapter_summary());
-    println!("timestamp queries: {}", ctx.has_timestamps);
-    println!("max particles (16-byte records): {}", ctx.max_elements(16));
+    emit(ctx.adapter_summary())?;
+    emit(format_args!("timestamp queries: {}", ctx.has_timestamps))?;
+    emit(format_args!(
+        "max particles (16-byte records): {}",
+        ctx.max_elements(16)
+    ))?;
     for &solver in SolverKind::ALL {
-        if !solver.is_hermite() {
-            println!(
-                "max particles, {}: {}",
-                solver.name(),
-                max_particles(&ctx, solver)
-            );
-        }
+        emit(format_args!(
+            "max particles, {}: {}",
+            solver.name(),
+            device_max_particles(&ctx, solver)
+        ))?;
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! for the initial state (CSV in input order), and their error against the
 //! f64 direct sum (Bonsai's figure 4.8 statistics).
 
-use super::{InitialArgs, SolverArgs};
+use super::{check_typed_output, emit, say, InitialArgs, SolverArgs};
 use crate::direct::reference;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
@@ -42,11 +42,14 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
             "nothing to do: give --out FILE and/or --compare direct".into(),
         ));
     }
+    if let Some(path) = &a.out {
+        check_typed_output(path, "csv", "the force table", &a.initial.inputs())?;
+    }
     // The time step is not used: no step is taken.
     let config = a.solver.config(1.0)?;
-    let start = a.initial.load()?;
     let ctx = GpuContext::headless().await?;
-    eprintln!("adapter: {}", ctx.adapter_summary());
+    say!("adapter: {}", ctx.adapter_summary());
+    let start = a.initial.load(&ctx, config.solver())?;
     // Creating the run evaluates the forces of the initial state (the
     // Hermite integrators: their own, with jerk, in their precision).
     let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
@@ -58,7 +61,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
             path,
             &snapshot::csv::encode_forces(&p.id, &p.pos_mass, &r.acc_pot),
         )?;
-        eprintln!("wrote forces of {n} particles to {path}");
+        say!("wrote forces of {n} particles to {path}");
     }
     if a.compare.is_some() {
         let sample = sample_indices(n, a.sample, a.initial.seed);
@@ -82,7 +85,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
             line["pp_per_particle"] = pp.into();
             line["pc_per_particle"] = pc.into();
         }
-        println!("{line}");
+        emit(line)?;
     }
     Ok(())
 }

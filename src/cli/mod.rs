@@ -8,7 +8,9 @@ mod forces;
 mod render;
 mod run;
 
+use crate::app::{check_device_particle_count, check_host_memory};
 use crate::error::{Error, Result};
+use crate::gpu::GpuContext;
 use crate::hermite::Precision;
 use crate::render::ColorMode;
 use crate::run::{RunConfig, RunParams, SolverKind};
@@ -46,14 +48,63 @@ enum Command {
     Render(render::RenderArgs),
 }
 
+/// A line on stderr; never panics (a closed stderr must not turn a
+/// finished run into a crash).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
+/// A line of output on stdout; a closed stdout is an error, not a panic.
+fn emit(line: impl std::fmt::Display) -> Result<()> {
+    use std::io::Write as _;
+    writeln!(std::io::stdout(), "{line}").map_err(|source| Error::Io {
+        path: "standard output".into(),
+        source,
+    })
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    quiet_window_system_probe();
+    // Ctrl-C (or SIGTERM) during a write leaves neither a partial file
+    // nor its temporary.
+    let _ = ctrlc::set_handler(|| {
+        snapshot::remove_pending_temporaries();
+        say!("webgrav: interrupted");
+        std::process::exit(130);
+    });
     match pollster::block_on(dispatch(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("webgrav: error: {e}");
+            say!("webgrav: error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The Vulkan loader probes window systems when the GPU instance is
+/// created, and Mesa prints "XDG_RUNTIME_DIR is invalid or not set" where
+/// there is none (cron jobs, containers). The CLI never opens a window:
+/// give the probe a private directory rather than let a healthy run print
+/// errors.
+fn quiet_window_system_probe() {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let set =
+        std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| std::path::Path::new(&d).is_dir());
+    if set {
+        return;
+    }
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+    let dir = std::env::temp_dir().join(format!("webgrav-runtime-{uid}"));
+    let made = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    if made.is_ok() || dir.is_dir() {
+        // Single-threaded here, before any other thread reads the
+        // environment.
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
     }
 }
 
@@ -122,14 +173,27 @@ struct InitialArgs {
 }
 
 impl InitialArgs {
-    fn load(&self) -> Result<Snapshot> {
+    /// The initial state: the snapshot file, or the model, whose N is
+    /// checked against the device (for `solver`) and the host's memory
+    /// before anything is generated.
+    fn load(&self, ctx: &GpuContext, solver: SolverKind) -> Result<Snapshot> {
         match &self.input {
             Some(path) => snapshot::read_file(path),
-            None => Ok(Snapshot {
-                particles: self.model.generate(self.n, self.seed)?,
-                ..Default::default()
-            }),
+            None => {
+                let n = self.n as u64;
+                check_device_particle_count(ctx, n, solver)?;
+                check_host_memory(n)?;
+                Ok(Snapshot {
+                    particles: self.model.generate(self.n, self.seed)?,
+                    ..Default::default()
+                })
+            }
         }
+    }
+
+    /// The input files (that no output may overwrite).
+    fn inputs(&self) -> Vec<&str> {
+        self.input.iter().map(|s| s.as_str()).collect()
     }
 }
 
@@ -139,20 +203,20 @@ struct SolverArgs {
     #[arg(long, value_parser = solver_parser(), default_value = "direct")]
     solver: SolverKind,
     /// Plummer softening length (N-body units).
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
     eps: f32,
     /// Opening angle θ of the tree solver's MAC.
-    #[arg(long, default_value_t = 0.75)]
+    #[arg(long, default_value_t = 0.75, allow_negative_numbers = true)]
     theta: f32,
     /// Hermite: accuracy parameter of Aarseth's time-step criterion
     /// dt = sqrt(eta (|a||a''| + |a'|^2) / (|a'||a'''| + |a''|^2)).
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
     eta: f64,
     /// Hermite force arithmetic: f32, or double-single positions and sums.
     #[arg(long, value_parser = precision_parser(), default_value = "ds")]
     precision: Precision,
     /// Hermite: largest block time step (a power of two).
-    #[arg(long, default_value_t = 0.125)]
+    #[arg(long, default_value_t = 0.125, allow_negative_numbers = true)]
     dt_max: f64,
 }
 
@@ -172,12 +236,28 @@ impl SolverArgs {
     }
 }
 
-/// Fails on a bad snapshot extension before spending GPU time, not after.
-fn check_output_path(path: &Option<String>) -> Result<()> {
+/// Checks a snapshot output before any work: its extension names a
+/// format, and it can be written without touching an input.
+fn check_snapshot_output(path: &Option<String>, inputs: &[&str]) -> Result<()> {
     if let Some(p) = path {
         snapshot::Format::from_path(p)?;
+        snapshot::check_output(p, inputs)?;
     }
     Ok(())
+}
+
+/// Checks an output that must have extension `ext` (e.g. "csv", "png").
+fn check_typed_output(path: &str, ext: &str, what: &str, inputs: &[&str]) -> Result<()> {
+    let ok = path
+        .rsplit_once('.')
+        .is_some_and(|(_, e)| e.eq_ignore_ascii_case(ext));
+    if !ok {
+        return Err(Error::InvalidParameter(format!(
+            "'{path}': {what} is written as {}, name it .{ext}",
+            ext.to_ascii_uppercase()
+        )));
+    }
+    snapshot::check_output(path, inputs)
 }
 
 fn check_time(name: &str, t: f64) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `webgrav render`: a snapshot drawn offscreen with the web app's
 //! renderer and camera numbers, written as PNG.
 
-use super::{color_parser, SolverArgs};
+use super::{check_typed_output, color_parser, say, SolverArgs};
 use crate::app::check_particle_count;
 use crate::app::readout::view_sphere;
 use crate::error::{Error, Result};
@@ -60,12 +60,7 @@ pub struct RenderArgs {
 
 /// Draws a snapshot offscreen with the web app's renderer and writes a PNG.
 pub async fn render(a: RenderArgs) -> Result<()> {
-    if !a.out.to_ascii_lowercase().ends_with(".png") {
-        return Err(Error::InvalidParameter(format!(
-            "'{}': the image is written as PNG, name it .png",
-            a.out
-        )));
-    }
+    check_typed_output(&a.out, "png", "the image", &[&a.input])?;
     let snap = snapshot::read_file(&a.input)?;
     let ctx = GpuContext::headless().await?;
     let p = &snap.particles;
@@ -112,7 +107,7 @@ pub async fn render(a: RenderArgs) -> Result<()> {
         writer.write_image_data(&rgba).map_err(to_err)?;
     }
     snapshot::write_atomic(&a.out, &png_bytes)?;
-    eprintln!(
+    say!(
         "wrote {} ({}x{}, {} particles, yaw {} pitch {} distance {} target {:?})",
         a.out,
         a.width,

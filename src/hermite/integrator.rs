@@ -428,6 +428,18 @@ impl HermiteSimulation {
             )
             .await?;
         let c = self.config;
+        // A non-finite force stops the run before any body is corrected,
+        // so the state stays the last good one.
+        for (&k, r) in active.iter().zip(&f) {
+            let f = Force64::from(r);
+            if !(f.acc.iter().chain(&f.jerk).all(|x| x.is_finite()) && f.pot.is_finite()) {
+                return Err(Error::NonFinite {
+                    particle: self.ids[k as usize],
+                    what: "force",
+                    time: t1,
+                });
+            }
+        }
         for (&k, r) in active.iter().zip(&f) {
             let b = &mut self.bodies[k as usize];
             let level = (c.dt_max / b.dt).log2().round() as usize;

@@ -159,6 +159,61 @@ enum Engine {
 /// Passes timed per step: a tree step has about 20.
 const TIMER_PASSES: u32 = 48;
 
+/// Largest |coordinate| and |velocity component| a run accepts. The GPU
+/// holds them in f32, squares them (distances, softening, the tree's
+/// moments and box) and sums such squares over many particles: 1e15 keeps
+/// every such sum far below f32's 3.4e38, where it would become infinite
+/// and then NaN. N-body units put a system within a few units of the
+/// origin; values near this bound mean a file in other units (cgs, say).
+pub const MAX_MAGNITUDE: f32 = 1e15;
+
+/// Refuses a state the GPU cannot integrate in f32 (see `MAX_MAGNITUDE`),
+/// naming the first particle that is out of range.
+pub fn check_range(particles: &Particles) -> Result<()> {
+    let p = particles;
+    for k in 0..p.len() {
+        let x = p.pos_mass[k].pos;
+        let v = p.vel[k].vel;
+        let big = |a: [f32; 3]| a.iter().any(|c| c.abs() > MAX_MAGNITUDE);
+        if big(x) || big(v) {
+            let (what, a) = if big(x) {
+                ("position", x)
+            } else {
+                ("velocity", v)
+            };
+            return Err(Error::InvalidParameter(format!(
+                "particle {} has {what} {a:?}, beyond the {MAX_MAGNITUDE:e} the GPU's f32 \
+                 arithmetic can square and sum; webgrav works in N-body units (G = 1, \
+                 systems of size ~1): is the file in other units?",
+                p.id.get(k).copied().unwrap_or(k as u64)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The first particle of a read-out whose state is not finite.
+fn first_non_finite(snap: &Snapshot, acc_pot: &[AccPot]) -> Option<Error> {
+    let p = &snap.particles;
+    let fin = |a: &[f32]| a.iter().all(|x| x.is_finite());
+    (0..p.len()).find_map(|k| {
+        let what = if !fin(&p.pos_mass[k].pos) {
+            "position"
+        } else if !fin(&p.vel[k].vel) {
+            "velocity"
+        } else if !fin(&acc_pot[k].acc) || !acc_pot[k].pot.is_finite() {
+            "force"
+        } else {
+            return None;
+        };
+        Some(Error::NonFinite {
+            particle: p.id[k],
+            what,
+            time: snap.time,
+        })
+    })
+}
+
 /// A simulation: particles, a solver and an integrator, on one GPU.
 pub struct Run {
     engine: Engine,
@@ -173,6 +228,8 @@ pub struct Run {
     /// The timer holds a step's timestamps not yet read.
     timer_recorded: bool,
     e0: Option<Diagnostics>,
+    /// The state of the last read-out that was finite everywhere.
+    last_good: Option<Snapshot>,
 }
 
 impl Run {
@@ -189,6 +246,8 @@ impl Run {
                 "the start time must be finite, got {time}"
             )));
         }
+        particles.validate().map_err(Error::InvalidParameter)?;
+        check_range(particles)?;
         let engine = Self::engine(ctx, particles, time, config).await?;
         let progress = Arc::new(Progress::default());
         progress.set_done(0, time);
@@ -202,7 +261,19 @@ impl Run {
             timer: PhaseTimer::new(ctx, TIMER_PASSES),
             timer_recorded: false,
             e0: None,
+            last_good: Some(Snapshot {
+                time,
+                particles: particles.clone(),
+                softening: config.params().eps,
+                potential: None,
+            }),
         })
+    }
+
+    /// The state of the last finite read-out (at first, the initial
+    /// state): what is left to save when a run stops on a non-finite value.
+    pub fn last_good(&self) -> Option<&Snapshot> {
+        self.last_good.as_ref()
     }
 
     async fn engine(
@@ -395,7 +466,9 @@ impl Run {
 
     /// One consistent state, in input order, with diagnostics, phase
     /// times, tree interactions and Hermite statistics (see [`Readout`]).
-    /// Waits for the queued steps.
+    /// Waits for the queued steps. A state that is not finite everywhere is
+    /// an error naming the particle and the time (`last_good` keeps the
+    /// last finite one).
     pub async fn readout(&mut self, ctx: &GpuContext) -> Result<Readout> {
         let (snapshot, acc_pot, diagnostics, interactions, hermite) = match &mut self.engine {
             Engine::Leapfrog(l) => {
@@ -447,6 +520,10 @@ impl Run {
                 (snap, acc_pot, d, None, Some(status))
             }
         };
+        if let Some(e) = first_non_finite(&snapshot, &acc_pot) {
+            return Err(e);
+        }
+        self.last_good = Some(snapshot.clone());
         let phases = if self.timer_recorded {
             self.timer_recorded = false;
             Some(self.timer.read(ctx).await?).filter(|p| !p.is_empty())

@@ -1,6 +1,12 @@
-//! CSV snapshots, `id,x,y,z,vx,vy,vz,m` (one particle per line, N-body
-//! units), and the force table `id,x,y,z,m,ax,ay,az,pot`. Floats are written
-//! in Rust's shortest round-trip form, so write→read is exact.
+//! CSV snapshots, one particle per line in N-body units, with the header
+//! `id,x,y,z,vx,vy,vz,m,t` (`t`, the snapshot's time, repeated on every
+//! row), so pandas.read_csv, Python's csv.DictReader and numpy.genfromtxt
+//! (names=True) read the file with no options; and the force table
+//! `id,x,y,z,m,ax,ay,az,pot`. Floats are written in Rust's shortest
+//! round-trip form, so write→read is exact. The reader takes what such
+//! tools write: columns in any order (`id` and `t` optional), a UTF-8 BOM,
+//! CRLF line ends, RFC 4180 quoted fields, and the `# time = t` comment of
+//! older webgrav files.
 
 use super::{bad, checked, Snapshot};
 use crate::error::Result;
@@ -8,18 +14,21 @@ use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::state::Particles;
 use std::fmt::Write;
 
-pub const SNAPSHOT_HEADER: &str = "id,x,y,z,vx,vy,vz,m";
+pub const SNAPSHOT_HEADER: &str = "id,x,y,z,vx,vy,vz,m,t";
 pub const FORCES_HEADER: &str = "id,x,y,z,m,ax,ay,az,pot";
+/// The columns a snapshot must have (`id` and `t` may be left out).
+const REQUIRED: [&str; 7] = ["x", "y", "z", "vx", "vy", "vz", "m"];
 
-/// Encodes a snapshot (the time goes into a leading `# time = t` comment).
+/// Encodes a snapshot.
 pub fn encode(snap: &Snapshot) -> Vec<u8> {
     let p = &snap.particles;
-    let mut s = format!("# time = {}\n{SNAPSHOT_HEADER}\n", snap.time);
+    let t = snap.time;
+    let mut s = format!("{SNAPSHOT_HEADER}\n");
     for k in 0..p.len() {
         let (x, v) = (p.pos_mass[k].pos, p.vel[k].vel);
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{t}",
             p.id[k], x[0], x[1], x[2], v[0], v[1], v[2], p.pos_mass[k].mass
         );
     }
@@ -39,57 +48,119 @@ pub fn encode_forces(ids: &[u64], pos_mass: &[PosMass], acc_pot: &[AccPot]) -> V
     s.into_bytes()
 }
 
+/// The fields of one CSV record (RFC 4180: a field may be quoted, `""`
+/// inside quotes is a quote), trimmed.
+fn fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut field).trim().to_string()),
+            c => field.push(c),
+        }
+    }
+    out.push(field.trim().to_string());
+    out
+}
+
+/// The time of an old-style `# time = t` (or `# time=t`) comment.
+fn comment_time(comment: &str) -> Option<&str> {
+    let c = comment.trim();
+    let rest = c.strip_prefix("time")?.trim_start();
+    Some(
+        rest.strip_prefix('=')
+            .or_else(|| rest.strip_prefix(':'))?
+            .trim(),
+    )
+}
+
 /// Parses a CSV snapshot; `name` appears in error messages. Blank lines and
-/// `#` comments are skipped; a `# time = t` comment sets the time.
+/// `#` comments are skipped.
 pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     let text = std::str::from_utf8(bytes).map_err(|e| bad(name, format!("not UTF-8 text: {e}")))?;
-    let mut time = 0.0;
-    let mut header_seen = false;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut time: Option<f64> = None;
+    // Column index of id, t and each required column.
+    let mut columns: Option<(Option<usize>, Option<usize>, [usize; 7], usize)> = None;
     let mut p = Particles::default();
     for (lineno, line) in text.lines().enumerate().map(|(k, l)| (k + 1, l.trim())) {
         if line.is_empty() {
             continue;
         }
         if let Some(comment) = line.strip_prefix('#') {
-            if let Some(t) = comment.trim().strip_prefix("time =") {
-                time = t
-                    .trim()
+            if let Some(t) = comment_time(comment) {
+                let t = t
                     .parse::<f64>()
-                    .map_err(|_| bad(name, format!("line {lineno}: bad time '{}'", t.trim())))?;
+                    .map_err(|_| bad(name, format!("line {lineno}: bad time '{t}'")))?;
+                time = Some(t);
             }
             continue;
         }
-        if !header_seen {
-            let cols: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-            if cols != SNAPSHOT_HEADER {
+        let f = fields(line);
+        let Some((id_col, t_col, cols, width)) = columns else {
+            let names: Vec<String> = f.iter().map(|c| c.to_ascii_lowercase()).collect();
+            let find = |c: &str| names.iter().position(|n| n == c);
+            let required: Option<Vec<usize>> = REQUIRED.iter().map(|c| find(c)).collect();
+            let Some(required) = required else {
                 return Err(bad(
                     name,
                     format!(
-                        "line {lineno}: expected the header '{SNAPSHOT_HEADER}', found '{line}'"
+                        "line {lineno}: expected the header '{SNAPSHOT_HEADER}' (columns in \
+                         any order; id and t optional), found '{line}'"
                     ),
                 ));
-            }
-            header_seen = true;
+            };
+            let mut cols = [0; 7];
+            cols.copy_from_slice(&required);
+            columns = Some((
+                find("id"),
+                find("t").or_else(|| find("time")),
+                cols,
+                names.len(),
+            ));
             continue;
-        }
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        if fields.len() != 8 {
+        };
+        if f.len() != width {
             return Err(bad(
                 name,
-                format!("line {lineno}: {} fields, expected 8", fields.len()),
+                format!("line {lineno}: {} fields, expected {width}", f.len()),
             ));
         }
-        let id = fields[0]
-            .parse::<u64>()
-            .map_err(|_| bad(name, format!("line {lineno}: bad id '{}'", fields[0])))?;
+        let id = match id_col {
+            Some(c) => f[c]
+                .parse::<u64>()
+                .map_err(|_| bad(name, format!("line {lineno}: bad id '{}'", f[c])))?,
+            None => p.id.len() as u64,
+        };
         let mut v = [0f32; 7];
-        for (k, f) in fields[1..].iter().enumerate() {
-            v[k] = f.parse::<f32>().map_err(|_| {
+        for (k, &c) in cols.iter().enumerate() {
+            v[k] = f[c].parse::<f32>().map_err(|_| {
                 bad(
                     name,
-                    format!("line {lineno}: bad number '{f}' in column {}", k + 2),
+                    format!("line {lineno}: bad number '{}' in column {}", f[c], c + 1),
                 )
             })?;
+        }
+        if let Some(c) = t_col {
+            let t = f[c]
+                .parse::<f64>()
+                .map_err(|_| bad(name, format!("line {lineno}: bad time '{}'", f[c])))?;
+            match time {
+                Some(t0) if t0 != t && !p.id.is_empty() => {
+                    return Err(bad(
+                        name,
+                        format!("line {lineno}: time {t} differs from the earlier rows' {t0}"),
+                    ))
+                }
+                _ => time = Some(t),
+            }
         }
         p.pos_mass.push(PosMass {
             pos: [v[0], v[1], v[2]],
@@ -98,9 +169,10 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
         p.vel.push(Velocity::new([v[3], v[4], v[5]]));
         p.id.push(id);
     }
-    if !header_seen {
+    if columns.is_none() {
         return Err(bad(name, format!("no header line '{SNAPSHOT_HEADER}'")));
     }
+    let time = time.unwrap_or(0.0);
     if !time.is_finite() {
         return Err(bad(name, format!("non-finite time {time}")));
     }

@@ -1,9 +1,13 @@
 //! Snapshots: Tipsy binary (read/write, standard big-endian and Bonsai's
-//! little-endian flavour) and CSV. Readers take bytes and return clear
-//! errors, never panic; file writes are atomic (temporary file + rename), so
-//! a failed write leaves no half-written file behind.
+//! little-endian flavour, with ids in a `.iord` side file for standard
+//! Tipsy) and CSV. Readers take bytes and return clear errors, never panic;
+//! file writes (`file`, native) are atomic (temporary file + rename), so a
+//! failed or interrupted write leaves no half-written file behind.
 
 pub mod csv;
+#[cfg(not(target_arch = "wasm32"))]
+mod file;
+pub mod iord;
 pub mod tipsy;
 
 use crate::error::{Error, Result};
@@ -32,6 +36,12 @@ pub enum Format {
 }
 
 impl Format {
+    /// Whether the format stores particle ids itself (standard Tipsy keeps
+    /// them in a `.iord` side file instead).
+    pub fn stores_ids(self) -> bool {
+        matches!(self, Format::TipsyBonsai | Format::Csv)
+    }
+
     /// The format implied by a file name: `.tipsy`/`.std`/`.bin` → Tipsy,
     /// `.bonsai` → Bonsai's Tipsy flavour, `.csv` → CSV.
     pub fn from_path(path: &str) -> Result<Self> {
@@ -77,54 +87,7 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
     Ok(snap)
 }
 
-/// Reads a snapshot file, the format chosen by its extension.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn read_file(path: &str) -> Result<Snapshot> {
-    let format = Format::from_path(path)?;
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_string(),
-        source,
-    })?;
-    format.decode(&bytes, path)
-}
-
-/// Writes a snapshot file atomically, the format chosen by its extension.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn write_file(path: &str, snap: &Snapshot) -> Result<()> {
-    let format = Format::from_path(path)?;
-    write_atomic(path, &format.encode(snap))
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it, then renames
-/// it over `path`: readers see the old file or the whole new one.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let io = |source| Error::Io {
-        path: path.to_string(),
-        source,
-    };
-    let target = std::path::Path::new(path);
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let file_name = target
-        .file_name()
-        .ok_or_else(|| Error::InvalidParameter(format!("'{path}' is not a file name")))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, target)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
-}
+pub use file::{
+    check_output, read_file, remove_pending_temporaries, write_atomic, write_file, Written,
+};

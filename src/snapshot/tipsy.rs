@@ -95,6 +95,25 @@ fn header(bytes: &[u8], endian: Endian) -> Header {
     }
 }
 
+/// The file size a Tipsy header announces (32-byte header and records),
+/// or `None` when `head` (the first 32 bytes or fewer) is no Tipsy header:
+/// how much a reader of a stream of unknown length needs at most.
+pub fn announced_len(head: &[u8]) -> Option<u64> {
+    if head.len() < HEADER_BYTES {
+        return None;
+    }
+    [Endian::Big, Endian::Little]
+        .into_iter()
+        .map(|e| header(head, e))
+        .find(|h| h.ndim == 3 && h.nsph >= 0 && h.ndark >= 0 && h.nstar >= 0)
+        .map(|h| {
+            HEADER_BYTES as u64
+                + GAS_BYTES * h.nsph as u64
+                + DARK_BYTES * h.ndark as u64
+                + STAR_BYTES * h.nstar as u64
+        })
+}
+
 /// Parses a Tipsy file; `name` appears in error messages.
 pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     if bytes.len() < SHORT_HEADER_BYTES {

@@ -1,0 +1,278 @@
+//! Snapshot files on disk (native only): reads bounded by what the file
+//! announces, outputs checked before any work, and atomic writes that keep
+//! a file's mode, write through symbolic links and leave nothing behind
+//! when they fail or the process is interrupted.
+
+use super::{iord, tipsy, Format, Snapshot};
+use crate::error::{Error, Result};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Most bytes read from a text snapshot whose size the file system does
+/// not tell (a pipe, a device): 4 GiB, a CSV of some 40 million particles,
+/// rather than "read until memory runs out".
+const MAX_STREAM_TEXT_BYTES: u64 = 1 << 32;
+
+fn io_error(path: &str, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_string(),
+        source,
+    }
+}
+
+/// Reads a snapshot file, the format chosen by its extension; a standard
+/// Tipsy file takes its ids from a `.iord` side file where there is one.
+pub fn read_file(path: &str) -> Result<Snapshot> {
+    let format = Format::from_path(path)?;
+    let bytes = read_bounded(path, format)?;
+    let mut snap = format.decode(&bytes, path)?;
+    if format == Format::Tipsy {
+        let side = iord::side_path(path);
+        if Path::new(&side).is_file() {
+            let n = snap.particles.len();
+            // A count line and n ids of at most 20 digits.
+            let bytes = read_capped(&side, 32 + 21 * n as u64)?;
+            snap.particles.id = iord::decode(&bytes, n, &side)?;
+        }
+    }
+    Ok(snap)
+}
+
+fn read_capped(path: &str, cap: u64) -> Result<Vec<u8>> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(cap)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(path, e))?;
+    Ok(bytes)
+}
+
+/// The bytes of a snapshot, never more than its header announces (plus one
+/// byte, so the decoder sees a file that is too long): a device or a pipe
+/// cannot make the reader consume memory without bound.
+fn read_bounded(path: &str, format: Format) -> Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let meta = file.metadata().map_err(|e| io_error(path, e))?;
+    if meta.is_dir() {
+        return Err(Error::InvalidParameter(format!("'{path}' is a directory")));
+    }
+    match format {
+        Format::Tipsy | Format::TipsyBonsai => {
+            let mut head = Vec::new();
+            (&mut file)
+                .take(32)
+                .read_to_end(&mut head)
+                .map_err(|e| io_error(path, e))?;
+            let rest = tipsy::announced_len(&head).map_or(0, |len| len + 1 - head.len() as u64);
+            file.take(rest)
+                .read_to_end(&mut head)
+                .map_err(|e| io_error(path, e))?;
+            Ok(head)
+        }
+        Format::Csv => {
+            // A regular file's size, plus one byte: reaching it means the
+            // file grew while being read.
+            let cap = if meta.is_file() {
+                meta.len() + 1
+            } else {
+                MAX_STREAM_TEXT_BYTES
+            };
+            // In chunks, so a binary stream (a NUL byte is never text) is
+            // refused at once instead of read to the cap.
+            let mut bytes = Vec::new();
+            let mut chunk = vec![0u8; 1 << 20];
+            loop {
+                let k = file.read(&mut chunk).map_err(|e| io_error(path, e))?;
+                if k == 0 {
+                    break;
+                }
+                if chunk[..k].contains(&0) {
+                    return Err(Error::BadSnapshot {
+                        path: path.to_string(),
+                        problem: "not a text file (it holds NUL bytes)".into(),
+                    });
+                }
+                bytes.extend_from_slice(&chunk[..k]);
+                if bytes.len() as u64 >= cap {
+                    return Err(Error::BadSnapshot {
+                        path: path.to_string(),
+                        problem: format!("more than {cap} bytes; not read further"),
+                    });
+                }
+            }
+            Ok(bytes)
+        }
+    }
+}
+
+/// Checks, before any work, that `path` can be written as an output:
+/// a file name (not a directory) in an existing, writable directory, and
+/// not one of `inputs` (which the command still needs, and which a failed
+/// run must not destroy).
+pub fn check_output(path: &str, inputs: &[&str]) -> Result<()> {
+    let bad = |m: String| Err(Error::InvalidParameter(format!("output '{path}': {m}")));
+    let target = resolve(path)?;
+    if target.is_dir() {
+        return bad("is a directory".into());
+    }
+    let dir = parent(&target);
+    if !dir.is_dir() {
+        return bad(format!("directory '{}' does not exist", dir.display()));
+    }
+    for input in inputs {
+        let same = match (target.canonicalize(), Path::new(input).canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same {
+            return bad(format!("is the input file '{input}'; choose another name"));
+        }
+    }
+    // Writable: create (and remove) a file there, as the write will.
+    let probe = temporary(&target, "probe");
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => bad(format!("cannot write in '{}': {e}", dir.display())),
+    }
+}
+
+/// What a snapshot write produced besides the file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Written {
+    /// The side file holding the ids (standard Tipsy with ids other than
+    /// 0..N-1).
+    pub side_file: Option<String>,
+}
+
+/// Writes a snapshot file atomically, the format chosen by its extension,
+/// particles in the order given. Standard Tipsy has no id field: ids other
+/// than 0..N-1 go to the `.iord` side file (a side file of an earlier
+/// write is brought up to date rather than left to contradict this one).
+pub fn write_file(path: &str, snap: &Snapshot) -> Result<Written> {
+    let format = Format::from_path(path)?;
+    write_atomic(path, &format.encode(snap))?;
+    let mut written = Written::default();
+    if format == Format::Tipsy {
+        let ids = &snap.particles.id;
+        let side = iord::side_path(path);
+        if !iord::is_identity(ids) || Path::new(&side).exists() {
+            write_atomic(&side, &iord::encode(ids))?;
+            written.side_file = Some(side);
+        }
+    }
+    Ok(written)
+}
+
+/// Temporary files being written, removed by `remove_pending_temporaries`
+/// when the process is interrupted.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the temporary files of writes under way (for a signal handler:
+/// an interrupted write leaves neither a partial file nor its temporary).
+pub fn remove_pending_temporaries() {
+    let pending = match PENDING.lock() {
+        Ok(p) => p,
+        Err(p) => p.into_inner(),
+    };
+    for tmp in pending.iter() {
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
+fn pending(tmp: &Path, add: bool) {
+    let mut list = match PENDING.lock() {
+        Ok(p) => p,
+        Err(p) => p.into_inner(),
+    };
+    if add {
+        list.push(tmp.to_path_buf());
+    } else {
+        list.retain(|p| p != tmp);
+    }
+}
+
+/// The file a write to `path` lands in: `path`, or where its symbolic
+/// links lead (a write replaces the target's content, not the link).
+fn resolve(path: &str) -> Result<PathBuf> {
+    let p = Path::new(path);
+    if p.file_name().is_none() {
+        return Err(Error::InvalidParameter(format!(
+            "'{path}' is not a file name"
+        )));
+    }
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_symlink() => p.canonicalize().map_err(|e| {
+            Error::InvalidParameter(format!(
+                "'{path}' is a symbolic link that leads nowhere: {e}"
+            ))
+        }),
+        _ => Ok(p.to_path_buf()),
+    }
+}
+
+fn parent(target: &Path) -> PathBuf {
+    match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn temporary(target: &Path, what: &str) -> PathBuf {
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    parent(target).join(format!(".{name}.{what}-{}", std::process::id()))
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it, then renames
+/// it over `path`: readers see the old file or the whole new one. An
+/// existing file keeps its permissions; a symbolic link keeps pointing at
+/// its target, whose content is replaced.
+pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
+    let target = resolve(path)?;
+    let tmp = temporary(&target, "tmp");
+    let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    pending(&tmp, true);
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        if let Some(p) = permissions {
+            f.set_permissions(p)?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    pending(&tmp, false);
+    result.map_err(|e| io_error(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // What a signal handler does: the temporary files of writes under way
+    // are removed, others are left alone.
+    #[test]
+    fn pending_temporaries_are_removed() {
+        let dir = std::env::temp_dir().join(format!("webgrav-pending-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = dir.join(".x.tmp-1");
+        let other = dir.join("keep");
+        std::fs::write(&tmp, b"partial").unwrap();
+        std::fs::write(&other, b"keep").unwrap();
+        pending(&tmp, true);
+        remove_pending_temporaries();
+        pending(&tmp, false);
+        assert!(!tmp.exists() && other.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
