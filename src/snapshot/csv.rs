@@ -48,6 +48,16 @@ pub fn encode_forces(ids: &[u64], pos_mass: &[PosMass], acc_pot: &[AccPot]) -> V
     s.into_bytes()
 }
 
+/// Where a snapshot's columns are: `id` and `t` if present, the required
+/// ones in `REQUIRED` order, and how many columns a row has.
+#[derive(Clone, Copy)]
+struct Columns {
+    id: Option<usize>,
+    t: Option<usize>,
+    required: [usize; 7],
+    width: usize,
+}
+
 /// The fields of one CSV record (RFC 4180: a field may be quoted, `""`
 /// inside quotes is a quote), trimmed.
 fn fields(line: &str) -> Vec<String> {
@@ -87,8 +97,7 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     let text = std::str::from_utf8(bytes).map_err(|e| bad(name, format!("not UTF-8 text: {e}")))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut time: Option<f64> = None;
-    // Column index of id, t and each required column.
-    let mut columns: Option<(Option<usize>, Option<usize>, [usize; 7], usize)> = None;
+    let mut columns: Option<Columns> = None;
     let mut p = Particles::default();
     for (lineno, line) in text.lines().enumerate().map(|(k, l)| (k + 1, l.trim())) {
         if line.is_empty() {
@@ -104,7 +113,13 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
             continue;
         }
         let f = fields(line);
-        let Some((id_col, t_col, cols, width)) = columns else {
+        let Some(Columns {
+            id: id_col,
+            t: t_col,
+            required: cols,
+            width,
+        }) = columns
+        else {
             let names: Vec<String> = f.iter().map(|c| c.to_ascii_lowercase()).collect();
             let find = |c: &str| names.iter().position(|n| n == c);
             let required: Option<Vec<usize>> = REQUIRED.iter().map(|c| find(c)).collect();
@@ -119,12 +134,12 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
             };
             let mut cols = [0; 7];
             cols.copy_from_slice(&required);
-            columns = Some((
-                find("id"),
-                find("t").or_else(|| find("time")),
-                cols,
-                names.len(),
-            ));
+            columns = Some(Columns {
+                id: find("id"),
+                t: find("t").or_else(|| find("time")),
+                required: cols,
+                width: names.len(),
+            });
             continue;
         };
         if f.len() != width {
