@@ -162,6 +162,12 @@ async function main() {
       executablePath: CHROMIUM, headless: true, args: CHROME_ARGS, acceptDownloads: true,
       viewport: { width: 1100, height: 700 },
     });
+    // Every Content-Security-Policy violation of every page is recorded.
+    await context.addInitScript(() => {
+      window.__csp = [];
+      document.addEventListener("securitypolicyviolation", (e) =>
+        window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
 
     // 1. A run advances with a small energy error and draws something.
     const N = 1024, DT = 0.0078125;
@@ -332,6 +338,40 @@ async function main() {
       await nogpu.screenshot({ path: path.join(ART, "no-webgpu.png") });
     }
     await nogpu.close();
+
+    // 8. Under the strict Content-Security-Policy, hostile URL parameters
+    // stay text (no markup reaches the DOM, nothing is allocated for them)
+    // and the page runs with the defaults; embedded in a sandboxed iframe
+    // it runs too.
+    const hostile = await openApp(context,
+      "?model=%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D1%22%3E&n=1e12&theta=NaN&seed=%3Cscript%3Ealert(1)%3C%2Fscript%3E&solver=direct&autoplay=1");
+    if (await waitFor(hostile, () => window.webgrav.progress && window.webgrav.progress.steps > 2, null, 60000, "page runs despite hostile parameters")) {
+      const h = await hostile.evaluate(() => ({
+        pwned: window.__pwned, imgs: document.querySelectorAll("img, script:not([src]):not([type])").length,
+        csp: window.__csp, meta: !!document.querySelector('meta[http-equiv="Content-Security-Policy"]'),
+        msg: document.getElementById("message").textContent, n: window.webgrav.progress.n,
+      }));
+      check("strict CSP in the page, no violations", h.meta && h.csp.length === 0, JSON.stringify(h.csp));
+      check("hostile parameters stay text", !h.pwned && h.imgs === 0 && /<img/.test(h.msg) && /n=1e12/.test(h.msg) && /theta=NaN/.test(h.msg),
+        h.msg.replace(/\n/g, " | ").slice(0, 200));
+      check("defaults used instead", h.n === 16384, `n = ${h.n}`);
+    }
+    await hostile.close();
+    fs.writeFileSync(path.join(DIST, "sandboxed-embed.html"),
+      '<!doctype html><title>embed</title><iframe sandbox="allow-scripts allow-same-origin" ' +
+      'src="/?embed=1&n=512&solver=direct&autoplay=1" width="640" height="400"></iframe>');
+    const host = await context.newPage();
+    await host.goto(BASE + "sandboxed-embed.html");
+    const frame = await (await host.waitForSelector("iframe")).contentFrame();
+    try {
+      await frame.waitForFunction(() => window.webgrav && window.webgrav.progress && window.webgrav.progress.steps > 5, null, { timeout: 60000, polling: 250 });
+      const f = await frame.evaluate(() => ({ steps: window.webgrav.progress.steps, csp: window.__csp }));
+      check("runs in a sandboxed iframe", f.steps > 5 && f.csp.length === 0, `${f.steps} steps`);
+    } catch (e) {
+      check("runs in a sandboxed iframe", false, `${e}`.slice(0, 200));
+    }
+    await host.close();
+    fs.rmSync(path.join(DIST, "sandboxed-embed.html"), { force: true });
   } finally {
     if (context) await context.close();
     server.kill();
