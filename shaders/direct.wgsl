@@ -144,7 +144,7 @@ fn forces(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let n = params.n;
-    let first = (wid.y * nwg.x + wid.x) * (THREADS * IPT) + lid;
+    let first = (params.first_group + wid.y * nwg.x + wid.x) * (THREADS * IPT) + lid;
     let eps2 = params.eps2;
     x0 = sink(first, n);
     if (IPT > 1u) {

@@ -27,7 +27,8 @@ struct DirectParams {
     n: u32,
     // Plummer softening squared.
     eps2: f32,
-    _pad0: u32,
+    // First workgroup (sink block) of this dispatch.
+    first_group: u32,
     _pad1: u32,
 }
 

@@ -83,7 +83,7 @@ fn layouts_match_wgsl() {
         &[
             ("n", offset_of!(DirectParams, n)),
             ("eps2", offset_of!(DirectParams, eps2)),
-            ("_pad0", offset_of!(DirectParams, _pad0)),
+            ("first_group", offset_of!(DirectParams, first_group)),
             ("_pad1", offset_of!(DirectParams, _pad1)),
         ],
     );

@@ -129,3 +129,23 @@ fn hermite_run_starts_at_any_time() {
     );
     assert!(r.energy_error() < 1e-5, "{}", r.energy_error());
 }
+
+// With the submission budget forced low, a direct leapfrog submits every
+// force chunk on its own (as a page on a slow GPU must, so no submission
+// runs long enough for the device to be reset): the run is bit-identical.
+#[test]
+fn split_submissions_change_nothing() {
+    let ctx = common::gpu();
+    // N = 1024: four blocks of 256 sinks, each 262 144 interactions, so a
+    // budget of 1000 makes four submissions per evaluation.
+    let p = Model::Plummer.generate(1024, 12).unwrap();
+    let config = params(SolverKind::Direct).validate().unwrap();
+    let run_with = |budget: f64| {
+        let mut ctx = ctx.clone();
+        ctx.interactions_per_submission = budget;
+        let mut run = block_on(Run::new(&ctx, &p, 0.0, config)).unwrap();
+        run.queue(&ctx, 5);
+        block_on(run.readout(&ctx)).unwrap().snapshot
+    };
+    assert_eq!(run_with(f64::INFINITY), run_with(1e3));
+}

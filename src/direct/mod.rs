@@ -3,14 +3,14 @@
 
 pub mod reference;
 
-use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, Slot, DYNAMIC_SLOT};
 use crate::gpu::layout::DirectParams;
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 use crate::state::GpuParticles;
 use std::cell::Cell;
+use wgpu::util::DeviceExt;
 
 const DIRECT_WGSL: &str = include_str!("../../shaders/direct.wgsl");
 
@@ -106,16 +106,41 @@ pub fn wgsl_for(config: DirectConfig, softened: bool) -> String {
     )
 }
 
-/// The binding contract of `shaders/direct.wgsl`.
+/// The binding contract of `shaders/direct.wgsl`. The parameters take one
+/// `DYNAMIC_SLOT` per submission chunk (their `first_group` differs).
 pub const BINDINGS: &[Slot] = &[
-    ("params", Binding::Uniform),
+    ("params", Binding::UniformDynamic),
     ("pos_mass", Binding::StorageRead),
     ("acc_pot", Binding::StorageReadWrite),
 ];
 
+/// The parameter slots of `chunks` chunks: softening and each chunk's
+/// first sink block.
+fn param_bytes(n: u32, eps: f32, chunks: u32, groups_per_chunk: u32) -> Vec<u8> {
+    let mut bytes = vec![0u8; (chunks as u64 * DYNAMIC_SLOT) as usize];
+    for k in 0..chunks {
+        let p = DirectParams {
+            n,
+            eps2: eps * eps,
+            first_group: k * groups_per_chunk,
+            ..Default::default()
+        };
+        let at = (k as u64 * DYNAMIC_SLOT) as usize;
+        bytes[at..at + std::mem::size_of::<DirectParams>()].copy_from_slice(bytemuck::bytes_of(&p));
+    }
+    bytes
+}
+
+/// Most chunks an evaluation is split into (16 MiB of parameter slots); at
+/// N where one sink block alone exceeds the budget, blocks are shared.
+const MAX_CHUNKS: u32 = 1 << 16;
+
 /// The blocked f32 direct-summation kernel bound to one particle state.
 /// It holds a softened and an unsoftened variant and picks by the current
-/// softening.
+/// softening. An evaluation is split into chunks of sink blocks that each
+/// stay within a submission budget (`GpuContext::interactions_per_submission`),
+/// so a caller can submit them separately and no submission runs long
+/// enough for a browser or driver to reset the device.
 pub struct DirectSolver {
     /// [unsoftened, softened]
     kernels: [Kernel; 2],
@@ -124,19 +149,32 @@ pub struct DirectSolver {
     n: u32,
     eps: Cell<f32>,
     config: DirectConfig,
+    /// Sink blocks (workgroups) per chunk, and chunks per evaluation.
+    groups_per_chunk: u32,
+    chunks: u32,
 }
 
 impl DirectSolver {
+    /// The solver of the default shape for N, in one chunk.
     pub fn new(device: &wgpu::Device, state: &GpuParticles, eps: f32) -> Self {
-        Self::with_config(device, state, eps, DirectConfig::for_n(state.n))
+        Self::with_config(
+            device,
+            state,
+            eps,
+            DirectConfig::for_n(state.n),
+            f64::INFINITY,
+        )
     }
 
-    /// A solver of a given kernel shape (benchmarks tune with this).
+    /// A solver of a given kernel shape (benchmarks tune with this) whose
+    /// chunks hold at most `budget` interactions (one chunk if a sink
+    /// block alone holds more).
     pub fn with_config(
         device: &wgpu::Device,
         state: &GpuParticles,
         eps: f32,
         config: DirectConfig,
+        budget: f64,
     ) -> Self {
         config.validate();
         let kernel = |softened: bool| {
@@ -153,52 +191,77 @@ impl DirectSolver {
             )
         };
         let kernels = [kernel(false), kernel(true)];
-        let params = uniform_buffer(
-            device,
-            "direct params",
-            &DirectParams {
-                n: state.n,
-                eps2: eps * eps,
-                ..Default::default()
-            },
-        );
+        let groups = state.n.div_ceil(config.sinks_per_group());
+        let per_group = config.sinks_per_group() as f64 * state.n as f64;
+        let fit = (budget / per_group).floor().clamp(1.0, groups as f64) as u32;
+        let groups_per_chunk = fit.max(groups.div_ceil(MAX_CHUNKS));
+        let chunks = groups.div_ceil(groups_per_chunk);
+        let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("direct params"),
+            contents: &param_bytes(state.n, eps, chunks, groups_per_chunk),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        });
         let binds =
             [0, 1].map(|k| kernels[k].bind(device, &[&params, &state.pos_mass, &state.acc_pot]));
-        Self {
+        let solver = Self {
             kernels,
             params,
             binds,
             n: state.n,
             eps: Cell::new(eps),
             config,
-        }
+            groups_per_chunk,
+            chunks,
+        };
+        solver
     }
-
     /// Changes the softening of later evaluations.
     pub fn set_eps(&self, queue: &wgpu::Queue, eps: f32) {
-        let p = DirectParams {
-            n: self.n,
-            eps2: eps * eps,
-            ..Default::default()
-        };
-        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+        let bytes = param_bytes(self.n, eps, self.chunks, self.groups_per_chunk);
+        queue.write_buffer(&self.params, 0, &bytes);
         self.eps.set(eps);
     }
 
-    /// Records acceleration and potential of every particle into `acc_pot`.
+    /// Chunks of one evaluation (each within the submission budget).
+    pub fn chunks(&self) -> u32 {
+        self.chunks
+    }
+
+    /// Records chunk `k` of an evaluation (its sink blocks' accelerations
+    /// and potentials into `acc_pot`).
+    pub fn encode_chunk(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        k: u32,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        let mut pass = timed_pass(encoder, "forces", timer);
+        self.dispatch_chunk(device, &mut pass, k);
+    }
+
+    fn dispatch_chunk(&self, device: &wgpu::Device, pass: &mut wgpu::ComputePass<'_>, k: u32) {
+        // The softened kernel needs eps² > 0 in f32 (a subnormal eps² would
+        // give the self pair 0·inf); below that, the unsoftened one is exact.
+        let eps = self.eps.get();
+        let v = (eps * eps >= f32::MIN_POSITIVE) as usize;
+        let total = self.n.div_ceil(self.config.sinks_per_group());
+        let groups = self.groups_per_chunk.min(total - k * self.groups_per_chunk);
+        self.kernels[v].dispatch_in_slot(pass, &self.binds[v], k, dispatch_size(device, groups, 1));
+    }
+
+    /// Records acceleration and potential of every particle into `acc_pot`
+    /// (every chunk, in one pass).
     pub fn encode(
         &self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
-        // The softened kernel needs eps² > 0 in f32 (a subnormal eps² would
-        // give the self pair 0·inf); below that, the unsoftened one is exact.
-        let eps = self.eps.get();
-        let k = (eps * eps >= f32::MIN_POSITIVE) as usize;
         let mut pass = timed_pass(encoder, "forces", timer);
-        let groups = self.n.div_ceil(self.config.sinks_per_group());
-        self.kernels[k].dispatch(&mut pass, &self.binds[k], dispatch_size(device, groups, 1));
+        for k in 0..self.chunks {
+            self.dispatch_chunk(device, &mut pass, k);
+        }
     }
 
     /// Pairwise interactions per evaluation (N^2, the self pair included as

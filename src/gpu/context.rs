@@ -18,6 +18,20 @@ pub struct GpuContext {
     pub adapter_info: wgpu::AdapterInfo,
     /// Timestamp queries are available (per-phase GPU timings).
     pub has_timestamps: bool,
+    /// Pairwise interactions one submission may hold (see
+    /// `submission_budget`); lower it to test the splitting.
+    pub interactions_per_submission: f64,
+}
+
+/// Pairwise interactions one submission may hold so that it runs for well
+/// under a second, the time after which browsers and drivers reset a
+/// device that seems hung: a mid-range GPU does ~2e11 interactions/s (an
+/// H100 1.8e12), a CPU adapter (lavapipe, SwiftShader) ~6e7.
+pub fn submission_budget(device_type: wgpu::DeviceType) -> f64 {
+    match device_type {
+        wgpu::DeviceType::Cpu => 5e7,
+        _ => 1e11,
+    }
 }
 
 impl GpuContext {
@@ -92,6 +106,7 @@ impl GpuContext {
             .await
             .map_err(|e| Error::DeviceRequest(e.to_string()))?;
         Ok(Self {
+            interactions_per_submission: submission_budget(adapter_info.device_type),
             device,
             queue,
             adapter_info,

@@ -174,6 +174,20 @@ impl Kernel {
         pass.dispatch_workgroups(groups.0, groups.1, 1);
     }
 
+    /// Records one dispatch of `groups` workgroups with the dynamic
+    /// uniform slot `slot`.
+    pub fn dispatch_in_slot(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind: &wgpu::BindGroup,
+        slot: u32,
+        groups: (u32, u32),
+    ) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, bind, &[slot * DYNAMIC_SLOT as u32]);
+        pass.dispatch_workgroups(groups.0, groups.1, 1);
+    }
+
     /// Records one dispatch whose workgroup counts the GPU wrote into
     /// `args` at byte `offset`; `slot` selects the dynamic uniform slot
     /// (ignored by kernels without one).

@@ -47,7 +47,9 @@ pub struct DirectParams {
     pub n: u32,
     /// Plummer softening squared (N-body length units squared).
     pub eps2: f32,
-    pub _pad0: u32,
+    /// First workgroup (sink block) of this dispatch: an evaluation split
+    /// into several submissions dispatches its blocks in ranges.
+    pub first_group: u32,
     pub _pad1: u32,
 }
 

@@ -7,7 +7,7 @@
 
 use super::params::RunParams;
 use super::SolverKind;
-use crate::direct::DirectSolver;
+use crate::direct::{DirectConfig, DirectSolver};
 use crate::error::Result;
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
@@ -170,7 +170,13 @@ impl LeapfrogEngine {
                     eps: params.eps,
                 },
             )?)),
-            _ => ForceSolver::Direct(DirectSolver::new(&ctx.device, &state, params.eps)),
+            _ => ForceSolver::Direct(DirectSolver::with_config(
+                &ctx.device,
+                &state,
+                params.eps,
+                DirectConfig::for_n(state.n),
+                ctx.interactions_per_submission,
+            )),
         };
         let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt);
         let engine = Self {
@@ -190,7 +196,58 @@ impl LeapfrogEngine {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("forces"),
             });
-        self.solver.encode(&ctx.device, &mut encoder, None);
+        match &self.solver {
+            ForceSolver::Direct(d) if d.chunks() > 1 => {
+                for k in 0..d.chunks() {
+                    d.encode_chunk(&ctx.device, &mut encoder, k, None);
+                    ctx.queue.submit(Some(encoder.finish()));
+                    encoder = ctx.device.create_command_encoder(&Default::default());
+                }
+            }
+            solver => solver.encode(&ctx.device, &mut encoder, None),
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+    }
+
+    /// Submits `count` steps, the first timed by `timer` if given. Steps
+    /// share one submission, unless a force evaluation is split into
+    /// chunks to keep each submission short (see `DirectSolver`): then
+    /// every chunk is a submission of its own, the kicks riding along with
+    /// the first and last.
+    pub fn submit_steps(&self, ctx: &GpuContext, count: u32, mut timer: Option<&mut PhaseTimer>) {
+        let device = &ctx.device;
+        let new_encoder = || {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("leapfrog steps"),
+            })
+        };
+        let mut encoder = new_encoder();
+        for step in 0..count {
+            let mut t = if step == 0 {
+                timer.as_deref_mut()
+            } else {
+                None
+            };
+            match &self.solver {
+                ForceSolver::Direct(d) if d.chunks() > 1 => {
+                    self.leapfrog
+                        .encode_kick_drift(device, &mut encoder, t.as_deref_mut());
+                    for k in 0..d.chunks() {
+                        d.encode_chunk(device, &mut encoder, k, t.as_deref_mut());
+                        if k + 1 < d.chunks() {
+                            ctx.queue.submit(Some(encoder.finish()));
+                            encoder = new_encoder();
+                        }
+                    }
+                    self.leapfrog
+                        .encode_kick(device, &mut encoder, t.as_deref_mut());
+                }
+                _ => self.encode_step(device, &mut encoder, t.as_deref_mut()),
+            }
+            if let (0, Some(t)) = (step, timer.as_deref_mut()) {
+                t.resolve(&mut encoder);
+            }
+        }
         ctx.queue.submit(Some(encoder.finish()));
     }
 

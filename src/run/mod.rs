@@ -332,21 +332,12 @@ impl Run {
         }
         match &mut self.engine {
             Engine::Leapfrog(l) => {
-                let device = &ctx.device;
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("leapfrog steps"),
-                });
-                for k in 0..steps {
-                    if k == 0 && !self.timer_recorded && self.timer.enabled() {
-                        self.timer.reset();
-                        l.encode_step(device, &mut encoder, Some(&mut self.timer));
-                        self.timer.resolve(&mut encoder);
-                        self.timer_recorded = true;
-                    } else {
-                        l.encode_step(device, &mut encoder, None);
-                    }
+                let timed = !self.timer_recorded && self.timer.enabled();
+                if timed {
+                    self.timer.reset();
+                    self.timer_recorded = true;
                 }
-                ctx.queue.submit(Some(encoder.finish()));
+                l.submit_steps(ctx, steps, timed.then_some(&mut self.timer));
                 self.steps += steps as u64;
                 self.time += steps as f64 * self.config.params().dt as f64;
                 self.progress
