@@ -203,7 +203,7 @@ impl DirectSolver {
         });
         let binds =
             [0, 1].map(|k| kernels[k].bind(device, &[&params, &state.pos_mass, &state.acc_pot]));
-        let solver = Self {
+        Self {
             kernels,
             params,
             binds,
@@ -212,8 +212,7 @@ impl DirectSolver {
             config,
             groups_per_chunk,
             chunks,
-        };
-        solver
+        }
     }
     /// Changes the softening of later evaluations.
     pub fn set_eps(&self, queue: &wgpu::Queue, eps: f32) {

@@ -242,7 +242,7 @@ impl LeapfrogEngine {
                     self.leapfrog
                         .encode_kick(device, &mut encoder, t.as_deref_mut());
                 }
-                _ => self.encode_step(device, &mut encoder, t.as_deref_mut()),
+                _ => self.encode_step(device, &mut encoder, t),
             }
             if let (0, Some(t)) = (step, timer.as_deref_mut()) {
                 t.resolve(&mut encoder);
