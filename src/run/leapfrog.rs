@@ -127,7 +127,7 @@ impl Leapfrog {
 
 /// A gravity solver bound to a particle state.
 pub enum ForceSolver {
-    Direct(DirectSolver),
+    Direct(Box<DirectSolver>),
     Tree(Box<TreeSolver>),
 }
 
@@ -170,13 +170,13 @@ impl LeapfrogEngine {
                     eps: params.eps,
                 },
             )?)),
-            _ => ForceSolver::Direct(DirectSolver::with_config(
+            _ => ForceSolver::Direct(Box::new(DirectSolver::with_config(
                 &ctx.device,
                 &state,
                 params.eps,
                 DirectConfig::for_n(state.n),
                 ctx.interactions_per_submission,
-            )),
+            ))),
         };
         let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt);
         let engine = Self {
