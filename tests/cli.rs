@@ -168,3 +168,96 @@ fn tree_runs_write_particles_in_input_order() {
     };
     assert_eq!(masses(&snap), masses(&start));
 }
+
+// A production run: the log (stdout and file, same lines), the snapshot
+// series with its index, a checkpoint that resumes.
+#[test]
+fn run_writes_a_series_a_log_and_checkpoints() {
+    let dir = std::env::temp_dir().join(format!("webgrav-series-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (ok, stdout, stderr) = webgrav(&[
+        "run",
+        "-n",
+        "256",
+        "--eps",
+        "0.05",
+        "--dt",
+        "0.0078125",
+        "--t-end",
+        "0.25",
+        "--log-every",
+        "0.0625",
+        "--log",
+        &p("log.jsonl"),
+        "--snap-every",
+        "0.125",
+        "--snap-dir",
+        &p("series"),
+        "--snap-format",
+        "csv",
+        "--checkpoint",
+        &p("run.ckpt"),
+        "--checkpoint-every",
+        "0.125",
+        "--out",
+        &p("end.csv"),
+    ]);
+    assert!(ok, "{stderr}");
+    let log = std::fs::read_to_string(p("log.jsonl")).unwrap();
+    assert_eq!(log, stdout);
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    for (k, l) in lines.iter().enumerate() {
+        assert_eq!(l["t"], 0.0625 * (k + 1) as f64);
+        assert_eq!(l["steps"], 8 * (k + 1));
+        for key in [
+            "energy",
+            "kinetic",
+            "potential",
+            "rel_energy_error_max",
+            "virial_ratio",
+            "momentum",
+            "angular_momentum",
+            "wall_s",
+        ] {
+            assert!(l[key].is_number(), "{key} missing in {l}");
+        }
+        // dE_max never falls and bounds the current error.
+        assert!(l["rel_energy_error_max"].as_f64() >= l["rel_energy_error"].as_f64());
+    }
+    let end = webgrav::snapshot::read_file(&p("end.csv")).unwrap();
+    assert_eq!(end.time, 0.25);
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("series/index.json")).unwrap()).unwrap();
+    let snaps = index["snapshots"].as_array().unwrap();
+    assert_eq!(snaps.len(), 3);
+    for (k, s) in snaps.iter().enumerate() {
+        let file = dir.join("series").join(s["file"].as_str().unwrap());
+        let snap = webgrav::snapshot::read_file(file.to_str().unwrap()).unwrap();
+        assert_eq!(snap.time, s["time"].as_f64().unwrap());
+        assert_eq!(snap.time, 0.125 * k as f64);
+        assert_eq!((snap.particles.len(), s["n"].as_u64()), (256, Some(256)));
+    }
+    // The last snapshot of the series is the end state.
+    let last = dir.join("series").join(snaps[2]["file"].as_str().unwrap());
+    assert_eq!(
+        webgrav::snapshot::read_file(last.to_str().unwrap())
+            .unwrap()
+            .particles,
+        end.particles
+    );
+    // The checkpoint of t = 0.25 continues to 0.375.
+    let (ok, stdout, stderr) = webgrav(&["run", "--resume", &p("run.ckpt"), "--t-end", "0.375"]);
+    assert!(ok, "{stderr}");
+    let l: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (l["t"].as_f64(), l["steps"].as_u64()),
+        (Some(0.375), Some(48))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -357,8 +357,8 @@ fn writes_keep_mode_and_links_and_leave_nothing_behind() {
     assert_eq!(snapshot::read_file(&s(&target)).unwrap().time, 1.0);
     let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
-    // SIGINT while running: exit 130, nothing left in the directory but
-    // the two files above.
+    // SIGINT while running: exit 130 with a checkpoint beside the output,
+    // nothing else left in the directory (no temporary, no end state).
     let mut child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
         .args(["run", "-n", "2048", "--t-end", "100", "--out"])
         .arg(d.join("end.tipsy"))
@@ -377,7 +377,15 @@ fn writes_keep_mode_and_links_and_leave_nothing_behind() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["link.csv", "real.csv"]);
+    assert_eq!(names, ["end.tipsy.ckpt", "link.csv", "real.csv"]);
+    // The checkpoint continues the run.
+    let ckpt = d.join("end.tipsy.ckpt");
+    let bytes = std::fs::read(&ckpt).unwrap();
+    let c = webgrav::run::checkpoint::Checkpoint::decode(&bytes, "end.tipsy.ckpt").unwrap();
+    assert!(c.time > 0.0 && c.steps > 0, "{} {}", c.time, c.steps);
+    let t_end = (c.time + 2.0 / 128.0).to_string();
+    let o = webgrav(&["run", "--resume", &s(&ckpt), "--t-end", &t_end]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
     // A closed stderr: the error cannot be printed, but nothing panics
     // (a panic exits with 101).
     let o = Command::new("sh")
@@ -446,7 +454,7 @@ fn reruns_are_bit_identical() {
         let once = || {
             pollster::block_on(async {
                 let mut run = Run::new(&ctx, &p, 0.0, config).await.unwrap();
-                run.run_to(&ctx, 0.125, |_, _| {}).await.unwrap();
+                run.run_to(&ctx, 0.125, |_, _| true).await.unwrap();
                 run.readout(&ctx).await.unwrap().snapshot
             })
         };

@@ -70,14 +70,25 @@ fn emit(line: impl std::fmt::Display) -> Result<()> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     quiet_window_system_probe();
-    // Ctrl-C (or SIGTERM) during a write leaves neither a partial file
-    // nor its temporary.
+    // Ctrl-C (or SIGTERM): a run stops at its next batch of steps and
+    // writes a checkpoint; anything else (or a second Ctrl-C) exits at
+    // once. Either way a write under way leaves neither a partial file nor
+    // its temporary.
     let _ = ctrlc::set_handler(|| {
+        use std::sync::atomic::Ordering;
+        if run::RUNNING.load(Ordering::SeqCst) && !run::INTERRUPTED.swap(true, Ordering::SeqCst) {
+            say!("webgrav: interrupted; stopping at the next steps to write a checkpoint");
+            return;
+        }
         snapshot::remove_pending_temporaries();
         say!("webgrav: interrupted");
         std::process::exit(130);
     });
-    match pollster::block_on(dispatch(cli)) {
+    let result = pollster::block_on(dispatch(cli));
+    if run::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        return ExitCode::from(130);
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             say!("webgrav: error: {e}");

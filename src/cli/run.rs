@@ -1,14 +1,18 @@
-//! `webgrav run`: integrate a model or a snapshot to `--t-end` with any
-//! solver; JSON lines of the run log on stdout (every `--log-every`, and at
-//! the end), a human summary on stderr, the end state to `--out`.
+//! `webgrav run`: integrate a model, a snapshot or a checkpoint to
+//! `--t-end` with any solver. On the way: the run log (JSON lines on
+//! stdout and in `--log FILE`, every `--log-every`), a snapshot series
+//! (`--snap-every` into `--snap-dir`, with an `index.json`), checkpoints
+//! (`--checkpoint FILE`, every `--checkpoint-every`; Ctrl-C writes a final
+//! one); at the end a summary on stderr and the end state in `--out`.
 
 use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs};
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
 use crate::run::{Readout, Run};
-use crate::snapshot;
+use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -23,14 +27,51 @@ pub struct RunArgs {
     /// largest block steps (Hermite) after the start.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     t_end: f64,
-    /// Print a JSON line of the run log at these intervals of simulated
-    /// time (0: only at the end; leapfrog: a whole number of steps).
+    /// Log at these intervals of simulated time (0: only at the end;
+    /// leapfrog: a whole number of steps): a JSON line on stdout and in
+    /// --log.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     log_every: f64,
+    /// Also write the run log to this file (JSON lines).
+    #[arg(long)]
+    log: Option<String>,
+    /// Write a snapshot every this much simulated time (0: none) into
+    /// --snap-dir, listed in its index.json.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    snap_every: f64,
+    /// Directory of the snapshot series (created if missing).
+    #[arg(long, default_value = "snapshots")]
+    snap_dir: String,
+    /// Format of the series: tipsy, bonsai or csv.
+    #[arg(long, default_value = "bonsai")]
+    snap_format: String,
+    /// Name the series as Bonsai does (snap_TTTT.TTTT-0), so Bonsai's tools
+    /// read it; else snap_NNNNN.EXT.
+    #[arg(long)]
+    bonsai_names: bool,
+    /// Checkpoint file (rewritten atomically at every --checkpoint-every and
+    /// when the run is interrupted).
+    #[arg(long)]
+    checkpoint: Option<String>,
+    /// Write the checkpoint every this much simulated time (0: only when
+    /// interrupted).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    checkpoint_every: f64,
+    /// Continue the run of this checkpoint (its solver and settings; the
+    /// initial-condition and solver options are ignored).
+    #[arg(long)]
+    resume: Option<String>,
     /// Output snapshot (.tipsy, .bonsai or .csv).
     #[arg(long)]
     out: Option<String>,
 }
+
+/// Set by the first Ctrl-C while a run is under way: the run stops at the
+/// next batch of steps and writes its checkpoint (a second Ctrl-C exits at
+/// once).
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// A run is under way (Ctrl-C then asks it to stop instead of exiting).
+pub static RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Whole multiples of `step` in `span`, if `span` is one (to 1e-9).
 fn whole_steps(span: f64, step: f64) -> Option<u64> {
@@ -38,12 +79,14 @@ fn whole_steps(span: f64, step: f64) -> Option<u64> {
     ((span - k * step).abs() <= 1e-9 * span.abs().max(step)).then_some(k as u64)
 }
 
-/// Most log lines a run may print: a log interval so short that it would
-/// print more (or could not advance time at all) is a mistake.
-const MAX_LOG_LINES: f64 = 1e6;
+/// Most events (log lines, snapshots, checkpoints) of one kind a run may
+/// have: an interval so short that it would make more (or could not
+/// advance time at all) is a mistake.
+const MAX_EVENTS: f64 = 1e6;
 
-/// Checks that the run ends where asked and that the log can advance.
-fn check_schedule(a: &RunArgs, start: f64, hermite: bool) -> Result<()> {
+/// Checks that the run ends where asked and that every interval advances
+/// time in whole steps.
+fn check_schedule(a: &RunArgs, start: f64, step: f64, hermite: bool) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidParameter(m));
     let span = a.t_end - start;
     if span < 0.0 {
@@ -52,11 +95,7 @@ fn check_schedule(a: &RunArgs, start: f64, hermite: bool) -> Result<()> {
             a.t_end
         ));
     }
-    let (step, what) = if hermite {
-        (a.solver.dt_max, "--dt-max")
-    } else {
-        (a.dt as f64, "--dt")
-    };
+    let what = if hermite { "--dt-max" } else { "--dt" };
     if whole_steps(span, step).is_none() {
         let k = (span / step).floor();
         return bad(format!(
@@ -67,38 +106,177 @@ fn check_schedule(a: &RunArgs, start: f64, hermite: bool) -> Result<()> {
             start + (k + 1.0) * step
         ));
     }
-    if a.log_every > 0.0 {
-        if span / a.log_every > MAX_LOG_LINES || start + a.log_every == start {
-            return bad(format!(
-                "--log-every {} would print more than {MAX_LOG_LINES:e} lines before t = {}",
-                a.log_every, a.t_end
-            ));
-        }
-        if !hermite && whole_steps(a.log_every, step).is_none() {
-            return bad(format!(
-                "--log-every {} is not a whole number of --dt {step}",
-                a.log_every
-            ));
+    for (flag, every) in [
+        ("--log-every", a.log_every),
+        ("--snap-every", a.snap_every),
+        ("--checkpoint-every", a.checkpoint_every),
+    ] {
+        if every > 0.0 {
+            if span / every > MAX_EVENTS || start + every == start {
+                return bad(format!(
+                    "{flag} {every} would make more than {MAX_EVENTS:e} outputs before t = {}",
+                    a.t_end
+                ));
+            }
+            if !hermite && whole_steps(every, step).is_none() {
+                return bad(format!(
+                    "{flag} {every} is not a whole number of --dt {step}"
+                ));
+            }
         }
     }
     Ok(())
 }
 
+/// The next time after `t` on the grid `start + k × every` (∞ without one).
+fn next_on_grid(t: f64, start: f64, every: f64) -> f64 {
+    if every <= 0.0 {
+        return f64::INFINITY;
+    }
+    let k = ((t - start) / every + 1e-9).floor() + 1.0;
+    start + k * every
+}
+
+/// Within rounding of `b`.
+fn at(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+/// The snapshot series: numbered files and their index.
+struct Series {
+    dir: String,
+    format: Format,
+    bonsai_names: bool,
+    /// (file, time, steps, N) of every snapshot written.
+    entries: Vec<(String, f64, u64, usize)>,
+}
+
+impl Series {
+    fn new(a: &RunArgs) -> Result<Option<Self>> {
+        if a.snap_every <= 0.0 {
+            return Ok(None);
+        }
+        let format = Format::from_path(&format!("x.{}", a.snap_format))?;
+        std::fs::create_dir_all(&a.snap_dir).map_err(|source| Error::Io {
+            path: a.snap_dir.clone(),
+            source,
+        })?;
+        let index = format!("{}/index.json", a.snap_dir);
+        snapshot::check_output(&index, &[])?;
+        Ok(Some(Self {
+            dir: a.snap_dir.clone(),
+            format,
+            bonsai_names: a.bonsai_names,
+            entries: Vec::new(),
+        }))
+    }
+
+    /// Writes one snapshot and rewrites the index (atomically), so the
+    /// index always lists exactly the files that are complete.
+    fn write(&mut self, snap: &Snapshot, steps: u64) -> Result<()> {
+        let ext = match self.format {
+            Format::Tipsy => "tipsy",
+            Format::TipsyBonsai => "bonsai",
+            Format::Csv => "csv",
+        };
+        let name = if self.bonsai_names {
+            format!("snap_{:09.4}-0", snap.time)
+        } else {
+            format!("snap_{:05}.{ext}", self.entries.len())
+        };
+        let path = format!("{}/{name}", self.dir);
+        snapshot::write_atomic(&path, &self.format.encode(snap))?;
+        self.entries
+            .push((name, snap.time, steps, snap.particles.len()));
+        let index: Vec<serde_json::Value> = self
+            .entries
+            .iter()
+            .map(|(file, t, s, n)| serde_json::json!({"file": file, "time": t, "step": s, "n": n}))
+            .collect();
+        let doc = serde_json::json!({"format": ext, "snapshots": index});
+        snapshot::write_atomic(
+            &format!("{}/index.json", self.dir),
+            doc.to_string().as_bytes(),
+        )
+    }
+}
+
 pub async fn run(a: RunArgs) -> Result<()> {
-    let inputs = a.initial.inputs();
+    let inputs: Vec<&str> = a
+        .initial
+        .inputs()
+        .into_iter()
+        .chain(a.resume.as_deref())
+        .collect();
     check_snapshot_output(&a.out, &inputs)?;
-    check_time("--t-end", a.t_end)?;
-    check_time("--log-every", a.log_every)?;
-    let config = a.solver.config(a.dt)?;
+    for path in [&a.log, &a.checkpoint].into_iter().flatten() {
+        snapshot::check_output(path, &inputs)?;
+    }
+    for (name, t) in [
+        ("--t-end", a.t_end),
+        ("--log-every", a.log_every),
+        ("--snap-every", a.snap_every),
+        ("--checkpoint-every", a.checkpoint_every),
+    ] {
+        check_time(name, t)?;
+    }
+    let mut series = Series::new(&a)?;
+    let mut log = match &a.log {
+        Some(path) => Some(std::fs::File::create(path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?),
+        None => None,
+    };
     let ctx = GpuContext::headless().await?;
     say!("adapter: {}", ctx.adapter_summary());
-    let start = a.initial.load(&ctx, config.solver())?;
-    check_schedule(&a, start.time, config.solver().is_hermite())?;
     let clock = now_ms();
-    let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
-    let result = integrate(&a, &ctx, &mut run, start.time, clock).await;
+    let mut run = match &a.resume {
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let run = Run::resume(&ctx, &bytes, path).await?;
+            say!(
+                "resumed {path} at t = {} after {} steps",
+                run.time(),
+                run.steps()
+            );
+            run
+        }
+        None => {
+            let config = a.solver.config(a.dt)?;
+            let start = a.initial.load(&ctx, config.solver())?;
+            Run::new(&ctx, &start.particles, start.time, config).await?
+        }
+    };
+    let p = *run.config().params();
+    let step = if p.solver.is_hermite() {
+        p.dt_max
+    } else {
+        p.dt as f64
+    };
+    check_schedule(&a, run.time(), step, p.solver.is_hermite())?;
+    RUNNING.store(true, Ordering::SeqCst);
+    let result = integrate(&a, &ctx, &mut run, clock, &mut series, &mut log).await;
+    RUNNING.store(false, Ordering::SeqCst);
     let (state, outcome) = match result {
-        Ok(last) => (Some(last.snapshot), Ok(())),
+        Ok(Some(last)) => (Some(last.snapshot), Ok(())),
+        Ok(None) => {
+            // Interrupted: the checkpoint is the state to keep.
+            let path = a
+                .checkpoint
+                .clone()
+                .or_else(|| a.out.as_ref().map(|o| format!("{o}.ckpt")))
+                .unwrap_or_else(|| "webgrav-interrupted.ckpt".into());
+            snapshot::write_atomic(&path, &run.checkpoint(&ctx).await?)?;
+            say!(
+                "interrupted at t = {}: wrote the checkpoint {path} (continue with --resume {path})",
+                run.time()
+            );
+            (None, Ok(()))
+        }
         Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned(), Err(e)),
         Err(e) => (None, Err(e)),
     };
@@ -119,20 +297,26 @@ pub async fn run(a: RunArgs) -> Result<()> {
     outcome
 }
 
-/// Integrates to --t-end with the log; the last read-out.
+/// Integrates to --t-end with the log, the series and the checkpoints;
+/// the last read-out, or `None` when interrupted.
 async fn integrate(
     a: &RunArgs,
     ctx: &GpuContext,
     run: &mut Run,
-    start: f64,
     clock: f64,
-) -> Result<Readout> {
-    let config = *run.config();
-    // The first read-out is the energy reference of the log.
-    run.readout(ctx).await?;
-    let p = config.params();
+    series: &mut Option<Series>,
+    log: &mut Option<std::fs::File>,
+) -> Result<Option<Readout>> {
+    let start = run.time();
+    // The first read-out is the energy reference of the log (a resumed
+    // run keeps the one of its checkpoint).
+    let first = run.readout(ctx).await?;
+    if let Some(s) = series.as_mut() {
+        s.write(&first.snapshot, first.steps)?;
+    }
+    let p = *run.config().params();
     say!(
-        "N = {}, solver {}, eps {}, {} to t = {}",
+        "N = {}, solver {}, eps {}, {} from t = {start} to t = {}",
         run.n(),
         p.solver.name(),
         p.eps,
@@ -153,27 +337,49 @@ async fn integrate(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} steps, {per_sec}, eta {eta}")
             .expect("static template"),
     );
-    let mut target = start;
-    let last = loop {
-        target = if a.log_every > 0.0 {
-            (target + a.log_every).min(a.t_end)
-        } else {
-            a.t_end
-        };
-        run.run_to(ctx, target, |done, of| {
-            bar.set_length(of);
-            bar.set_position(done);
-        })
-        .await?;
-        let r = run.readout(ctx).await?;
-        emit(log_line(&r, (now_ms() - clock) * 1e-3))?;
-        if target >= a.t_end {
-            break r;
+    let mut t = start;
+    loop {
+        let next_log = next_on_grid(t, start, a.log_every);
+        let next_snap = next_on_grid(t, start, a.snap_every);
+        let next_ckpt = next_on_grid(t, start, a.checkpoint_every);
+        let target = next_log.min(next_snap).min(next_ckpt).min(a.t_end);
+        let reached = run
+            .run_to(ctx, target, |done, of| {
+                bar.set_length(of);
+                bar.set_position(done);
+                !INTERRUPTED.load(Ordering::SeqCst)
+            })
+            .await?;
+        if !reached || INTERRUPTED.load(Ordering::SeqCst) {
+            bar.finish_and_clear();
+            return Ok(None);
         }
-    };
-    bar.finish_and_clear();
-    report(&last, (now_ms() - clock) * 1e-3);
-    Ok(last)
+        t = target;
+        let end = at(t, a.t_end);
+        let r = run.readout(ctx).await?;
+        if at(t, next_log) || end {
+            let line = log_line(&r, (now_ms() - clock) * 1e-3);
+            emit(&line)?;
+            if let Some(f) = log.as_mut() {
+                use std::io::Write as _;
+                writeln!(f, "{line}").map_err(|source| Error::Io {
+                    path: a.log.clone().unwrap_or_default(),
+                    source,
+                })?;
+            }
+        }
+        if let (true, Some(s)) = (at(t, next_snap), series.as_mut()) {
+            s.write(&r.snapshot, r.steps)?;
+        }
+        if let (true, Some(path)) = (at(t, next_ckpt), &a.checkpoint) {
+            snapshot::write_atomic(path, &run.checkpoint(ctx).await?)?;
+        }
+        if end {
+            bar.finish_and_clear();
+            report(&r, (now_ms() - clock) * 1e-3);
+            return Ok(Some(r));
+        }
+    }
 }
 
 fn norm(v: [f64; 3]) -> f64 {
@@ -191,11 +397,20 @@ fn log_line(r: &Readout, wall_s: f64) -> serde_json::Value {
         "kinetic": d.kinetic,
         "potential": d.potential,
         "rel_energy_error": r.energy_error(),
+        "rel_energy_error_max": r.de_max,
         "virial_ratio": d.virial_ratio,
         "momentum": norm(d.momentum),
+        "angular_momentum": norm(d.angular_momentum),
         "angular_momentum_change": norm(dl),
         "wall_s": wall_s,
     });
+    if let Some(phases) = &r.phases {
+        let ms: serde_json::Map<String, serde_json::Value> = phases
+            .iter()
+            .map(|(name, ms)| (name.to_string(), (*ms).into()))
+            .collect();
+        line["phase_ms"] = ms.into();
+    }
     if let Some(h) = &r.hermite {
         line["block_steps"] = h.stats.block_steps.into();
         line["force_evaluations"] = h.stats.force_evaluations.into();
@@ -223,7 +438,11 @@ fn report(r: &Readout, wall_s: f64) {
         e1.potential,
         e1.virial_ratio
     );
-    say!("relative energy error |dE/E0| = {:.3e}", r.energy_error());
+    say!(
+        "relative energy error |dE/E0| = {:.3e} (largest seen {:.3e})",
+        r.energy_error(),
+        r.de_max
+    );
     if let Some(h) = &r.hermite {
         say!(
             "block steps {}, force evaluations {}, particle steps per level (dt = dt_max/2^k) {:?}",

@@ -379,6 +379,44 @@ impl HermiteSimulation {
         &self.config
     }
 
+    /// An integration continued from its f64 state (bodies with their own
+    /// times and steps, counters, time), as a checkpoint holds it: every
+    /// j-record is uploaded from the bodies, so the next block step sees
+    /// exactly what the interrupted run would have.
+    pub fn restore(
+        ctx: &GpuContext,
+        bodies: Vec<Body>,
+        ids: Vec<u64>,
+        config: HermiteConfig,
+        time: f64,
+        stats: HermiteStats,
+    ) -> Result<Self> {
+        config.validate()?;
+        let n = bodies.len() as u32;
+        if n == 0 || ids.len() != bodies.len() {
+            return Err(Error::InvalidParameter(
+                "a restored Hermite state needs one id per body".into(),
+            ));
+        }
+        let gpu = HermiteGpu::new(ctx, n, n, config.eps)?;
+        let mut sim = Self {
+            gpu,
+            bodies,
+            ids,
+            config,
+            time,
+            stats,
+        };
+        let all: Vec<u32> = (0..n).collect();
+        sim.upload(&all);
+        Ok(sim)
+    }
+
+    /// Identities of the bodies, in input order.
+    pub fn ids(&self) -> &[u64] {
+        &self.ids
+    }
+
     /// Changes the time-step accuracy and the force arithmetic of the
     /// next block steps (neither changes the state).
     pub fn set_accuracy(&mut self, eta: f64, precision: Precision) {

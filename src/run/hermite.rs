@@ -56,6 +56,30 @@ impl HermiteEngine {
         })
     }
 
+    /// The integrator of a checkpoint's state.
+    pub fn restore(
+        ctx: &GpuContext,
+        sim: HermiteSimulation,
+        offset: f64,
+        target: f64,
+        params: RunParams,
+    ) -> Result<Self> {
+        let (particles, _) = sim.particles();
+        let engine = Self {
+            display: GpuParticles::upload(ctx, &particles)?,
+            sim,
+            offset,
+            target,
+            params,
+        };
+        engine.update_display(ctx);
+        Ok(engine)
+    }
+
+    pub fn params(&self) -> &RunParams {
+        &self.params
+    }
+
     pub fn time(&self) -> f64 {
         self.offset + self.sim.time
     }
@@ -73,15 +97,37 @@ impl HermiteEngine {
 
     /// Block steps up to the target, then the display copy.
     pub async fn advance(&mut self, ctx: &GpuContext) -> Result<()> {
-        self.sim.run_until(self.target).await?;
-        self.update_display(ctx);
-        Ok(())
+        self.advance_while(ctx, || true).await.map(|_| ())
     }
 
-    /// Block steps until run time `t_end`.
-    pub async fn advance_to(&mut self, ctx: &GpuContext, t_end: f64) -> Result<()> {
+    /// Block steps up to the target while `go` says so, then the display
+    /// copy; whether the target was reached.
+    pub async fn advance_while(
+        &mut self,
+        ctx: &GpuContext,
+        mut go: impl FnMut() -> bool,
+    ) -> Result<bool> {
+        let mut reached = true;
+        while self.sim.next_time() <= self.target {
+            if !go() {
+                reached = false;
+                break;
+            }
+            self.sim.step().await?;
+        }
+        self.update_display(ctx);
+        Ok(reached)
+    }
+
+    /// Block steps until run time `t_end` while `go` says so.
+    pub async fn advance_to(
+        &mut self,
+        ctx: &GpuContext,
+        t_end: f64,
+        go: impl FnMut() -> bool,
+    ) -> Result<bool> {
         self.target = self.target.max(t_end - self.offset);
-        self.advance(ctx).await
+        self.advance_while(ctx, go).await
     }
 
     /// Changes η and the precision in place (the next block steps use

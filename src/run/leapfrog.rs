@@ -160,7 +160,19 @@ impl LeapfrogEngine {
     /// state is ready to step. `params` must be valid (`RunConfig`) and its
     /// solver direct or tree.
     pub fn new(ctx: &GpuContext, particles: &Particles, params: RunParams) -> Result<Self> {
-        let state = GpuParticles::upload(ctx, particles)?;
+        let engine = Self::with_state(ctx, GpuParticles::upload(ctx, particles)?, params)?;
+        engine.queue_forces(ctx);
+        Ok(engine)
+    }
+
+    /// A run of a state read back earlier (GPU order, forces included), as
+    /// a checkpoint holds it: no force evaluation is queued, the next step
+    /// kicks with the stored forces.
+    pub fn restore(ctx: &GpuContext, state: &StateReadback, params: RunParams) -> Result<Self> {
+        Self::with_state(ctx, GpuParticles::restore(ctx, state)?, params)
+    }
+
+    fn with_state(ctx: &GpuContext, state: GpuParticles, params: RunParams) -> Result<Self> {
         let solver = match params.solver {
             SolverKind::Tree => ForceSolver::Tree(Box::new(TreeSolver::new(
                 ctx,
@@ -179,14 +191,12 @@ impl LeapfrogEngine {
             ))),
         };
         let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt);
-        let engine = Self {
+        Ok(Self {
             state,
             solver,
             leapfrog,
             params,
-        };
-        engine.queue_forces(ctx);
-        Ok(engine)
+        })
     }
 
     /// Queues a force evaluation of the current positions.

@@ -9,6 +9,7 @@
 //! Adding a leapfrog-style solver: a `SolverKind`, its arm in
 //! `LeapfrogEngine::new`, and the parameters it reads in `params`.
 
+pub mod checkpoint;
 pub mod hermite;
 pub mod leapfrog;
 pub mod params;
@@ -21,6 +22,7 @@ use crate::gpu::timing::{PhaseTimer, Phases};
 use crate::gpu::GpuContext;
 use crate::hermite::HermiteStats;
 use crate::snapshot::Snapshot;
+use crate::state::particles::StateReadback;
 use crate::state::{Diagnostics, GpuParticles, Particles};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
@@ -125,6 +127,8 @@ pub struct Readout {
     pub e0: Diagnostics,
     /// This read-out set `e0`.
     pub e0_reset: bool,
+    /// The largest |ΔE/E₀| of the read-outs since `e0` was set.
+    pub de_max: f64,
     /// Leapfrog steps (Hermite: block steps) so far.
     pub steps: u64,
     /// GPU time per phase of one step since the last read-out, when the
@@ -228,6 +232,7 @@ pub struct Run {
     /// The timer holds a step's timestamps not yet read.
     timer_recorded: bool,
     e0: Option<Diagnostics>,
+    de_max: f64,
     /// The state of the last read-out that was finite everywhere.
     last_good: Option<Snapshot>,
 }
@@ -261,6 +266,7 @@ impl Run {
             timer: PhaseTimer::new(ctx, TIMER_PASSES),
             timer_recorded: false,
             e0: None,
+            de_max: 0.0,
             last_good: Some(Snapshot {
                 time,
                 particles: particles.clone(),
@@ -382,13 +388,14 @@ impl Run {
     /// Integrates to `t_end` and waits for the GPU: leapfrog steps of dt
     /// (as many as fit, rounded), or Hermite block steps until every
     /// particle's next step would pass `t_end`. `on_steps` hears of every
-    /// batch (steps so far, of how many; Hermite: 0 of 0).
+    /// batch (steps so far, of how many; Hermite: block steps, 0) and
+    /// stops the run early by returning false. Whether `t_end` was reached.
     pub async fn run_to(
         &mut self,
         ctx: &GpuContext,
         t_end: f64,
-        mut on_steps: impl FnMut(u64, u64),
-    ) -> Result<()> {
+        mut on_steps: impl FnMut(u64, u64) -> bool,
+    ) -> Result<bool> {
         if !t_end.is_finite() {
             return Err(Error::InvalidParameter(format!(
                 "the end time must be finite, got {t_end}"
@@ -407,16 +414,125 @@ impl Run {
                     self.queue(ctx, k as u32);
                     ctx.finish().await?;
                     done += k;
-                    on_steps(done, steps);
+                    if !on_steps(done, steps) && done < steps {
+                        return Ok(false);
+                    }
                 }
+                Ok(true)
             }
             Engine::Hermite(h) => {
-                h.advance_to(ctx, t_end).await?;
+                let mut block = 0;
+                let reached = h
+                    .advance_to(ctx, t_end, || {
+                        block += 1;
+                        on_steps(block, 0)
+                    })
+                    .await?;
                 self.hermite_progress();
-                on_steps(0, 0);
+                Ok(reached)
             }
         }
-        Ok(())
+    }
+
+    /// Everything the run needs to continue exactly (see `checkpoint`):
+    /// waits for the queued steps and reads the state back.
+    pub async fn checkpoint(&mut self, ctx: &GpuContext) -> Result<Vec<u8>> {
+        let engine = match &self.engine {
+            Engine::Leapfrog(l) => {
+                let s = l.read(ctx).await?;
+                checkpoint::EngineState::Leapfrog {
+                    pos_mass: s.pos_mass,
+                    vel: s.vel,
+                    acc_pot: s.acc_pot,
+                    index: s.index,
+                }
+            }
+            Engine::Hermite(h) => checkpoint::EngineState::Hermite {
+                offset: h.offset,
+                target: h.target,
+                time: h.sim.time,
+                stats: h.sim.stats.clone(),
+                bodies: h.sim.bodies.clone(),
+            },
+        };
+        Ok(checkpoint::Checkpoint {
+            params: *self.config.params(),
+            time: self.time,
+            steps: self.steps,
+            ids: self.ids.clone(),
+            e0: self.e0,
+            de_max: self.de_max,
+            engine,
+        }
+        .encode())
+    }
+
+    /// The run a checkpoint holds, continuing where it stopped;
+    /// `name` appears in error messages.
+    pub async fn resume(ctx: &GpuContext, bytes: &[u8], name: &str) -> Result<Self> {
+        let c = checkpoint::Checkpoint::decode(bytes, name)?;
+        let config = c.params.validate()?;
+        let engine = match c.engine {
+            checkpoint::EngineState::Leapfrog {
+                pos_mass,
+                vel,
+                acc_pot,
+                index,
+            } => {
+                if c.params.solver.is_hermite() {
+                    return Err(Error::InvalidParameter(format!(
+                        "{name}: a leapfrog state for a Hermite solver"
+                    )));
+                }
+                let state = StateReadback {
+                    pos_mass,
+                    vel,
+                    acc_pot,
+                    index,
+                };
+                Engine::Leapfrog(Box::new(LeapfrogEngine::restore(ctx, &state, c.params)?))
+            }
+            checkpoint::EngineState::Hermite {
+                offset,
+                target,
+                time,
+                stats,
+                bodies,
+            } => {
+                if !c.params.solver.is_hermite() {
+                    return Err(Error::InvalidParameter(format!(
+                        "{name}: a Hermite state for a leapfrog solver"
+                    )));
+                }
+                let sim = crate::hermite::HermiteSimulation::restore(
+                    ctx,
+                    bodies,
+                    c.ids.clone(),
+                    hermite::hermite_config(&c.params),
+                    time,
+                    stats,
+                )?;
+                Engine::Hermite(Box::new(HermiteEngine::restore(
+                    ctx, sim, offset, target, c.params,
+                )?))
+            }
+        };
+        let progress = Arc::new(Progress::default());
+        progress.queued.store(c.steps, Ordering::SeqCst);
+        progress.set_done(c.steps, c.time);
+        Ok(Self {
+            engine,
+            config,
+            ids: c.ids,
+            time: c.time,
+            steps: c.steps,
+            progress,
+            timer: PhaseTimer::new(ctx, TIMER_PASSES),
+            timer_recorded: false,
+            e0: c.e0,
+            de_max: c.de_max,
+            last_good: None,
+        })
     }
 
     /// One leapfrog step recorded with per-phase timestamps, submitted and
@@ -523,12 +639,17 @@ impl Run {
         };
         let e0_reset = self.e0.is_none();
         let e0 = *self.e0.get_or_insert(diagnostics);
+        if e0_reset {
+            self.de_max = 0.0;
+        }
+        self.de_max = self.de_max.max(diagnostics.energy_error(&e0));
         Ok(Readout {
             snapshot,
             acc_pot,
             diagnostics,
             e0,
             e0_reset,
+            de_max: self.de_max,
             steps: self.steps,
             phases,
             interactions,

@@ -114,6 +114,26 @@ impl GpuParticles {
         })
     }
 
+    /// A state as a read-back left it (GPU order, with the forces and the
+    /// upload indices): what a checkpoint restores.
+    pub fn restore(ctx: &GpuContext, state: &StateReadback) -> Result<Self> {
+        let n = state.pos_mass.len();
+        if [state.vel.len(), state.acc_pot.len(), state.index.len()] != [n; 3] || n == 0 {
+            return Err(Error::InvalidParameter(
+                "a restored state needs equal, non-empty arrays".into(),
+            ));
+        }
+        ctx.check_particle_count(n as u64, std::mem::size_of::<PosMass>() as u64)?;
+        let d = &ctx.device;
+        Ok(Self {
+            n: n as u32,
+            pos_mass: storage_buffer(d, "pos_mass", &state.pos_mass),
+            vel: storage_buffer(d, "vel", &state.vel),
+            acc_pot: storage_buffer(d, "acc_pot", &state.acc_pot),
+            id: storage_buffer(d, "id", &state.index),
+        })
+    }
+
     /// Positions, velocities, forces and upload indices of one consistent
     /// state, in GPU order.
     pub async fn read(&self, ctx: &GpuContext) -> Result<StateReadback> {

@@ -1,0 +1,354 @@
+//! Checkpoints: everything a run needs to continue exactly where it was,
+//! in the integrator's own precision, as one versioned binary file with a
+//! checksum. A leapfrog checkpoint holds the GPU state as it lies (the
+//! tree's key order, the forces of the last evaluation, the upload index);
+//! a Hermite checkpoint holds the f64 bodies (each with its own time and
+//! step) and the counters. `Run::resume` of a checkpoint continues
+//! bit-identically to the run that wrote it, on the same adapter.
+//!
+//! Layout (little-endian): magic `WGCHKPT\n`, version (u32), the run
+//! parameters, time, steps, ids, E₀ and dE_max, the engine's state, then
+//! an FNV-1a 64 checksum of everything before it.
+
+use super::params::RunParams;
+use super::SolverKind;
+use crate::error::{Error, Result};
+use crate::gpu::layout::{AccPot, PosMass, Velocity};
+use crate::hermite::{Body, HermiteStats, Precision};
+use crate::state::Diagnostics;
+
+const MAGIC: &[u8; 8] = b"WGCHKPT\n";
+/// The format's version; a reader refuses any other.
+pub const VERSION: u32 = 1;
+
+/// The state of one integrator.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EngineState {
+    /// GPU order: `index[k]` is the input position of record k.
+    Leapfrog {
+        pos_mass: Vec<PosMass>,
+        vel: Vec<Velocity>,
+        acc_pot: Vec<AccPot>,
+        index: Vec<u32>,
+    },
+    Hermite {
+        /// Run time of the integrator's t = 0, its target and its time.
+        offset: f64,
+        target: f64,
+        time: f64,
+        stats: HermiteStats,
+        bodies: Vec<Body>,
+    },
+}
+
+/// A run's complete state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    pub params: RunParams,
+    pub time: f64,
+    pub steps: u64,
+    /// Ids in input order.
+    pub ids: Vec<u64>,
+    pub e0: Option<Diagnostics>,
+    pub de_max: f64,
+    pub engine: EngineState,
+}
+
+/// FNV-1a, 64 bits: a checksum against truncated or damaged files (not
+/// against tampering).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[derive(Default)]
+struct Out(Vec<u8>);
+
+impl Out {
+    fn put(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(b);
+    }
+    fn u32(&mut self, x: u32) {
+        self.put(&x.to_le_bytes());
+    }
+    fn u64(&mut self, x: u64) {
+        self.put(&x.to_le_bytes());
+    }
+    fn f32(&mut self, x: f32) {
+        self.put(&x.to_le_bytes());
+    }
+    fn f64(&mut self, x: f64) {
+        self.put(&x.to_le_bytes());
+    }
+    fn f64s(&mut self, xs: &[f64]) {
+        xs.iter().for_each(|&x| self.f64(x));
+    }
+    fn pod<T: bytemuck::Pod>(&mut self, xs: &[T]) {
+        self.u64(xs.len() as u64);
+        self.put(bytemuck::cast_slice(xs));
+    }
+}
+
+struct In<'a> {
+    b: &'a [u8],
+    at: usize,
+    name: &'a str,
+}
+
+impl In<'_> {
+    fn bad(&self, problem: impl Into<String>) -> Error {
+        Error::BadSnapshot {
+            path: self.name.to_string(),
+            problem: format!("checkpoint: {}", problem.into()),
+        }
+    }
+    fn take(&mut self, k: usize) -> Result<&[u8]> {
+        let end = self.at.checked_add(k).filter(|&e| e <= self.b.len());
+        let Some(end) = end else {
+            return Err(self.bad("truncated"));
+        };
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn f32(&mut self) -> Result<f32> {
+        Ok(f32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn f64s<const K: usize>(&mut self) -> Result<[f64; K]> {
+        let mut a = [0.0; K];
+        for x in &mut a {
+            *x = self.f64()?;
+        }
+        Ok(a)
+    }
+    fn pod<T: bytemuck::Pod>(&mut self, expect: Option<usize>) -> Result<Vec<T>> {
+        let n = self.u64()? as usize;
+        if expect.is_some_and(|e| e != n) {
+            return Err(self.bad(format!(
+                "{n} records where {} were expected",
+                expect.unwrap_or(0)
+            )));
+        }
+        let bytes = n
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| self.bad("record count overflows"))?;
+        Ok(bytemuck::pod_collect_to_vec(self.take(bytes)?))
+    }
+}
+
+fn solver_code(s: SolverKind) -> u32 {
+    SolverKind::ALL
+        .iter()
+        .position(|&k| k == s)
+        .expect("listed") as u32
+}
+
+fn put_diagnostics(o: &mut Out, d: &Diagnostics) {
+    o.f64s(&[d.kinetic, d.potential, d.total, d.virial_ratio]);
+    o.f64s(&d.momentum);
+    o.f64s(&d.angular_momentum);
+    o.f64s(&d.center_of_mass);
+}
+
+fn get_diagnostics(i: &mut In) -> Result<Diagnostics> {
+    let [kinetic, potential, total, virial_ratio] = i.f64s::<4>()?;
+    Ok(Diagnostics {
+        kinetic,
+        potential,
+        total,
+        virial_ratio,
+        momentum: i.f64s()?,
+        angular_momentum: i.f64s()?,
+        center_of_mass: i.f64s()?,
+    })
+}
+
+impl Checkpoint {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut o = Out::default();
+        o.put(MAGIC);
+        o.u32(VERSION);
+        let p = &self.params;
+        o.u32(solver_code(p.solver));
+        o.f32(p.eps);
+        o.f32(p.dt);
+        o.f32(p.theta);
+        o.f64(p.eta);
+        o.u32((p.precision == Precision::Ds) as u32);
+        o.f64(p.dt_max);
+        o.f64(self.time);
+        o.u64(self.steps);
+        o.pod(&self.ids);
+        o.u32(self.e0.is_some() as u32);
+        put_diagnostics(&mut o, &self.e0.unwrap_or_default());
+        o.f64(self.de_max);
+        match &self.engine {
+            EngineState::Leapfrog {
+                pos_mass,
+                vel,
+                acc_pot,
+                index,
+            } => {
+                o.u32(0);
+                o.pod(pos_mass);
+                o.pod(vel);
+                o.pod(acc_pot);
+                o.pod(index);
+            }
+            EngineState::Hermite {
+                offset,
+                target,
+                time,
+                stats,
+                bodies,
+            } => {
+                o.u32(1);
+                o.f64s(&[*offset, *target, *time]);
+                o.u64(stats.block_steps);
+                o.u64(stats.force_evaluations);
+                o.pod(&stats.steps_per_level);
+                o.u64(bodies.len() as u64);
+                for b in bodies {
+                    o.f64s(&[b.mass, b.t0, b.dt]);
+                    for v in [b.pos, b.vel, b.acc, b.jerk, b.snap, b.crackle] {
+                        o.f64s(&v);
+                    }
+                    o.f64(b.pot);
+                }
+            }
+        }
+        let sum = fnv1a(&o.0);
+        o.u64(sum);
+        o.0
+    }
+
+    /// Parses a checkpoint; `name` appears in error messages.
+    pub fn decode(bytes: &[u8], name: &str) -> Result<Self> {
+        let mut i = In {
+            b: bytes,
+            at: 0,
+            name,
+        };
+        if bytes.len() < MAGIC.len() + 12 || &bytes[..8] != MAGIC {
+            return Err(i.bad("not a webgrav checkpoint"));
+        }
+        let body = &bytes[..bytes.len() - 8];
+        let sum = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8 bytes"));
+        if fnv1a(body) != sum {
+            return Err(i.bad("checksum mismatch (damaged or truncated file)"));
+        }
+        i.b = body;
+        i.take(8)?;
+        let version = i.u32()?;
+        if version != VERSION {
+            return Err(i.bad(format!(
+                "version {version}; this webgrav reads version {VERSION}"
+            )));
+        }
+        let solver = *SolverKind::ALL
+            .get(i.u32()? as usize)
+            .ok_or_else(|| i.bad("unknown solver"))?;
+        let params = RunParams {
+            solver,
+            eps: i.f32()?,
+            dt: i.f32()?,
+            theta: i.f32()?,
+            eta: i.f64()?,
+            precision: if i.u32()? == 1 {
+                Precision::Ds
+            } else {
+                Precision::F32
+            },
+            dt_max: i.f64()?,
+        };
+        let time = i.f64()?;
+        let steps = i.u64()?;
+        let ids: Vec<u64> = i.pod(None)?;
+        let n = ids.len();
+        let has_e0 = i.u32()? == 1;
+        let e0 = get_diagnostics(&mut i)?;
+        let de_max = i.f64()?;
+        let engine = match i.u32()? {
+            0 => EngineState::Leapfrog {
+                pos_mass: i.pod(Some(n))?,
+                vel: i.pod(Some(n))?,
+                acc_pot: i.pod(Some(n))?,
+                index: i.pod(Some(n))?,
+            },
+            1 => {
+                let [offset, target, time] = i.f64s::<3>()?;
+                let stats = HermiteStats {
+                    block_steps: i.u64()?,
+                    force_evaluations: i.u64()?,
+                    steps_per_level: i.pod(None)?,
+                };
+                if i.u64()? as usize != n {
+                    return Err(i.bad("body count differs from the id count"));
+                }
+                let mut bodies = Vec::with_capacity(n.min(body.len() / 176));
+                for _ in 0..n {
+                    let [mass, t0, dt] = i.f64s::<3>()?;
+                    bodies.push(Body {
+                        mass,
+                        t0,
+                        dt,
+                        pos: i.f64s()?,
+                        vel: i.f64s()?,
+                        acc: i.f64s()?,
+                        jerk: i.f64s()?,
+                        snap: i.f64s()?,
+                        crackle: i.f64s()?,
+                        pot: i.f64()?,
+                    });
+                }
+                EngineState::Hermite {
+                    offset,
+                    target,
+                    time,
+                    stats,
+                    bodies,
+                }
+            }
+            _ => return Err(i.bad("unknown integrator")),
+        };
+        if i.at != i.b.len() {
+            return Err(i.bad("unexpected bytes after the state"));
+        }
+        if let EngineState::Leapfrog { index, .. } = &engine {
+            let mut seen = vec![false; n];
+            for &k in index {
+                match seen.get_mut(k as usize) {
+                    Some(s) if !*s => *s = true,
+                    _ => return Err(i.bad("the upload index is not a permutation")),
+                }
+            }
+        }
+        Ok(Self {
+            params,
+            time,
+            steps,
+            ids,
+            e0: has_e0.then_some(e0),
+            de_max,
+            engine,
+        })
+    }
+}
