@@ -24,7 +24,10 @@ fn corpus() -> Vec<(String, Format, Vec<u8>)> {
         .into_iter()
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            let format = Format::from_path(&name).unwrap();
+            let format = Format::from_path(&name)
+                .ok()
+                .or_else(|| Format::detect(&std::fs::read(&p).unwrap()))
+                .unwrap_or_else(|| panic!("{name}: unknown format"));
             (name, format, std::fs::read(&p).unwrap())
         })
         .collect()

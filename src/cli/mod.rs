@@ -178,9 +178,17 @@ struct InitialArgs {
     /// Random seed of the model.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Start from this snapshot (.tipsy, .bonsai, .csv) instead of a model.
+    /// Start from this snapshot instead of a model (.tipsy, .bonsai, .csv,
+    /// .gadget, or a Tipsy, Gadget-2 or CSV file of any name; a Gadget-2
+    /// snapshot of several files by any of them).
     #[arg(long = "in")]
     input: Option<String>,
+    /// The input is in physical units: its length unit in kpc, mass unit
+    /// in M☉ and velocity unit in km/s (Gadget-2's defaults: 1 1e10 1);
+    /// it is converted to webgrav's G = 1 units as Bonsai chooses them
+    /// (1 kpc, 2.325e9 M☉, 100 km/s; time unit 9.78 Myr).
+    #[arg(long, num_args = 3, value_names = ["KPC", "MSUN", "KMS"])]
+    units: Option<Vec<f64>>,
 }
 
 impl InitialArgs {
@@ -189,7 +197,19 @@ impl InitialArgs {
     /// before anything is generated.
     fn load(&self, ctx: &GpuContext, solver: SolverKind) -> Result<Snapshot> {
         match &self.input {
-            Some(path) => snapshot::read_file(path),
+            Some(path) => {
+                let mut snap = snapshot::read_file(path)?;
+                if let Some(u) = &self.units {
+                    if !u.iter().all(|x| x.is_finite() && *x > 0.0) {
+                        return Err(Error::InvalidParameter(format!(
+                            "--units must be three positive numbers, got {u:?}"
+                        )));
+                    }
+                    snapshot::gadget::to_nbody(&mut snap, u[0], u[1], u[2]);
+                }
+                note_types(&snap, path);
+                Ok(snap)
+            }
             None => {
                 let n = self.n as u64;
                 check_device_particle_count(ctx, n, solver)?;
@@ -244,6 +264,19 @@ impl SolverArgs {
             dt_max: self.dt_max,
         }
         .validate()
+    }
+}
+
+/// Says how the particle types of an input are treated.
+fn note_types(snap: &Snapshot, path: &str) {
+    if let Some(types) = &snap.types {
+        let gas = types.iter().filter(|&&t| t == 0).count();
+        if gas > 0 {
+            say!(
+                "{path}: {gas} gas particles are integrated as collisionless (webgrav has no \
+                 hydrodynamics)"
+            );
+        }
     }
 }
 

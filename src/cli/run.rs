@@ -149,6 +149,8 @@ struct Series {
     bonsai_names: bool,
     /// (file, time, steps, N) of every snapshot written.
     entries: Vec<(String, f64, u64, usize)>,
+    /// The input's particle types, kept in every file.
+    types: Option<Vec<u8>>,
 }
 
 impl Series {
@@ -168,17 +170,25 @@ impl Series {
             format,
             bonsai_names: a.bonsai_names,
             entries: Vec::new(),
+            types: None,
         }))
     }
 
     /// Writes one snapshot and rewrites the index (atomically), so the
     /// index always lists exactly the files that are complete.
     fn write(&mut self, snap: &Snapshot, steps: u64) -> Result<()> {
-        let ext = match self.format {
-            Format::Tipsy => "tipsy",
-            Format::TipsyBonsai => "bonsai",
-            Format::Csv => "csv",
+        let typed;
+        let snap = match (&self.types, &snap.types) {
+            (Some(t), None) => {
+                typed = Snapshot {
+                    types: Some(t.clone()),
+                    ..snap.clone()
+                };
+                &typed
+            }
+            _ => snap,
         };
+        let ext = self.format.extension();
         let name = if self.bonsai_names {
             format!("snap_{:09.4}-0", snap.time)
         } else {
@@ -193,7 +203,7 @@ impl Series {
             .iter()
             .map(|(file, t, s, n)| serde_json::json!({"file": file, "time": t, "step": s, "n": n}))
             .collect();
-        let doc = serde_json::json!({"format": ext, "snapshots": index});
+        let doc = serde_json::json!({"format": self.format.extension(), "snapshots": index});
         snapshot::write_atomic(
             &format!("{}/index.json", self.dir),
             doc.to_string().as_bytes(),
@@ -231,6 +241,7 @@ pub async fn run(a: RunArgs) -> Result<()> {
     let ctx = GpuContext::headless().await?;
     say!("adapter: {}", ctx.adapter_summary());
     let clock = now_ms();
+    let mut types = None;
     let mut run = match &a.resume {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|source| Error::Io {
@@ -248,6 +259,7 @@ pub async fn run(a: RunArgs) -> Result<()> {
         None => {
             let config = a.solver.config(a.dt)?;
             let start = a.initial.load(&ctx, config.solver())?;
+            types = start.types.clone();
             Run::new(&ctx, &start.particles, start.time, config).await?
         }
     };
@@ -258,6 +270,9 @@ pub async fn run(a: RunArgs) -> Result<()> {
         p.dt as f64
     };
     check_schedule(&a, run.time(), step, p.solver.is_hermite())?;
+    if let Some(s) = series.as_mut() {
+        s.types = types.clone();
+    }
     RUNNING.store(true, Ordering::SeqCst);
     let result = integrate(&a, &ctx, &mut run, clock, &mut series, &mut log).await;
     RUNNING.store(false, Ordering::SeqCst);
@@ -280,6 +295,10 @@ pub async fn run(a: RunArgs) -> Result<()> {
         Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned(), Err(e)),
         Err(e) => (None, Err(e)),
     };
+    let state = state.map(|s| Snapshot {
+        types: s.types.or(types),
+        ..s
+    });
     if let (Some(path), Some(snap)) = (&a.out, &state) {
         let written = snapshot::write_file(path, snap)?;
         if outcome.is_err() {

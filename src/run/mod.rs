@@ -271,7 +271,7 @@ impl Run {
                 time,
                 particles: particles.clone(),
                 softening: config.params().eps,
-                potential: None,
+                ..Default::default()
             }),
         })
     }
@@ -606,6 +606,7 @@ impl Run {
                     particles: p,
                     softening: self.config.params().eps,
                     potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
+                    types: None,
                 };
                 (snap, acc_pot, d, interactions, None)
             }
@@ -618,6 +619,7 @@ impl Run {
                     particles,
                     softening: self.config.params().eps,
                     potential: Some(pot),
+                    types: None,
                 };
                 let status = HermiteReadout {
                     stats: h.sim.stats.clone(),

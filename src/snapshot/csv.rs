@@ -58,6 +58,17 @@ struct Columns {
     width: usize,
 }
 
+/// Whether `head` (a file's first bytes) looks like a CSV snapshot: text
+/// whose first non-comment line names the x column.
+pub fn looks_like(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{feff}');
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| fields(l).iter().any(|f| f.eq_ignore_ascii_case("x")))
+}
+
 /// The fields of one CSV record (RFC 4180: a field may be quoted, `""`
 /// inside quotes is a quote), trimmed.
 fn fields(line: &str) -> Vec<String> {

@@ -3,7 +3,7 @@
 //! a file's mode, write through symbolic links and leave nothing behind
 //! when they fail or the process is interrupted.
 
-use super::{iord, tipsy, Format, Snapshot};
+use super::{gadget, iord, tipsy, Format, Snapshot};
 use crate::error::{Error, Result};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -21,10 +21,36 @@ fn io_error(path: &str, source: std::io::Error) -> Error {
     }
 }
 
-/// Reads a snapshot file, the format chosen by its extension; a standard
-/// Tipsy file takes its ids from a `.iord` side file where there is one.
+/// Reads a snapshot file, the format chosen by its extension or, without
+/// a known one, by its content (Bonsai's and Gadget's files often carry
+/// none). A standard Tipsy file takes its ids from a `.iord` side file
+/// where there is one; a Gadget-2 snapshot of several files is read whole
+/// from any of them (`snap_000.0`, `snap_000.1`, …, or `snap_000` for
+/// the set).
 pub fn read_file(path: &str) -> Result<Snapshot> {
-    let format = Format::from_path(path)?;
+    let (path, head) = match first_bytes(path) {
+        // `snap_000` standing for the files `snap_000.0`, `snap_000.1`, …
+        Err(_) if !Path::new(path).exists() && Path::new(&format!("{path}.0")).is_file() => {
+            let first = format!("{path}.0");
+            let head = first_bytes(&first)?;
+            (first, head)
+        }
+        r => (path.to_string(), r?),
+    };
+    let path = path.as_str();
+    let format = match Format::from_path(path) {
+        Ok(f) => f,
+        Err(_) => Format::detect(&head).ok_or_else(|| Error::BadSnapshot {
+            path: path.to_string(),
+            problem: "not a snapshot webgrav knows by its name (.tipsy, .bonsai, .csv, \
+                      .gadget) or its content (tried Tipsy's header, Gadget-2's first \
+                      record, a CSV header)"
+                .into(),
+        })?,
+    };
+    if format == Format::Gadget {
+        return gadget::decode_files(&gadget_files(path)?);
+    }
     let bytes = read_bounded(path, format)?;
     let mut snap = format.decode(&bytes, path)?;
     if format == Format::Tipsy {
@@ -37,6 +63,54 @@ pub fn read_file(path: &str) -> Result<Snapshot> {
         }
     }
     Ok(snap)
+}
+
+/// The first 32 bytes of a file (fewer if it is shorter).
+fn first_bytes(path: &str) -> Result<Vec<u8>> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    if file.metadata().map_err(|e| io_error(path, e))?.is_dir() {
+        return Err(Error::InvalidParameter(format!("'{path}' is a directory")));
+    }
+    let mut head = Vec::new();
+    file.take(32)
+        .read_to_end(&mut head)
+        .map_err(|e| io_error(path, e))?;
+    Ok(head)
+}
+
+/// The files of a Gadget-2 snapshot, `path` among them, with their bytes:
+/// `NAME.k` for k = 0 … num_files − 1 where the header asks for several.
+fn gadget_files(path: &str) -> Result<Vec<(String, Vec<u8>)>> {
+    // A file's size follows from its header's counts: 40 bytes per
+    // particle at most (positions, velocities, 64-bit ids, masses) and the
+    // framing; a device or pipe is not read beyond that.
+    let read = |p: &str| -> Result<Vec<u8>> {
+        let head = read_capped(p, 4 + 256 + 4 + 16)?;
+        let counts: u64 = gadget::decode_counts(&head).unwrap_or(0);
+        read_capped(p, 4096 + 40 * counts)
+    };
+    let first = read(path)?;
+    let (h, _, _) = gadget::decode_file(&first, path)?;
+    if h.num_files <= 1 {
+        return Ok(vec![(path.to_string(), first)]);
+    }
+    let stem = path
+        .rsplit_once('.')
+        .filter(|(_, k)| k.parse::<u32>().is_ok())
+        .map(|(s, _)| s)
+        .ok_or_else(|| Error::BadSnapshot {
+            path: path.to_string(),
+            problem: format!(
+                "one of {} files, but its name does not end in .NUMBER",
+                h.num_files
+            ),
+        })?;
+    (0..h.num_files)
+        .map(|k| {
+            let p = format!("{stem}.{k}");
+            Ok((p.clone(), read(&p)?))
+        })
+        .collect()
 }
 
 fn read_capped(path: &str, cap: u64) -> Result<Vec<u8>> {
@@ -70,6 +144,7 @@ fn read_bounded(path: &str, format: Format) -> Result<Vec<u8>> {
                 .map_err(|e| io_error(path, e))?;
             Ok(head)
         }
+        Format::Gadget => unreachable!("read by gadget_files"),
         Format::Csv => {
             // A regular file's size, plus one byte: reaching it means the
             // file grew while being read.

@@ -253,11 +253,20 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
             p.id.push(id);
         }
     }
+    // Types as Gadget numbers them (gas 0, dark 1, star 4), where the
+    // file mixes kinds.
+    let types = (h.nsph > 0 || h.nstar > 0).then(|| {
+        [(h.nsph, 0u8), (h.ndark, 1), (h.nstar, 4)]
+            .iter()
+            .flat_map(|&(count, t)| std::iter::repeat_n(t, count as usize))
+            .collect()
+    });
     let snap = Snapshot {
         time: h.time,
         particles: p,
         softening: softening.unwrap_or(0.0),
         potential: potential.iter().any(|&x| x != 0.0).then_some(potential),
+        types,
     };
     checked(snap, name)
 }

@@ -1,0 +1,504 @@
+//! Gadget-2 snapshots (Springel 2005; the user guide's §6): format 1, a
+//! sequence of Fortran records (each framed by its byte length) HEAD, POS,
+//! VEL, ID, MASS (only for types whose header mass is 0), then gas-only
+//! blocks; and format 2, where a small labelled record (`"POS "` and the
+//! next block's size) precedes each block. Both byte orders, 32- or 64-bit
+//! ids, several files per snapshot (`snap_000.0`, `snap_000.1`, …; the
+//! header's `num_files`). Particle types: 0 gas (read as collisionless), 1
+//! halo, 2 disk, 3 bulge, 4 stars, 5 boundary. Values are taken in the
+//! file's units (`to_nbody` converts physical ones). Format 1 is written,
+//! little-endian, one file.
+
+use super::{bad, checked, Snapshot};
+use crate::error::Result;
+use crate::gpu::layout::{PosMass, Velocity};
+use crate::state::Particles;
+
+/// Bytes of the header block.
+const HEADER_BYTES: usize = 256;
+
+/// What one file's header says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    /// Particles of each type in this file.
+    pub npart: [u32; 6],
+    /// Mass of each type when all its particles weigh the same (else 0:
+    /// the MASS block holds them).
+    pub mass: [f64; 6],
+    pub time: f64,
+    /// Particles of each type in all files (low and high 32 bits).
+    pub npart_total: [u64; 6],
+    pub num_files: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Endian {
+    Little,
+    Big,
+}
+
+/// Reads Fortran records of one byte order, each checked against its
+/// trailing length.
+struct Records<'a> {
+    b: &'a [u8],
+    at: usize,
+    endian: Endian,
+    /// Format 2: a labelled record precedes each block.
+    labelled: bool,
+    name: &'a str,
+}
+
+impl<'a> Records<'a> {
+    fn u32_at(&self, at: usize) -> Option<u32> {
+        let w: [u8; 4] = self.b.get(at..at + 4)?.try_into().ok()?;
+        Some(match self.endian {
+            Endian::Little => u32::from_le_bytes(w),
+            Endian::Big => u32::from_be_bytes(w),
+        })
+    }
+
+    /// The next record's payload; `what` names it in errors.
+    fn record(&mut self, what: &str) -> Result<&'a [u8]> {
+        let len = self
+            .u32_at(self.at)
+            .ok_or_else(|| bad(self.name, format!("truncated before the {what} block")))?
+            as usize;
+        let start = self.at + 4;
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e + 4 <= self.b.len())
+            .ok_or_else(|| {
+                bad(
+                    self.name,
+                    format!("the {what} block announces {len} bytes, more than the file holds"),
+                )
+            })?;
+        if self.u32_at(end) != Some(len as u32) {
+            return Err(bad(
+                self.name,
+                format!(
+                    "the {what} block's record markers disagree ({len} before, {:?} after)",
+                    self.u32_at(end)
+                ),
+            ));
+        }
+        self.at = end + 4;
+        Ok(&self.b[start..end])
+    }
+
+    /// The next block (after its label record in format 2).
+    fn block(&mut self, label: &str) -> Result<&'a [u8]> {
+        if self.labelled {
+            let tag = self.record(&format!("{label} label"))?;
+            if tag.len() != 8 {
+                return Err(bad(
+                    self.name,
+                    format!("a {}-byte block label, expected 8", tag.len()),
+                ));
+            }
+            let found = String::from_utf8_lossy(&tag[..4]).trim().to_string();
+            if found != label.trim() {
+                return Err(bad(
+                    self.name,
+                    format!("block '{found}' where '{}' was expected", label.trim()),
+                ));
+            }
+        }
+        self.record(label)
+    }
+
+    fn f32s(&self, bytes: &[u8]) -> Vec<f32> {
+        bytes
+            .chunks_exact(4)
+            .map(|c| {
+                let w: [u8; 4] = c.try_into().expect("4 bytes");
+                match self.endian {
+                    Endian::Little => f32::from_le_bytes(w),
+                    Endian::Big => f32::from_be_bytes(w),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The byte order and format of a Gadget-2 file, if its first record says
+/// it is one (the header record of 256 bytes, or format 2's 8-byte label
+/// record "HEAD").
+fn layout_of(bytes: &[u8]) -> Option<(Endian, bool)> {
+    let first: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
+    for endian in [Endian::Little, Endian::Big] {
+        let n = match endian {
+            Endian::Little => u32::from_le_bytes(first),
+            Endian::Big => u32::from_be_bytes(first),
+        };
+        if n == HEADER_BYTES as u32 {
+            return Some((endian, false));
+        }
+        if n == 8 && bytes.get(4..8) == Some(b"HEAD") {
+            return Some((endian, true));
+        }
+    }
+    None
+}
+
+/// The particles a file's header announces (from its first 280 bytes),
+/// if they are a Gadget-2 header.
+pub fn decode_counts(head: &[u8]) -> Option<u64> {
+    let (endian, labelled) = layout_of(head)?;
+    let at = if labelled { 20 } else { 4 };
+    (0..6)
+        .map(|k| {
+            let w: [u8; 4] = head.get(at + 4 * k..at + 4 * k + 4)?.try_into().ok()?;
+            Some(match endian {
+                Endian::Little => u32::from_le_bytes(w),
+                Endian::Big => u32::from_be_bytes(w),
+            } as u64)
+        })
+        .sum()
+}
+
+/// Whether `bytes` look like a Gadget-2 file.
+pub fn is_gadget(bytes: &[u8]) -> bool {
+    layout_of(bytes).is_some()
+}
+
+fn header(r: &Records, h: &[u8]) -> Header {
+    let i32s = |at: usize, k: usize| -> u32 { r.u32_at_slice(h, at + 4 * k) };
+    let f64_at = |at: usize| -> f64 {
+        let w: [u8; 8] = h[at..at + 8].try_into().expect("8 bytes");
+        match r.endian {
+            Endian::Little => f64::from_le_bytes(w),
+            Endian::Big => f64::from_be_bytes(w),
+        }
+    };
+    let npart = std::array::from_fn(|k| i32s(0, k));
+    let mass = std::array::from_fn(|k| f64_at(24 + 8 * k));
+    let low: [u32; 6] = std::array::from_fn(|k| i32s(96, k));
+    let high: [u32; 6] = std::array::from_fn(|k| i32s(168, k));
+    Header {
+        npart,
+        mass,
+        time: f64_at(72),
+        npart_total: std::array::from_fn(|k| low[k] as u64 | (high[k] as u64) << 32),
+        num_files: i32s(124, 0),
+    }
+}
+
+impl Records<'_> {
+    fn u32_at_slice(&self, s: &[u8], at: usize) -> u32 {
+        let w: [u8; 4] = s[at..at + 4].try_into().expect("4 bytes");
+        match self.endian {
+            Endian::Little => u32::from_le_bytes(w),
+            Endian::Big => u32::from_be_bytes(w),
+        }
+    }
+}
+
+/// One file of a snapshot: its header, particles (in type order) and their
+/// types.
+pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u8>)> {
+    let (endian, labelled) = layout_of(bytes).ok_or_else(|| {
+        bad(
+            name,
+            "not a Gadget-2 file: the first record is neither the 256-byte header nor a HEAD label",
+        )
+    })?;
+    let mut r = Records {
+        b: bytes,
+        at: 0,
+        endian,
+        labelled,
+        name,
+    };
+    let hb = r.block("HEAD")?;
+    if hb.len() != HEADER_BYTES {
+        return Err(bad(
+            name,
+            format!("a {}-byte header, expected 256", hb.len()),
+        ));
+    }
+    let h = header(&r, hb);
+    if h.npart.iter().any(|&n| n > i32::MAX as u32) || !h.time.is_finite() {
+        return Err(bad(
+            name,
+            "header with negative counts or a non-finite time",
+        ));
+    }
+    let n: u64 = h.npart.iter().map(|&x| x as u64).sum();
+    if n == 0 {
+        return Err(bad(name, "header announces no particles"));
+    }
+    let n = n as usize;
+    // Format 1: the blocks in their fixed order. Format 2: by label, in
+    // any order, ID optional (some writers, pynbody's among them, leave it
+    // out; particles are then numbered in file order).
+    let variable: usize = (0..6)
+        .filter(|&k| h.mass[k] == 0.0)
+        .map(|k| h.npart[k] as usize)
+        .sum();
+    let (pos, vel, ids, masses) = if labelled {
+        let mut found: Vec<(String, &[u8])> = Vec::new();
+        while r.at < bytes.len() {
+            let tag = r.record("block label")?;
+            if tag.len() != 8 {
+                return Err(bad(
+                    name,
+                    format!("a {}-byte block label, expected 8", tag.len()),
+                ));
+            }
+            let label = String::from_utf8_lossy(&tag[..4]).trim().to_string();
+            let block = r.record(&label)?;
+            found.push((label, block));
+        }
+        let get = |l: &str| found.iter().find(|(k, _)| k == l).map(|(_, b)| *b);
+        let need = |l: &str| get(l).ok_or_else(|| bad(name, format!("no {l} block")));
+        let masses = if variable > 0 {
+            Some(need("MASS")?)
+        } else {
+            None
+        };
+        (need("POS")?, need("VEL")?, get("ID"), masses)
+    } else {
+        let pos = r.block("POS ")?;
+        let vel = r.block("VEL ")?;
+        let ids = r.block("ID  ")?;
+        let masses = if variable > 0 {
+            Some(r.block("MASS")?)
+        } else {
+            None
+        };
+        (pos, vel, Some(ids), masses)
+    };
+    // Every block's size follows from the counts: a lying header is caught
+    // before anything is allocated for it.
+    for (what, block, per) in [("POS", pos, 12), ("VEL", vel, 12)] {
+        if block.len() != per * n {
+            return Err(bad(
+                name,
+                format!(
+                    "{what} holds {} bytes, the header's {n} particles need {}",
+                    block.len(),
+                    per * n
+                ),
+            ));
+        }
+    }
+    let id: Vec<u64> = match ids {
+        None => (0..n as u64).collect(),
+        Some(ids) if ids.len() == 4 * n => ids
+            .chunks_exact(4)
+            .map(|c| r.u32_at_slice(c, 0) as u64)
+            .collect(),
+        Some(ids) if ids.len() == 8 * n => ids
+            .chunks_exact(8)
+            .map(|c| {
+                let w: [u8; 8] = c.try_into().expect("8 bytes");
+                match endian {
+                    Endian::Little => u64::from_le_bytes(w),
+                    Endian::Big => u64::from_be_bytes(w),
+                }
+            })
+            .collect(),
+        Some(ids) => {
+            return Err(bad(
+                name,
+                format!("ID holds {} bytes for {n} particles", ids.len()),
+            ))
+        }
+    };
+    let masses = match masses {
+        Some(m) if m.len() == 4 * variable => r.f32s(m),
+        Some(m) => {
+            return Err(bad(
+                name,
+                format!(
+                    "MASS holds {} bytes, the header's types need {}",
+                    m.len(),
+                    4 * variable
+                ),
+            ))
+        }
+        None => Vec::new(),
+    };
+    let (x, v) = (r.f32s(pos), r.f32s(vel));
+    let mut p = Particles {
+        pos_mass: Vec::with_capacity(n),
+        vel: Vec::with_capacity(n),
+        id,
+    };
+    let mut types = Vec::with_capacity(n);
+    let mut next_mass = masses.iter();
+    let mut k = 0;
+    for t in 0..6 {
+        for _ in 0..h.npart[t] {
+            let mass = if h.mass[t] == 0.0 {
+                *next_mass.next().expect("counted above")
+            } else {
+                h.mass[t] as f32
+            };
+            p.pos_mass.push(PosMass {
+                pos: [x[3 * k], x[3 * k + 1], x[3 * k + 2]],
+                mass,
+            });
+            p.vel
+                .push(Velocity::new([v[3 * k], v[3 * k + 1], v[3 * k + 2]]));
+            types.push(t as u8);
+            k += 1;
+        }
+    }
+    Ok((h, p, types))
+}
+
+/// A whole snapshot from its files' bytes (in file order); `name` appears
+/// in error messages.
+pub fn decode_files(files: &[(String, Vec<u8>)]) -> Result<Snapshot> {
+    let mut all = Particles::default();
+    let mut types = Vec::new();
+    let mut first: Option<Header> = None;
+    for (name, bytes) in files {
+        let (h, p, t) = decode_file(bytes, name)?;
+        if let Some(f) = &first {
+            if f.num_files != h.num_files || f.time != h.time {
+                return Err(bad(name, "its header disagrees with the first file's"));
+            }
+        }
+        all.pos_mass.extend(p.pos_mass);
+        all.vel.extend(p.vel);
+        all.id.extend(p.id);
+        types.extend(t);
+        first.get_or_insert(h);
+    }
+    let h = first.ok_or_else(|| bad("gadget", "no files"))?;
+    let name = &files[0].0;
+    let total: u64 = h.npart_total.iter().sum();
+    if total != 0 && total != all.len() as u64 {
+        return Err(bad(
+            name,
+            format!(
+                "the files hold {} particles, the header's total is {total}",
+                all.len()
+            ),
+        ));
+    }
+    checked(
+        Snapshot {
+            time: h.time,
+            particles: all,
+            types: Some(types),
+            ..Default::default()
+        },
+        name,
+    )
+}
+
+/// A single-file snapshot's bytes.
+pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
+    let (h, _, _) = decode_file(bytes, name)?;
+    if h.num_files > 1 {
+        return Err(bad(
+            name,
+            format!(
+                "one of {} files of a snapshot: read it by its file name",
+                h.num_files
+            ),
+        ));
+    }
+    decode_files(&[(name.to_string(), bytes.to_vec())])
+}
+
+/// Format 1, little-endian, one file: particles grouped by type (type 1,
+/// halo, where the snapshot has none), 64-bit ids, a MASS block unless all
+/// particles of a type weigh the same.
+pub fn encode(snap: &Snapshot) -> Vec<u8> {
+    let p = &snap.particles;
+    let n = p.len();
+    let types: Vec<u8> = match &snap.types {
+        Some(t) if t.len() == n => t.iter().map(|&t| t.min(5)).collect(),
+        _ => vec![1; n],
+    };
+    // Gadget wants the particles of each type together, in type order.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&k| types[k]);
+    let mut npart = [0u32; 6];
+    for &t in &types {
+        npart[t as usize] += 1;
+    }
+    let mut mass = [0f64; 6];
+    for t in 0..6 {
+        let mut ms = order
+            .iter()
+            .filter(|&&k| types[k] as usize == t)
+            .map(|&k| p.pos_mass[k].mass);
+        if let Some(m0) = ms.next() {
+            if ms.all(|m| m == m0) {
+                mass[t] = m0 as f64;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut record = |payload: &[u8]| {
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(payload);
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    };
+    let mut h = Vec::with_capacity(HEADER_BYTES);
+    npart
+        .iter()
+        .for_each(|x| h.extend_from_slice(&x.to_le_bytes()));
+    mass.iter()
+        .for_each(|x| h.extend_from_slice(&x.to_le_bytes()));
+    h.extend_from_slice(&snap.time.to_le_bytes());
+    h.extend_from_slice(&0f64.to_le_bytes()); // redshift
+    h.extend_from_slice(&[0u8; 8]); // flag_sfr, flag_feedback
+    npart
+        .iter()
+        .for_each(|x| h.extend_from_slice(&x.to_le_bytes())); // npartTotal
+    h.extend_from_slice(&0u32.to_le_bytes()); // flag_cooling
+    h.extend_from_slice(&1u32.to_le_bytes()); // num_files
+    h.extend_from_slice(&[0u8; 32]); // BoxSize, Omega0, OmegaLambda, HubbleParam
+    h.extend_from_slice(&[0u8; 8]); // flag_stellarage, flag_metals
+    h.extend_from_slice(&[0u8; 24]); // npartTotalHighWord
+    h.resize(HEADER_BYTES, 0);
+    record(&h);
+    let f32s = |f: &dyn Fn(usize) -> [f32; 3]| -> Vec<u8> {
+        order
+            .iter()
+            .flat_map(|&k| f(k))
+            .flat_map(f32::to_le_bytes)
+            .collect()
+    };
+    record(&f32s(&|k| p.pos_mass[k].pos));
+    record(&f32s(&|k| p.vel[k].vel));
+    let ids: Vec<u8> = order.iter().flat_map(|&k| p.id[k].to_le_bytes()).collect();
+    record(&ids);
+    let variable: Vec<u8> = order
+        .iter()
+        .filter(|&&k| mass[types[k] as usize] == 0.0)
+        .flat_map(|&k| p.pos_mass[k].mass.to_le_bytes())
+        .collect();
+    if !variable.is_empty() {
+        record(&variable);
+    }
+    out
+}
+
+/// Converts a snapshot in physical units (lengths of `kpc` kpc, masses of
+/// `msun` solar masses, velocities of `kms` km/s per file unit) into
+/// webgrav's G = 1 units as Bonsai chooses them: 1 kpc, 2.325e9 M☉ and
+/// 100 km/s (then G = 1 to 0.1 %), so the numbers mean the same in both
+/// codes.
+pub fn to_nbody(snap: &mut Snapshot, kpc: f64, msun: f64, kms: f64) {
+    const MASS_UNIT_MSUN: f64 = 2.325e9;
+    const VELOCITY_UNIT_KMS: f64 = 100.0;
+    let (fl, fm, fv) = (kpc, msun / MASS_UNIT_MSUN, kms / VELOCITY_UNIT_KMS);
+    for p in &mut snap.particles.pos_mass {
+        p.pos = p.pos.map(|x| (x as f64 * fl) as f32);
+        p.mass = (p.mass as f64 * fm) as f32;
+    }
+    for v in &mut snap.particles.vel {
+        v.vel = v.vel.map(|x| (x as f64 * fv) as f32);
+    }
+    // Time unit = kpc / (100 km/s) = 9.78 Myr; a file's time unit is its
+    // length unit over its velocity unit.
+    snap.time *= fl / fv;
+}
