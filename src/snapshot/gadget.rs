@@ -423,18 +423,17 @@ pub fn encode(snap: &Snapshot) -> Vec<u8> {
     for &t in &types {
         npart[t as usize] += 1;
     }
-    let mut mass = [0f64; 6];
-    for t in 0..6 {
+    // A type's mass goes into the header when all its particles share it.
+    let mass: [f64; 6] = std::array::from_fn(|t| {
         let mut ms = order
             .iter()
             .filter(|&&k| types[k] as usize == t)
             .map(|&k| p.pos_mass[k].mass);
-        if let Some(m0) = ms.next() {
-            if ms.all(|m| m == m0) {
-                mass[t] = m0 as f64;
-            }
+        match ms.next() {
+            Some(m0) if ms.all(|m| m == m0) => m0 as f64,
+            _ => 0.0,
         }
-    }
+    });
     let mut out = Vec::new();
     let mut record = |payload: &[u8]| {
         out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
