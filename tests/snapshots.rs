@@ -372,7 +372,7 @@ fn physical_units_convert_to_g_equals_one() {
     webgrav::snapshot::gadget::to_nbody(&mut s, 1.0, 1e10, 1.0);
     let p = &s.particles;
     assert_eq!(p.pos_mass[0].pos[0], 8.0);
-    assert!((p.pos_mass[0].mass - 4.3010752).abs() < 1e-6);
+    assert!((p.pos_mass[0].mass as f64 - 1e10 / 2.325e9).abs() < 1e-6);
     assert!((p.vel[0].vel[0] - 2.2).abs() < 1e-6);
     // 1 kpc / (1 km/s) in time units of kpc / (100 km/s).
     assert!((s.time - 100.0).abs() < 1e-9);
