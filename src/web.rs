@@ -767,7 +767,10 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
         ("potential", d.potential),
         ("energy", d.total),
         ("energy_error", r.energy_error()),
+        ("energy_error_max", r.de_max),
         ("virial", d.virial_ratio),
+        ("momentum", norm3(d.momentum)),
+        ("angular_momentum", norm3(d.angular_momentum)),
     ] {
         set(&obj, k, v);
     }
@@ -801,6 +804,10 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
     }
     s.last_snapshot = Some(r.snapshot);
     obj
+}
+
+fn norm3(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
 
 /// Draws the current state on the canvas.

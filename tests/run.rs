@@ -205,3 +205,44 @@ fn damaged_checkpoints_are_refused() {
     refuse(&bytes[..bytes.len() - 9], "checksum");
     refuse(b"not a checkpoint at all", "not a webgrav checkpoint");
 }
+
+// A Hermite state goes to CSV in full f64 precision: the text reads back
+// to the very f64 the integrator holds (not its f32 rounding); the CLI
+// writes that form for Hermite runs.
+#[test]
+fn hermite_csv_keeps_every_f64_bit() {
+    let ctx = common::gpu();
+    let p = start();
+    let config = params(SolverKind::Hermite4).validate().unwrap();
+    let r = block_on(async {
+        let mut run = Run::new(&ctx, &p, 0.0, config).await.unwrap();
+        run.run_to(&ctx, 0.125, |_, _| true).await.unwrap();
+        run.readout(&ctx).await.unwrap()
+    });
+    let state = r.state_f64.expect("Hermite holds f64");
+    let text = String::from_utf8(webgrav::snapshot::csv::encode_f64(
+        &r.snapshot.particles.id,
+        &state,
+        r.snapshot.time,
+    ))
+    .unwrap();
+    let mut rounded = 0;
+    for (line, (m, x, v)) in text.lines().skip(1).zip(&state) {
+        let f: Vec<f64> = line
+            .split(',')
+            .skip(1)
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert_eq!(&f[..3], x, "{line}");
+        assert_eq!(&f[3..6], v, "{line}");
+        assert_eq!(f[6], *m);
+        rounded += (x[0] as f32 as f64 != x[0]) as usize;
+    }
+    // The positions really carry more than f32 holds.
+    assert!(rounded > 200, "{rounded}");
+    // And webgrav's own reader takes the file (at f32).
+    let back = webgrav::snapshot::Format::Csv
+        .decode(text.as_bytes(), "h.csv")
+        .unwrap();
+    assert_eq!(back.particles.pos_mass, r.snapshot.particles.pos_mass);
+}

@@ -55,6 +55,8 @@ W.viewChanged = () => {
 
 W.restarted = () => {
   W.history = { energy: [], radii: [[], [], []], marks: [] };
+  W.log = [];
+  W.startedAt = performance.now();
   W.pendingSteps = 0;
   W.dirty = true;
   W.sps = [];
@@ -156,6 +158,18 @@ function maybeReadout(now) {
   W.app.readout().then((r) => {
     W.last = r;
     W.readouts++;
+    // The run log, with the keys of the CLI's (`webgrav run --log`).
+    const line = {
+      t: r.time, steps: r.steps, energy: r.energy, kinetic: r.kinetic, potential: r.potential,
+      rel_energy_error: r.energy_error, rel_energy_error_max: r.energy_error_max,
+      virial_ratio: r.virial, momentum: r.momentum, angular_momentum: r.angular_momentum,
+      wall_s: (performance.now() - W.startedAt) / 1000,
+    };
+    if (r.phases) line.phase_ms = Object.fromEntries(r.phases);
+    if (r.pp !== undefined) Object.assign(line, { pp_per_particle: r.pp, pc_per_particle: r.pc });
+    if (r.hermite) Object.assign(line, { block_steps: r.block_steps, force_evaluations: r.force_evaluations, particles_per_level: r.levels });
+    W.log.push(line);
+    if (W.log.length > 100000) W.log.splice(0, W.log.length - 100000);
     W.readSteps = r.steps;
     const h = W.history;
     if (r.e0_reset && h.energy.length) h.marks.push(r.time);

@@ -72,6 +72,10 @@ const Controls = {
     document.getElementById("export-csv").addEventListener("click", () => Controls.exportState(W, "csv"));
     document.getElementById("lost-tipsy").addEventListener("click", () => Controls.exportState(W, "tipsy"));
     document.getElementById("lost-csv").addEventListener("click", () => Controls.exportState(W, "csv"));
+    document.getElementById("export-log").addEventListener("click", () => {
+      const text = W.log.map((l) => JSON.stringify(l)).join("\n") + "\n";
+      download(new Blob([text], { type: "application/x-ndjson" }), `${fileStem(W.time)}.log.jsonl`);
+    });
     document.getElementById("export-png").addEventListener("click", () => {
       // toBlob must run in the task that drew the frame (WebGPU canvases
       // hand their image to the page only until the frame is presented).

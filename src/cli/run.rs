@@ -9,6 +9,7 @@ use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArg
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
+use crate::hermite::State64;
 use crate::run::{Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
@@ -45,7 +46,7 @@ pub struct RunArgs {
     /// Format of the series: tipsy, bonsai or csv.
     #[arg(long, default_value = "bonsai")]
     snap_format: String,
-    /// Name the series as Bonsai does (snap_TTTT.TTTT-0), so Bonsai's tools
+    /// Name the series as Bonsai does (snap_TTTTT.TTTT-0, as its %010.4f), so Bonsai's tools
     /// read it; else snap_NNNNN.EXT.
     #[arg(long)]
     bonsai_names: bool,
@@ -142,6 +143,19 @@ fn at(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
 }
 
+/// Writes a snapshot: in full f64 precision where the integrator holds it
+/// so and the format can carry it (CSV), else in the format's precision.
+fn write_state(path: &str, snap: &Snapshot, f64s: Option<&State64>) -> Result<snapshot::Written> {
+    match (Format::from_path(path)?, f64s) {
+        (Format::Csv, Some(state)) => {
+            let bytes = snapshot::csv::encode_f64(&snap.particles.id, state, snap.time);
+            snapshot::write_atomic(path, &bytes)?;
+            Ok(snapshot::Written::default())
+        }
+        _ => snapshot::write_file(path, snap),
+    }
+}
+
 /// The snapshot series: numbered files and their index.
 struct Series {
     dir: String,
@@ -176,7 +190,7 @@ impl Series {
 
     /// Writes one snapshot and rewrites the index (atomically), so the
     /// index always lists exactly the files that are complete.
-    fn write(&mut self, snap: &Snapshot, steps: u64) -> Result<()> {
+    fn write(&mut self, snap: &Snapshot, steps: u64, f64s: Option<&State64>) -> Result<()> {
         let typed;
         let snap = match (&self.types, &snap.types) {
             (Some(t), None) => {
@@ -190,12 +204,17 @@ impl Series {
         };
         let ext = self.format.extension();
         let name = if self.bonsai_names {
-            format!("snap_{:09.4}-0", snap.time)
+            format!("snap_{:010.4}-0", snap.time)
         } else {
             format!("snap_{:05}.{ext}", self.entries.len())
         };
         let path = format!("{}/{name}", self.dir);
-        snapshot::write_atomic(&path, &self.format.encode(snap))?;
+        if self.bonsai_names {
+            // No extension to choose the format by: write it directly.
+            snapshot::write_atomic(&path, &self.format.encode(snap))?;
+        } else {
+            write_state(&path, snap, f64s)?;
+        }
         self.entries
             .push((name, snap.time, steps, snap.particles.len()));
         let index: Vec<serde_json::Value> = self
@@ -276,8 +295,12 @@ pub async fn run(a: RunArgs) -> Result<()> {
     RUNNING.store(true, Ordering::SeqCst);
     let result = integrate(&a, &ctx, &mut run, clock, &mut series, &mut log).await;
     RUNNING.store(false, Ordering::SeqCst);
+    let mut full = None;
     let (state, outcome) = match result {
-        Ok(Some(last)) => (Some(last.snapshot), Ok(())),
+        Ok(Some(last)) => {
+            full = last.state_f64;
+            (Some(last.snapshot), Ok(()))
+        }
         Ok(None) => {
             // Interrupted: the checkpoint is the state to keep.
             let path = a
@@ -300,7 +323,7 @@ pub async fn run(a: RunArgs) -> Result<()> {
         ..s
     });
     if let (Some(path), Some(snap)) = (&a.out, &state) {
-        let written = snapshot::write_file(path, snap)?;
+        let written = write_state(path, snap, full.as_ref())?;
         if outcome.is_err() {
             say!(
                 "wrote the last finite state (t = {}) to {path}, not the end state",
@@ -331,7 +354,7 @@ async fn integrate(
     // run keeps the one of its checkpoint).
     let first = run.readout(ctx).await?;
     if let Some(s) = series.as_mut() {
-        s.write(&first.snapshot, first.steps)?;
+        s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
     }
     let p = *run.config().params();
     say!(
@@ -388,7 +411,7 @@ async fn integrate(
             }
         }
         if let (true, Some(s)) = (at(t, next_snap), series.as_mut()) {
-            s.write(&r.snapshot, r.steps)?;
+            s.write(&r.snapshot, r.steps, r.state_f64.as_ref())?;
         }
         if let (true, Some(path)) = (at(t, next_ckpt), &a.checkpoint) {
             snapshot::write_atomic(path, &run.checkpoint(ctx).await?)?;

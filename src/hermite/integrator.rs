@@ -178,6 +178,9 @@ fn norm(v: [f64; 3]) -> f64 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
 
+/// Mass, position and velocity of every body, in f64.
+pub type State64 = Vec<(f64, [f64; 3], [f64; 3])>;
+
 /// Counters of a run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HermiteStats {
@@ -574,6 +577,18 @@ impl HermiteSimulation {
             pot.push(b.pot as f32);
         }
         (p, pot)
+    }
+
+    /// Mass, position and velocity predicted to `self.time` of every body,
+    /// in f64 (what a full-precision file holds).
+    pub fn state_f64(&self) -> State64 {
+        self.bodies
+            .iter()
+            .map(|b| {
+                let (x, v) = b.predict(self.time);
+                (b.mass, x, v)
+            })
+            .collect()
     }
 
     /// Positions predicted to `self.time`, in f64.

@@ -13,4 +13,4 @@ pub mod predict;
 pub mod reference;
 
 pub use hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
-pub use integrator::{Body, HermiteConfig, HermiteOrder, HermiteSimulation, HermiteStats};
+pub use integrator::{Body, HermiteConfig, HermiteOrder, HermiteSimulation, HermiteStats, State64};

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::timing::{PhaseTimer, Phases};
 use crate::gpu::GpuContext;
-use crate::hermite::HermiteStats;
+use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
 use crate::state::particles::StateReadback;
 use crate::state::{Diagnostics, GpuParticles, Particles};
@@ -138,6 +138,9 @@ pub struct Readout {
     /// of the last tree walk.
     pub interactions: Option<(f64, f64)>,
     pub hermite: Option<HermiteReadout>,
+    /// The state in f64, input order, where the integrator holds it so
+    /// (Hermite): mass, position, velocity.
+    pub state_f64: Option<State64>,
 }
 
 impl Readout {
@@ -577,58 +580,66 @@ impl Run {
     /// an error naming the particle and the time (`last_good` keeps the
     /// last finite one).
     pub async fn readout(&mut self, ctx: &GpuContext) -> Result<Readout> {
-        let (snapshot, acc_pot, diagnostics, interactions, hermite) = match &mut self.engine {
-            Engine::Leapfrog(l) => {
-                let s = l.read(ctx).await?;
-                // Summed in GPU order, as the state lies.
-                let d = Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot);
-                let interactions = match &l.solver {
-                    ForceSolver::Tree(t) => {
-                        Some(mean_interactions(&t.interaction_counts(ctx).await?))
+        let (snapshot, acc_pot, diagnostics, interactions, hermite, state_f64) =
+            match &mut self.engine {
+                Engine::Leapfrog(l) => {
+                    let s = l.read(ctx).await?;
+                    // Summed in GPU order, as the state lies.
+                    let d = Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot);
+                    let interactions = match &l.solver {
+                        ForceSolver::Tree(t) => {
+                            Some(mean_interactions(&t.interaction_counts(ctx).await?))
+                        }
+                        ForceSolver::Direct(_) => None,
+                    };
+                    let n = s.index.len();
+                    let mut p = Particles {
+                        pos_mass: vec![PosMass::default(); n],
+                        vel: vec![Velocity::default(); n],
+                        id: self.ids.clone(),
+                    };
+                    let mut acc_pot = vec![AccPot::default(); n];
+                    for (k, &i) in s.index.iter().enumerate() {
+                        let i = i as usize;
+                        p.pos_mass[i] = s.pos_mass[k];
+                        p.vel[i] = s.vel[k];
+                        acc_pot[i] = s.acc_pot[k];
                     }
-                    ForceSolver::Direct(_) => None,
-                };
-                let n = s.index.len();
-                let mut p = Particles {
-                    pos_mass: vec![PosMass::default(); n],
-                    vel: vec![Velocity::default(); n],
-                    id: self.ids.clone(),
-                };
-                let mut acc_pot = vec![AccPot::default(); n];
-                for (k, &i) in s.index.iter().enumerate() {
-                    let i = i as usize;
-                    p.pos_mass[i] = s.pos_mass[k];
-                    p.vel[i] = s.vel[k];
-                    acc_pot[i] = s.acc_pot[k];
+                    let snap = Snapshot {
+                        time: self.time,
+                        particles: p,
+                        softening: self.config.params().eps,
+                        potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
+                        types: None,
+                    };
+                    (snap, acc_pot, d, interactions, None, None)
                 }
-                let snap = Snapshot {
-                    time: self.time,
-                    particles: p,
-                    softening: self.config.params().eps,
-                    potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
-                    types: None,
-                };
-                (snap, acc_pot, d, interactions, None)
-            }
-            Engine::Hermite(h) => {
-                let d = h.diagnostics().await?;
-                let (particles, pot) = h.sim.particles();
-                let acc_pot = hermite::acc_pot_of(&h.sim);
-                let snap = Snapshot {
-                    time: h.time(),
-                    particles,
-                    softening: self.config.params().eps,
-                    potential: Some(pot),
-                    types: None,
-                };
-                let status = HermiteReadout {
-                    stats: h.sim.stats.clone(),
-                    levels: h.sim.levels(),
-                    dt_max: h.sim.config().dt_max,
-                };
-                (snap, acc_pot, d, None, Some(status))
-            }
-        };
+                Engine::Hermite(h) => {
+                    let d = h.diagnostics().await?;
+                    let (particles, pot) = h.sim.particles();
+                    let acc_pot = hermite::acc_pot_of(&h.sim);
+                    let snap = Snapshot {
+                        time: h.time(),
+                        particles,
+                        softening: self.config.params().eps,
+                        potential: Some(pot),
+                        types: None,
+                    };
+                    let status = HermiteReadout {
+                        stats: h.sim.stats.clone(),
+                        levels: h.sim.levels(),
+                        dt_max: h.sim.config().dt_max,
+                    };
+                    (
+                        snap,
+                        acc_pot,
+                        d,
+                        None,
+                        Some(status),
+                        Some(h.sim.state_f64()),
+                    )
+                }
+            };
         if let Some(e) = first_non_finite(&snapshot, &acc_pot) {
             return Err(e);
         }
@@ -656,6 +667,7 @@ impl Run {
             phases,
             interactions,
             hermite,
+            state_f64,
         })
     }
 

@@ -35,6 +35,22 @@ pub fn encode(snap: &Snapshot) -> Vec<u8> {
     s.into_bytes()
 }
 
+/// Encodes a state held in f64 (a Hermite integrator's) at full precision:
+/// the shortest text that reads back to the same f64, so nothing is
+/// rounded to f32 on the way to the file. webgrav's own reader takes f32;
+/// an f64 reader (pandas, numpy) gets every bit.
+pub fn encode_f64(ids: &[u64], state: &[(f64, [f64; 3], [f64; 3])], time: f64) -> Vec<u8> {
+    let mut s = format!("{SNAPSHOT_HEADER}\n");
+    for (id, (m, x, v)) in ids.iter().zip(state) {
+        let _ = writeln!(
+            s,
+            "{id},{},{},{},{},{},{},{m},{time}",
+            x[0], x[1], x[2], v[0], v[1], v[2]
+        );
+    }
+    s.into_bytes()
+}
+
 /// Encodes accelerations and potentials next to positions and masses.
 pub fn encode_forces(ids: &[u64], pos_mass: &[PosMass], acc_pot: &[AccPot]) -> Vec<u8> {
     let mut s = format!("{FORCES_HEADER}\n");

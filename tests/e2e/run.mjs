@@ -339,6 +339,17 @@ async function main() {
     }
     await nogpu.close();
 
+    // 7b. The page's run log has the CLI log's keys.
+    {
+      const logPage = await openApp(context, "?n=512&solver=direct&autoplay=1");
+      if (await waitFor(logPage, () => window.webgrav.log && window.webgrav.log.length >= 2, null, 60000, "page run log")) {
+        const keys = await logPage.evaluate(() => Object.keys(window.webgrav.log[window.webgrav.log.length - 1]));
+        const want = ["t", "steps", "energy", "kinetic", "potential", "rel_energy_error", "rel_energy_error_max", "virial_ratio", "momentum", "angular_momentum", "wall_s"];
+        check("page run log has the CLI's keys", want.every((k) => keys.includes(k)), keys.join(","));
+      }
+      await logPage.close();
+    }
+
     // 8. Under the strict Content-Security-Policy, hostile URL parameters
     // stay text (no markup reaches the DOM, nothing is allocated for them)
     // and the page runs with the defaults; embedded in a sandboxed iframe
