@@ -261,3 +261,32 @@ fn run_writes_a_series_a_log_and_checkpoints() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+// Times are the decimals asked for: steps of 0.1 reach 0.5 and 1 exactly,
+// not the f32 step's 1.0000000149011612.
+#[test]
+fn times_are_exact_decimals() {
+    let (ok, stdout, stderr) = webgrav(&[
+        "run",
+        "-n",
+        "64",
+        "--eps",
+        "0.05",
+        "--dt",
+        "0.1",
+        "--t-end",
+        "1",
+        "--log-every",
+        "0.5",
+    ]);
+    assert!(ok, "{stderr}");
+    let t: Vec<f64> = stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["t"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(t, [0.5, 1.0]);
+}

@@ -195,7 +195,7 @@ impl Settings {
                 r.precision = Precision::from_name(choice()?).expect("a listed precision")
             }
             "eps" => r.eps = float()?,
-            "dt" => r.dt = float()?,
+            "dt" => r.dt = number()?,
             "dt_max" => r.dt_max = number()?,
             "spf" => self.steps_per_frame = number()? as u32,
             "autoplay" => self.autoplay = flag()?,

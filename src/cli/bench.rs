@@ -45,7 +45,7 @@ pub struct BenchArgs {
     theta: Vec<f32>,
     /// Time step of `bench tree`.
     #[arg(long, default_value_t = 1.0 / 64.0, allow_negative_numbers = true)]
-    dt: f32,
+    dt: f64,
     #[command(flatten)]
     direct: DirectBenchArgs,
 }

@@ -253,7 +253,7 @@ struct SolverArgs {
 
 impl SolverArgs {
     /// The validated run configuration with leapfrog step `dt`.
-    fn config(&self, dt: f32) -> Result<RunConfig> {
+    fn config(&self, dt: f64) -> Result<RunConfig> {
         RunParams {
             solver: self.solver,
             eps: self.eps,

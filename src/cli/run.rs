@@ -23,7 +23,7 @@ pub struct RunArgs {
     solver: SolverArgs,
     /// Global time step (N-body units) of the leapfrog solvers.
     #[arg(long, default_value_t = 1.0 / 128.0, allow_negative_numbers = true)]
-    dt: f32,
+    dt: f64,
     /// End time (N-body units): a whole number of steps (leapfrog) or of
     /// largest block steps (Hermite) after the start.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
@@ -286,7 +286,7 @@ pub async fn run(a: RunArgs) -> Result<()> {
     let step = if p.solver.is_hermite() {
         p.dt_max
     } else {
-        p.dt as f64
+        p.dt
     };
     check_schedule(&a, run.time(), step, p.solver.is_hermite())?;
     if let Some(s) = series.as_mut() {

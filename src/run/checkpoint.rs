@@ -47,6 +47,10 @@ pub struct Checkpoint {
     pub params: RunParams,
     pub time: f64,
     pub steps: u64,
+    /// Where leapfrog time is counted from (`Run`'s `base_time`) and the
+    /// steps since, so a resumed run counts the same times to the bit.
+    pub base_time: f64,
+    pub base_steps: u64,
     /// Ids in input order.
     pub ids: Vec<u64>,
     pub e0: Option<Diagnostics>,
@@ -189,13 +193,15 @@ impl Checkpoint {
         let p = &self.params;
         o.u32(solver_code(p.solver));
         o.f32(p.eps);
-        o.f32(p.dt);
+        o.f64(p.dt);
         o.f32(p.theta);
         o.f64(p.eta);
         o.u32((p.precision == Precision::Ds) as u32);
         o.f64(p.dt_max);
         o.f64(self.time);
         o.u64(self.steps);
+        o.f64(self.base_time);
+        o.u64(self.base_steps);
         o.pod(&self.ids);
         o.u32(self.e0.is_some() as u32);
         put_diagnostics(&mut o, &self.e0.unwrap_or_default());
@@ -269,7 +275,7 @@ impl Checkpoint {
         let params = RunParams {
             solver,
             eps: i.f32()?,
-            dt: i.f32()?,
+            dt: i.f64()?,
             theta: i.f32()?,
             eta: i.f64()?,
             precision: if i.u32()? == 1 {
@@ -281,6 +287,8 @@ impl Checkpoint {
         };
         let time = i.f64()?;
         let steps = i.u64()?;
+        let base_time = i.f64()?;
+        let base_steps = i.u64()?;
         let ids: Vec<u64> = i.pod(None)?;
         let n = ids.len();
         let has_e0 = i.u32()? == 1;
@@ -345,6 +353,8 @@ impl Checkpoint {
             params,
             time,
             steps,
+            base_time,
+            base_steps,
             ids,
             e0: has_e0.then_some(e0),
             de_max,

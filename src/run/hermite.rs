@@ -87,7 +87,7 @@ impl HermiteEngine {
     /// Moves the target `steps × dt` past the last target (or the state,
     /// if it is ahead): `advance` then takes block steps up to it.
     pub fn queue(&mut self, steps: u32) {
-        self.target = self.target.max(self.sim.time) + steps as f64 * self.params.dt as f64;
+        self.target = self.target.max(self.sim.time) + steps as f64 * self.params.dt;
     }
 
     /// Whether `advance` has block steps to take.

@@ -190,7 +190,9 @@ impl LeapfrogEngine {
                 ctx.interactions_per_submission,
             ))),
         };
-        let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt);
+        // The GPU steps with dt in f32; the run counts time with the dt as
+        // given (`Run::time`), so times stay the decimals asked for.
+        let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt as f32);
         Ok(Self {
             state,
             solver,
@@ -291,7 +293,7 @@ impl LeapfrogEngine {
                 },
             ),
         }
-        self.leapfrog.set_dt(&ctx.queue, params.dt);
+        self.leapfrog.set_dt(&ctx.queue, params.dt as f32);
         self.params = params;
         self.queue_forces(ctx);
         true

@@ -230,6 +230,11 @@ pub struct Run {
     /// Time of the state after the queued steps.
     time: f64,
     steps: u64,
+    /// Leapfrog time is counted from here, as `base_time` + steps ×
+    /// dt in f64 with dt as given (not the f32 the GPU steps with): times
+    /// stay the decimals asked for, without accumulated rounding.
+    base_time: f64,
+    steps_since_base: u64,
     progress: Arc<Progress>,
     timer: PhaseTimer,
     /// The timer holds a step's timestamps not yet read.
@@ -265,6 +270,8 @@ impl Run {
             ids: particles.id.clone(),
             time,
             steps: 0,
+            base_time: time,
+            steps_since_base: 0,
             progress,
             timer: PhaseTimer::new(ctx, TIMER_PASSES),
             timer_recorded: false,
@@ -348,7 +355,8 @@ impl Run {
                 }
                 l.submit_steps(ctx, steps, timed.then_some(&mut self.timer));
                 self.steps += steps as u64;
-                self.time += steps as f64 * self.config.params().dt as f64;
+                self.steps_since_base += steps as u64;
+                self.time = self.base_time + self.steps_since_base as f64 * self.config.params().dt;
                 self.progress
                     .queued
                     .fetch_add(steps as u64, Ordering::SeqCst);
@@ -406,7 +414,7 @@ impl Run {
         }
         match &mut self.engine {
             Engine::Leapfrog(_) => {
-                let dt = self.config.params().dt as f64;
+                let dt = self.config.params().dt;
                 let steps = ((t_end - self.time).max(0.0) / dt).round() as u64;
                 // Batches that are waited for keep the queue short and
                 // the progress report true.
@@ -462,6 +470,8 @@ impl Run {
             params: *self.config.params(),
             time: self.time,
             steps: self.steps,
+            base_time: self.base_time,
+            base_steps: self.steps_since_base,
             ids: self.ids.clone(),
             e0: self.e0,
             de_max: self.de_max,
@@ -529,6 +539,8 @@ impl Run {
             ids: c.ids,
             time: c.time,
             steps: c.steps,
+            base_time: c.base_time,
+            steps_since_base: c.base_steps,
             progress,
             timer: PhaseTimer::new(ctx, TIMER_PASSES),
             timer_recorded: false,
@@ -554,7 +566,8 @@ impl Run {
         })
         .await?;
         self.steps += 1;
-        self.time += self.config.params().dt as f64;
+        self.steps_since_base += 1;
+        self.time = self.base_time + self.steps_since_base as f64 * self.config.params().dt;
         self.progress.set_done(self.steps, self.time);
         Ok(r)
     }
@@ -691,6 +704,9 @@ impl Run {
         }
         self.config = config;
         self.e0 = None;
+        // A new dt counts from here.
+        self.base_time = self.time;
+        self.steps_since_base = 0;
         Ok(())
     }
 }

@@ -262,7 +262,7 @@ pub struct RunParams {
     pub eps: f32,
     /// Leapfrog time step; for the Hermite integrators, the time one
     /// queued step advances (they choose their own block steps).
-    pub dt: f32,
+    pub dt: f64,
     /// Opening angle of the tree's MAC.
     pub theta: f32,
     /// Hermite time-step accuracy.
@@ -285,7 +285,7 @@ impl Default for RunParams {
             solver: SolverKind::from_name(param("solver").expect("solver").default)
                 .expect("default solver"),
             eps: number("eps") as f32,
-            dt: number("dt") as f32,
+            dt: number("dt"),
             theta: number("theta") as f32,
             eta: number("eta"),
             precision: Precision::from_name(param("precision").expect("precision").default)
@@ -301,7 +301,7 @@ impl RunParams {
     pub fn validate(self) -> Result<RunConfig> {
         for (key, x) in [
             ("eps", self.eps as f64),
-            ("dt", self.dt as f64),
+            ("dt", self.dt),
             ("theta", self.theta as f64),
             ("eta", self.eta),
             ("dt_max", self.dt_max),
