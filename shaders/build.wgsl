@@ -27,7 +27,7 @@
 
 fn push_group(start: u32, count: u32) {
     let g = atomicAdd(&counters.group_count, 1u);
-    if (g < params.cell_capacity) {
+    if (g < params.group_capacity) {
         groups[g] = Group(start, count);
     }
 }
@@ -154,7 +154,7 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(1)
 fn finish_groups() {
-    let groups_made = min(atomicLoad(&counters.group_count), params.cell_capacity);
+    let groups_made = min(atomicLoad(&counters.group_count), params.group_capacity);
     atomicStore(&counters.group_count, groups_made);
     counters.groups_built = groups_made;
     next_dispatch.group_args = DispatchArgs((groups_made + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);

@@ -43,7 +43,7 @@ fn group_boxes_of(@builtin(global_invocation_id) gid: vec3<u32>) {
         let extra = grp.count - 1u;
         var first = atomicLoad(&counters.group_count);
         loop {
-            if (first + extra > params.cell_capacity) {
+            if (first + extra > params.group_capacity) {
                 break;
             }
             let r = atomicCompareExchangeWeak(&counters.group_count, first, first + extra);
@@ -62,7 +62,7 @@ fn group_boxes_of(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(1)
 fn walk_dispatch() {
-    let count = min(atomicLoad(&counters.group_count), params.cell_capacity);
+    let count = min(atomicLoad(&counters.group_count), params.group_capacity);
     atomicStore(&counters.group_count, count);
     // One workgroup per group, on a 2-D grid beyond 65535 groups.
     let rows = max((count + 65534u) / 65535u, 1u);

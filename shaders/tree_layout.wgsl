@@ -12,12 +12,17 @@ struct Bounds {
 // Parameters of one tree force evaluation.
 struct TreeParams {
     n: u32,
-    // Capacity of the cell and group arrays.
+    // Capacity of the cell array.
     cell_capacity: u32,
     // Plummer softening squared.
     eps2: f32,
     // 1/θ of the opening criterion.
     inv_theta: f32,
+    // Capacity of the group arrays (cells + N/NCRIT + 1: never exceeded).
+    group_capacity: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // Per-level parameter, bound with a dynamic offset (one 256-byte slot per

@@ -26,6 +26,12 @@ pub struct TreeParams {
     pub eps2: f32,
     /// 1/θ of the opening criterion.
     pub inv_theta: f32,
+    /// Capacity of the group arrays: cells + N/NCRIT + 1, so the groups of
+    /// even a build whose cells overflowed always fit.
+    pub group_capacity: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
 }
 
 #[repr(C)]

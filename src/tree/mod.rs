@@ -145,6 +145,17 @@ impl TreeConfig {
 /// keeps the cells it cannot split as leaves (exact, only slower).
 const CELLS_PER_PARTICLE: f64 = 0.3;
 
+fn tree_params(n: u32, cell_capacity: u32, group_capacity: u32, config: TreeConfig) -> TreeParams {
+    TreeParams {
+        n,
+        cell_capacity,
+        eps2: config.eps * config.eps,
+        inv_theta: 1.0 / config.theta,
+        group_capacity,
+        ..Default::default()
+    }
+}
+
 /// Every buffer of the tree code (labels name them in GPU debuggers).
 pub struct TreeBuffers {
     pub state: GpuParticles,
@@ -167,13 +178,22 @@ pub struct TreeBuffers {
     pub group_boxes: wgpu::Buffer,
     pub interactions: wgpu::Buffer,
     pub cell_capacity: u32,
+    /// Groups the arrays hold: `cell_capacity + N/NCRIT + 1`. Every group
+    /// is a cell or an NCRIT-sized piece of a leaf, so the build never
+    /// runs out of group slots, even when it ran out of cells.
+    pub group_capacity: u32,
 }
 
 impl TreeBuffers {
-    fn new(ctx: &GpuContext, state: &GpuParticles, config: TreeConfig) -> Result<Self> {
+    fn new(
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        config: TreeConfig,
+        cell_capacity: u32,
+    ) -> Result<Self> {
         let d = &ctx.device;
         let n = state.n;
-        let cell_capacity = ((n as f64 * CELLS_PER_PARTICLE) as u32).max(64);
+        let group_capacity = cell_capacity + n / NCRIT + 1;
         let storage =
             |label: &str, bytes: u64, extra: wgpu::BufferUsages| -> Result<wgpu::Buffer> {
                 let limit = d.limits().max_storage_buffer_binding_size;
@@ -199,13 +219,9 @@ impl TreeBuffers {
         let none = wgpu::BufferUsages::empty();
         let n64 = n as u64;
         let cap = cell_capacity as u64;
+        let gcap = group_capacity as u64;
         let size = |s: usize| s as u64;
-        let params = TreeParams {
-            n,
-            cell_capacity,
-            eps2: config.eps * config.eps,
-            inv_theta: 1.0 / config.theta,
-        };
+        let params = tree_params(n, cell_capacity, group_capacity, config);
         let dispatch_bytes = size(std::mem::size_of::<TreeDispatch>());
         let levels = d.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tree level slots"),
@@ -260,10 +276,10 @@ impl TreeBuffers {
                 contents: bytemuck::bytes_of(&build::dispatch_template()),
                 usage: wgpu::BufferUsages::COPY_SRC,
             }),
-            groups: storage("groups", cap * size(std::mem::size_of::<Group>()), none)?,
+            groups: storage("groups", gcap * size(std::mem::size_of::<Group>()), none)?,
             group_boxes: storage(
                 "group boxes",
-                cap * size(std::mem::size_of::<GroupBox>()),
+                gcap * size(std::mem::size_of::<GroupBox>()),
                 none,
             )?,
             interactions: storage(
@@ -272,6 +288,7 @@ impl TreeBuffers {
                 none,
             )?,
             cell_capacity,
+            group_capacity,
         })
     }
 
@@ -319,6 +336,19 @@ pub const KEY_BITS: u32 = 3 * MAX_DEPTH;
 
 impl TreeSolver {
     pub fn new(ctx: &GpuContext, state: &GpuParticles, config: TreeConfig) -> Result<Self> {
+        let cells = ((state.n as f64 * CELLS_PER_PARTICLE) as u32).max(64);
+        Self::with_cells(ctx, state, config, cells)
+    }
+
+    /// A solver whose cell arrays hold `cells` cells (tests force the
+    /// build to run out of them; it then keeps cells it cannot split as
+    /// leaves, and every particle still gets its force).
+    pub fn with_cells(
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        config: TreeConfig,
+        cells: u32,
+    ) -> Result<Self> {
         config.validate()?;
         if state.n as u64 > MAX_TREE_PARTICLES {
             return Err(Error::TooManyParticles {
@@ -328,7 +358,7 @@ impl TreeSolver {
             });
         }
         let d = &ctx.device;
-        let buffers = TreeBuffers::new(ctx, state, config)?;
+        let buffers = TreeBuffers::new(ctx, state, config, cells.max(64))?;
         Ok(Self {
             bbox: bbox::BoundingBox::new(d, &buffers),
             keys: keys::KeyGen::new(d, &buffers),
@@ -362,13 +392,9 @@ impl TreeSolver {
 
     /// Changes θ and the softening of later evaluations.
     pub fn set_config(&self, queue: &wgpu::Queue, config: TreeConfig) {
-        let p = TreeParams {
-            n: self.buffers.state.n,
-            cell_capacity: self.buffers.cell_capacity,
-            eps2: config.eps * config.eps,
-            inv_theta: 1.0 / config.theta,
-        };
-        queue.write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&p));
+        let b = &self.buffers;
+        let p = tree_params(b.state.n, b.cell_capacity, b.group_capacity, config);
+        queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&p));
     }
 
     /// GPU memory of the tree code and the particle state, in bytes.
