@@ -312,12 +312,17 @@ async fn start_run(
 /// hold before generating anything) and their component tags.
 fn model_particles(ctx: &GpuContext, s: &Settings) -> Result<(Particles, Vec<u32>), JsValue> {
     check_particle_count(ctx, s.n as u64, s.run.solver).map_err(js_err)?;
-    let p = s
+    let m = s
         .model
-        .generate(s.n as usize, s.seed as u64)
+        .generate_tagged(s.n as usize, s.seed as u64)
         .map_err(js_err)?;
-    let tags = shell_tags(&p.pos_mass);
-    Ok((p, tags))
+    // One component: colour by starting mass shell, so mixing shows.
+    let tags = if m.components.len() > 1 {
+        m.tags
+    } else {
+        shell_tags(&m.particles.pos_mass)
+    };
+    Ok((m.particles, tags))
 }
 
 /// Whether a change of settings needs the run reconfigured: a new solver,

@@ -1,12 +1,14 @@
 //! The initial-condition models behind the one `--model` choice.
 
+use super::galaxy::{catalog, Realization};
 use super::particles::Particles;
 use super::plummer::plummer;
 use crate::error::{Error, Result};
 use crate::gpu::layout::Velocity;
 
-/// An initial-condition model; later models (disk galaxies, mergers) are
-/// added here and become available to the CLI and the web app at once.
+/// An initial-condition model; a model added here is available to the CLI
+/// and the web app at once. Parameters of the galaxy models:
+/// `state::galaxy::catalog`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
     /// Plummer sphere (Aarseth, Hénon & Wielen 1974), N-body units.
@@ -15,15 +17,68 @@ pub enum Model {
     /// zero (virial ratio 0, E = W = -1/2); it collapses and relaxes
     /// violently within a few time units.
     ColdCollapse,
+    /// Hernquist (1990) sphere, M = a = 1, velocities from its f(E).
+    Hernquist,
+    /// Truncated NFW halo, M = r_s = 1, c = 10.
+    Nfw,
+    /// Sérsic n = 4 elliptical with a central black hole, M = R_e = 1.
+    Sersic,
+    /// Exponential disk in an NFW halo and a Hernquist bulge (N-body
+    /// units, disk mass and scale length 1).
+    DiskGalaxy,
+    /// The Gordon Bell paper's Milky Way in Bonsai units.
+    MilkyWay,
+    /// The Bonsai paper's 1:3 merger of two galaxies with black holes, in
+    /// Bonsai units.
+    GalaxyMerger,
+    /// A primary (NFW halo + Sérsic n = 3 bulge) with eight 1:10
+    /// satellites (thesis ch. 5), N-body units.
+    MinorMergers,
+}
+
+/// A model's particles with the component of each: `tags[k]` indexes
+/// `components` (e.g. "halo", "disk", "bulge", "black hole").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tagged {
+    pub particles: Particles,
+    pub tags: Vec<u32>,
+    pub components: Vec<String>,
+}
+
+impl From<Realization> for Tagged {
+    fn from(r: Realization) -> Self {
+        Self {
+            particles: r.particles(),
+            tags: r.tag,
+            components: r.components,
+        }
+    }
 }
 
 impl Model {
-    pub const ALL: &'static [Model] = &[Model::Plummer, Model::ColdCollapse];
+    pub const ALL: &'static [Model] = &[
+        Model::Plummer,
+        Model::ColdCollapse,
+        Model::Hernquist,
+        Model::Nfw,
+        Model::Sersic,
+        Model::DiskGalaxy,
+        Model::MilkyWay,
+        Model::GalaxyMerger,
+        Model::MinorMergers,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Model::Plummer => "plummer",
             Model::ColdCollapse => "cold-collapse",
+            Model::Hernquist => "hernquist",
+            Model::Nfw => "nfw",
+            Model::Sersic => "sersic",
+            Model::DiskGalaxy => "disk-galaxy",
+            Model::MilkyWay => "milky-way",
+            Model::GalaxyMerger => "galaxy-merger",
+            Model::MinorMergers => "minor-mergers",
         }
     }
 
@@ -37,12 +92,30 @@ impl Model {
 
     /// `n` particles of this model, deterministic for `seed`.
     pub fn generate(self, n: usize, seed: u64) -> Result<Particles> {
+        Ok(self.generate_tagged(n, seed)?.particles)
+    }
+
+    /// `n` particles of this model and their components, deterministic
+    /// for `seed`.
+    pub fn generate_tagged(self, n: usize, seed: u64) -> Result<Tagged> {
         if n == 0 {
             return Err(Error::InvalidParameter("N must be at least 1".into()));
         }
+        let one = |particles: Particles| Tagged {
+            tags: vec![0; particles.len()],
+            particles,
+            components: vec!["stars".into()],
+        };
         Ok(match self {
-            Model::Plummer => plummer(n, seed),
-            Model::ColdCollapse => cold_collapse(n, seed),
+            Model::Plummer => one(plummer(n, seed)),
+            Model::ColdCollapse => one(cold_collapse(n, seed)),
+            Model::Hernquist => catalog::hernquist().realize(n, seed)?.into(),
+            Model::Nfw => catalog::nfw().realize(n, seed)?.into(),
+            Model::Sersic => catalog::sersic().realize(n, seed)?.into(),
+            Model::DiskGalaxy => catalog::disk_galaxy().realize(n, seed)?.into(),
+            Model::MilkyWay => catalog::milky_way().realize(n, seed)?.into(),
+            Model::GalaxyMerger => catalog::bonsai_merger().realize(n, seed)?.into(),
+            Model::MinorMergers => catalog::minor_mergers().realize(n, seed)?.into(),
         })
     }
 }
