@@ -26,9 +26,11 @@
 //! rotation to the same Q and structure.
 
 use super::bessel::{i0e, i1e, k0e, k1e};
-use super::realization::{split_count, Realization};
-use super::spherical::{equal_mass_counts, Component, Equilibrium, ExtraMass, Kind};
-use crate::error::{Error, Result};
+use super::realization::Realization;
+use super::spherical::{
+    equal_mass_counts, masses, sample_components, Component, Equilibrium, ExtraMass,
+};
+use crate::error::Result;
 use crate::state::rng::Rng;
 
 /// Toomre's constant for a stellar disk: Q = σ_R κ / (3.36 G Σ).
@@ -218,42 +220,23 @@ impl DiskGalaxy {
     /// spheroid components, in the centre-of-mass frame, deterministic for
     /// `seed`.
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
-        if n < self.spheroid.len() + 1 {
-            return Err(Error::InvalidParameter(format!(
-                "N = {n} is fewer than the galaxy's {} components",
-                self.spheroid.len() + 1
-            )));
-        }
-        // Equal masses: split the extended mass first, then the spheroid's
-        // share among its components.
-        let points: Vec<&Component> = self
-            .spheroid
-            .iter()
-            .filter(|c| c.kind == Kind::PointMass)
-            .collect();
-        let extended = self.total_mass() - points.iter().map(|c| c.mass).sum::<f64>();
-        let n_disk = split_count(
-            n - points.len(),
-            &[self.disk.mass, extended - self.disk.mass],
-        )[0]
-        .clamp(1, n - self.spheroid.len());
-        let counts = equal_mass_counts(&self.spheroid, n - n_disk)?;
+        // The disk as one more extended component for the split.
+        let mut parts = masses(&self.spheroid);
+        parts.push((self.disk.mass, false));
+        let (mut counts, mass) = equal_mass_counts(&parts, n)?;
+        let n_disk = counts.pop().expect("the disk");
         let eq = DiskEquilibrium::new(self);
         let mut rng = Rng::new(seed);
         let mut out = Realization::default();
-        for (k, (c, &count)) in self.spheroid.iter().zip(&counts).enumerate() {
-            let tag = out.add_component(c.name);
-            eq.spheroid
-                .sample(k, count, c.mass / count as f64, tag, &mut rng, &mut out);
-        }
-        let tag = out.add_component("disk");
-        eq.sample_disk(
-            n_disk,
-            self.disk.mass / n_disk as f64,
-            tag,
+        sample_components(
+            &eq.spheroid,
+            &self.spheroid,
+            (counts, mass),
             &mut rng,
             &mut out,
         );
+        let tag = out.add_component("disk");
+        eq.sample_disk(n_disk, mass, tag, &mut rng, &mut out);
         out.center();
         Ok(out)
     }

@@ -174,14 +174,13 @@ impl Equilibrium {
     }
 }
 
-/// Particles per component for `n` in all with equal masses within the
-/// extended components: one per point mass, the rest in proportion to
-/// mass.
-pub fn equal_mass_counts(components: &[Component], n: usize) -> Result<Vec<usize>> {
-    let points = components
-        .iter()
-        .filter(|c| c.kind == Kind::PointMass)
-        .count();
+/// Particles per component, given as (mass, is a point mass), for `n`
+/// in all, and the mass of each particle of the extended components: one
+/// particle per point mass, the rest in proportion to mass and all of one
+/// mass (their total over their number, so a component's realised mass is
+/// within one particle of its own).
+pub fn equal_mass_counts(components: &[(f64, bool)], n: usize) -> Result<(Vec<usize>, f64)> {
+    let points = components.iter().filter(|c| c.1).count();
     if n < components.len() {
         return Err(Error::InvalidParameter(format!(
             "N = {n} is fewer than the model's {} components",
@@ -190,32 +189,55 @@ pub fn equal_mass_counts(components: &[Component], n: usize) -> Result<Vec<usize
     }
     let weights: Vec<f64> = components
         .iter()
-        .map(|c| match c.kind {
-            Kind::Profile(_) => c.mass,
-            Kind::PointMass => 0.0,
-        })
+        .map(|&(m, point)| if point { 0.0 } else { m })
         .collect();
     let mut counts = split_count(n - points, &weights);
     for (count, c) in counts.iter_mut().zip(components) {
-        if c.kind == Kind::PointMass {
+        if c.1 {
             *count = 1;
         }
     }
-    Ok(counts)
+    let mass = weights.iter().sum::<f64>() / (n - points).max(1) as f64;
+    Ok((counts, mass))
+}
+
+/// (mass, is a point mass) of each component, for `equal_mass_counts`.
+pub fn masses(components: &[Component]) -> Vec<(f64, bool)> {
+    components
+        .iter()
+        .map(|c| (c.mass, c.kind == Kind::PointMass))
+        .collect()
+}
+
+/// Samples every component of `components` (of `eq`) with `counts`
+/// particles, extended ones of mass `mass` each, into `out`.
+pub fn sample_components(
+    eq: &Equilibrium,
+    components: &[Component],
+    (counts, mass): (Vec<usize>, f64),
+    rng: &mut Rng,
+    out: &mut Realization,
+) {
+    for (k, (c, count)) in components.iter().zip(counts).enumerate() {
+        let tag = out.add_component(c.name);
+        let m = if c.kind == Kind::PointMass {
+            c.mass
+        } else {
+            mass
+        };
+        eq.sample(k, count, m, tag, rng, out);
+    }
 }
 
 impl SphericalGalaxy {
-    /// `n` particles (equal masses within the extended components), in
+    /// `n` particles (one mass in the extended components), in
     /// the centre-of-mass frame, deterministic for `seed`.
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
-        let counts = equal_mass_counts(&self.components, n)?;
+        let split = equal_mass_counts(&masses(&self.components), n)?;
         let eq = Equilibrium::new(&self.components, None);
         let mut rng = Rng::new(seed);
         let mut out = Realization::default();
-        for (k, (c, &count)) in self.components.iter().zip(&counts).enumerate() {
-            let tag = out.add_component(c.name);
-            eq.sample(k, count, c.mass / count as f64, tag, &mut rng, &mut out);
-        }
+        sample_components(&eq, &self.components, split, &mut rng, &mut out);
         out.center();
         Ok(out)
     }
