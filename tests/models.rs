@@ -360,7 +360,7 @@ fn disk_follows_its_profile_and_toomre_q() {
 #[test]
 fn milky_way_has_the_gordon_bell_masses_in_equal_mass_particles() {
     let n = 5000;
-    let g = catalog::milky_way().realize(n, 2).unwrap();
+    let g = catalog::milky_way(1.2).realize(n, 2).unwrap();
     let m = g.mass[0];
     assert!(g.mass.iter().all(|&x| x == m), "equal particle masses");
     // Bonsai units: 2.325e9 M☉ per mass unit.
@@ -377,7 +377,7 @@ fn milky_way_has_the_gordon_bell_masses_in_equal_mass_particles() {
 
 #[test]
 fn merger_galaxies_start_on_the_requested_orbit() {
-    let merger = catalog::bonsai_merger();
+    let merger = catalog::bonsai_merger(3.0, 10.0);
     let g = merger.realize(2402, 4).unwrap();
     let (m1, m2) = (merger.primary.total_mass(), merger.secondary.total_mass());
     // Centre of mass and velocity of each galaxy, by its tags' names.
@@ -428,7 +428,7 @@ fn merger_galaxies_start_on_the_requested_orbit() {
 
 #[test]
 fn minor_merger_satellites_are_bound_and_share_the_particle_mass() {
-    let mm = catalog::minor_mergers();
+    let mm = catalog::minor_mergers(8);
     let g = mm.realize(3000, 9).unwrap();
     // Each galaxy's particles have one mass, its mass over its count from
     // the split of N by mass: equal across galaxies to a particle in the

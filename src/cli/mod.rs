@@ -13,7 +13,7 @@ use crate::hermite::Precision;
 use crate::render::ColorMode;
 use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
-use crate::state::Model;
+use crate::state::{Model, ModelParams};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
@@ -116,6 +116,19 @@ struct InitialArgs {
     /// Random seed of the model.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Galaxy models: Toomre Q of the disk at 2.5 scale lengths
+    /// (disk-galaxy, milky-way).
+    #[arg(long, default_value_t = ModelParams::default().toomre_q)]
+    q: f64,
+    /// Galaxy merger: mass of the primary over the secondary's.
+    #[arg(long, default_value_t = ModelParams::default().mass_ratio)]
+    ratio: f64,
+    /// Galaxy merger: pericentre of the orbit (kpc).
+    #[arg(long, default_value_t = ModelParams::default().pericenter)]
+    rperi: f64,
+    /// Minor mergers: number of satellites.
+    #[arg(long, default_value_t = ModelParams::default().satellites)]
+    satellites: u32,
     /// Start from this snapshot (.tipsy, .bonsai, .csv) instead of a model.
     #[arg(long = "in")]
     input: Option<String>,
@@ -126,10 +139,35 @@ impl InitialArgs {
         match &self.input {
             Some(path) => snapshot::read_file(path),
             None => Ok(Snapshot {
-                particles: self.model.generate(self.n, self.seed)?,
+                particles: self
+                    .model
+                    .generate_with(self.n, self.seed, &self.model_params()?)?
+                    .particles,
                 ..Default::default()
             }),
         }
+    }
+}
+
+impl InitialArgs {
+    /// The galaxy models' parameters, checked against `run::RUN_PARAMS`.
+    fn model_params(&self) -> Result<ModelParams> {
+        for (key, x) in [
+            ("q", self.q),
+            ("ratio", self.ratio),
+            ("rperi", self.rperi),
+            ("satellites", self.satellites as f64),
+        ] {
+            crate::run::params::param(key)
+                .expect("a model parameter")
+                .validate(x)?;
+        }
+        Ok(ModelParams {
+            toomre_q: self.q,
+            mass_ratio: self.ratio,
+            pericenter: self.rperi,
+            satellites: self.satellites,
+        })
     }
 }
 

@@ -28,12 +28,39 @@ pub enum Model {
     DiskGalaxy,
     /// The Gordon Bell paper's Milky Way in Bonsai units.
     MilkyWay,
-    /// The Bonsai paper's 1:3 merger of two galaxies with black holes, in
-    /// Bonsai units.
+    /// The Bonsai paper's merger of two galaxies with black holes (1:3,
+    /// pericentre 10 kpc by default), in Bonsai units.
     GalaxyMerger,
-    /// A primary (NFW halo + Sérsic n = 3 bulge) with eight 1:10
-    /// satellites (thesis ch. 5), N-body units.
+    /// A primary (NFW halo + Sérsic n = 3 bulge) with 1:10 satellites
+    /// (thesis ch. 5), N-body units.
     MinorMergers,
+}
+
+/// The galaxy models' settable parameters (each model reads those that
+/// apply to it; the rest of their parameters are the documented defaults
+/// of `state::galaxy::catalog`). The settings table
+/// (`run::params::RUN_PARAMS`) gives their keys, ranges and defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelParams {
+    /// Toomre Q of the disk at 2.5 scale lengths (disk-galaxy, milky-way).
+    pub toomre_q: f64,
+    /// Mass of the primary over the secondary's (galaxy-merger).
+    pub mass_ratio: f64,
+    /// Pericentre of the merger's orbit, kpc (galaxy-merger).
+    pub pericenter: f64,
+    /// Number of satellites (minor-mergers).
+    pub satellites: u32,
+}
+
+impl Default for ModelParams {
+    fn default() -> Self {
+        Self {
+            toomre_q: 1.2,
+            mass_ratio: 3.0,
+            pericenter: 10.0,
+            satellites: 8,
+        }
+    }
 }
 
 /// A model's particles with the component of each: `tags[k]` indexes
@@ -95,12 +122,19 @@ impl Model {
         Ok(self.generate_tagged(n, seed)?.particles)
     }
 
-    /// `n` particles of this model and their components, deterministic
-    /// for `seed`.
+    /// `n` particles of this model with the default parameters and their
+    /// components, deterministic for `seed`.
     pub fn generate_tagged(self, n: usize, seed: u64) -> Result<Tagged> {
+        self.generate_with(n, seed, &ModelParams::default())
+    }
+
+    /// `n` particles of this model with parameters `params` and their
+    /// components, deterministic for `seed`.
+    pub fn generate_with(self, n: usize, seed: u64, params: &ModelParams) -> Result<Tagged> {
         if n == 0 {
             return Err(Error::InvalidParameter("N must be at least 1".into()));
         }
+        let p = params;
         let one = |particles: Particles| Tagged {
             tags: vec![0; particles.len()],
             particles,
@@ -112,10 +146,14 @@ impl Model {
             Model::Hernquist => catalog::hernquist().realize(n, seed)?.into(),
             Model::Nfw => catalog::nfw().realize(n, seed)?.into(),
             Model::Sersic => catalog::sersic().realize(n, seed)?.into(),
-            Model::DiskGalaxy => catalog::disk_galaxy().realize(n, seed)?.into(),
-            Model::MilkyWay => catalog::milky_way().realize(n, seed)?.into(),
-            Model::GalaxyMerger => catalog::bonsai_merger().realize(n, seed)?.into(),
-            Model::MinorMergers => catalog::minor_mergers().realize(n, seed)?.into(),
+            Model::DiskGalaxy => catalog::disk_galaxy(p.toomre_q).realize(n, seed)?.into(),
+            Model::MilkyWay => catalog::milky_way(p.toomre_q).realize(n, seed)?.into(),
+            Model::GalaxyMerger => catalog::bonsai_merger(p.mass_ratio, p.pericenter)
+                .realize(n, seed)?
+                .into(),
+            Model::MinorMergers => catalog::minor_mergers(p.satellites as usize)
+                .realize(n, seed)?
+                .into(),
         })
     }
 }

@@ -49,13 +49,13 @@ pub fn sersic() -> SphericalGalaxy {
 }
 
 /// A disk galaxy in the spirit of Hernquist (1993): disk M = 1, R_d = 1,
-/// z₀ = 0.1, Q = 1.5 at 2.5 R_d (stable against bars for several
-/// rotations); Hernquist bulge of 0.2 with a = 0.2; NFW halo of 5 within
+/// z₀ = 0.1, Toomre Q `toomre_q` at 2.5 R_d (1.2 by default: spiral arms
+/// within a few rotations, 1.5 and above nearly quiet); Hernquist bulge of 0.2 with a = 0.2; NFW halo of 5 within
 /// r_t = 30, r_s = 5 (v_c ≈ 0.76 and a rotation period of ~20 time units
 /// at 2.5 R_d).
-pub fn disk_galaxy() -> DiskGalaxy {
+pub fn disk_galaxy(toomre_q: f64) -> DiskGalaxy {
     DiskGalaxy {
-        disk: Disk::new(1.0, 1.0, 0.1, 1.5),
+        disk: Disk::new(1.0, 1.0, 0.1, toomre_q),
         spheroid: vec![
             Component::profile(
                 "halo",
@@ -73,12 +73,13 @@ pub fn disk_galaxy() -> DiskGalaxy {
 
 /// The Gordon Bell paper's Milky Way (Bédorf et al. 2014) in Bonsai units:
 /// NFW halo 6.0e11 M☉ (r_s = 20 kpc, truncated at 200 kpc), exponential
-/// disk 5.0e10 M☉ (R_d = 2.8 kpc, z₀ = 0.3 kpc, Q = 1.2 at 2.5 R_d, cool
-/// enough to grow a bar and spiral arms), Hernquist bulge 4.6e9 M☉
+/// disk 5.0e10 M☉ (R_d = 2.8 kpc, z₀ = 0.3 kpc, Toomre Q `toomre_q` at
+/// 2.5 R_d; 1.2, cool enough to grow a bar and spiral arms, by default),
+/// Hernquist bulge 4.6e9 M☉
 /// (a = 0.7 kpc, truncated at 20 kpc).
-pub fn milky_way() -> DiskGalaxy {
+pub fn milky_way(toomre_q: f64) -> DiskGalaxy {
     DiskGalaxy {
-        disk: Disk::new(msun(5.0e10), 2.8 * KPC, 0.3 * KPC, 1.2),
+        disk: Disk::new(msun(5.0e10), 2.8 * KPC, 0.3 * KPC, toomre_q),
         spheroid: vec![
             Component::profile(
                 "halo",
@@ -148,17 +149,18 @@ pub fn minor_merger_galaxy(mass: f64) -> SphericalGalaxy {
 }
 
 /// The Bonsai paper's merger (Bédorf et al. 2012, §4.3): two galaxies of
-/// `merger_galaxy` with mass ratio 1:3 (4.2e11 and 1.4e11 M☉) on a
-/// parabolic orbit with pericentre 10 kpc, starting 160 kpc apart (past
-/// the haloes' truncation radii; pericentre after ~70 time units,
-/// 0.7 Gyr), half the particles in each. The secondary's spin is tilted
-/// by 60° so a disk galaxy swapped in meets the primary off-plane.
-pub fn bonsai_merger() -> Merger {
+/// `merger_galaxy`, the primary of 4.2e11 M☉ and the secondary lighter by
+/// `mass_ratio` (3 in the paper), on a parabolic orbit with pericentre
+/// `pericenter` kpc (10 in the paper), starting 160 kpc apart (past the
+/// primary's halo truncation; pericentre after ~70 time units, 0.7 Gyr),
+/// half the particles in each. The secondary's spin is tilted by 60° so a
+/// disk galaxy swapped in meets the primary off-plane.
+pub fn bonsai_merger(mass_ratio: f64, pericenter: f64) -> Merger {
     Merger {
         primary: Galaxy::Spherical(merger_galaxy(180.0)),
-        secondary: Galaxy::Spherical(merger_galaxy(60.0)),
+        secondary: Galaxy::Spherical(merger_galaxy(180.0 / mass_ratio)),
         orbit: Orbit {
-            pericenter: 10.0 * KPC,
+            pericenter: pericenter * KPC,
             eccentricity: 1.0,
             separation: 160.0 * KPC,
         },
@@ -171,14 +173,15 @@ pub fn bonsai_merger() -> Merger {
     }
 }
 
-/// Minor mergers in N-body units: `minor_merger_galaxy(1)` with eight
-/// satellites of 1:10 each, starting between 4 and 8 (inside the halo's
-/// truncation at 10) with 0.3–0.7 of the circular speed.
-pub fn minor_mergers() -> MinorMergers {
+/// Minor mergers in N-body units: `minor_merger_galaxy(1)` with `count`
+/// satellites (8 by default) of 1:10 each, starting between 4 and 8
+/// (inside the halo's truncation at 10) with 0.3–0.7 of the circular
+/// speed.
+pub fn minor_mergers(count: usize) -> MinorMergers {
     MinorMergers {
         primary: Galaxy::Spherical(minor_merger_galaxy(1.0)),
         satellite: minor_merger_galaxy,
-        count: 8,
+        count,
         mass_ratio: 0.1,
         radii: (4.0, 8.0),
         speed_fraction: (0.3, 0.7),
