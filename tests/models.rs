@@ -9,8 +9,7 @@ use webgrav::direct::reference;
 use webgrav::state::galaxy::catalog;
 use webgrav::state::galaxy::units::msun;
 use webgrav::state::galaxy::{
-    Component, Disk, DiskEquilibrium, DiskGalaxy, Equilibrium, Profile, Realization, Shape,
-    SphericalGalaxy,
+    Component, Disk, DiskEquilibrium, DiskGalaxy, Equilibrium, Realization, Shape, SphericalGalaxy,
 };
 use webgrav::state::rng::Rng;
 use webgrav::state::{Diagnostics, Model};
@@ -48,16 +47,6 @@ fn radii(g: &Realization, tag: u32) -> Vec<f64> {
         .collect()
 }
 
-fn one(name: &'static str, shape: Shape, r_t: f64) -> SphericalGalaxy {
-    SphericalGalaxy {
-        components: vec![Component::profile(
-            name,
-            1.0,
-            Profile::truncated(shape, r_t),
-        )],
-    }
-}
-
 /// `n` particles of every extended component of `galaxy` about the model's
 /// own centre (`realize` moves them to the centre of mass, which the few
 /// particles far out in a Hernquist tail shift by ~√(a r_t / N)), with
@@ -80,12 +69,20 @@ fn spherical_models_sample_their_cumulative_mass() {
     let n = 4000;
     // Truncated far out (10⁴ scale radii), so M(<r) is the untruncated
     // formula to ~1e-3 (Hernquist's mass beyond 10⁴ a) where it matters.
-    let (_, hernquist) = sample(&one("stars", Shape::Hernquist { a: 1.0 }, 1e4), n, 3);
+    let (_, hernquist) = sample(
+        &catalog::single("stars", Shape::Hernquist { a: 1.0 }, 1e4),
+        n,
+        3,
+    );
     let d = ks_distance(&radii(&hernquist, 0), |r| (r / (1.0 + r)).powi(2));
     println!("Hernquist KS {d:.4} (bound {:.4})", ks_bound(n));
     assert!(d < ks_bound(n));
 
-    let (_, plummer) = sample(&one("stars", Shape::Plummer { a: 1.0 }, 1e3), n, 4);
+    let (_, plummer) = sample(
+        &catalog::single("stars", Shape::Plummer { a: 1.0 }, 1e3),
+        n,
+        4,
+    );
     let d = ks_distance(&radii(&plummer, 0), |r| (r * r / (1.0 + r * r)).powf(1.5));
     println!("Plummer KS {d:.4}");
     assert!(d < ks_bound(n));
@@ -93,7 +90,7 @@ fn spherical_models_sample_their_cumulative_mass() {
     // NFW inside its truncation radius has exactly the NFW shape: the
     // radii below r_t follow m(r)/m(r_t), m(x) = ln(1 + x) − x/(1 + x).
     let c = 10.0;
-    let (_, nfw) = sample(&one("halo", Shape::Nfw { rs: 1.0 }, c), n, 5);
+    let (_, nfw) = sample(&catalog::single("halo", Shape::Nfw { rs: 1.0 }, c), n, 5);
     let inside: Vec<f64> = radii(&nfw, 0).into_iter().filter(|r| *r < c).collect();
     let m = |x: f64| (1.0 + x).ln() - x / (1.0 + x);
     let d = ks_distance(&inside, |r| m(r) / m(c));
@@ -109,7 +106,7 @@ fn sersic_bulge_projects_to_its_effective_radius() {
     // profile), so 8 % is a 3σ bound with the deprojection's error.
     for n_sersic in [1.0, 3.0, 4.0] {
         let (_, g) = sample(
-            &one(
+            &catalog::single(
                 "bulge",
                 Shape::Sersic {
                     re: 1.0,
@@ -133,16 +130,8 @@ fn sersic_bulge_projects_to_its_effective_radius() {
 fn halo_bulge_bh() -> SphericalGalaxy {
     SphericalGalaxy {
         components: vec![
-            Component::profile(
-                "halo",
-                1.0,
-                Profile::truncated(Shape::Nfw { rs: 1.0 }, 10.0),
-            ),
-            Component::profile(
-                "bulge",
-                0.25,
-                Profile::truncated(Shape::Hernquist { a: 0.2 }, 20.0),
-            ),
+            Component::truncated("halo", 1.0, Shape::Nfw { rs: 1.0 }, 10.0),
+            Component::truncated("bulge", 0.25, Shape::Hernquist { a: 0.2 }, 20.0),
             Component::black_hole(0.02),
         ],
     }
@@ -260,16 +249,8 @@ fn disk_test_galaxy() -> DiskGalaxy {
     DiskGalaxy {
         disk: Disk::new(1.0, 1.0, 0.1, 1.5),
         spheroid: vec![
-            Component::profile(
-                "halo",
-                0.9,
-                Profile::truncated(Shape::Nfw { rs: 3.0 }, 20.0),
-            ),
-            Component::profile(
-                "bulge",
-                0.1,
-                Profile::truncated(Shape::Hernquist { a: 0.2 }, 10.0),
-            ),
+            Component::truncated("halo", 0.9, Shape::Nfw { rs: 3.0 }, 20.0),
+            Component::truncated("bulge", 0.1, Shape::Hernquist { a: 0.2 }, 10.0),
         ],
     }
 }

@@ -4,32 +4,27 @@
 
 use super::disk::{Disk, DiskGalaxy};
 use super::merger::{Galaxy, Merger, MinorMergers, Orbit, Spin};
-use super::profile::{Profile, Shape};
+use super::profile::Shape;
 use super::spherical::{Component, SphericalGalaxy};
 use super::units::{msun, KPC};
+
+/// A galaxy of one component of unit mass, `shape` truncated at `r_t`.
+pub fn single(name: &'static str, shape: Shape, r_t: f64) -> SphericalGalaxy {
+    SphericalGalaxy {
+        components: vec![Component::truncated(name, 1.0, shape, r_t)],
+    }
+}
 
 /// Hernquist (1990) sphere, M = a = 1, truncated at 100 a (98 % of the
 /// untruncated mass lies inside).
 pub fn hernquist() -> SphericalGalaxy {
-    SphericalGalaxy {
-        components: vec![Component::profile(
-            "stars",
-            1.0,
-            Profile::truncated(Shape::Hernquist { a: 1.0 }, 100.0),
-        )],
-    }
+    single("stars", Shape::Hernquist { a: 1.0 }, 100.0)
 }
 
 /// NFW halo, M = 1 (truncated mass), r_s = 1, truncated at the
 /// concentration c = r_t/r_s = 10 (Kazantzidis et al.'s taper).
 pub fn nfw() -> SphericalGalaxy {
-    SphericalGalaxy {
-        components: vec![Component::profile(
-            "halo",
-            1.0,
-            Profile::truncated(Shape::Nfw { rs: 1.0 }, 10.0),
-        )],
-    }
+    single("halo", Shape::Nfw { rs: 1.0 }, 10.0)
 }
 
 /// An elliptical: a Sérsic n = 4 (de Vaucouleurs) spheroid, M = 1,
@@ -38,11 +33,7 @@ pub fn nfw() -> SphericalGalaxy {
 pub fn sersic() -> SphericalGalaxy {
     SphericalGalaxy {
         components: vec![
-            Component::profile(
-                "stars",
-                1.0,
-                Profile::truncated(Shape::Sersic { re: 1.0, n: 4.0 }, 30.0),
-            ),
+            Component::truncated("stars", 1.0, Shape::Sersic { re: 1.0, n: 4.0 }, 30.0),
             Component::black_hole(0.0014),
         ],
     }
@@ -50,23 +41,15 @@ pub fn sersic() -> SphericalGalaxy {
 
 /// A disk galaxy in the spirit of Hernquist (1993): disk M = 1, R_d = 1,
 /// z₀ = 0.1, Toomre Q `toomre_q` at 2.5 R_d (1.2 by default: spiral arms
-/// within a few rotations, 1.5 and above nearly quiet); Hernquist bulge of 0.2 with a = 0.2; NFW halo of 5 within
-/// r_t = 30, r_s = 5 (v_c ≈ 0.76 and a rotation period of ~20 time units
-/// at 2.5 R_d).
+/// within a few rotations, 1.5 and above nearly quiet); Hernquist bulge
+/// of 0.2 with a = 0.2; NFW halo of 5 within r_t = 30, r_s = 5 (v_c ≈ 0.76
+/// and a rotation period of ~20 time units at 2.5 R_d).
 pub fn disk_galaxy(toomre_q: f64) -> DiskGalaxy {
     DiskGalaxy {
         disk: Disk::new(1.0, 1.0, 0.1, toomre_q),
         spheroid: vec![
-            Component::profile(
-                "halo",
-                5.0,
-                Profile::truncated(Shape::Nfw { rs: 5.0 }, 30.0),
-            ),
-            Component::profile(
-                "bulge",
-                0.2,
-                Profile::truncated(Shape::Hernquist { a: 0.2 }, 20.0),
-            ),
+            Component::truncated("halo", 5.0, Shape::Nfw { rs: 5.0 }, 30.0),
+            Component::truncated("bulge", 0.2, Shape::Hernquist { a: 0.2 }, 20.0),
         ],
     }
 }
@@ -75,21 +58,22 @@ pub fn disk_galaxy(toomre_q: f64) -> DiskGalaxy {
 /// NFW halo 6.0e11 M☉ (r_s = 20 kpc, truncated at 200 kpc), exponential
 /// disk 5.0e10 M☉ (R_d = 2.8 kpc, z₀ = 0.3 kpc, Toomre Q `toomre_q` at
 /// 2.5 R_d; 1.2, cool enough to grow a bar and spiral arms, by default),
-/// Hernquist bulge 4.6e9 M☉
-/// (a = 0.7 kpc, truncated at 20 kpc).
+/// Hernquist bulge 4.6e9 M☉ (a = 0.7 kpc, truncated at 20 kpc).
 pub fn milky_way(toomre_q: f64) -> DiskGalaxy {
     DiskGalaxy {
         disk: Disk::new(msun(5.0e10), 2.8 * KPC, 0.3 * KPC, toomre_q),
         spheroid: vec![
-            Component::profile(
+            Component::truncated(
                 "halo",
                 msun(6.0e11),
-                Profile::truncated(Shape::Nfw { rs: 20.0 * KPC }, 200.0 * KPC),
+                Shape::Nfw { rs: 20.0 * KPC },
+                200.0 * KPC,
             ),
-            Component::profile(
+            Component::truncated(
                 "bulge",
                 msun(4.6e9),
-                Profile::truncated(Shape::Hernquist { a: 0.7 * KPC }, 20.0 * KPC),
+                Shape::Hernquist { a: 0.7 * KPC },
+                20.0 * KPC,
             ),
         ],
     }
@@ -106,16 +90,8 @@ pub fn merger_galaxy(mass: f64) -> SphericalGalaxy {
     let stars = mass / 6.0;
     SphericalGalaxy {
         components: vec![
-            Component::profile(
-                "halo",
-                mass - stars,
-                Profile::truncated(Shape::Nfw { rs: 12.0 * s }, 120.0 * s),
-            ),
-            Component::profile(
-                "stars",
-                stars,
-                Profile::truncated(Shape::Hernquist { a: 2.0 * s }, 40.0 * s),
-            ),
+            Component::truncated("halo", mass - stars, Shape::Nfw { rs: 12.0 * s }, 120.0 * s),
+            Component::truncated("stars", stars, Shape::Hernquist { a: 2.0 * s }, 40.0 * s),
             Component::black_hole(0.0014 * stars),
         ],
     }
@@ -128,21 +104,15 @@ pub fn minor_merger_galaxy(mass: f64) -> SphericalGalaxy {
     let s = mass.cbrt();
     SphericalGalaxy {
         components: vec![
-            Component::profile(
-                "halo",
-                0.8 * mass,
-                Profile::truncated(Shape::Nfw { rs: s }, 10.0 * s),
-            ),
-            Component::profile(
+            Component::truncated("halo", 0.8 * mass, Shape::Nfw { rs: s }, 10.0 * s),
+            Component::truncated(
                 "bulge",
                 0.2 * mass,
-                Profile::truncated(
-                    Shape::Sersic {
-                        re: 0.2 * s,
-                        n: 3.0,
-                    },
-                    5.0 * s,
-                ),
+                Shape::Sersic {
+                    re: 0.2 * s,
+                    n: 3.0,
+                },
+                5.0 * s,
             ),
         ],
     }

@@ -131,14 +131,16 @@ impl Profile {
 mod tests {
     use super::*;
 
+    const SHAPES: [Shape; 4] = [
+        Shape::Hernquist { a: 1.3 },
+        Shape::Nfw { rs: 2.0 },
+        Shape::Plummer { a: 0.5 },
+        Shape::Sersic { re: 1.0, n: 3.0 },
+    ];
+
     #[test]
     fn truncation_is_continuous_in_value_and_slope() {
-        for shape in [
-            Shape::Hernquist { a: 1.0 },
-            Shape::Nfw { rs: 2.0 },
-            Shape::Plummer { a: 0.5 },
-            Shape::Sersic { re: 1.0, n: 3.0 },
-        ] {
+        for shape in SHAPES {
             let p = Profile::truncated(shape, 10.0);
             let (below, above) = (p.density(10.0 - 1e-9), p.density(10.0 + 1e-9));
             assert!((below / above - 1.0).abs() < 1e-7, "{shape:?}");
@@ -152,12 +154,7 @@ mod tests {
 
     #[test]
     fn analytic_slopes_match_finite_differences() {
-        for shape in [
-            Shape::Hernquist { a: 1.3 },
-            Shape::Nfw { rs: 2.0 },
-            Shape::Plummer { a: 0.5 },
-            Shape::Sersic { re: 1.0, n: 3.0 },
-        ] {
+        for shape in SHAPES {
             for r in [0.01, 0.3, 1.0, 4.0] {
                 let h = 1e-6;
                 let fd = ((shape.density(r * (1.0 + h))).ln()

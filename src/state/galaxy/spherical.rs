@@ -5,7 +5,7 @@
 //! approximation). Point masses (black holes) sit at the centre at rest.
 
 use super::eddington::{log_grid, DistributionFunction, Potential, Tabulated, GRID_NODES};
-use super::profile::Profile;
+use super::profile::{Profile, Shape};
 use super::realization::{split_count, Realization};
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
@@ -34,6 +34,11 @@ impl Component {
             mass,
             kind: Kind::Profile(profile),
         }
+    }
+
+    /// `shape` with the smooth truncation at `r_t` (`Profile::truncated`).
+    pub fn truncated(name: &'static str, mass: f64, shape: Shape, r_t: f64) -> Self {
+        Self::profile(name, mass, Profile::truncated(shape, r_t))
     }
 
     pub fn black_hole(mass: f64) -> Self {
