@@ -437,3 +437,27 @@ fn minor_merger_satellites_are_bound_and_share_the_particle_mass() {
         assert!(energy < 0.0, "satellite {k}: E = {energy}");
     }
 }
+
+#[test]
+fn invalid_galaxies_are_refused() {
+    let bh_only = SphericalGalaxy {
+        components: vec![Component::black_hole(1.0)],
+    };
+    assert!(bh_only.realize(10, 1).is_err());
+    let negative = SphericalGalaxy {
+        components: vec![Component::truncated(
+            "halo",
+            -1.0,
+            Shape::Nfw { rs: 1.0 },
+            10.0,
+        )],
+    };
+    assert!(negative.realize(10, 1).is_err());
+    let sersic = catalog::single("bulge", Shape::Sersic { re: 1.0, n: 0.3 }, 10.0);
+    assert!(sersic.realize(10, 1).is_err());
+    let mut disk = disk_test_galaxy();
+    disk.disk.scale_height = 0.0;
+    assert!(disk.realize(10, 1).is_err());
+    // Fewer particles than components.
+    assert!(halo_bulge_bh().realize(2, 1).is_err());
+}

@@ -28,9 +28,9 @@
 use super::bessel::{i0e, i1e, k0e, k1e};
 use super::realization::Realization;
 use super::spherical::{
-    equal_mass_counts, masses, sample_components, Component, Equilibrium, ExtraMass,
+    equal_mass_counts, masses, sample_components, validate, Component, Equilibrium, ExtraMass,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::state::rng::Rng;
 
 /// Toomre's constant for a stellar disk: Q = σ_R κ / (3.36 G Σ).
@@ -220,6 +220,14 @@ impl DiskGalaxy {
     /// spheroid components, in the centre-of-mass frame, deterministic for
     /// `seed`.
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
+        validate(&self.spheroid)?;
+        let d = &self.disk;
+        let lengths = [d.scale_length, d.scale_height, d.q_radius, d.max_radius];
+        if !(d.mass > 0.0 && d.toomre_q > 0.0 && lengths.iter().all(|x| *x > 0.0)) {
+            return Err(Error::InvalidParameter(format!(
+                "the disk's mass, lengths and Q must be positive: {d:?}"
+            )));
+        }
         // The disk as one more extended component for the split.
         let mut parts = masses(&self.spheroid);
         parts.push((self.disk.mass, false));

@@ -234,10 +234,39 @@ pub fn sample_components(
     }
 }
 
+/// Checks what the tables assume: positive finite masses and lengths.
+pub fn validate(components: &[Component]) -> Result<()> {
+    let bad = |what: String| Err(Error::InvalidParameter(what));
+    for c in components {
+        if !(c.mass.is_finite() && c.mass > 0.0) {
+            return bad(format!("{}: mass must be positive, got {}", c.name, c.mass));
+        }
+        if let Kind::Profile(p) = c.kind {
+            let lengths = [p.shape.scale(), p.r_t, p.r_d];
+            if !lengths.iter().all(|x| x.is_finite() && *x > 0.0) {
+                return bad(format!("{}: lengths must be positive, got {p:?}", c.name));
+            }
+            if let Shape::Sersic { n, .. } = p.shape {
+                // The Prugniel–Simien fit holds for 0.6 < n < 10.
+                if !(0.6..=10.0).contains(&n) {
+                    return bad(format!("{}: Sérsic index {n} outside [0.6, 10]", c.name));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 impl SphericalGalaxy {
     /// `n` particles (one mass in the extended components), in
     /// the centre-of-mass frame, deterministic for `seed`.
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
+        validate(&self.components)?;
+        if self.components.iter().all(|c| c.kind == Kind::PointMass) {
+            return Err(Error::InvalidParameter(
+                "a spherical galaxy needs an extended component".into(),
+            ));
+        }
         let split = equal_mass_counts(&masses(&self.components), n)?;
         let eq = Equilibrium::new(&self.components, None);
         let mut rng = Rng::new(seed);
