@@ -8,20 +8,8 @@ mod common;
 
 use pollster::block_on;
 use webgrav::run::{Run, RunParams, SolverKind};
-use webgrav::state::galaxy::{Component, Disk, DiskEquilibrium, DiskGalaxy, Shape};
+use webgrav::state::galaxy::DiskEquilibrium;
 use webgrav::state::Tagged;
-
-/// A third of the mass in the disk, so a few thousand particles give a
-/// disk of ~650; Q = 1.5 keeps it axisymmetric for a rotation.
-fn galaxy() -> DiskGalaxy {
-    DiskGalaxy {
-        disk: Disk::new(1.0, 1.0, 0.1, 1.5),
-        spheroid: vec![
-            Component::truncated("halo", 2.0, Shape::Nfw { rs: 3.0 }, 15.0),
-            Component::truncated("bulge", 0.1, Shape::Hernquist { a: 0.2 }, 10.0),
-        ],
-    }
-}
 
 /// Median cylindrical radius, median |z| and mean v_φ (about the disk's
 /// centre of mass) of the particles tagged `tag`.
@@ -55,7 +43,8 @@ fn disk_shape(t: &Tagged, tag: u32) -> (f64, f64, f64) {
 #[test]
 fn isolated_disk_galaxy_keeps_its_shape_for_a_rotation() {
     let ctx = common::gpu();
-    let g = galaxy();
+    // ~650 disk particles.
+    let g = common::small_disk_galaxy();
     let start: Tagged = g.realize(2000, 21).unwrap().into();
     let disk = start.components.iter().position(|c| c == "disk").unwrap() as u32;
     // One rotation period at 2.5 R_d.

@@ -5,11 +5,13 @@
 //! Milky Way's components, and the merger's orbit. CPU only, small N.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use webgrav::direct::reference;
 use webgrav::state::galaxy::catalog;
 use webgrav::state::galaxy::units::msun;
 use webgrav::state::galaxy::{
-    Component, Disk, DiskEquilibrium, DiskGalaxy, Equilibrium, Realization, Shape, SphericalGalaxy,
+    Component, DiskEquilibrium, Equilibrium, Realization, Shape, SphericalGalaxy,
 };
 use webgrav::state::rng::Rng;
 use webgrav::state::{Diagnostics, Model};
@@ -243,18 +245,6 @@ fn models_are_deterministic_per_seed() {
     }
 }
 
-/// A disk-heavy galaxy (half the mass in the disk) so that a test-sized
-/// sample has many disk particles.
-fn disk_test_galaxy() -> DiskGalaxy {
-    DiskGalaxy {
-        disk: Disk::new(1.0, 1.0, 0.1, 1.5),
-        spheroid: vec![
-            Component::truncated("halo", 0.9, Shape::Nfw { rs: 3.0 }, 20.0),
-            Component::truncated("bulge", 0.1, Shape::Hernquist { a: 0.2 }, 10.0),
-        ],
-    }
-}
-
 /// Mean and standard error of the mean.
 fn mean_err(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
@@ -265,7 +255,7 @@ fn mean_err(v: &[f64]) -> (f64, f64) {
 
 #[test]
 fn disk_follows_its_profile_and_toomre_q() {
-    let galaxy = disk_test_galaxy();
+    let galaxy = common::small_disk_galaxy();
     let eq = DiskEquilibrium::new(&galaxy);
     let n = 20_000;
     let mut g = Realization::default();
@@ -455,7 +445,7 @@ fn invalid_galaxies_are_refused() {
     assert!(negative.realize(10, 1).is_err());
     let sersic = catalog::single("bulge", Shape::Sersic { re: 1.0, n: 0.3 }, 10.0);
     assert!(sersic.realize(10, 1).is_err());
-    let mut disk = disk_test_galaxy();
+    let mut disk = common::small_disk_galaxy();
     disk.disk.scale_height = 0.0;
     assert!(disk.realize(10, 1).is_err());
     // Fewer particles than components.
