@@ -105,8 +105,9 @@ pub fn parse_settings(query: &str) -> JsValue {
 
 /// What the controls offer: `{models, solvers, colors, presets: [{name,
 /// title}], params: [{key, label, kind, min, max, choices, default,
-/// solvers}]}`; `params` is the settings table (`solvers` empty: every
-/// solver), so the page shows a control only where it applies.
+/// solvers, models}]}`; `params` is the settings table (`solvers` or
+/// `models` empty: every solver or model), so the page shows a control
+/// only where it applies.
 #[wasm_bindgen]
 pub fn catalog() -> JsValue {
     let out = js_sys::Object::new();
@@ -134,6 +135,7 @@ pub fn catalog() -> JsValue {
         set(&o, "label", p.label);
         set(&o, "default", p.default);
         set(&o, "solvers", array(p.solvers.iter().map(|s| s.name())));
+        set(&o, "models", array(p.models.iter().map(|m| m.name())));
         let kind = match p.kind {
             Kind::Choice(_) => "choice",
             Kind::Number(r) => {
@@ -312,12 +314,17 @@ async fn start_run(
 /// hold before generating anything) and their component tags.
 fn model_particles(ctx: &GpuContext, s: &Settings) -> Result<(Particles, Vec<u32>), JsValue> {
     check_particle_count(ctx, s.n as u64, s.run.solver).map_err(js_err)?;
-    let p = s
+    let m = s
         .model
-        .generate(s.n as usize, s.seed as u64)
+        .generate_with(s.n as usize, s.seed as u64, &s.model_params)
         .map_err(js_err)?;
-    let tags = shell_tags(&p.pos_mass);
-    Ok((p, tags))
+    // One component: colour by starting mass shell, so mixing shows.
+    let tags = if m.components.len() > 1 {
+        m.tags
+    } else {
+        shell_tags(&m.particles.pos_mass)
+    };
+    Ok((m.particles, tags))
 }
 
 /// Whether a change of settings needs the run reconfigured: a new solver,
@@ -326,7 +333,7 @@ fn run_changed(old: &Settings, new: &Settings) -> bool {
     old.run.solver != new.run.solver
         || crate::run::RUN_PARAMS
             .iter()
-            .filter(|p| !matches!(p.key, "model" | "n" | "seed"))
+            .filter(|p| !p.shapes_model())
             .filter(|p| p.applies_to(new.run.solver))
             .any(|p| old.get(p.key) != new.get(p.key))
 }
@@ -577,7 +584,11 @@ impl WebApp {
                     s.ctx.clone(),
                 )
             };
-            if new.model != old.model || new.n != old.n || new.seed != old.seed {
+            if new.model != old.model
+                || new.n != old.n
+                || new.seed != old.seed
+                || new.model_params != old.model_params
+            {
                 let (particles, tags) = model_particles(&ctx, &new)?;
                 state.borrow_mut().settings = new;
                 if let Err(e) = start_run(&state, particles, 0.0, tags).await {

@@ -54,6 +54,31 @@ fn canonical_query_round_trips() {
 }
 
 #[test]
+fn model_parameters_apply_to_their_models() {
+    let (s, warnings) =
+        Settings::from_query("model=galaxy-merger&ratio=2&rperi=15&q=1.6&satellites=4");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let p = s.model_params;
+    assert_eq!(
+        (p.mass_ratio, p.pericenter, p.toomre_q, p.satellites),
+        (2.0, 15.0, 1.6, 4)
+    );
+    // The canonical query always names the parameters of its model, and
+    // the others only where they differ from the defaults.
+    let q = s.to_query(false);
+    assert!(
+        q.contains("ratio=2") && q.contains("rperi=15") && q.contains("q=1.6"),
+        "{q}"
+    );
+    let (plummer, _) = Settings::from_query("model=plummer");
+    assert!(!plummer.to_query(false).contains("ratio="));
+    let (disk, _) = Settings::from_query("model=milky-way");
+    assert!(disk.to_query(false).contains("q=1.2"));
+    let (_, warnings) = Settings::from_query("q=0&ratio=0.5&satellites=1.5");
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+}
+
+#[test]
 fn bad_parameters_warn_and_keep_defaults() {
     let (s, warnings) =
         Settings::from_query("n=abc&solver=fmm&theta=-1&dt=0&model=disk&bogus=1&n2=%ZZ");

@@ -128,12 +128,14 @@ const Controls = {
   },
 
   // Shows the app's current settings in the controls, each only where it
-  // applies to the current solver (the table's `solvers`, empty: all).
+  // applies to the current solver and model (the table's `solvers` and
+  // `models`, empty: all).
   show(values) {
+    const applies = (list, v) => list.length === 0 || list.includes(v);
     for (const el of document.querySelectorAll("[data-key]")) {
       const p = Controls.params && Controls.params.get(el.dataset.key);
       const label = el.closest("label");
-      if (p && label) label.hidden = p.solvers.length > 0 && !p.solvers.includes(values.solver);
+      if (p && label) label.hidden = !applies(p.solvers, values.solver) || !applies(p.models, values.model);
       const v = values[el.dataset.key];
       if (v === undefined) continue;
       if (el.type === "checkbox") el.checked = v === "1";

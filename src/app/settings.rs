@@ -11,10 +11,13 @@ use crate::hermite::Precision;
 use crate::render::{Camera, ColorMode};
 use crate::run::params::{number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
-use crate::state::Model;
+use crate::state::{Model, ModelParams};
 
 /// Teaching presets: `?preset=NAME` sets these parameters first; explicit
-/// parameters override them. (Disk galaxy and merger come with their models.)
+/// parameters override them. The galaxies' units are in
+/// `state::galaxy::catalog` (N-body units, or Bonsai's kpc, 100 km/s and
+/// 9.78 Myr for the Milky Way and the merger), and their time steps
+/// resolve the bulges' crossing times.
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "plummer-relaxation",
@@ -25,6 +28,26 @@ pub const PRESETS: &[Preset] = &[
         name: "cold-collapse",
         title: "Cold collapse: a sphere at rest falls in and bounces into equilibrium",
         query: "model=cold-collapse&n=16384&solver=tree&theta=0.5&eps=0.03&dt=0.00390625&color=speed&spf=2",
+    },
+    Preset {
+        name: "disk-galaxy",
+        title: "Disk galaxy: an exponential disk rotating in its dark halo",
+        query: "model=disk-galaxy&n=32768&solver=tree&theta=0.6&eps=0.03&dt=0.015625&color=component&spf=2",
+    },
+    Preset {
+        name: "milky-way",
+        title: "Milky Way: disk, bulge and dark halo (Bonsai units, 9.78 Myr per time unit)",
+        query: "model=milky-way&n=65536&solver=tree&theta=0.6&eps=0.1&dt=0.03125&color=component&spf=2",
+    },
+    Preset {
+        name: "galaxy-merger",
+        title: "Galaxy merger: two galaxies with black holes, mass ratio 1:3, pericentre 10 kpc",
+        query: "model=galaxy-merger&n=48002&solver=tree&theta=0.75&eps=0.1&dt=0.015625&color=component&spf=4",
+    },
+    Preset {
+        name: "minor-mergers",
+        title: "Minor mergers: eight small galaxies fall into a giant elliptical",
+        query: "model=minor-mergers&n=32768&solver=tree&theta=0.6&eps=0.02&dt=0.015625&color=component&spf=2",
     },
 ];
 
@@ -42,6 +65,8 @@ pub struct Settings {
     pub n: u32,
     /// Random seed of the model.
     pub seed: u32,
+    /// Parameters of the galaxy models.
+    pub model_params: ModelParams,
     /// Solver and every numerical parameter of the run.
     pub run: RunParams,
     /// Leapfrog steps per animation frame (for Hermite: the frame advances
@@ -62,6 +87,7 @@ impl Default for Settings {
             model: Model::Plummer,
             n: 16384,
             seed: 1,
+            model_params: ModelParams::default(),
             run: RunParams::default(),
             steps_per_frame: 1,
             autoplay: true,
@@ -82,6 +108,7 @@ const fn view(key: &'static str, label: &'static str, kind: Kind, default: &'sta
         kind,
         default,
         solvers: &[],
+        models: &[],
     }
 }
 
@@ -188,6 +215,10 @@ impl Settings {
             "model" => self.model = Model::from_name(choice()?).expect("a listed model"),
             "n" => self.n = number()? as u32,
             "seed" => self.seed = number()? as u32,
+            "q" => self.model_params.toomre_q = number()?,
+            "ratio" => self.model_params.mass_ratio = number()?,
+            "rperi" => self.model_params.pericenter = number()?,
+            "satellites" => self.model_params.satellites = number()? as u32,
             "solver" => r.solver = SolverKind::from_name(choice()?).expect("a listed solver"),
             "theta" => r.theta = float()?,
             "eta" => r.eta = number()?,
@@ -228,6 +259,10 @@ impl Settings {
             "model" => self.model.name().to_string(),
             "n" => self.n.to_string(),
             "seed" => self.seed.to_string(),
+            "q" => self.model_params.toomre_q.to_string(),
+            "ratio" => self.model_params.mass_ratio.to_string(),
+            "rperi" => self.model_params.pericenter.to_string(),
+            "satellites" => self.model_params.satellites.to_string(),
             "solver" => r.solver.name().to_string(),
             "theta" => r.theta.to_string(),
             "eta" => r.eta.to_string(),
@@ -261,14 +296,14 @@ impl Settings {
     }
 
     /// The canonical query (without `?`): the run's settings that apply to
-    /// its solver always, other settings where they differ from the
+    /// its solver and model always, other settings where they differ from the
     /// defaults, the camera only when `with_camera`. Parsing it gives these
     /// settings back.
     pub fn to_query(&self, with_camera: bool) -> String {
         let default = Settings::default();
         let always: Vec<&str> = RUN_PARAMS
             .iter()
-            .filter(|p| p.applies_to(self.run.solver))
+            .filter(|p| p.applies_to(self.run.solver) && p.applies_to_model(self.model))
             .map(|p| p.key)
             .collect();
         self.pairs()

@@ -15,7 +15,7 @@ use crate::hermite::Precision;
 use crate::render::ColorMode;
 use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
-use crate::state::Model;
+use crate::state::{Model, ModelParams};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
@@ -178,6 +178,19 @@ struct InitialArgs {
     /// Random seed of the model.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Galaxy models: Toomre Q of the disk at 2.5 scale lengths
+    /// (disk-galaxy, milky-way).
+    #[arg(long, default_value_t = ModelParams::default().toomre_q)]
+    q: f64,
+    /// Galaxy merger: mass of the primary over the secondary's.
+    #[arg(long, default_value_t = ModelParams::default().mass_ratio)]
+    ratio: f64,
+    /// Galaxy merger: pericentre of the orbit (kpc).
+    #[arg(long, default_value_t = ModelParams::default().pericenter)]
+    rperi: f64,
+    /// Minor mergers: number of satellites.
+    #[arg(long, default_value_t = ModelParams::default().satellites)]
+    satellites: u32,
     /// Start from this snapshot instead of a model (.tipsy, .bonsai, .csv,
     /// .gadget, or a Tipsy, Gadget-2 or CSV file of any name; a Gadget-2
     /// snapshot of several files by any of them).
@@ -212,10 +225,14 @@ impl InitialArgs {
             }
             None => {
                 let n = self.n as u64;
+                let params = self.model_params()?;
                 check_device_particle_count(ctx, n, solver)?;
                 check_host_memory(n)?;
                 Ok(Snapshot {
-                    particles: self.model.generate(self.n, self.seed)?,
+                    particles: self
+                        .model
+                        .generate_with(self.n, self.seed, &params)?
+                        .particles,
                     ..Default::default()
                 })
             }
@@ -225,6 +242,28 @@ impl InitialArgs {
     /// The input files (that no output may overwrite).
     fn inputs(&self) -> Vec<&str> {
         self.input.iter().map(|s| s.as_str()).collect()
+    }
+}
+
+impl InitialArgs {
+    /// The galaxy models' parameters, checked against `run::RUN_PARAMS`.
+    fn model_params(&self) -> Result<ModelParams> {
+        for (key, x) in [
+            ("q", self.q),
+            ("ratio", self.ratio),
+            ("rperi", self.rperi),
+            ("satellites", self.satellites as f64),
+        ] {
+            crate::run::params::param(key)
+                .expect("a model parameter")
+                .validate(x)?;
+        }
+        Ok(ModelParams {
+            toomre_q: self.q,
+            mass_ratio: self.ratio,
+            pericenter: self.rperi,
+            satellites: self.satellites,
+        })
     }
 }
 

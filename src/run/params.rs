@@ -68,6 +68,8 @@ pub struct Param {
     pub default: &'static str,
     /// The solvers it matters to; empty: every solver.
     pub solvers: &'static [SolverKind],
+    /// The models it matters to; empty: every model.
+    pub models: &'static [Model],
 }
 
 /// A number in `[min, max]`.
@@ -104,6 +106,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: Kind::Choice(|| Model::ALL.iter().map(|m| m.name()).collect()),
         default: "plummer",
         solvers: &[],
+        models: &[],
     },
     Param {
         key: "n",
@@ -115,6 +118,7 @@ pub const RUN_PARAMS: &[Param] = &[
         },
         default: "16384",
         solvers: &[],
+        models: &[],
     },
     Param {
         key: "seed",
@@ -125,6 +129,41 @@ pub const RUN_PARAMS: &[Param] = &[
         },
         default: "1",
         solvers: &[],
+        models: &[],
+    },
+    // The galaxy models' parameters (`state::ModelParams`; the defaults
+    // are its defaults, checked by a test).
+    Param {
+        key: "q",
+        label: "Toomre Q of the disk at 2.5 scale lengths",
+        kind: number(0.5, 5.0),
+        default: "1.2",
+        solvers: &[],
+        models: &[Model::DiskGalaxy, Model::MilkyWay],
+    },
+    Param {
+        key: "ratio",
+        label: "mass ratio of the merging galaxies (primary / secondary)",
+        kind: number(1.0, 100.0),
+        default: "3",
+        solvers: &[],
+        models: &[Model::GalaxyMerger],
+    },
+    Param {
+        key: "rperi",
+        label: "pericentre of the merger's orbit (kpc)",
+        kind: positive(100.0),
+        default: "10",
+        solvers: &[],
+        models: &[Model::GalaxyMerger],
+    },
+    Param {
+        key: "satellites",
+        label: "number of satellite galaxies",
+        kind: Kind::Whole { min: 0, max: 64 },
+        default: "8",
+        solvers: &[],
+        models: &[Model::MinorMergers],
     },
     Param {
         key: "solver",
@@ -132,6 +171,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: Kind::Choice(|| SolverKind::ALL.iter().map(|s| s.name()).collect()),
         default: "tree",
         solvers: &[],
+        models: &[],
     },
     Param {
         key: "theta",
@@ -139,6 +179,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: positive(THETA_MAX),
         default: "0.5",
         solvers: &[SolverKind::Tree],
+        models: &[],
     },
     Param {
         key: "eta",
@@ -146,6 +187,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: positive(1.0),
         default: "0.02",
         solvers: HERMITE,
+        models: &[],
     },
     Param {
         key: "precision",
@@ -153,6 +195,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: Kind::Choice(|| Precision::ALL.iter().map(|p| p.name()).collect()),
         default: "ds",
         solvers: HERMITE,
+        models: &[],
     },
     Param {
         key: "eps",
@@ -160,6 +203,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: number(0.0, 10.0),
         default: "0.01",
         solvers: &[],
+        models: &[],
     },
     Param {
         key: "dt",
@@ -167,6 +211,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: positive(1.0),
         default: "0.0078125",
         solvers: &[],
+        models: &[],
     },
     Param {
         key: "dt_max",
@@ -179,6 +224,7 @@ pub const RUN_PARAMS: &[Param] = &[
         }),
         default: "0.125",
         solvers: HERMITE,
+        models: &[],
     },
 ];
 
@@ -191,6 +237,17 @@ impl Param {
     /// Whether the parameter matters to `solver`.
     pub fn applies_to(&self, solver: SolverKind) -> bool {
         self.solvers.is_empty() || self.solvers.contains(&solver)
+    }
+
+    /// Whether the parameter matters to `model`.
+    pub fn applies_to_model(&self, model: Model) -> bool {
+        self.models.is_empty() || self.models.contains(&model)
+    }
+
+    /// Whether a new value makes a new model (rather than a new run
+    /// configuration): the model, N, seed and the models' parameters.
+    pub fn shapes_model(&self) -> bool {
+        matches!(self.key, "model" | "n" | "seed") || !self.models.is_empty()
     }
 
     /// The names a `Choice` offers (empty for other kinds).
@@ -338,5 +395,15 @@ mod tests {
     #[test]
     fn theta_limit_is_the_trees() {
         assert_eq!(THETA_MAX as f32, MAX_THETA);
+    }
+
+    #[test]
+    fn model_parameter_defaults_are_the_models() {
+        let d = crate::state::ModelParams::default();
+        let default = |key: &str| param(key).unwrap().default.parse::<f64>().unwrap();
+        assert_eq!(default("q"), d.toomre_q);
+        assert_eq!(default("ratio"), d.mass_ratio);
+        assert_eq!(default("rperi"), d.pericenter);
+        assert_eq!(default("satellites"), d.satellites as f64);
     }
 }

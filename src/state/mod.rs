@@ -3,6 +3,7 @@
 //! analyses share. It knows nothing of solvers or integrators.
 
 pub mod diagnostics;
+pub mod galaxy;
 pub mod model;
 pub mod particles;
 pub mod plummer;
@@ -10,5 +11,5 @@ pub mod rng;
 pub mod stats;
 
 pub use diagnostics::Diagnostics;
-pub use model::Model;
+pub use model::{Model, ModelParams, Tagged};
 pub use particles::{GpuParticles, Particles};

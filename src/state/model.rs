@@ -1,12 +1,14 @@
 //! The initial-condition models behind the one `--model` choice.
 
+use super::galaxy::{catalog, Realization};
 use super::particles::Particles;
 use super::plummer::plummer;
 use crate::error::{Error, Result};
 use crate::gpu::layout::Velocity;
 
-/// An initial-condition model; later models (disk galaxies, mergers) are
-/// added here and become available to the CLI and the web app at once.
+/// An initial-condition model; a model added here is available to the CLI
+/// and the web app at once. Parameters of the galaxy models:
+/// `state::galaxy::catalog`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
     /// Plummer sphere (Aarseth, Hénon & Wielen 1974), N-body units.
@@ -15,15 +17,95 @@ pub enum Model {
     /// zero (virial ratio 0, E = W = -1/2); it collapses and relaxes
     /// violently within a few time units.
     ColdCollapse,
+    /// Hernquist (1990) sphere, M = a = 1, velocities from its f(E).
+    Hernquist,
+    /// Truncated NFW halo, M = r_s = 1, c = 10.
+    Nfw,
+    /// Sérsic n = 4 elliptical with a central black hole, M = R_e = 1.
+    Sersic,
+    /// Exponential disk in an NFW halo and a Hernquist bulge (N-body
+    /// units, disk mass and scale length 1).
+    DiskGalaxy,
+    /// The Gordon Bell paper's Milky Way in Bonsai units.
+    MilkyWay,
+    /// The Bonsai paper's merger of two galaxies with black holes (1:3,
+    /// pericentre 10 kpc by default), in Bonsai units.
+    GalaxyMerger,
+    /// A primary (NFW halo + Sérsic n = 3 bulge) with 1:10 satellites
+    /// (thesis ch. 5), N-body units.
+    MinorMergers,
+}
+
+/// The galaxy models' settable parameters (each model reads those that
+/// apply to it; the rest of their parameters are the documented defaults
+/// of `state::galaxy::catalog`). The settings table
+/// (`run::params::RUN_PARAMS`) gives their keys, ranges and defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelParams {
+    /// Toomre Q of the disk at 2.5 scale lengths (disk-galaxy, milky-way).
+    pub toomre_q: f64,
+    /// Mass of the primary over the secondary's (galaxy-merger).
+    pub mass_ratio: f64,
+    /// Pericentre of the merger's orbit, kpc (galaxy-merger).
+    pub pericenter: f64,
+    /// Number of satellites (minor-mergers).
+    pub satellites: u32,
+}
+
+impl Default for ModelParams {
+    fn default() -> Self {
+        Self {
+            toomre_q: 1.2,
+            mass_ratio: 3.0,
+            pericenter: 10.0,
+            satellites: 8,
+        }
+    }
+}
+
+/// A model's particles with the component of each: `tags[k]` indexes
+/// `components` (e.g. "halo", "disk", "bulge", "black hole").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tagged {
+    pub particles: Particles,
+    pub tags: Vec<u32>,
+    pub components: Vec<String>,
+}
+
+impl From<Realization> for Tagged {
+    fn from(r: Realization) -> Self {
+        Self {
+            particles: r.particles(),
+            tags: r.tag,
+            components: r.components,
+        }
+    }
 }
 
 impl Model {
-    pub const ALL: &'static [Model] = &[Model::Plummer, Model::ColdCollapse];
+    pub const ALL: &'static [Model] = &[
+        Model::Plummer,
+        Model::ColdCollapse,
+        Model::Hernquist,
+        Model::Nfw,
+        Model::Sersic,
+        Model::DiskGalaxy,
+        Model::MilkyWay,
+        Model::GalaxyMerger,
+        Model::MinorMergers,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Model::Plummer => "plummer",
             Model::ColdCollapse => "cold-collapse",
+            Model::Hernquist => "hernquist",
+            Model::Nfw => "nfw",
+            Model::Sersic => "sersic",
+            Model::DiskGalaxy => "disk-galaxy",
+            Model::MilkyWay => "milky-way",
+            Model::GalaxyMerger => "galaxy-merger",
+            Model::MinorMergers => "minor-mergers",
         }
     }
 
@@ -37,12 +119,41 @@ impl Model {
 
     /// `n` particles of this model, deterministic for `seed`.
     pub fn generate(self, n: usize, seed: u64) -> Result<Particles> {
+        Ok(self.generate_tagged(n, seed)?.particles)
+    }
+
+    /// `n` particles of this model with the default parameters and their
+    /// components, deterministic for `seed`.
+    pub fn generate_tagged(self, n: usize, seed: u64) -> Result<Tagged> {
+        self.generate_with(n, seed, &ModelParams::default())
+    }
+
+    /// `n` particles of this model with parameters `params` and their
+    /// components, deterministic for `seed`.
+    pub fn generate_with(self, n: usize, seed: u64, params: &ModelParams) -> Result<Tagged> {
         if n == 0 {
             return Err(Error::InvalidParameter("N must be at least 1".into()));
         }
+        let p = params;
+        let one = |particles: Particles| Tagged {
+            tags: vec![0; particles.len()],
+            particles,
+            components: vec!["stars".into()],
+        };
         Ok(match self {
-            Model::Plummer => plummer(n, seed),
-            Model::ColdCollapse => cold_collapse(n, seed),
+            Model::Plummer => one(plummer(n, seed)),
+            Model::ColdCollapse => one(cold_collapse(n, seed)),
+            Model::Hernquist => catalog::hernquist().realize(n, seed)?.into(),
+            Model::Nfw => catalog::nfw().realize(n, seed)?.into(),
+            Model::Sersic => catalog::sersic().realize(n, seed)?.into(),
+            Model::DiskGalaxy => catalog::disk_galaxy(p.toomre_q).realize(n, seed)?.into(),
+            Model::MilkyWay => catalog::milky_way(p.toomre_q).realize(n, seed)?.into(),
+            Model::GalaxyMerger => catalog::bonsai_merger(p.mass_ratio, p.pericenter)
+                .realize(n, seed)?
+                .into(),
+            Model::MinorMergers => catalog::minor_mergers(p.satellites as usize)
+                .realize(n, seed)?
+                .into(),
         })
     }
 }

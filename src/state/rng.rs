@@ -20,6 +20,13 @@ impl Rng {
         ((self.0.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// Standard normal deviate (Box–Muller; one of the pair is used, so
+    /// the stream stays a plain function of the number of calls).
+    pub fn gaussian(&mut self) -> f64 {
+        let r = (-2.0 * self.uniform_open().ln()).sqrt();
+        r * (2.0 * std::f64::consts::PI * self.uniform()).cos()
+    }
+
     /// Isotropic unit vector.
     pub fn unit_vector(&mut self) -> [f64; 3] {
         let z = 2.0 * self.uniform() - 1.0;

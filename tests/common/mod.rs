@@ -2,12 +2,26 @@
 #![allow(dead_code)]
 
 use webgrav::gpu::GpuContext;
+use webgrav::state::galaxy::{Component, Disk, DiskGalaxy, Shape};
 
 /// The headless GPU context (lavapipe on CI). Tests fail, not skip, when
 /// there is none: the suite is meant to exercise the GPU path.
 pub fn gpu() -> GpuContext {
     pollster::block_on(GpuContext::headless())
         .expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")
+}
+
+/// A small disk galaxy for the galaxy tests: a third of the mass in the
+/// disk (M = R_d = 1, z₀ = 0.1, Q = 1.5, axisymmetric for a rotation), an
+/// NFW halo of 2 and a Hernquist bulge of 0.1.
+pub fn small_disk_galaxy() -> DiskGalaxy {
+    DiskGalaxy {
+        disk: Disk::new(1.0, 1.0, 0.1, 1.5),
+        spheroid: vec![
+            Component::truncated("halo", 2.0, Shape::Nfw { rs: 3.0 }, 15.0),
+            Component::truncated("bulge", 0.1, Shape::Hernquist { a: 0.2 }, 10.0),
+        ],
+    }
 }
 
 pub mod cases;

@@ -1,0 +1,198 @@
+//! A sampled model in f64 with a component tag per particle: what the
+//! galaxy generators build, shift, rotate and combine before it becomes
+//! f32 `Particles`.
+
+use crate::gpu::layout::{PosMass, Velocity};
+use crate::state::particles::Particles;
+
+/// Particles of a model, each tagged with the index of its component in
+/// `components` (e.g. "halo", "disk", "bulge", "black hole").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Realization {
+    pub pos: Vec<[f64; 3]>,
+    pub vel: Vec<[f64; 3]>,
+    pub mass: Vec<f64>,
+    pub tag: Vec<u32>,
+    pub components: Vec<String>,
+}
+
+/// A 3×3 rotation matrix, rows first.
+pub type Rotation = [[f64; 3]; 3];
+
+/// The rotation that tilts the z axis (a galaxy's spin) by `inclination`
+/// about the x axis, then turns it by `azimuth` about the z axis (radians).
+pub fn rotation(inclination: f64, azimuth: f64) -> Rotation {
+    let (si, ci) = inclination.sin_cos();
+    let (sa, ca) = azimuth.sin_cos();
+    // R = Rz(azimuth) · Rx(inclination).
+    [
+        [ca, -sa * ci, sa * si],
+        [sa, ca * ci, -ca * si],
+        [0.0, si, ci],
+    ]
+}
+
+fn apply(m: &Rotation, v: [f64; 3]) -> [f64; 3] {
+    std::array::from_fn(|i| m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2])
+}
+
+impl Realization {
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+
+    /// Adds a component and returns its tag.
+    pub fn add_component(&mut self, name: impl Into<String>) -> u32 {
+        self.components.push(name.into());
+        (self.components.len() - 1) as u32
+    }
+
+    pub fn push(&mut self, pos: [f64; 3], vel: [f64; 3], mass: f64, tag: u32) {
+        self.pos.push(pos);
+        self.vel.push(vel);
+        self.mass.push(mass);
+        self.tag.push(tag);
+    }
+
+    pub fn total_mass(&self) -> f64 {
+        self.mass.iter().sum()
+    }
+
+    /// Mass of the particles tagged `tag`.
+    pub fn component_mass(&self, tag: u32) -> f64 {
+        self.mass
+            .iter()
+            .zip(&self.tag)
+            .filter(|(_, t)| **t == tag)
+            .map(|(m, _)| m)
+            .sum()
+    }
+
+    /// Mass-weighted mean position and velocity.
+    pub fn center_of_mass(&self) -> ([f64; 3], [f64; 3]) {
+        let total = self.total_mass();
+        let mut x = [0.0; 3];
+        let mut v = [0.0; 3];
+        for k in 0..self.len() {
+            for a in 0..3 {
+                x[a] += self.mass[k] * self.pos[k][a] / total;
+                v[a] += self.mass[k] * self.vel[k][a] / total;
+            }
+        }
+        (x, v)
+    }
+
+    /// Moves by `dx` and boosts by `dv`.
+    pub fn shift(&mut self, dx: [f64; 3], dv: [f64; 3]) {
+        for (x, v) in self.pos.iter_mut().zip(&mut self.vel) {
+            for a in 0..3 {
+                x[a] += dx[a];
+                v[a] += dv[a];
+            }
+        }
+    }
+
+    /// Into the centre-of-mass frame (position and momentum zero).
+    pub fn center(&mut self) {
+        let (x, v) = self.center_of_mass();
+        self.shift(x.map(|c| -c), v.map(|c| -c));
+    }
+
+    /// Rotates positions and velocities about the origin.
+    pub fn rotate(&mut self, m: &Rotation) {
+        for (x, v) in self.pos.iter_mut().zip(&mut self.vel) {
+            *x = apply(m, *x);
+            *v = apply(m, *v);
+        }
+    }
+
+    /// Appends `other`, its component names prefixed with `prefix` (e.g.
+    /// "satellite 2 "), its tags moved past ours.
+    pub fn append(&mut self, other: Realization, prefix: &str) {
+        let offset = self.components.len() as u32;
+        self.components
+            .extend(other.components.into_iter().map(|c| format!("{prefix}{c}")));
+        self.pos.extend(other.pos);
+        self.vel.extend(other.vel);
+        self.mass.extend(other.mass);
+        self.tag.extend(other.tag.into_iter().map(|t| t + offset));
+    }
+
+    /// The f32 particles (ids 0..N in this order).
+    pub fn particles(&self) -> Particles {
+        let f = |v: [f64; 3]| v.map(|x| x as f32);
+        Particles {
+            pos_mass: self
+                .pos
+                .iter()
+                .zip(&self.mass)
+                .map(|(x, m)| PosMass {
+                    pos: f(*x),
+                    mass: *m as f32,
+                })
+                .collect(),
+            vel: self.vel.iter().map(|v| Velocity::new(f(*v))).collect(),
+            id: (0..self.len() as u64).collect(),
+        }
+    }
+}
+
+/// Splits `n` particles over components in proportion to `weights`
+/// (largest remainders, so the counts add up to `n`); a component of
+/// positive weight gets at least one particle while `n` allows.
+pub fn split_count(n: usize, weights: &[f64]) -> Vec<usize> {
+    let total: f64 = weights.iter().sum();
+    let exact: Vec<f64> = weights.iter().map(|w| n as f64 * w / total).collect();
+    let mut counts: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
+    // The remainders add up to fewer than one per component.
+    let left = n - counts.iter().sum::<usize>();
+    for &k in order.iter().take(left) {
+        counts[k] += 1;
+    }
+    // Give empty components one particle from the largest.
+    for k in 0..counts.len() {
+        if counts[k] == 0 && weights[k] > 0.0 {
+            let big = (0..counts.len()).max_by_key(|&j| counts[j]).unwrap_or(k);
+            if counts[big] > 1 {
+                counts[big] -= 1;
+                counts[k] += 1;
+            }
+        }
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_adds_up_and_keeps_small_components() {
+        assert_eq!(split_count(10, &[1.0, 1.0]), vec![5, 5]);
+        assert_eq!(
+            split_count(100, &[90.0, 9.9, 0.1]).iter().sum::<usize>(),
+            100
+        );
+        assert_eq!(split_count(100, &[90.0, 9.9, 0.1])[2], 1);
+        assert_eq!(split_count(7, &[1.0, 1.0, 1.0]).iter().sum::<usize>(), 7);
+    }
+
+    #[test]
+    fn rotation_is_orthonormal_and_tilts_the_spin() {
+        let m = rotation(0.7, 1.9);
+        let z = apply(&m, [0.0, 0.0, 1.0]);
+        assert!((z[2] - 0.7f64.cos()).abs() < 1e-15);
+        for i in 0..3 {
+            for j in 0..3 {
+                let d: f64 = (0..3).map(|k| m[i][k] * m[j][k]).sum();
+                assert!((d - if i == j { 1.0 } else { 0.0 }).abs() < 1e-14);
+            }
+        }
+    }
+}

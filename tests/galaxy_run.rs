@@ -1,0 +1,101 @@
+//! A galaxy model evolved on the GPU: an isolated disk galaxy run with
+//! direct forces for one rotation at 2.5 scale lengths keeps its size, its
+//! rotation and (to the tree's accuracy) its energy: the equilibrium the
+//! generator builds is one the integrator holds. Small N for lavapipe.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use pollster::block_on;
+use webgrav::run::{Run, RunParams, SolverKind};
+use webgrav::state::galaxy::DiskEquilibrium;
+use webgrav::state::Tagged;
+
+/// Median cylindrical radius, median |z| and mean v_φ (about the disk's
+/// centre of mass) of the particles tagged `tag`.
+fn disk_shape(t: &Tagged, tag: u32) -> (f64, f64, f64) {
+    let p = &t.particles;
+    let idx: Vec<usize> = (0..p.len()).filter(|&k| t.tags[k] == tag).collect();
+    let mass: f64 = idx.iter().map(|&k| p.pos_mass[k].mass as f64).sum();
+    let c: [f64; 3] = std::array::from_fn(|a| {
+        idx.iter()
+            .map(|&k| p.pos_mass[k].mass as f64 * p.pos_mass[k].pos[a] as f64)
+            .sum::<f64>()
+            / mass
+    });
+    let (mut r, mut z, mut vphi) = (vec![], vec![], 0.0);
+    for &k in &idx {
+        let x = p.pos_mass[k].pos.map(f64::from);
+        let v = p.vel[k].vel.map(f64::from);
+        let (dx, dy) = (x[0] - c[0], x[1] - c[1]);
+        let rr = dx.hypot(dy);
+        r.push(rr);
+        z.push((x[2] - c[2]).abs());
+        vphi += (dx * v[1] - dy * v[0]) / rr / idx.len() as f64;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(&mut r), median(&mut z), vphi)
+}
+
+#[test]
+fn isolated_disk_galaxy_keeps_its_shape_for_a_rotation() {
+    let ctx = common::gpu();
+    // ~650 disk particles.
+    let g = common::small_disk_galaxy();
+    let start: Tagged = g.realize(2000, 21).unwrap().into();
+    let disk = start.components.iter().position(|c| c == "disk").unwrap() as u32;
+    // One rotation period at 2.5 R_d.
+    let vc = DiskEquilibrium::new(&g).kinematics(2.5).circular_speed;
+    let period = 2.0 * std::f64::consts::PI * 2.5 / vc;
+    let params = RunParams {
+        // Direct forces: lavapipe runs the tree's many passes slowly.
+        solver: SolverKind::Direct,
+        eps: 0.05,
+        dt: 1.0 / 32.0,
+        ..RunParams::default()
+    };
+    let mut run = block_on(Run::new(
+        &ctx,
+        &start.particles,
+        0.0,
+        params.validate().unwrap(),
+    ))
+    .unwrap();
+    let first = block_on(run.readout(&ctx)).unwrap();
+    block_on(run.run_to(&ctx, period, |_, _| {})).unwrap();
+    let last = block_on(run.readout(&ctx)).unwrap();
+    let end = Tagged {
+        particles: last.snapshot.particles.clone(),
+        ..start.clone()
+    };
+    let (r0, z0, v0) = disk_shape(&start, disk);
+    let (r1, z1, v1) = disk_shape(&end, disk);
+    println!(
+        "T = {period:.2}: disk half-mass radius {r0:.3} → {r1:.3}, median |z| {z0:.3} → {z1:.3}, \
+         mean v_φ {v0:.3} → {v1:.3}; virial ratio {:.3} → {:.3}, |ΔE/E| {:.1e}",
+        first.diagnostics.virial_ratio,
+        last.diagnostics.virial_ratio,
+        last.energy_error()
+    );
+    // Measured (lavapipe, seed 21): half-mass radius 1.677 → 1.630,
+    // median |z| 0.054 → 0.146, v̄_φ 0.525 → 0.443, virial ratio 1.013 →
+    // 0.992, |ΔE/E| 6e-6.
+    //
+    // The radial structure holds: the half-mass radius of ~650 disk
+    // particles scatters by ~4 %, and a disk out of equilibrium expands or
+    // contracts by tens of per cent in a rotation.
+    assert!((r1 / r0 - 1.0).abs() < 0.1);
+    // The whole galaxy stays in virial equilibrium and conserves energy.
+    assert!((last.diagnostics.virial_ratio - 1.0).abs() < 0.05);
+    assert!(last.energy_error() < 1e-4);
+    // At N = 2000 a particle's G m / σ_z² (0.17) exceeds z₀: two-body
+    // heating thickens the disk about threefold in a rotation (the same
+    // with ε = 0.02, so it is not the softening) and, heating it radially
+    // too, raises the asymmetric drift. Bounded here; holding z₀ needs
+    // ~10⁵ disk particles, beyond lavapipe.
+    assert!(z1 < 4.0 * z0);
+    assert!(v1 > 0.75 * v0);
+}

@@ -1,0 +1,453 @@
+//! The galaxy models against their formulas: sampled densities (KS
+//! distances on the enclosed mass), velocities against the Jeans equation
+//! (an independent route to the moments Eddington's f(E) must give), the
+//! virial ratio from the f64 direct sum, disk kinematics and Toomre Q, the
+//! Milky Way's components, and the merger's orbit. CPU only, small N.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use webgrav::direct::reference;
+use webgrav::state::galaxy::catalog;
+use webgrav::state::galaxy::units::msun;
+use webgrav::state::galaxy::{
+    Component, DiskEquilibrium, Equilibrium, Realization, Shape, SphericalGalaxy,
+};
+use webgrav::state::rng::Rng;
+use webgrav::state::{Diagnostics, Model};
+
+/// Kolmogorov–Smirnov distance between the samples `r` and the
+/// cumulative distribution `cdf`.
+fn ks_distance(r: &[f64], cdf: impl Fn(f64) -> f64) -> f64 {
+    let mut r = r.to_vec();
+    r.sort_by(f64::total_cmp);
+    let n = r.len() as f64;
+    r.iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let c = cdf(x);
+            (c - i as f64 / n).abs().max((c - (i + 1) as f64 / n).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The KS distance that N samples of the true distribution exceed with
+/// probability 1 % (asymptotic critical value 1.63/√N).
+fn ks_bound(n: usize) -> f64 {
+    1.63 / (n as f64).sqrt()
+}
+
+fn norm(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// Radii of the particles tagged `tag`.
+fn radii(g: &Realization, tag: u32) -> Vec<f64> {
+    (0..g.len())
+        .filter(|&k| g.tag[k] == tag)
+        .map(|k| norm(g.pos[k]))
+        .collect()
+}
+
+/// `n` particles of every extended component of `galaxy` about the model's
+/// own centre (`realize` moves them to the centre of mass, which the few
+/// particles far out in a Hernquist tail shift by ~√(a r_t / N)), with
+/// its tabulated equilibrium.
+fn sample(galaxy: &SphericalGalaxy, n: usize, seed: u64) -> (Equilibrium, Realization) {
+    let eq = Equilibrium::new(&galaxy.components, None);
+    let mut rng = Rng::new(seed);
+    let mut g = Realization::default();
+    for (k, c) in galaxy.components.iter().enumerate() {
+        let tag = g.add_component(c.name);
+        if eq.component(k).is_some() {
+            eq.sample(k, n, c.mass / n as f64, tag, &mut rng, &mut g);
+        }
+    }
+    (eq, g)
+}
+
+#[test]
+fn spherical_models_sample_their_cumulative_mass() {
+    let n = 4000;
+    // Truncated far out (10⁴ scale radii), so M(<r) is the untruncated
+    // formula to ~1e-3 (Hernquist's mass beyond 10⁴ a) where it matters.
+    let (_, hernquist) = sample(
+        &catalog::single("stars", Shape::Hernquist { a: 1.0 }, 1e4),
+        n,
+        3,
+    );
+    let d = ks_distance(&radii(&hernquist, 0), |r| (r / (1.0 + r)).powi(2));
+    println!("Hernquist KS {d:.4} (bound {:.4})", ks_bound(n));
+    assert!(d < ks_bound(n));
+
+    let (_, plummer) = sample(
+        &catalog::single("stars", Shape::Plummer { a: 1.0 }, 1e3),
+        n,
+        4,
+    );
+    let d = ks_distance(&radii(&plummer, 0), |r| (r * r / (1.0 + r * r)).powf(1.5));
+    println!("Plummer KS {d:.4}");
+    assert!(d < ks_bound(n));
+
+    // NFW inside its truncation radius has exactly the NFW shape: the
+    // radii below r_t follow m(r)/m(r_t), m(x) = ln(1 + x) − x/(1 + x).
+    let c = 10.0;
+    let (_, nfw) = sample(&catalog::single("halo", Shape::Nfw { rs: 1.0 }, c), n, 5);
+    let inside: Vec<f64> = radii(&nfw, 0).into_iter().filter(|r| *r < c).collect();
+    let m = |x: f64| (1.0 + x).ln() - x / (1.0 + x);
+    let d = ks_distance(&inside, |r| m(r) / m(c));
+    println!("NFW KS {d:.4} ({} inside r_t)", inside.len());
+    assert!(d < ks_bound(inside.len()));
+}
+
+#[test]
+fn sersic_bulge_projects_to_its_effective_radius() {
+    // The Prugniel–Simien deprojection's projected half-mass radius is
+    // R_e to ~1 % (Lima Neto et al. 1999); the sample median of 4000
+    // projected radii scatters by ~2.5 % (1.25/(2 f(R_e) √N) for this
+    // profile), so 8 % is a 3σ bound with the deprojection's error.
+    for n_sersic in [1.0, 3.0, 4.0] {
+        let (_, g) = sample(
+            &catalog::single(
+                "bulge",
+                Shape::Sersic {
+                    re: 1.0,
+                    n: n_sersic,
+                },
+                1e3,
+            ),
+            4000,
+            6,
+        );
+        let mut projected: Vec<f64> = g.pos.iter().map(|p| p[0].hypot(p[1])).collect();
+        projected.sort_by(f64::total_cmp);
+        let median = projected[projected.len() / 2];
+        println!("Sérsic n = {n_sersic}: projected half-mass radius {median:.4}");
+        assert!((median - 1.0).abs() < 0.08, "n = {n_sersic}: {median}");
+    }
+}
+
+/// A halo, a bulge and a black hole: the bulge's velocities depend on
+/// the halo's and the hole's mass, so this checks the total potential.
+fn halo_bulge_bh() -> SphericalGalaxy {
+    SphericalGalaxy {
+        components: vec![
+            Component::truncated("halo", 1.0, Shape::Nfw { rs: 1.0 }, 10.0),
+            Component::truncated("bulge", 0.25, Shape::Hernquist { a: 0.2 }, 20.0),
+            Component::black_hole(0.02),
+        ],
+    }
+}
+
+/// ⟨v²⟩ = 3σ_r² of an isotropic component from the Jeans equation,
+/// σ_r²(r) = (1/ρ) ∫_r^∞ ρ M / r'² dr', by quadrature in ln r.
+fn jeans_v2(eq: &Equilibrium, k: usize, r: f64) -> f64 {
+    let (table, _) = eq.component(k).unwrap();
+    let r_max = *eq.potential.r.last().unwrap();
+    let steps = 4000;
+    let h = (r_max / r).ln() / steps as f64;
+    let integrand = |x: f64| table.density(x) * eq.potential.mass_at(x) / x;
+    let mut s = 0.5 * (integrand(r) + integrand(r_max));
+    for i in 1..steps {
+        s += integrand(r * (h * i as f64).exp());
+    }
+    3.0 * s * h / table.density(r)
+}
+
+/// `jeans_v2` on 200 radii from 10⁻³ to 10³, interpolated linearly in
+/// ln r (smooth, so far below the sampling noise).
+fn jeans_table(eq: &Equilibrium, k: usize) -> impl Fn(f64) -> f64 {
+    let ln_r: Vec<f64> = (0..200)
+        .map(|i| (-3.0 + 6.0 * i as f64 / 199.0) * 10f64.ln())
+        .collect();
+    let v2: Vec<f64> = ln_r.iter().map(|x| jeans_v2(eq, k, x.exp())).collect();
+    move |r: f64| {
+        let x = r.ln().clamp(ln_r[0], ln_r[199]);
+        let i = ln_r.partition_point(|l| *l <= x).clamp(1, 199);
+        let t = (x - ln_r[i - 1]) / (ln_r[i] - ln_r[i - 1]);
+        v2[i - 1] + t * (v2[i] - v2[i - 1])
+    }
+}
+
+#[test]
+fn velocities_follow_the_jeans_equation_in_the_total_potential() {
+    // 5000 particles in each component.
+    let (eq, g) = sample(&halo_bulge_bh(), 5000, 7);
+    for (k, name) in [(0usize, "halo"), (1, "bulge")] {
+        let jeans = jeans_table(&eq, k);
+        // Radial bins of equal numbers of particles; in each, the mean v²
+        // against the mean Jeans ⟨v²⟩ at the particles' radii.
+        let mut parts: Vec<(f64, f64)> = (0..g.len())
+            .filter(|&i| g.tag[i] == k as u32)
+            .map(|i| (norm(g.pos[i]), norm(g.vel[i]).powi(2)))
+            .collect();
+        parts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let bins = 6;
+        let per = parts.len() / bins;
+        for b in 0..bins {
+            let bin = &parts[b * per..(b + 1) * per];
+            let measured = bin.iter().map(|p| p.1).sum::<f64>() / per as f64;
+            let expected = bin.iter().map(|p| jeans(p.0)).sum::<f64>() / per as f64;
+            // v² of an isotropic, nearly Maxwellian population has a
+            // relative standard deviation ≈ √(2/3): the bin mean's is
+            // √(2/(3 n)); 4 of those bound it (plus 2 % for the grid).
+            let tol = 4.0 * (2.0 / (3.0 * per as f64)).sqrt() + 0.02;
+            let r_mid = bin[per / 2].0;
+            println!(
+                "{name} r ≈ {r_mid:.3}: <v²> {measured:.4} Jeans {expected:.4} ({:+.3}, tol {tol:.3})",
+                measured / expected - 1.0
+            );
+            assert!((measured / expected - 1.0).abs() < tol, "{name} bin {b}");
+        }
+    }
+}
+
+/// 2K/|W| with W from the unsoftened f64 direct sum.
+fn virial_ratio(g: &Realization) -> Diagnostics {
+    let p = g.particles();
+    let f = reference::forces(&p.pos_mass, 0.0);
+    Diagnostics::sum((0..g.len()).map(|k| (g.mass[k], g.pos[k], g.vel[k], f[k].pot)))
+}
+
+#[test]
+fn spherical_models_are_in_virial_equilibrium_at_rest_and_centred() {
+    for (name, galaxy) in [
+        ("hernquist", catalog::hernquist()),
+        ("nfw", catalog::nfw()),
+        ("sersic", catalog::sersic()),
+        ("halo+bulge+bh", halo_bulge_bh()),
+    ] {
+        let g = galaxy.realize(3000, 8).unwrap();
+        let d = virial_ratio(&g);
+        println!(
+            "{name}: 2K/|W| = {:.4}, |p| = {:.2e}, |com| = {:.2e}",
+            d.virial_ratio,
+            norm(d.momentum),
+            norm(d.center_of_mass)
+        );
+        // W of N particles scatters by a few per cent for cuspy models
+        // (the innermost particles), K by ~1/√N.
+        assert!((d.virial_ratio - 1.0).abs() < 0.05, "{name}");
+        assert!(norm(d.momentum) < 1e-12 && norm(d.center_of_mass) < 1e-12);
+    }
+}
+
+#[test]
+fn models_are_deterministic_per_seed() {
+    for &m in Model::ALL {
+        let a = m.generate_tagged(600, 5).unwrap();
+        assert_eq!(a, m.generate_tagged(600, 5).unwrap(), "{}", m.name());
+        assert_ne!(a.particles, m.generate(600, 6).unwrap(), "{}", m.name());
+        assert_eq!(a.particles.len(), 600);
+        assert_eq!(a.tags.len(), 600);
+        assert!(a.tags.iter().all(|&t| (t as usize) < a.components.len()));
+        a.particles.validate().unwrap();
+    }
+}
+
+/// Mean and standard error of the mean.
+fn mean_err(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, (var / n).sqrt())
+}
+
+#[test]
+fn disk_follows_its_profile_and_toomre_q() {
+    let galaxy = common::small_disk_galaxy();
+    let eq = DiskEquilibrium::new(&galaxy);
+    let n = 20_000;
+    let mut g = Realization::default();
+    eq.sample_disk(n, 1.0 / n as f64, 0, &mut Rng::new(11), &mut g);
+    let d = galaxy.disk;
+
+    // Surface density: cylindrical radii against the exponential's
+    // M(<R) = 1 − (1 + x)e^(−x), cut at 10 R_d; heights against sech²'s
+    // (1 + tanh(z/z₀))/2.
+    let big_r: Vec<f64> = g.pos.iter().map(|p| p[0].hypot(p[1])).collect();
+    let m = |x: f64| 1.0 - (1.0 + x) * (-x).exp();
+    let ks_r = ks_distance(&big_r, |r| m(r) / m(10.0));
+    let z: Vec<f64> = g.pos.iter().map(|p| p[2]).collect();
+    let ks_z = ks_distance(&z, |x| 0.5 * (1.0 + (x / d.scale_height).tanh()));
+    println!(
+        "disk KS: R {ks_r:.4}, z {ks_z:.4} (bound {:.4})",
+        ks_bound(n)
+    );
+    assert!(ks_r < ks_bound(n));
+    assert!(ks_z < ks_bound(n));
+
+    // Per annulus: v_R, v_φ, v_z of its particles.
+    let annulus = |lo: f64, hi: f64| -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+        let (mut r, mut vr, mut vphi, mut vz) = (vec![], vec![], vec![], vec![]);
+        for (p, v) in g.pos.iter().zip(&g.vel) {
+            let rr = p[0].hypot(p[1]);
+            if (lo..hi).contains(&rr) {
+                let (c, s) = (p[0] / rr, p[1] / rr);
+                r.push(rr);
+                vr.push(v[0] * c + v[1] * s);
+                vphi.push(-v[0] * s + v[1] * c);
+                vz.push(v[2]);
+            }
+        }
+        (r, vr, vphi, vz)
+    };
+
+    // Toomre Q at 2.5 R_d from the sampled σ_R and Σ (counts in the
+    // annulus) and the model's κ: σ_R from ~2000 particles scatters by
+    // 1.6 %, Σ from their count by 2.2 %; 10 % is about 4σ.
+    let (lo, hi) = (2.25, 2.75);
+    let (r, vr, _, _) = annulus(lo, hi);
+    let sigma_r = (vr.iter().map(|v| v * v).sum::<f64>() / vr.len() as f64).sqrt();
+    let sigma = r.len() as f64 / n as f64 / (std::f64::consts::PI * (hi * hi - lo * lo));
+    let q = sigma_r * eq.kappa(2.5) / (3.36 * sigma);
+    println!("Toomre Q at 2.5 R_d: {q:.3} (requested {})", d.toomre_q);
+    assert!((q / d.toomre_q - 1.0).abs() < 0.1);
+
+    // Mean rotation and vertical dispersion against the model's moments
+    // averaged over each annulus' particles, within 4 standard errors
+    // (plus 1 % for the moments' variation across the annulus).
+    for (lo, hi) in [(0.8, 1.2), (2.25, 2.75), (4.0, 5.0)] {
+        let (r, _, vphi, vz) = annulus(lo, hi);
+        let model: Vec<_> = r.iter().map(|&x| eq.kinematics(x)).collect();
+        let (mean_vphi, err) = mean_err(&vphi);
+        let expected = model.iter().map(|k| k.mean_vphi).sum::<f64>() / r.len() as f64;
+        let vc = model.iter().map(|k| k.circular_speed).sum::<f64>() / r.len() as f64;
+        let sigma_z = (vz.iter().map(|v| v * v).sum::<f64>() / vz.len() as f64).sqrt();
+        let expected_z =
+            (model.iter().map(|k| k.sigma_z.powi(2)).sum::<f64>() / r.len() as f64).sqrt();
+        println!(
+            "R {lo}–{hi}: v̄_φ {mean_vphi:.4} ± {err:.4} (model {expected:.4}, v_c {vc:.4}), σ_z {sigma_z:.4} (model {expected_z:.4})"
+        );
+        assert!((mean_vphi - expected).abs() < 4.0 * err + 0.01 * expected);
+        // Asymmetric drift: the disk lags the circular speed.
+        assert!(expected < vc);
+        // σ_z from n particles scatters by 1/√(2n).
+        let tol = 4.0 / (2.0 * vz.len() as f64).sqrt() + 0.01;
+        assert!((sigma_z / expected_z - 1.0).abs() < tol);
+    }
+}
+
+#[test]
+fn milky_way_has_the_gordon_bell_masses_in_equal_mass_particles() {
+    let n = 5000;
+    let g = catalog::milky_way(1.2).realize(n, 2).unwrap();
+    let m = g.mass[0];
+    assert!(g.mass.iter().all(|&x| x == m), "equal particle masses");
+    // Bonsai units: 2.325e9 M☉ per mass unit.
+    for (name, msun_mass) in [("halo", 6.0e11), ("disk", 5.0e10), ("bulge", 4.6e9)] {
+        let tag = g.components.iter().position(|c| c == name).unwrap() as u32;
+        let mass = g.component_mass(tag);
+        println!("{name}: {mass:.3} units ({:.4e} M☉)", mass * 2.325e9);
+        // The largest-remainder split puts each component within one
+        // particle of its mass.
+        assert!((mass - msun(msun_mass)).abs() < m, "{name}");
+    }
+    assert!((g.total_mass() - msun(6.546e11)).abs() < 1e-9 * g.total_mass());
+}
+
+#[test]
+fn merger_galaxies_start_on_the_requested_orbit() {
+    let merger = catalog::bonsai_merger(3.0, 10.0);
+    let g = merger.realize(2402, 4).unwrap();
+    let (m1, m2) = (merger.primary.total_mass(), merger.secondary.total_mass());
+    // Centre of mass and velocity of each galaxy, by its tags' names.
+    let part = |prefix: &str| {
+        let (mut m, mut x, mut v) = (0.0, [0.0; 3], [0.0; 3]);
+        for k in 0..g.len() {
+            if g.components[g.tag[k] as usize].starts_with(prefix) {
+                m += g.mass[k];
+                for a in 0..3 {
+                    x[a] += g.mass[k] * g.pos[k][a];
+                    v[a] += g.mass[k] * g.vel[k][a];
+                }
+            }
+        }
+        (m, x.map(|c| c / m), v.map(|c| c / m))
+    };
+    let (ma, xa, va) = part("primary");
+    let (mb, xb, vb) = part("secondary");
+    println!("galaxy masses {ma:.3} {mb:.3} (model {m1} {m2})");
+    let dx: [f64; 3] = std::array::from_fn(|a| xb[a] - xa[a]);
+    let dv: [f64; 3] = std::array::from_fn(|a| vb[a] - va[a]);
+    let d = norm(dx);
+    // Parabolic: v = √(2M/d) and specific angular momentum √(2 M r_p).
+    let m = m1 + m2;
+    let h = norm([
+        dx[1] * dv[2] - dx[2] * dv[1],
+        dx[2] * dv[0] - dx[0] * dv[2],
+        dx[0] * dv[1] - dx[1] * dv[0],
+    ]);
+    println!(
+        "separation {d:.4}, |Δv| {:.5} (Kepler {:.5})",
+        norm(dv),
+        (2.0 * m / d).sqrt()
+    );
+    assert!((d / merger.orbit.separation - 1.0).abs() < 1e-9);
+    assert!((norm(dv) / (2.0 * m / d).sqrt() - 1.0).abs() < 1e-9);
+    assert!((h / (2.0 * m * merger.orbit.pericenter).sqrt() - 1.0).abs() < 1e-9);
+    let (_, com, vcom) = part("");
+    assert!(norm(com) < 1e-9 && norm(vcom) < 1e-12, "{com:?} {vcom:?}");
+    // One black hole per galaxy.
+    let holes = g
+        .components
+        .iter()
+        .filter(|c| c.ends_with("black hole"))
+        .count();
+    assert_eq!(holes, 2);
+}
+
+#[test]
+fn minor_merger_satellites_are_bound_and_share_the_particle_mass() {
+    let mm = catalog::minor_mergers(8);
+    let g = mm.realize(3000, 9).unwrap();
+    // Each galaxy's particles have one mass, its mass over its count from
+    // the split of N by mass: equal across galaxies to a particle in the
+    // smallest (~170 particles here).
+    let m = g.mass[0];
+    assert!(g.mass.iter().all(|&x| (x / m - 1.0).abs() < 0.01));
+    let m_primary = mm.primary.total_mass();
+    for k in 1..=mm.count {
+        let prefix = format!("satellite {k} ");
+        let idx: Vec<usize> = (0..g.len())
+            .filter(|&i| g.components[g.tag[i] as usize].starts_with(&prefix))
+            .collect();
+        let ms: f64 = idx.iter().map(|&i| g.mass[i]).sum();
+        assert!(
+            (ms / (mm.mass_ratio * m_primary) - 1.0).abs() < 0.05,
+            "{k}: {ms}"
+        );
+        let x: [f64; 3] =
+            std::array::from_fn(|a| idx.iter().map(|&i| g.mass[i] * g.pos[i][a]).sum::<f64>() / ms);
+        let v: [f64; 3] =
+            std::array::from_fn(|a| idx.iter().map(|&i| g.mass[i] * g.vel[i][a]).sum::<f64>() / ms);
+        // Bound to the primary as point masses (the centre of mass moved
+        // the primary by less than the satellites' spread of radii).
+        let energy = 0.5 * norm(v).powi(2) - m_primary / norm(x);
+        assert!(energy < 0.0, "satellite {k}: E = {energy}");
+    }
+}
+
+#[test]
+fn invalid_galaxies_are_refused() {
+    let bh_only = SphericalGalaxy {
+        components: vec![Component::black_hole(1.0)],
+    };
+    assert!(bh_only.realize(10, 1).is_err());
+    let negative = SphericalGalaxy {
+        components: vec![Component::truncated(
+            "halo",
+            -1.0,
+            Shape::Nfw { rs: 1.0 },
+            10.0,
+        )],
+    };
+    assert!(negative.realize(10, 1).is_err());
+    let sersic = catalog::single("bulge", Shape::Sersic { re: 1.0, n: 0.3 }, 10.0);
+    assert!(sersic.realize(10, 1).is_err());
+    let mut disk = common::small_disk_galaxy();
+    disk.disk.scale_height = 0.0;
+    assert!(disk.realize(10, 1).is_err());
+    // Fewer particles than components.
+    assert!(halo_bulge_bh().realize(2, 1).is_err());
+}
