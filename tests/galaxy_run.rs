@@ -65,7 +65,7 @@ fn isolated_disk_galaxy_keeps_its_shape_for_a_rotation() {
     ))
     .unwrap();
     let first = block_on(run.readout(&ctx)).unwrap();
-    block_on(run.run_to(&ctx, period, |_, _| {})).unwrap();
+    block_on(run.run_to(&ctx, period, |_, _| true)).unwrap();
     let last = block_on(run.readout(&ctx)).unwrap();
     let end = Tagged {
         particles: last.snapshot.particles.clone(),

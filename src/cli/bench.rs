@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::gpu::timing::{now_ms, timed_run, PhaseTimer};
 use crate::gpu::GpuContext;
 use crate::hermite::{Body, HermiteGpu, Order, Precision, Sinks};
-use crate::run::{mean_interactions, Run, RunParams, SolverKind};
+use crate::run::{mean_interactions, Run, RunConfig, RunParams, SolverKind};
 use crate::state::stats::median;
 use crate::state::{GpuParticles, Model, Particles};
 use clap::{Args, ValueEnum};
@@ -75,14 +75,7 @@ struct DirectBenchArgs {
 pub async fn bench(a: BenchArgs) -> Result<()> {
     // The same table as every run checks ε, Δt and θ.
     for &theta in &a.theta {
-        RunParams {
-            solver: SolverKind::Tree,
-            eps: a.eps,
-            dt: a.dt,
-            theta,
-            ..RunParams::default()
-        }
-        .validate()?;
+        tree_config(&a, theta)?;
     }
     let ctx = GpuContext::headless().await?;
     let hermite = matches!(a.kind, BenchKind::Hermite4 | BenchKind::Hermite6)
@@ -108,6 +101,18 @@ pub async fn bench(a: BenchArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The run configuration of `bench tree` at opening angle `theta`.
+fn tree_config(a: &BenchArgs, theta: f32) -> Result<RunConfig> {
+    RunParams {
+        solver: SolverKind::Tree,
+        eps: a.eps,
+        dt: a.dt,
+        theta,
+        ..RunParams::default()
+    }
+    .validate()
 }
 
 /// Runs `work` until the GPU has been busy for a while, so that timed runs
@@ -198,14 +203,7 @@ async fn bench_tree(
     a: &BenchArgs,
     theta: f32,
 ) -> Result<()> {
-    let config = RunParams {
-        solver: SolverKind::Tree,
-        eps: a.eps,
-        dt: a.dt,
-        theta,
-        ..RunParams::default()
-    }
-    .validate()?;
+    let config = tree_config(a, theta)?;
     let mut run = Run::new(ctx, particles, 0.0, config).await?;
     let mut phases: Vec<(&'static str, Vec<f64>)> = Vec::new();
     let mut walls = Vec::new();
