@@ -377,3 +377,62 @@ fn physical_units_convert_to_g_equals_one() {
     // 1 kpc / (1 km/s) in time units of kpc / (100 km/s).
     assert!((s.time - 100.0).abs() < 1e-9);
 }
+
+// Component kinds travel with the particles through every format: Gadget
+// and CSV keep them exactly; Tipsy writes the halo as dark matter and the
+// rest as stars (read back as 1 and 4); `.bonsai` puts halo ids from 3e18
+// and bulge ids from 2e18 as Bonsai does, and takes them off on reading
+// (disk, stars and black holes are Bonsai's disk range). Ids survive all
+// of them (standard Tipsy through its .iord side file).
+#[test]
+fn component_kinds_survive_every_format() {
+    let t = webgrav::state::Model::MilkyWay
+        .generate_tagged(3000, 2)
+        .unwrap();
+    let types = t.types().expect("several components");
+    assert!(types.contains(&1) && types.contains(&2) && types.contains(&3));
+    let snap = Snapshot {
+        particles: t.particles,
+        types: Some(types.clone()),
+        time: 0.5,
+        ..Default::default()
+    };
+    let dir = std::env::temp_dir().join(format!("webgrav-kinds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let by_id = |s: &Snapshot| {
+        let mut v: Vec<(u64, [f32; 3], u8)> = (0..s.particles.len())
+            .map(|k| {
+                (
+                    s.particles.id[k],
+                    s.particles.pos_mass[k].pos,
+                    s.types.as_ref().unwrap()[k],
+                )
+            })
+            .collect();
+        v.sort_by_key(|x| x.0);
+        v
+    };
+    let want = by_id(&snap);
+    for (ext, map) in [
+        ("gadget", [1u8, 2, 3, 4, 5]),
+        ("csv", [1, 2, 3, 4, 5]),
+        ("tipsy", [1, 4, 4, 4, 4]),
+        ("bonsai", [1, 2, 3, 2, 2]),
+    ] {
+        let path = dir.join(format!("mw.{ext}"));
+        let path = path.to_str().unwrap();
+        webgrav::snapshot::write_file(path, &snap).unwrap();
+        let back = webgrav::snapshot::read_file(path).unwrap();
+        let got = by_id(&back);
+        let expect: Vec<_> = want
+            .iter()
+            .map(|&(id, x, k)| (id, x, map[k as usize - 1]))
+            .collect();
+        assert_eq!(got, expect, "{ext}");
+    }
+    // Bonsai's ranges are really in the file: a halo particle's id.
+    let raw = std::fs::read(dir.join("mw.bonsai")).unwrap();
+    let first_id = u64::from_le_bytes(raw[32 + 28..32 + 36].try_into().unwrap());
+    assert!(first_id >= tipsy::BONSAI_DARK_ID, "{first_id}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

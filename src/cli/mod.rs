@@ -228,11 +228,12 @@ impl InitialArgs {
                 let params = self.model_params()?;
                 check_device_particle_count(ctx, n, solver)?;
                 check_host_memory(n)?;
+                // Component kinds go into the files (halo as dark matter,
+                // the rest as stars; Bonsai's id ranges; a CSV type column).
+                let tagged = self.model.generate_with(self.n, self.seed, &params)?;
                 Ok(Snapshot {
-                    particles: self
-                        .model
-                        .generate_with(self.n, self.seed, &params)?
-                        .particles,
+                    types: tagged.types(),
+                    particles: tagged.particles,
                     ..Default::default()
                 })
             }

@@ -23,14 +23,25 @@ const REQUIRED: [&str; 7] = ["x", "y", "z", "vx", "vy", "vz", "m"];
 pub fn encode(snap: &Snapshot) -> Vec<u8> {
     let p = &snap.particles;
     let t = snap.time;
-    let mut s = format!("{SNAPSHOT_HEADER}\n");
+    let types = snap.types.as_ref().filter(|ty| ty.len() == p.len());
+    // A `type` column (Gadget's numbering) where the particles have kinds.
+    let mut s = match types {
+        Some(_) => format!("{SNAPSHOT_HEADER},type\n"),
+        None => format!("{SNAPSHOT_HEADER}\n"),
+    };
     for k in 0..p.len() {
         let (x, v) = (p.pos_mass[k].pos, p.vel[k].vel);
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{},{},{},{},{},{},{},{},{t}",
             p.id[k], x[0], x[1], x[2], v[0], v[1], v[2], p.pos_mass[k].mass
         );
+        match types {
+            Some(ty) => {
+                let _ = writeln!(s, ",{}", ty[k]);
+            }
+            None => s.push('\n'),
+        }
     }
     s.into_bytes()
 }
@@ -70,6 +81,7 @@ pub fn encode_forces(ids: &[u64], pos_mass: &[PosMass], acc_pot: &[AccPot]) -> V
 struct Columns {
     id: Option<usize>,
     t: Option<usize>,
+    kind: Option<usize>,
     required: [usize; 7],
     width: usize,
 }
@@ -125,6 +137,7 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut time: Option<f64> = None;
     let mut columns: Option<Columns> = None;
+    let mut kinds: Vec<u8> = Vec::new();
     let mut p = Particles::default();
     for (lineno, line) in text.lines().enumerate().map(|(k, l)| (k + 1, l.trim())) {
         if line.is_empty() {
@@ -143,6 +156,7 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
         let Some(Columns {
             id: id_col,
             t: t_col,
+            kind: kind_col,
             required: cols,
             width,
         }) = columns
@@ -164,6 +178,7 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
             columns = Some(Columns {
                 id: find("id"),
                 t: find("t").or_else(|| find("time")),
+                kind: find("type"),
                 required: cols,
                 width: names.len(),
             });
@@ -204,6 +219,13 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
                 _ => time = Some(t),
             }
         }
+        if let Some(c) = kind_col {
+            let kind =
+                f[c].parse::<u8>().ok().filter(|&k| k <= 5).ok_or_else(|| {
+                    bad(name, format!("line {lineno}: bad type '{}' (0 to 5)", f[c]))
+                })?;
+            kinds.push(kind);
+        }
         p.pos_mass.push(PosMass {
             pos: [v[0], v[1], v[2]],
             mass: v[6],
@@ -218,10 +240,12 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     if !time.is_finite() {
         return Err(bad(name, format!("non-finite time {time}")));
     }
+    let types = columns.and_then(|c| c.kind).map(|_| kinds);
     checked(
         Snapshot {
             time,
             particles: p,
+            types,
             ..Default::default()
         },
         name,

@@ -236,10 +236,14 @@ pub fn write_file(path: &str, snap: &Snapshot) -> Result<Written> {
     write_atomic(path, &format.encode(snap))?;
     let mut written = Written::default();
     if format == Format::Tipsy {
-        let ids = &snap.particles.id;
+        // The ids in the order of the file's records.
+        let ids: Vec<u64> = tipsy::record_order(snap)
+            .iter()
+            .map(|&k| snap.particles.id[k])
+            .collect();
         let side = iord::side_path(path);
-        if !iord::is_identity(ids) || Path::new(&side).exists() {
-            write_atomic(&side, &iord::encode(ids))?;
+        if !iord::is_identity(&ids) || Path::new(&side).exists() {
+            write_atomic(&side, &iord::encode(&ids))?;
             written.side_file = Some(side);
         }
     }

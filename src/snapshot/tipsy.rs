@@ -18,6 +18,33 @@ const DARK_BYTES: u64 = 36;
 const STAR_BYTES: u64 = 44;
 /// The `pad` word value by which Bonsai marks 64-bit ids in eps/phi.
 const BONSAI_VERSION: i32 = 2;
+/// Bonsai's id ranges (its `tipsyIO.h`): disk particles from 0, bulge from
+/// 2e18, dark matter from 3e18. The `.bonsai` writer adds them to ids by
+/// type and the reader takes them off again, so both codes agree on what
+/// each particle is.
+pub const BONSAI_BULGE_ID: u64 = 2_000_000_000_000_000_000;
+pub const BONSAI_DARK_ID: u64 = 3_000_000_000_000_000_000;
+
+/// Whether a particle of (Gadget-numbered) `kind` goes into a dark record:
+/// gas (written as collisionless) and halo; everything else is a star.
+fn is_dark(kind: u8) -> bool {
+    kind <= 1
+}
+
+/// The file order of a snapshot's particles: without types, as given (all
+/// dark records); with types, the dark records (gas, halo) first, then the
+/// stars, each in input order, as Tipsy's layout demands.
+pub fn record_order(snap: &Snapshot) -> Vec<usize> {
+    let n = snap.particles.len();
+    match &snap.types {
+        Some(t) if t.len() == n => {
+            let mut order: Vec<usize> = (0..n).filter(|&k| is_dark(t[k])).collect();
+            order.extend((0..n).filter(|&k| !is_dark(t[k])));
+            order
+        }
+        _ => (0..n).collect(),
+    }
+}
 
 /// Which Tipsy variant to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,14 +288,49 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
             .flat_map(|&(count, t)| std::iter::repeat_n(t, count as usize))
             .collect()
     });
-    let snap = Snapshot {
+    let mut snap = Snapshot {
         time: h.time,
         particles: p,
         softening: softening.unwrap_or(0.0),
         potential: potential.iter().any(|&x| x != 0.0).then_some(potential),
         types,
     };
+    if bonsai_ids {
+        map_bonsai_ids(&mut snap, h.nsph as usize, h.ndark as usize);
+    }
     checked(snap, name)
+}
+
+/// Takes Bonsai's id ranges off the ids and keeps what they said: dark
+/// matter (≥ 3e18) is a halo particle, 2e18… a bulge particle; other
+/// star records are Bonsai's disk. Files without those ranges and with
+/// one kind of record keep no types (as before).
+fn map_bonsai_ids(snap: &mut Snapshot, nsph: usize, ndark: usize) {
+    let ids = &mut snap.particles.id;
+    let ranged = ids.iter().any(|&id| id >= BONSAI_BULGE_ID);
+    if !ranged && snap.types.is_none() {
+        return;
+    }
+    let types = ids
+        .iter_mut()
+        .enumerate()
+        .map(|(k, id)| {
+            if *id >= BONSAI_DARK_ID {
+                *id -= BONSAI_DARK_ID;
+                1
+            } else if *id >= BONSAI_BULGE_ID {
+                *id -= BONSAI_BULGE_ID;
+                3
+            } else if k < nsph {
+                0
+            } else if k < nsph + ndark {
+                1
+            } else {
+                2
+            }
+        })
+        .collect();
+    snap.types = Some(types);
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -282,7 +344,7 @@ enum Kind {
 pub fn encode(snap: &Snapshot, flavor: Flavor) -> Vec<u8> {
     let p = &snap.particles;
     let n = p.len();
-    let mut out = Vec::with_capacity(HEADER_BYTES + n * DARK_BYTES as usize);
+    let mut out = Vec::with_capacity(HEADER_BYTES + n * STAR_BYTES as usize);
     let endian = match flavor {
         Flavor::Standard => Endian::Big,
         Flavor::Bonsai => Endian::Little,
@@ -300,13 +362,25 @@ pub fn encode(snap: &Snapshot, flavor: Flavor) -> Vec<u8> {
     } else {
         0
     };
-    for word in [n as i32, 3, 0, n as i32, 0, version] {
+    let order = record_order(snap);
+    let ndark = match &snap.types {
+        Some(t) if t.len() == n => t.iter().filter(|&&k| is_dark(k)).count(),
+        _ => n,
+    };
+    let nstar = n - ndark;
+    for word in [n as i32, 3, 0, ndark as i32, nstar as i32, version] {
         put(&mut out, &word.to_le_bytes());
     }
-    for k in 0..n {
+    let kind = |k: usize| snap.types.as_ref().map_or(1, |t| t[k]);
+    for (slot, &k) in order.iter().enumerate() {
         put(&mut out, &p.pos_mass[k].mass.to_le_bytes());
         for x in p.pos_mass[k].pos.iter().chain(&p.vel[k].vel) {
             put(&mut out, &x.to_le_bytes());
+        }
+        if slot >= ndark {
+            // A star record's metals and formation time.
+            put(&mut out, &0f32.to_le_bytes());
+            put(&mut out, &0f32.to_le_bytes());
         }
         match flavor {
             Flavor::Standard => {
@@ -314,7 +388,15 @@ pub fn encode(snap: &Snapshot, flavor: Flavor) -> Vec<u8> {
                 put(&mut out, &snap.softening.to_le_bytes());
                 put(&mut out, &phi.to_le_bytes());
             }
-            Flavor::Bonsai => out.extend_from_slice(&p.id[k].to_le_bytes()),
+            Flavor::Bonsai => {
+                let base = match (&snap.types, kind(k)) {
+                    (None, _) => 0,
+                    (Some(_), 1) => BONSAI_DARK_ID,
+                    (Some(_), 3) => BONSAI_BULGE_ID,
+                    _ => 0,
+                };
+                out.extend_from_slice(&(p.id[k] + base).to_le_bytes());
+            }
         }
     }
     out

@@ -72,6 +72,33 @@ pub struct Tagged {
     pub components: Vec<String>,
 }
 
+impl Tagged {
+    /// The kind of each particle in Gadget-2's numbering, which snapshot
+    /// files carry (`Snapshot::types`): 1 halo, 2 disk, 3 bulge, 4 stars
+    /// (any other stellar component, satellites' included), 5 black hole.
+    /// `None` for one-component models (their files stay as before).
+    pub fn types(&self) -> Option<Vec<u8>> {
+        if self.components.len() < 2 {
+            return None;
+        }
+        let kind_of = |name: &str| -> u8 {
+            if name.ends_with("halo") {
+                1
+            } else if name.ends_with("disk") {
+                2
+            } else if name.ends_with("bulge") {
+                3
+            } else if name.ends_with("black hole") {
+                5
+            } else {
+                4
+            }
+        };
+        let kinds: Vec<u8> = self.components.iter().map(|c| kind_of(c)).collect();
+        Some(self.tags.iter().map(|&t| kinds[t as usize]).collect())
+    }
+}
+
 impl From<Realization> for Tagged {
     fn from(r: Realization) -> Self {
         Self {
