@@ -358,4 +358,23 @@ fn analyze_a_series_written_by_run() {
     let (ok, _, stderr) = webgrav(&["analyze", &first, "--component", "disk"]);
     assert!(!ok);
     assert!(stderr.contains("no particle types"), "{stderr}");
+    // Components by type name or Gadget-2 number, each on its own line.
+    let mut snap = webgrav::snapshot::read_file(&first).unwrap();
+    snap.types = Some((0..256).map(|i| 1 + (i % 2) as u8).collect());
+    let typed = tmp("typed.gadget");
+    webgrav::snapshot::write_file(&typed, &snap).unwrap();
+    let (ok, stdout, stderr) =
+        webgrav(&["analyze", &typed, "--component", "halo", "--component", "2"]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for (l, name) in lines.iter().zip(["halo", "disk"]) {
+        assert_eq!(
+            (l["component"].as_str(), l["n"].as_u64()),
+            (Some(name), Some(128))
+        );
+    }
 }
