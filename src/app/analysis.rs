@@ -30,12 +30,14 @@ fn dist2(pos: [f32; 3], c: [f64; 3]) -> f64 {
 /// Density centre by shrinking spheres (Power et al. 2003, §2.4): start
 /// from the centre of mass of all particles in the sphere that holds them
 /// all, then repeatedly shrink the radius by 2.5 % and recentre on the
-/// centre of mass of the particles inside, until 1000 particles (or all,
-/// for fewer) remain, as the paper stops. Its noise is that of the last
-/// sphere, not of N: in a cored profile (Plummer) about 0.05 a.
+/// centre of mass of the particles inside, until 1000 particles remain,
+/// as the paper stops (half of them where N < 2000, so a small system
+/// still gets a density centre rather than its centre of mass). Its noise
+/// is that of the last sphere, not of N: in a cored profile (Plummer)
+/// about 0.05 a.
 pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
     let mut c = center_of_mass(pos_mass);
-    let n_min = 1000.min(pos_mass.len());
+    let n_min = 1000.min(pos_mass.len().div_ceil(2));
     let mut r = pos_mass
         .iter()
         .map(|p| dist2(p.pos, c))
