@@ -290,3 +290,91 @@ fn times_are_exact_decimals() {
         .collect();
     assert_eq!(t, [0.5, 1.0]);
 }
+
+// `analyze` on a series written by `run --snap-every`, and on one of its
+// snapshots with its profiles as CSV.
+#[test]
+fn analyze_a_series_written_by_run() {
+    let series = tmp("analyze-series");
+    let _ = std::fs::remove_dir_all(&series);
+    let mut args: Vec<&str> =
+        "run -n 256 --eps 0.05 --dt 0.0078125 --t-end 0.5 --snap-every 0.125 --snap-format csv"
+            .split(' ')
+            .collect();
+    args.extend(["--snap-dir", &series]);
+    let (ok, _, stderr) = webgrav(&args);
+    assert!(ok, "{stderr}");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{series}/index.json")).unwrap())
+            .unwrap();
+    let snapshots = index["snapshots"].as_array().unwrap();
+    let (ok, stdout, stderr) = webgrav(&["analyze", "--series", &series, "--bh", "0", "1"]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), snapshots.len());
+    for (k, (l, s)) in lines.iter().zip(snapshots).enumerate() {
+        assert_eq!(l["time"], s["time"]);
+        assert_eq!(l["n"], 256);
+        // A Plummer sphere of N-body units: half-mass radius ≈ 0.77; 256
+        // particles and a short run leave it within 25 %.
+        let r_half = l["half_mass_radius"].as_f64().unwrap();
+        assert!((r_half / 0.77 - 1.0).abs() < 0.25, "{l}");
+        let radii = l["lagrangian_radii"].as_object().unwrap();
+        assert_eq!(radii.len(), 5);
+        assert_eq!(radii["0.5"].as_f64(), Some(r_half));
+        // A round cluster: A2 ~ 1/√(N/2) within the half-mass radius.
+        assert!(l["a2"].as_f64().unwrap() < 0.3, "{l}");
+        assert!(l["bh_separation"].as_f64().unwrap() > 0.0, "{l}");
+        assert_eq!(l["pattern_speed"].is_number(), k > 0, "{l}");
+    }
+    // One snapshot with its profiles as CSV.
+    let first = format!("{series}/{}", snapshots[0]["file"].as_str().unwrap());
+    let (ok, stdout, stderr) = webgrav(&[
+        "analyze",
+        &first,
+        "--profile-csv",
+        &tmp("sphere.csv"),
+        "--disk-csv",
+        &tmp("disk.csv"),
+        "--bins",
+        "8",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.lines().count(), 1);
+    // Equal masses: no black holes to report.
+    assert!(!stdout.contains("bh_separation"), "{stdout}");
+    for (file, header) in [
+        ("sphere.csv", "component,r_in"),
+        ("disk.csv", "component,r_in"),
+    ] {
+        let table = std::fs::read_to_string(tmp(file)).unwrap();
+        assert!(table.starts_with(header), "{table}");
+        assert_eq!(table.lines().count(), 9, "{table}");
+    }
+    // A component the file does not tag is refused with a message.
+    let (ok, _, stderr) = webgrav(&["analyze", &first, "--component", "disk"]);
+    assert!(!ok);
+    assert!(stderr.contains("no particle types"), "{stderr}");
+    // Components by type name or Gadget-2 number, each on its own line.
+    let mut snap = webgrav::snapshot::read_file(&first).unwrap();
+    snap.types = Some((0..256).map(|i| 1 + (i % 2) as u8).collect());
+    let typed = tmp("typed.gadget");
+    webgrav::snapshot::write_file(&typed, &snap).unwrap();
+    let (ok, stdout, stderr) =
+        webgrav(&["analyze", &typed, "--component", "halo", "--component", "2"]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for (l, name) in lines.iter().zip(["halo", "disk"]) {
+        assert_eq!(
+            (l["component"].as_str(), l["n"].as_u64()),
+            (Some(name), Some(128))
+        );
+    }
+}

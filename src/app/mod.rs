@@ -1,8 +1,10 @@
 //! What the front ends need besides the run itself, free of any platform
 //! code so native tests cover it: settings as URL parameters (`settings`),
+//! the galactic-dynamics analysis of a state (`analysis`),
 //! read-outs computed from a state (`readout`), and the particle-count
 //! limit of each solver on a device.
 
+pub mod analysis;
 pub mod readout;
 pub mod settings;
 

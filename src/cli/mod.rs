@@ -2,6 +2,7 @@
 //! with clap lives here and only here; each command is a module that calls
 //! the core (`run::Run` for everything that integrates).
 
+mod analyze;
 mod bench;
 mod convert;
 mod forces;
@@ -46,6 +47,10 @@ enum Command {
     /// Render a snapshot to a PNG offscreen, with the web app's renderer
     /// and camera (the same numbers as its URL parameters).
     Render(render::RenderArgs),
+    /// Galactic-dynamics read-outs of a snapshot or a series: density
+    /// centre, Lagrangian radii, profiles, bar strength and pattern speed,
+    /// black-hole separation (JSON lines; profiles as CSV).
+    Analyze(analyze::AnalyzeArgs),
 }
 
 /// A line on stderr; never panics (a closed stderr must not turn a
@@ -127,6 +132,7 @@ async fn dispatch(cli: Cli) -> Result<()> {
         Command::Convert { input, output } => convert::convert(&input, &output),
         Command::Render(a) => render::render(a).await,
         Command::Info => convert::info().await,
+        Command::Analyze(a) => analyze::analyze(a),
     }
 }
 

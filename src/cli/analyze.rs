@@ -1,0 +1,314 @@
+//! `webgrav analyze`: the galactic-dynamics read-outs of `app::analysis`
+//! for a snapshot (JSON lines, profiles as CSV) or for a series written by
+//! `webgrav run --snap-every` (one JSON line per snapshot and component,
+//! with the bar's pattern speed between consecutive snapshots and the
+//! black holes' separation).
+
+use super::{check_typed_output, emit, say};
+use crate::app::analysis::{self, BarMode, Cylindrical, FRACTIONS};
+use crate::error::{Error, Result};
+use crate::snapshot::{self, Snapshot};
+use crate::state::Particles;
+use clap::Args;
+
+#[derive(Args)]
+pub struct AnalyzeArgs {
+    /// Snapshot to analyse (any format `webgrav run --in` reads).
+    #[arg(required_unless_present = "series", conflicts_with = "series")]
+    snapshot: Option<String>,
+    /// Analyse the series in this directory (its index.json, as `webgrav
+    /// run --snap-every` writes it) instead: one line per snapshot and
+    /// component, with the pattern speed since the previous snapshot.
+    #[arg(long)]
+    series: Option<String>,
+    /// Analyse only particles of this type: gas, halo, disk, bulge, stars,
+    /// boundary (Gadget-2's numbers 0-5 also do) or all; repeat it to
+    /// analyse several components, each on its own. Default: all.
+    #[arg(long = "component", value_name = "K")]
+    components: Vec<String>,
+    /// Cylindrical radius within which the m = 2 mode (A2, its phase, the
+    /// pattern speed) is measured. Default: the component's half-mass
+    /// radius.
+    #[arg(long)]
+    bar_radius: Option<f64>,
+    /// Ids of the two black holes whose separation is reported. Default:
+    /// the two heaviest particles, where both are heavier than all others.
+    #[arg(long, num_args = 2, value_names = ["ID", "ID"])]
+    bh: Option<Vec<u64>>,
+    /// Write the spherical profile as CSV: component, r_in, r_out, r, n,
+    /// density, enclosed_mass, v_circ (log-spaced shells about the density
+    /// centre).
+    #[arg(long, conflicts_with = "series")]
+    profile_csv: Option<String>,
+    /// Write the disk profile as CSV: component, r_in, r_out, n,
+    /// surface_density, z_median, z_rms, v_phi, sigma_r, sigma_phi,
+    /// sigma_z (rings about the density centre, z along the component's
+    /// angular momentum).
+    #[arg(long, conflicts_with = "series")]
+    disk_csv: Option<String>,
+    /// Shells and rings of the profiles.
+    #[arg(long, default_value_t = 30)]
+    bins: usize,
+    /// Inner radius of the spherical profile. Default: the radius holding
+    /// 1 % of the component's mass.
+    #[arg(long)]
+    r_min: Option<f64>,
+    /// Outer radius of the profiles. Default: the radius holding 99 % of
+    /// the component's mass (spheres) and 90 % (rings).
+    #[arg(long)]
+    r_max: Option<f64>,
+}
+
+/// Gadget-2's particle types, which the readers keep.
+const TYPES: [&str; 6] = ["gas", "halo", "disk", "bulge", "stars", "boundary"];
+
+/// A component the user asked for: its name and its type (`None`: all).
+fn parse_component(k: &str) -> Result<(String, Option<u8>)> {
+    if k == "all" {
+        return Ok((k.into(), None));
+    }
+    let t = TYPES
+        .iter()
+        .position(|&t| t == k)
+        .or_else(|| k.parse::<usize>().ok().filter(|&t| t < TYPES.len()))
+        .ok_or_else(|| {
+            Error::InvalidParameter(format!(
+                "--component {k}: expected all, {} or 0-5",
+                TYPES.join(", ")
+            ))
+        })?;
+    Ok((TYPES[t].into(), Some(t as u8)))
+}
+
+/// The particles of component `t` in `snap` (read from `path`).
+fn component(snap: &Snapshot, path: &str, name: &str, t: Option<u8>) -> Result<Particles> {
+    let p = match (t, &snap.types) {
+        (None, _) => snap.particles.clone(),
+        (Some(t), Some(types)) => analysis::select(&snap.particles, |i| types[i] == t),
+        (Some(_), None) => {
+            return Err(Error::InvalidParameter(format!(
+                "{path} has no particle types, so --component {name} selects nothing"
+            )))
+        }
+    };
+    if p.is_empty() {
+        return Err(Error::InvalidParameter(format!(
+            "{path} has no particles of component {name}"
+        )));
+    }
+    Ok(p)
+}
+
+/// What every read-out of one component starts from.
+struct Frame {
+    center: [f64; 3],
+    radii: [f64; 5],
+    cyl: Vec<Cylindrical>,
+}
+
+impl Frame {
+    /// Density centre, Lagrangian radii, and the particles in the disk
+    /// frame (velocities about the bulk velocity within the half-mass
+    /// radius).
+    fn of(p: &Particles) -> Self {
+        let center = analysis::density_center(&p.pos_mass);
+        let radii = analysis::lagrangian(&p.pos_mass, center);
+        let v_center = analysis::center_velocity(p, center, radii[2]);
+        let axes = analysis::disk_axes(p, center, v_center);
+        Frame {
+            center,
+            radii,
+            cyl: analysis::to_cylindrical(p, center, v_center, &axes),
+        }
+    }
+}
+
+fn check_positive(name: &str, x: Option<f64>) -> Result<()> {
+    match x {
+        Some(v) if !(v.is_finite() && v > 0.0) => Err(Error::InvalidParameter(format!(
+            "{name} must be > 0, got {v}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+pub fn analyze(a: AnalyzeArgs) -> Result<()> {
+    check_positive("--bar-radius", a.bar_radius)?;
+    check_positive("--r-min", a.r_min)?;
+    check_positive("--r-max", a.r_max)?;
+    if a.bins == 0 {
+        return Err(Error::InvalidParameter("--bins must be at least 1".into()));
+    }
+    let names = if a.components.is_empty() {
+        vec!["all".to_string()]
+    } else {
+        a.components.clone()
+    };
+    let components = names
+        .iter()
+        .map(|k| parse_component(k))
+        .collect::<Result<Vec<_>>>()?;
+    match (&a.snapshot, &a.series) {
+        (Some(path), _) => one(&a, path, &components),
+        (None, Some(dir)) => series(&a, dir, &components),
+        (None, None) => unreachable!("clap requires a snapshot or --series"),
+    }
+}
+
+/// The JSON line of one component of one snapshot.
+fn summary(
+    a: &AnalyzeArgs,
+    bh: Option<(u64, u64)>,
+    snap: &Snapshot,
+    name: &str,
+    p: &Particles,
+    f: &Frame,
+) -> (serde_json::Value, BarMode) {
+    let bar_radius = a.bar_radius.unwrap_or(f.radii[2]);
+    let bar = analysis::bar_mode(&f.cyl, bar_radius);
+    let radii: serde_json::Map<String, serde_json::Value> = FRACTIONS
+        .iter()
+        .zip(f.radii)
+        .map(|(q, r)| (q.to_string(), r.into()))
+        .collect();
+    let mass: f64 = p.pos_mass.iter().map(|x| x.mass as f64).sum();
+    let mut line = serde_json::json!({
+        "time": snap.time,
+        "component": name,
+        "n": p.len(),
+        "mass": mass,
+        "center": f.center,
+        "lagrangian_radii": radii,
+        "half_mass_radius": f.radii[2],
+        "bar_radius": bar_radius,
+        "a2": bar.a2,
+        "bar_phase": bar.phase,
+        "bar_angle": bar.angle(),
+    });
+    if let Some((x, y)) = bh {
+        line["bh_ids"] = serde_json::json!([x, y]);
+        line["bh_separation"] = analysis::separation(&snap.particles, x, y).into();
+    }
+    (line, bar)
+}
+
+fn one(a: &AnalyzeArgs, path: &str, components: &[(String, Option<u8>)]) -> Result<()> {
+    for (out, what) in [
+        (&a.profile_csv, "the profile"),
+        (&a.disk_csv, "the disk profile"),
+    ] {
+        if let Some(out) = out {
+            check_typed_output(out, "csv", what, &[path])?;
+        }
+    }
+    let snap = snapshot::read_file(path)?;
+    let mut sphere_csv = String::from("component,r_in,r_out,r,n,density,enclosed_mass,v_circ\n");
+    let mut disk_csv = String::from(
+        "component,r_in,r_out,n,surface_density,z_median,z_rms,v_phi,sigma_r,sigma_phi,sigma_z\n",
+    );
+    for (name, t) in components {
+        let p = component(&snap, path, name, *t)?;
+        let f = Frame::of(&p);
+        let bh = black_holes(a, &snap);
+        emit(summary(a, bh, &snap, name, &p, &f).0)?;
+        let r_in = a.r_min.unwrap_or_else(|| lagrangian_at(&p, f.center, 0.01));
+        let r_out = a.r_max.unwrap_or_else(|| lagrangian_at(&p, f.center, 0.99));
+        if r_in >= r_out {
+            return Err(Error::InvalidParameter(format!(
+                "the profile's radii must grow: r_min = {r_in}, r_max = {r_out}"
+            )));
+        }
+        for s in analysis::spherical_profile(&p.pos_mass, f.center, r_in, r_out, a.bins) {
+            sphere_csv += &format!(
+                "{name},{},{},{},{},{},{},{}\n",
+                s.r_in, s.r_out, s.r, s.count, s.density, s.enclosed_mass, s.v_circ
+            );
+        }
+        let ring_max = a.r_max.unwrap_or(f.radii[4]);
+        for r in analysis::disk_profile(&f.cyl, ring_max, a.bins) {
+            disk_csv += &format!(
+                "{name},{},{},{},{},{},{},{},{},{},{}\n",
+                r.r_in,
+                r.r_out,
+                r.count,
+                r.surface_density,
+                r.z_median,
+                r.z_rms,
+                r.v_phi,
+                r.sigma_r,
+                r.sigma_phi,
+                r.sigma_z
+            );
+        }
+    }
+    for (out, table) in [(&a.profile_csv, sphere_csv), (&a.disk_csv, disk_csv)] {
+        if let Some(out) = out {
+            snapshot::write_atomic(out, table.as_bytes())?;
+            say!("wrote {out}");
+        }
+    }
+    Ok(())
+}
+
+/// The black holes' ids: --bh, else the two heaviest particles where
+/// they stand out.
+fn black_holes(a: &AnalyzeArgs, snap: &Snapshot) -> Option<(u64, u64)> {
+    match &a.bh {
+        Some(ids) => Some((ids[0], ids[1])),
+        None => analysis::two_heaviest(&snap.particles),
+    }
+}
+
+fn lagrangian_at(p: &Particles, center: [f64; 3], fraction: f64) -> f64 {
+    crate::app::readout::lagrangian_radii(&p.pos_mass, center, &[fraction])[0]
+}
+
+/// The snapshots an index.json lists: (file in `dir`, time).
+fn index(dir: &str) -> Result<Vec<(String, f64)>> {
+    let path = format!("{dir}/index.json");
+    let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let bad = |why: &str| Error::InvalidParameter(format!("{path}: {why}"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(&format!("not JSON ({e})")))?;
+    doc["snapshots"]
+        .as_array()
+        .ok_or_else(|| bad("no \"snapshots\" list"))?
+        .iter()
+        .map(|s| match (s["file"].as_str(), s["time"].as_f64()) {
+            (Some(f), Some(t)) => Ok((format!("{dir}/{f}"), t)),
+            _ => Err(bad("a snapshot without \"file\" and \"time\"")),
+        })
+        .collect()
+}
+
+fn series(a: &AnalyzeArgs, dir: &str, components: &[(String, Option<u8>)]) -> Result<()> {
+    let files = index(dir)?;
+    // The previous snapshot's time and bar mode, per component.
+    let mut previous: Vec<Option<(f64, BarMode)>> = vec![None; components.len()];
+    let mut bh = None;
+    for (path, time) in &files {
+        let mut snap = snapshot::read_file(path)?;
+        // index.json keeps the time in full precision (some formats round).
+        snap.time = *time;
+        // The black holes are picked once, in the first snapshot, and
+        // followed by id (later masses could tie after a merger).
+        if bh.is_none() {
+            bh = black_holes(a, &snap);
+        }
+        for ((name, t), prev) in components.iter().zip(&mut previous) {
+            let p = component(&snap, path, name, *t)?;
+            let (mut line, bar) = summary(a, bh, &snap, name, &p, &Frame::of(&p));
+            line["file"] = path.as_str().into();
+            if let Some((t0, bar0)) = *prev {
+                line["pattern_speed"] = analysis::pattern_speed(bar0, t0, bar, *time).into();
+            }
+            *prev = Some((*time, bar));
+            emit(line)?;
+        }
+    }
+    say!("analysed {} snapshots of {dir}", files.len());
+    Ok(())
+}
