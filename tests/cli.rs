@@ -378,3 +378,46 @@ fn analyze_a_series_written_by_run() {
         );
     }
 }
+
+// A generated galaxy's components reach its files, so the analysis can
+// split them: halo, disk and bulge of a disk galaxy written as .bonsai.
+#[test]
+fn generated_components_reach_files_and_the_analysis() {
+    let out = tmp("galaxy.bonsai");
+    let (ok, _, stderr) = webgrav(&[
+        "run",
+        "--model",
+        "disk-galaxy",
+        "-n",
+        "3000",
+        "--t-end",
+        "0",
+        "--out",
+        &out,
+    ]);
+    assert!(ok, "{stderr}");
+    let tagged = webgrav::state::Model::DiskGalaxy
+        .generate_tagged(3000, 1)
+        .unwrap();
+    let types = tagged.types().unwrap();
+    let (ok, stdout, stderr) = webgrav(&[
+        "analyze",
+        &out,
+        "--component",
+        "halo",
+        "--component",
+        "disk",
+        "--component",
+        "bulge",
+    ]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    for (line, kind) in lines.iter().zip([1u8, 2, 3]) {
+        let n = types.iter().filter(|&&t| t == kind).count() as u64;
+        assert_eq!(line["n"].as_u64(), Some(n), "{line}");
+    }
+}
