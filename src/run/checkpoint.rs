@@ -13,8 +13,8 @@
 use super::params::RunParams;
 use super::SolverKind;
 use crate::error::{Error, Result};
-use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::hermite::{Body, HermiteStats, Precision};
+use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
@@ -24,13 +24,9 @@ pub const VERSION: u32 = 1;
 /// The state of one integrator.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EngineState {
-    /// GPU order: `index[k]` is the input position of record k.
-    Leapfrog {
-        pos_mass: Vec<PosMass>,
-        vel: Vec<Velocity>,
-        acc_pot: Vec<AccPot>,
-        index: Vec<u32>,
-    },
+    /// The GPU state as read back: GPU order, forces included;
+    /// `index[k]` is the input position of record k.
+    Leapfrog(StateReadback),
     Hermite {
         /// Run time of the integrator's t = 0, its target and its time.
         offset: f64,
@@ -116,25 +112,21 @@ impl In<'_> {
         self.at = end;
         Ok(s)
     }
+    /// The next `K` bytes.
+    fn bytes<const K: usize>(&mut self) -> Result<[u8; K]> {
+        Ok(self.take(K)?.try_into().expect("K bytes"))
+    }
     fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
+        self.bytes().map(u32::from_le_bytes)
     }
     fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
+        self.bytes().map(u64::from_le_bytes)
     }
     fn f32(&mut self) -> Result<f32> {
-        Ok(f32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
+        self.bytes().map(f32::from_le_bytes)
     }
     fn f64(&mut self) -> Result<f64> {
-        Ok(f64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
+        self.bytes().map(f64::from_le_bytes)
     }
     fn f64s<const K: usize>(&mut self) -> Result<[f64; K]> {
         let mut a = [0.0; K];
@@ -207,17 +199,12 @@ impl Checkpoint {
         put_diagnostics(&mut o, &self.e0.unwrap_or_default());
         o.f64(self.de_max);
         match &self.engine {
-            EngineState::Leapfrog {
-                pos_mass,
-                vel,
-                acc_pot,
-                index,
-            } => {
+            EngineState::Leapfrog(s) => {
                 o.u32(0);
-                o.pod(pos_mass);
-                o.pod(vel);
-                o.pod(acc_pot);
-                o.pod(index);
+                o.pod(&s.pos_mass);
+                o.pod(&s.vel);
+                o.pod(&s.acc_pot);
+                o.pod(&s.index);
             }
             EngineState::Hermite {
                 offset,
@@ -295,12 +282,12 @@ impl Checkpoint {
         let e0 = get_diagnostics(&mut i)?;
         let de_max = i.f64()?;
         let engine = match i.u32()? {
-            0 => EngineState::Leapfrog {
+            0 => EngineState::Leapfrog(StateReadback {
                 pos_mass: i.pod(Some(n))?,
                 vel: i.pod(Some(n))?,
                 acc_pot: i.pod(Some(n))?,
                 index: i.pod(Some(n))?,
-            },
+            }),
             1 => {
                 let [offset, target, time] = i.f64s::<3>()?;
                 let stats = HermiteStats {
@@ -340,9 +327,9 @@ impl Checkpoint {
         if i.at != i.b.len() {
             return Err(i.bad("unexpected bytes after the state"));
         }
-        if let EngineState::Leapfrog { index, .. } = &engine {
+        if let EngineState::Leapfrog(s) = &engine {
             let mut seen = vec![false; n];
-            for &k in index {
+            for &k in &s.index {
                 match seen.get_mut(k as usize) {
                     Some(s) if !*s => *s = true,
                     _ => return Err(i.bad("the upload index is not a permutation")),

@@ -22,7 +22,6 @@ use crate::gpu::timing::{PhaseTimer, Phases};
 use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
-use crate::state::particles::StateReadback;
 use crate::state::{Diagnostics, GpuParticles, Particles};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
@@ -449,15 +448,7 @@ impl Run {
     /// waits for the queued steps and reads the state back.
     pub async fn checkpoint(&mut self, ctx: &GpuContext) -> Result<Vec<u8>> {
         let engine = match &self.engine {
-            Engine::Leapfrog(l) => {
-                let s = l.read(ctx).await?;
-                checkpoint::EngineState::Leapfrog {
-                    pos_mass: s.pos_mass,
-                    vel: s.vel,
-                    acc_pot: s.acc_pot,
-                    index: s.index,
-                }
-            }
+            Engine::Leapfrog(l) => checkpoint::EngineState::Leapfrog(l.read(ctx).await?),
             Engine::Hermite(h) => checkpoint::EngineState::Hermite {
                 offset: h.offset,
                 target: h.target,
@@ -486,23 +477,12 @@ impl Run {
         let c = checkpoint::Checkpoint::decode(bytes, name)?;
         let config = c.params.validate()?;
         let engine = match c.engine {
-            checkpoint::EngineState::Leapfrog {
-                pos_mass,
-                vel,
-                acc_pot,
-                index,
-            } => {
+            checkpoint::EngineState::Leapfrog(state) => {
                 if c.params.solver.is_hermite() {
                     return Err(Error::InvalidParameter(format!(
                         "{name}: a leapfrog state for a Hermite solver"
                     )));
                 }
-                let state = StateReadback {
-                    pos_mass,
-                    vel,
-                    acc_pot,
-                    index,
-                };
                 Engine::Leapfrog(Box::new(LeapfrogEngine::restore(ctx, &state, c.params)?))
             }
             checkpoint::EngineState::Hermite {

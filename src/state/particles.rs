@@ -64,6 +64,7 @@ impl Particles {
 
 /// One consistent read-back of the GPU state, in GPU order; `index[k]` is
 /// the position of particle k in the uploaded `Particles`.
+#[derive(Clone, Debug, PartialEq)]
 pub struct StateReadback {
     pub pos_mass: Vec<PosMass>,
     pub vel: Vec<Velocity>,
