@@ -57,7 +57,8 @@ struct CameraUniform {
     // colour map (lo > hi reverses it).
     value_lo: f32,
     value_hi: f32,
-    _pad0: u32,
+    // Bit t set: particles of component tag t (< 32) are not drawn.
+    hidden_tags: u32,
 }
 
 // Flat invocation index of a 1-D launch that may be split over the y

@@ -8,6 +8,7 @@
 // farther, clamped to [1, 4 viewport.z] pixels. Colour is uniform, or a
 // colour map (Google's Turbo, polynomial fit) of speed or potential between
 // `value_lo` and `value_hi`, or one of four colours by component tag.
+// Components whose bit is set in `hidden_tags` are not drawn.
 // Driven by src/render/mod.rs; the same code draws the browser canvas and
 // the CLI's offscreen PNG.
 
@@ -78,8 +79,10 @@ fn vs_main(@builtin(vertex_index) vertex: u32) -> VertexOut {
     let p = pos_mass[k];
     let corner = corners[vertex % 6u];
     var clip = camera.view_proj * vec4<f32>(p.pos, 1.0);
-    if (clip.w <= 0.0) {
-        // Behind the eye: a degenerate quad outside the view.
+    let hidden = ((camera.hidden_tags >> min(tags[id[k]], 31u)) & 1u) != 0u;
+    if (clip.w <= 0.0 || hidden) {
+        // Behind the eye, or of a hidden component: a degenerate quad
+        // outside the view.
         return VertexOut(vec4<f32>(2.0, 2.0, 2.0, 1.0), corner, vec3<f32>(0.0));
     }
     var size_px = camera.viewport.z;

@@ -11,11 +11,12 @@
 //! JavaScript as `Error` objects with a `kind` (`Error::kind`, or
 //! `superseded` when the run was replaced meanwhile).
 
+use crate::app::analysis::galaxy_readout;
 use crate::app::readout::{center_of_mass, lagrangian_radii, view_sphere, LAGRANGIAN_FRACTIONS};
 use crate::app::settings::{self, Settings, PRESETS};
 use crate::app::{check_particle_count, max_particles};
 use crate::gpu::GpuContext;
-use crate::render::{shell_tags, ColorMode, ColorRanges, PointBinding, PointRenderer};
+use crate::render::{ColorMode, ColorRanges, ComponentTags, PointBinding, PointRenderer};
 use crate::run::params::Kind;
 use crate::run::{Progress, Readout, Run, SolverKind};
 use crate::snapshot::{Format, Snapshot};
@@ -186,8 +187,9 @@ struct AppState {
     /// What the renderer draws of the run, and its particle count.
     points: PointBinding,
     n: u32,
-    /// Component tags in input order (the display's id buffer indexes them).
-    tags: Vec<u32>,
+    /// Component tags in input order (the display's id buffer indexes
+    /// them) and their names.
+    components: ComponentTags,
     progress: Arc<Progress>,
     source: Source,
     ranges: ColorRanges,
@@ -211,11 +213,13 @@ impl AppState {
 
     /// Installs a new run (its buffers bound to the renderer); futures
     /// holding the old one see the new epoch and drop it.
-    fn install(&mut self, run: Run, particles: &Particles, tags: Vec<u32>) {
-        self.points = self.renderer.bind(&self.ctx.device, run.display(), &tags);
+    fn install(&mut self, run: Run, particles: &Particles, components: ComponentTags) {
+        self.points = self
+            .renderer
+            .bind(&self.ctx.device, run.display(), &components.tags);
         self.n = run.n();
         self.progress = run.progress();
-        self.tags = tags;
+        self.components = components;
         self.ranges = ColorRanges::of(&particles.vel, None);
         self.sphere = view_sphere(&particles.pos_mass);
         let slot = &mut self.slot;
@@ -295,7 +299,7 @@ async fn start_run(
     state: &State,
     particles: Particles,
     time: f64,
-    tags: Vec<u32>,
+    components: ComponentTags,
 ) -> Result<(), JsValue> {
     let (ctx, settings) = {
         let s = state.borrow();
@@ -306,25 +310,20 @@ async fn start_run(
     let run = Run::new(&ctx, &particles, time, config)
         .await
         .map_err(js_err)?;
-    state.borrow_mut().install(run, &particles, tags);
+    state.borrow_mut().install(run, &particles, components);
     Ok(())
 }
 
 /// The particles of the settings' model (refusing an N the device cannot
 /// hold before generating anything) and their component tags.
-fn model_particles(ctx: &GpuContext, s: &Settings) -> Result<(Particles, Vec<u32>), JsValue> {
+fn model_particles(ctx: &GpuContext, s: &Settings) -> Result<(Particles, ComponentTags), JsValue> {
     check_particle_count(ctx, s.n as u64, s.run.solver).map_err(js_err)?;
     let m = s
         .model
         .generate_with(s.n as usize, s.seed as u64, &s.model_params)
         .map_err(js_err)?;
-    // One component: colour by starting mass shell, so mixing shows.
-    let tags = if m.components.len() > 1 {
-        m.tags
-    } else {
-        shell_tags(&m.particles.pos_mass)
-    };
-    Ok((m.particles, tags))
+    let components = ComponentTags::of_model(&m);
+    Ok((m.particles, components))
 }
 
 /// Whether a change of settings needs the run reconfigured: a new solver,
@@ -389,7 +388,7 @@ impl WebApp {
         };
         surface.configure(&ctx.device, &surface_config);
         let renderer = PointRenderer::new(&ctx.device, format);
-        let points = renderer.bind(&ctx.device, run.display(), &tags);
+        let points = renderer.bind(&ctx.device, run.display(), &tags.tags);
         let lost = Arc::new(Mutex::new(None));
         let lost_cb = lost.clone();
         ctx.device.set_device_lost_callback(move |reason, message| {
@@ -415,7 +414,7 @@ impl WebApp {
             renderer,
             points,
             n: run.n(),
-            tags: Vec::new(),
+            components: ComponentTags::default(),
             progress: run.progress(),
             ctx,
             surface,
@@ -614,7 +613,9 @@ impl WebApp {
             if s.slot.epoch != epoch {
                 return Err(superseded());
             }
-            s.points = s.renderer.bind(&ctx.device, run.display(), &s.tags);
+            s.points = s
+                .renderer
+                .bind(&ctx.device, run.display(), &s.components.tags);
             drop(s);
             put(&state, epoch, Ok(run));
             r.map_err(js_err)?;
@@ -634,7 +635,7 @@ impl WebApp {
                     Source::File(_, snap) => (
                         snap.particles.clone(),
                         snap.time,
-                        shell_tags(&snap.particles.pos_mass),
+                        ComponentTags::of_kinds(snap.types.as_deref(), &snap.particles.pos_mass),
                     ),
                     Source::Model => {
                         let (p, t) = model_particles(&s.ctx, &s.settings)?;
@@ -657,7 +658,7 @@ impl WebApp {
         wasm_bindgen_futures::future_to_promise(async move {
             let format = Format::from_path(&name).unwrap_or_else(|_| guess_format(&bytes));
             let snap = format.decode(&bytes, &name).map_err(js_err)?;
-            let tags = shell_tags(&snap.particles.pos_mass);
+            let tags = ComponentTags::of_kinds(snap.types.as_deref(), &snap.particles.pos_mass);
             start_run(&state, snap.particles.clone(), snap.time, tags).await?;
             let mut s = state.borrow_mut();
             s.settings.n = snap.particles.len() as u32;
@@ -806,6 +807,26 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
         set(&obj, "pp", pp);
         set(&obj, "pc", pc);
     }
+    if !s.components.by_shells {
+        let g = galaxy_readout(p, |k| s.components.is(k, "disk"));
+        let galaxy = js_sys::Object::new();
+        let curve = g
+            .rotation_curve
+            .iter()
+            .map(|&[r, v]| js_sys::Array::of2(&r.into(), &v.into()));
+        set(&galaxy, "rotation_curve", array(curve));
+        set(
+            &galaxy,
+            "bar_a2",
+            g.bar_a2.map_or(JsValue::NULL, JsValue::from),
+        );
+        set(
+            &galaxy,
+            "bh_separation",
+            g.bh_separation.map_or(JsValue::NULL, JsValue::from),
+        );
+        set(&obj, "galaxy", galaxy);
+    }
     if let Some(h) = &r.hermite {
         set(&obj, "hermite", true);
         set(&obj, "block_steps", h.stats.block_steps as f64);
@@ -828,7 +849,10 @@ fn draw(s: &mut AppState) {
         _ => return, // skip this frame; the next one tries again
     };
     let view = frame.texture.create_view(&Default::default());
-    let camera = &s.settings.camera;
+    let mut camera = s.settings.camera;
+    if !s.settings.show_halo {
+        camera.hidden_tags = s.components.halo_mask();
+    }
     let uniform = camera.uniform(
         s.surface_config.width,
         s.surface_config.height,

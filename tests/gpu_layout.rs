@@ -107,7 +107,7 @@ fn layouts_match_wgsl() {
             ("color_mode", offset_of!(CameraUniform, color_mode)),
             ("value_lo", offset_of!(CameraUniform, value_lo)),
             ("value_hi", offset_of!(CameraUniform, value_hi)),
-            ("_pad0", offset_of!(CameraUniform, _pad0)),
+            ("hidden_tags", offset_of!(CameraUniform, hidden_tags)),
         ],
     );
     check(

@@ -13,7 +13,7 @@ const W = (window.webgrav = {
   time: 0,
   last: null, // last read-out
   readouts: 0,
-  history: { energy: [], radii: [[], [], []], marks: [] },
+  history: { energy: [], radii: [[], [], []], marks: [], galaxy: [], curveStart: null },
   error: null,
   lastMessage: null,
 });
@@ -54,7 +54,7 @@ W.viewChanged = () => {
 };
 
 W.restarted = () => {
-  W.history = { energy: [], radii: [[], [], []], marks: [] };
+  W.history = { energy: [], radii: [[], [], []], marks: [], galaxy: [], curveStart: null };
   W.log = [];
   W.startedAt = performance.now();
   W.pendingSteps = 0;
@@ -135,12 +135,37 @@ function showReadout(r, sps) {
 
 function plot() {
   const h = W.history;
+  plotGalaxy(h);
   Plots.line($("plot-energy"), [{ points: h.energy, color: "#f9a" }], { logY: true, marks: h.marks });
   Plots.line($("plot-radii"), [
     { points: h.radii[0], color: "#7cf" },
     { points: h.radii[1], color: "#fd6" },
     { points: h.radii[2], color: "#f86" },
   ]);
+}
+
+// Galaxy read-outs: the rotation curve now against the one at the start,
+// and over time the disk's bar strength A2 (or, without a disk, the
+// separation of the two black holes).
+function plotGalaxy(h) {
+  const last = h.galaxy[h.galaxy.length - 1];
+  $("galaxy").hidden = !last;
+  if (!last) return;
+  Plots.line($("plot-rotation"), [
+    { points: h.curveStart || [], color: "#678" },
+    { points: last.rotation_curve, color: "#7cf" },
+  ], { xLabel: "r" });
+  const useBar = last.bar_a2 !== null;
+  const key = useBar ? "bar_a2" : "bh_separation";
+  $("galaxy-time-title").textContent = useBar
+    ? "Bar strength A₂ of the disk"
+    : "Black-hole separation";
+  const points = h.galaxy.filter((g) => g[key] !== null).map((g) => [g.time, g[key]]);
+  Plots.line($("plot-galaxy-time"), [{ points, color: "#fd6" }]);
+  // Neither a disk nor two black holes: nothing to follow over time.
+  const none = !useBar && last.bh_separation === null;
+  $("plot-galaxy-time").hidden = none;
+  $("galaxy-time-title").hidden = none;
 }
 
 // One read-out at a time, every 0.5 s (longer for large N: it reads the
@@ -175,6 +200,11 @@ function maybeReadout(now) {
     if (r.e0_reset && h.energy.length) h.marks.push(r.time);
     h.energy.push([r.time, r.energy_error]);
     r.lagrangian.forEach((x, k) => h.radii[k].push([r.time, x]));
+    if (r.galaxy) {
+      if (!h.curveStart) h.curveStart = r.galaxy.rotation_curve;
+      h.galaxy.push({ time: r.time, ...r.galaxy });
+      if (h.galaxy.length > 2000) h.galaxy.splice(0, h.galaxy.length - 2000);
+    }
     for (const s of [h.energy, ...h.radii]) if (s.length > 2000) s.splice(0, s.length - 2000);
     $("phases").hidden = !r.phases;
     if (r.phases) Plots.phaseBar($("phase-bar"), $("phase-legend"), r.phases);

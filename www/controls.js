@@ -124,6 +124,11 @@ const Controls = {
       else if (e.key === "s") W.singleStep();
       else if (e.key === "r") W.reset();
       else if (e.key === "f") W.app.fit();
+      else if (e.key === "h") {
+        const halo = document.querySelector('[data-key="halo"]');
+        halo.checked = !halo.checked;
+        halo.dispatchEvent(new Event("change"));
+      }
     });
   },
 

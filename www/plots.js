@@ -8,8 +8,9 @@ const PHASE_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
 
 const Plots = {
   // series: [{points: [[t, y], ...], color, label}]; marks: times of
-  // vertical markers (energy reference resets); logY plots log10(y).
-  line(canvas, series, { logY = false, marks = [] } = {}) {
+  // vertical markers (energy reference resets); logY plots log10(y);
+  // xLabel names the x axis (simulated time unless told).
+  line(canvas, series, { logY = false, marks = [], xLabel = "t" } = {}) {
     const dpr = window.devicePixelRatio || 1;
     const w = Math.max(1, Math.round(canvas.clientWidth * dpr));
     const h = Math.max(1, Math.round(canvas.clientHeight * dpr));
@@ -38,7 +39,7 @@ const Plots = {
     g.strokeRect(pad.l, pad.t, w - pad.l - pad.r, h - pad.t - pad.b);
     g.fillText(logY ? `1e${y1}` : y1.toPrecision(3), 2, pad.t + 8 * dpr);
     g.fillText(logY ? `1e${y0}` : y0.toPrecision(3), 2, h - pad.b);
-    g.fillText(`t ${x0.toFixed(2)}…${x1.toFixed(2)}`, pad.l + 4 * dpr, h - 2 * dpr);
+    g.fillText(`${xLabel} ${x0.toFixed(2)}…${x1.toFixed(2)}`, pad.l + 4 * dpr, h - 2 * dpr);
     g.strokeStyle = "#a66";
     for (const m of marks) {
       if (m < x0 || m > x1) continue;

@@ -396,3 +396,68 @@ pub fn separation(p: &Particles, a: u64, b: u64) -> Option<f64> {
     let (pa, pb) = (find(a)?, find(b)?);
     Some(dist2(pa, pb.map(|x| x as f64)).sqrt())
 }
+
+/// What every read-out of one component starts from: its density centre,
+/// Lagrangian radii, and its particles in the disk frame (velocities about
+/// the bulk velocity within the half-mass radius).
+pub struct Frame {
+    pub center: [f64; 3],
+    pub radii: [f64; 5],
+    pub cyl: Vec<Cylindrical>,
+}
+
+impl Frame {
+    pub fn of(p: &Particles) -> Self {
+        let center = density_center(&p.pos_mass);
+        let radii = lagrangian(&p.pos_mass, center);
+        let v_center = center_velocity(p, center, radii[2]);
+        let axes = disk_axes(p, center, v_center);
+        Frame {
+            center,
+            radii,
+            cyl: to_cylindrical(p, center, v_center, &axes),
+        }
+    }
+}
+
+/// What the page plots of a galaxy while it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GalaxyReadout {
+    /// (r, v_c) of all the mass about its density centre, in
+    /// `ROTATION_CURVE_SHELLS` log-spaced shells from the radius holding
+    /// 1 % of the mass to the one holding 90 %.
+    pub rotation_curve: Vec<[f64; 2]>,
+    /// A2 of the disk within its half-mass radius, where there is a disk.
+    pub bar_a2: Option<f64>,
+    /// Separation of the two black holes, where two particles outweigh
+    /// all others.
+    pub bh_separation: Option<f64>,
+}
+
+pub const ROTATION_CURVE_SHELLS: usize = 24;
+
+/// The page's read-out of a galaxy; `in_disk(k)` says whether particle k
+/// belongs to a disk.
+pub fn galaxy_readout(p: &Particles, in_disk: impl Fn(usize) -> bool) -> GalaxyReadout {
+    let center = density_center(&p.pos_mass);
+    let r = lagrangian_radii(&p.pos_mass, center, &[0.01, 0.9]);
+    let rotation_curve = if r[0] > 0.0 && r[1] > r[0] {
+        spherical_profile(&p.pos_mass, center, r[0], r[1], ROTATION_CURVE_SHELLS)
+            .iter()
+            .map(|s| [s.r_out, s.v_circ])
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let disk = select(p, in_disk);
+    let bar_a2 = (disk.len() >= 16).then(|| {
+        let f = Frame::of(&disk);
+        bar_mode(&f.cyl, f.radii[2]).a2
+    });
+    let bh_separation = two_heaviest(p).and_then(|(a, b)| separation(p, a, b));
+    GalaxyReadout {
+        rotation_curve,
+        bar_a2,
+        bh_separation,
+    }
+}

@@ -77,6 +77,9 @@ pub struct Settings {
     /// Canvas with a minimal overlay (for iframes).
     pub embed: bool,
     pub camera: Camera,
+    /// Draw the dark haloes of galaxy models (colouring by component
+    /// shows the disk and bulge clearer without them).
+    pub show_halo: bool,
     /// The URL gave the camera explicitly: keep it (no fit on import).
     pub camera_given: bool,
 }
@@ -93,6 +96,7 @@ impl Default for Settings {
             autoplay: true,
             embed: false,
             camera: Camera::default(),
+            show_halo: true,
             camera_given: false,
         }
     }
@@ -132,6 +136,7 @@ pub const VIEW_PARAMS: &[Param] = &[
     view("ps", "sprite size (px)", number(0.5, 32.0), "3"),
     view("bright", "brightness", number(0.0, 100.0), "1"),
     view("atten", "size by distance", Kind::Flag, "1"),
+    view("halo", "show dark haloes", Kind::Flag, "1"),
     view("yaw", "camera yaw (rad)", number(-1e3, 1e3), "0"),
     view("pitch", "camera pitch (rad)", number(-1.55, 1.55), "0.3"),
     view("dist", "camera distance", positive(1e6), "6"),
@@ -235,6 +240,7 @@ impl Settings {
             "ps" => c.point_size = float()?,
             "bright" => c.brightness = float()?,
             "atten" => c.size_attenuation = flag()?,
+            "halo" => self.show_halo = flag()?,
             "yaw" => c.yaw = float()?,
             "pitch" => c.pitch = float()?,
             "dist" => c.distance = float()?,
@@ -277,6 +283,7 @@ impl Settings {
             "ps" => c.point_size.to_string(),
             "bright" => c.brightness.to_string(),
             "atten" => flag(c.size_attenuation),
+            "halo" => flag(self.show_halo),
             "yaw" => round4(c.yaw),
             "pitch" => round4(c.pitch),
             "dist" => round4(c.distance),

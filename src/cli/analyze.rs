@@ -4,8 +4,8 @@
 //! with the bar's pattern speed between consecutive snapshots and the
 //! black holes' separation).
 
-use super::{check_typed_output, emit, say};
-use crate::app::analysis::{self, BarMode, Cylindrical, FRACTIONS};
+use super::{check_typed_output, emit, parse_kind, say};
+use crate::app::analysis::{self, BarMode, Frame, FRACTIONS};
 use crate::error::{Error, Result};
 use crate::snapshot::{self, Snapshot};
 use crate::state::Particles;
@@ -59,27 +59,6 @@ pub struct AnalyzeArgs {
     r_max: Option<f64>,
 }
 
-/// Gadget-2's particle types, which the readers keep.
-const TYPES: [&str; 6] = ["gas", "halo", "disk", "bulge", "stars", "boundary"];
-
-/// A component the user asked for: its name and its type (`None`: all).
-fn parse_component(k: &str) -> Result<(String, Option<u8>)> {
-    if k == "all" {
-        return Ok((k.into(), None));
-    }
-    let t = TYPES
-        .iter()
-        .position(|&t| t == k)
-        .or_else(|| k.parse::<usize>().ok().filter(|&t| t < TYPES.len()))
-        .ok_or_else(|| {
-            Error::InvalidParameter(format!(
-                "--component {k}: expected all, {} or 0-5",
-                TYPES.join(", ")
-            ))
-        })?;
-    Ok((TYPES[t].into(), Some(t as u8)))
-}
-
 /// The particles of component `t` in `snap` (read from `path`).
 fn component(snap: &Snapshot, path: &str, name: &str, t: Option<u8>) -> Result<Particles> {
     let p = match (t, &snap.types) {
@@ -97,30 +76,6 @@ fn component(snap: &Snapshot, path: &str, name: &str, t: Option<u8>) -> Result<P
         )));
     }
     Ok(p)
-}
-
-/// What every read-out of one component starts from.
-struct Frame {
-    center: [f64; 3],
-    radii: [f64; 5],
-    cyl: Vec<Cylindrical>,
-}
-
-impl Frame {
-    /// Density centre, Lagrangian radii, and the particles in the disk
-    /// frame (velocities about the bulk velocity within the half-mass
-    /// radius).
-    fn of(p: &Particles) -> Self {
-        let center = analysis::density_center(&p.pos_mass);
-        let radii = analysis::lagrangian(&p.pos_mass, center);
-        let v_center = analysis::center_velocity(p, center, radii[2]);
-        let axes = analysis::disk_axes(p, center, v_center);
-        Frame {
-            center,
-            radii,
-            cyl: analysis::to_cylindrical(p, center, v_center, &axes),
-        }
-    }
 }
 
 fn check_positive(name: &str, x: Option<f64>) -> Result<()> {
@@ -146,7 +101,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
     };
     let components = names
         .iter()
-        .map(|k| parse_component(k))
+        .map(|k| parse_kind("--component", k))
         .collect::<Result<Vec<_>>>()?;
     match (&a.snapshot, &a.series) {
         (Some(path), _) => one(&a, path, &components),

@@ -16,7 +16,7 @@ use crate::hermite::Precision;
 use crate::render::ColorMode;
 use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
-use crate::state::{Model, ModelParams};
+use crate::state::{Model, ModelParams, KINDS};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
@@ -328,6 +328,25 @@ fn note_types(snap: &Snapshot, path: &str) {
 
 /// Checks a snapshot output before any work: its extension names a
 /// format, and it can be written without touching an input.
+/// A particle kind a user named with `flag` (`--component`, `--hide`):
+/// its name and its type in Gadget-2's numbering (`None`: all).
+fn parse_kind(flag: &str, k: &str) -> Result<(String, Option<u8>)> {
+    if k == "all" {
+        return Ok((k.into(), None));
+    }
+    let t = KINDS
+        .iter()
+        .position(|&t| t == k)
+        .or_else(|| k.parse::<usize>().ok().filter(|&t| t < KINDS.len()))
+        .ok_or_else(|| {
+            Error::InvalidParameter(format!(
+                "{flag} {k}: expected all, {} or 0-5",
+                KINDS.join(", ")
+            ))
+        })?;
+    Ok((KINDS[t].into(), Some(t as u8)))
+}
+
 fn check_snapshot_output(path: &Option<String>, inputs: &[&str]) -> Result<()> {
     if let Some(p) = path {
         snapshot::Format::from_path(p)?;

@@ -1,12 +1,12 @@
 //! `webgrav render`: a snapshot drawn offscreen with the web app's
 //! renderer and camera numbers, written as PNG.
 
-use super::{check_typed_output, color_parser, say, SolverArgs};
+use super::{check_typed_output, color_parser, parse_kind, say, SolverArgs};
 use crate::app::check_particle_count;
 use crate::app::readout::view_sphere;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::render::{render_rgba, shell_tags, Camera, ColorMode, ColorRanges};
+use crate::render::{render_rgba, Camera, ColorMode, ColorRanges, ComponentTags};
 use crate::run::Run;
 use crate::snapshot;
 use clap::Args;
@@ -52,6 +52,12 @@ pub struct RenderArgs {
     /// Same sprite size at every depth (URL: atten=0).
     #[arg(long)]
     no_attenuation: bool,
+    /// Leave out the particles of this kind: halo, disk, bulge, stars,
+    /// gas, boundary (Gadget-2's numbers 0-5 also do); repeat it to hide
+    /// several (URL: halo=0 hides the haloes). The snapshot must carry
+    /// particle kinds, as webgrav's galaxy models write them.
+    #[arg(long = "hide", value_name = "K")]
+    hide: Vec<String>,
     /// The solver whose potentials colour `--color potential` (and whose
     /// particle order the sprites are drawn in, as in the web app).
     #[command(flatten)]
@@ -61,7 +67,23 @@ pub struct RenderArgs {
 /// Draws a snapshot offscreen with the web app's renderer and writes a PNG.
 pub async fn render(a: RenderArgs) -> Result<()> {
     check_typed_output(&a.out, "png", "the image", &[&a.input])?;
+    let hidden: Vec<u8> = a
+        .hide
+        .iter()
+        .map(|k| match parse_kind("--hide", k)? {
+            (_, Some(t)) => Ok(t),
+            (_, None) => Err(Error::InvalidParameter(
+                "--hide all would draw nothing".into(),
+            )),
+        })
+        .collect::<Result<_>>()?;
     let snap = snapshot::read_file(&a.input)?;
+    if !hidden.is_empty() && snap.types.is_none() {
+        return Err(Error::InvalidParameter(format!(
+            "{} has no particle kinds, so --hide has nothing to hide",
+            a.input
+        )));
+    }
     let ctx = GpuContext::headless().await?;
     let p = &snap.particles;
     let config = a.solver.config(1.0)?;
@@ -71,7 +93,23 @@ pub async fn render(a: RenderArgs) -> Result<()> {
     let state = run.readout(&ctx).await?;
     let ranges = ColorRanges::of(&state.snapshot.particles.vel, Some(&state.acc_pot));
     let mut camera = Camera::default();
-    let (center, radius) = view_sphere(&p.pos_mass);
+    // Fitted to what is drawn: a disk, not the halo around it.
+    let (center, radius) = match &snap.types {
+        Some(types) if !hidden.is_empty() => {
+            let shown: Vec<_> = (p.pos_mass.iter().zip(types))
+                .filter(|(_, t)| !hidden.contains(t))
+                .map(|(pm, _)| *pm)
+                .collect();
+            if shown.is_empty() {
+                return Err(Error::InvalidParameter(format!(
+                    "{} has no particles left to draw after --hide",
+                    a.input
+                )));
+            }
+            view_sphere(&shown)
+        }
+        _ => view_sphere(&p.pos_mass),
+    };
     if let Some(fov) = a.fov {
         camera.fov_y = fov;
     }
@@ -86,11 +124,13 @@ pub async fn render(a: RenderArgs) -> Result<()> {
     camera.brightness = a.brightness.unwrap_or(camera.brightness);
     camera.size_attenuation = !a.no_attenuation;
     camera.color_mode = a.color;
-    let tags = shell_tags(&p.pos_mass);
+    // Colour by the kinds the file carries (else by mass shells).
+    let components = ComponentTags::of_kinds(snap.types.as_deref(), &p.pos_mass);
+    camera.hidden_tags = hidden.iter().fold(0, |m, &t| m | 1 << t);
     let rgba = render_rgba(
         &ctx,
         run.display(),
-        &tags,
+        &components.tags,
         &camera,
         ranges.for_mode(camera.color_mode),
         a.width,

@@ -86,7 +86,9 @@ pub struct CameraUniform {
     pub value_lo: f32,
     /// ... and to the high end (lo > hi is allowed and reverses the map).
     pub value_hi: f32,
-    pub _pad0: u32,
+    /// Bit t set: particles of component tag t (< 32) are not drawn (the
+    /// page's switch that hides a galaxy's dark halo).
+    pub hidden_tags: u32,
 }
 
 // --- radix sort ---

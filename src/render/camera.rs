@@ -77,6 +77,8 @@ pub struct Camera {
     pub color_mode: ColorMode,
     /// Colour of `ColorMode::Uniform`.
     pub color: [f32; 3],
+    /// Bit t set: particles of component tag t are not drawn.
+    pub hidden_tags: u32,
 }
 
 impl Default for Camera {
@@ -92,6 +94,7 @@ impl Default for Camera {
             brightness: 1.0,
             color_mode: ColorMode::default(),
             color: [0.55, 0.75, 1.0],
+            hidden_tags: 0,
         }
     }
 }
@@ -179,7 +182,7 @@ impl Camera {
             color_mode: self.color_mode.index(),
             value_lo: range[0],
             value_hi: range[1],
-            _pad0: 0,
+            hidden_tags: self.hidden_tags,
         }
     }
 }

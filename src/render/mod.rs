@@ -4,15 +4,17 @@
 //! `render` command), with the same pipeline and the same camera numbers.
 
 pub mod camera;
+pub mod components;
 
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_buffers, storage_buffer, uniform_buffer};
 use crate::gpu::kernel::{bind_group, bind_group_layout, Binding, Slot};
-use crate::gpu::layout::{AccPot, CameraUniform, PosMass, Velocity};
+use crate::gpu::layout::{AccPot, CameraUniform, Velocity};
 use crate::gpu::shader::compose;
 use crate::gpu::GpuContext;
 use crate::state::GpuParticles;
 pub use camera::{Camera, ColorMode};
+pub use components::{shell_tags, ComponentTags};
 
 const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
 
@@ -304,30 +306,4 @@ fn percentiles(mut v: Vec<f32>) -> Option<[f32; 2]> {
     v.sort_by(f32::total_cmp);
     let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
     Some([at(0.01), at(0.99)])
-}
-
-/// Component tags of a one-component state: the quarter of the mass, by
-/// radius about the centre of mass, that each particle starts in (0: the
-/// innermost quarter ... 3: the outermost), so mixing shows over time.
-pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
-    let total: f64 = pos_mass.iter().map(|p| p.mass as f64).sum();
-    if pos_mass.is_empty() || total <= 0.0 {
-        return vec![0; pos_mass.len()];
-    }
-    let mut com = [0.0f64; 3];
-    for p in pos_mass {
-        for (c, x) in com.iter_mut().zip(p.pos) {
-            *c += p.mass as f64 * x as f64 / total;
-        }
-    }
-    let r2 = |p: &PosMass| -> f64 { (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum() };
-    let mut order: Vec<usize> = (0..pos_mass.len()).collect();
-    order.sort_by(|&a, &b| r2(&pos_mass[a]).total_cmp(&r2(&pos_mass[b])));
-    let mut tags = vec![0; pos_mass.len()];
-    let mut enclosed = 0.0;
-    for k in order {
-        tags[k] = ((4.0 * enclosed / total) as u32).min(3);
-        enclosed += pos_mass[k].mass as f64;
-    }
-    tags
 }

@@ -72,6 +72,10 @@ pub struct Tagged {
     pub components: Vec<String>,
 }
 
+/// Names of the particle kinds files carry (`Snapshot::types`), by
+/// Gadget-2's numbering; webgrav's galaxies put their black holes in 5.
+pub const KINDS: [&str; 6] = ["gas", "halo", "disk", "bulge", "stars", "boundary"];
+
 impl Tagged {
     /// The kind of each particle in Gadget-2's numbering, which snapshot
     /// files carry (`Snapshot::types`): 1 halo, 2 disk, 3 bulge, 4 stars

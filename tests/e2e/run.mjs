@@ -281,6 +281,33 @@ async function main() {
     }
     await tree.close();
 
+    // 5. A galaxy in the page: its read-outs (rotation curve, bar strength)
+    // and the switch that hides the dark halo (paused: one state).
+    const gal = await openApp(context, "?model=disk-galaxy&n=4096&seed=4&solver=direct&eps=0.05&dt=0.03125&color=component&autoplay=0");
+    if (await waitFor(gal, () => window.webgrav.last && window.webgrav.last.galaxy, null, 60000, "galaxy read-out")) {
+      const g = (await state(gal)).last.galaxy;
+      const v = g.rotation_curve.map(([, vc]) => vc);
+      // The default disk galaxy: v_c rises from the bulge to ~0.7-0.8
+      // (N-body units) in the disk and halo (state/galaxy/catalog.rs).
+      check("galaxy rotation curve", v.length >= 10 && v.every((x) => Number.isFinite(x) && x > 0) && Math.max(...v) > 0.5 && Math.max(...v) < 1.2,
+        v.map((x) => x.toFixed(2)).join(" "));
+      // An axisymmetric disk of ~1,300 particles: A2 ~ 1/sqrt(N) noise.
+      check("galaxy bar strength of a fresh disk is noise", g.bar_a2 !== null && g.bar_a2 >= 0 && g.bar_a2 < 0.15, `A2 = ${g.bar_a2}`);
+      const plots = await gal.evaluate(() => !document.getElementById("galaxy").hidden);
+      check("galaxy plots shown", plots, "");
+      await gal.locator("#view").screenshot({ path: path.join(ART, "galaxy-halo.png") });
+      await gal.evaluate(() => window.webgrav.apply({ halo: "0" }));
+      await gal.waitForTimeout(500);
+      await gal.locator("#view").screenshot({ path: path.join(ART, "galaxy-no-halo.png") });
+      const withHalo = pngStats(path.join(ART, "galaxy-halo.png"));
+      const noHalo = pngStats(path.join(ART, "galaxy-no-halo.png"));
+      const url = await gal.evaluate(() => window.webgrav.shareUrl());
+      // Two thirds of the particles are the halo's: hiding it darkens the view.
+      check("halo switch hides the halo", noHalo.litFraction > 0.0005 && noHalo.mean < 0.8 * withHalo.mean && /halo=0/.test(url),
+        `mean brightness ${withHalo.mean.toFixed(2)} → ${noHalo.mean.toFixed(2)}; ${url.split("?")[1]}`);
+    }
+    await gal.close();
+
     // 8. Hermite (4th order, double-single) in the page: a few frames of
     // block steps, each with a read-back, so slow on SwiftShader.
     const HN = 256;
