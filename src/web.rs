@@ -13,6 +13,7 @@
 
 use crate::app::analysis::galaxy_readout;
 use crate::app::readout::{center_of_mass, lagrangian_radii, view_sphere, LAGRANGIAN_FRACTIONS};
+use crate::app::series::{format_of, Series};
 use crate::app::settings::{self, Settings, PRESETS};
 use crate::app::{check_particle_count, max_particles};
 use crate::gpu::GpuContext;
@@ -20,7 +21,7 @@ use crate::render::{ColorMode, ColorRanges, ComponentTags, PointBinding, PointRe
 use crate::run::params::Kind;
 use crate::run::{Progress, Readout, Run, SolverKind};
 use crate::snapshot::{Format, Snapshot};
-use crate::state::{Model, Particles};
+use crate::state::{GpuParticles, Model, Particles};
 use futures_channel::oneshot;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -177,6 +178,15 @@ struct RunSlot {
     waiters: Vec<oneshot::Sender<()>>,
 }
 
+/// A frame of an opened series on show (the run is paused meanwhile).
+struct FrameView {
+    index: usize,
+    points: PointBinding,
+    n: u32,
+    components: ComponentTags,
+    ranges: ColorRanges,
+}
+
 struct AppState {
     ctx: GpuContext,
     surface: wgpu::Surface<'static>,
@@ -200,6 +210,9 @@ struct AppState {
     last_snapshot: Option<Snapshot>,
     /// A reconfiguration is under way: do not step meanwhile.
     busy: bool,
+    /// The snapshot series opened in the player, and the frame shown.
+    series: Option<Series>,
+    frame_view: Option<FrameView>,
     lost: Arc<Mutex<Option<String>>>,
     errors: Arc<Mutex<Vec<String>>>,
 }
@@ -426,6 +439,8 @@ impl WebApp {
             sphere: view_sphere(&particles.pos_mass),
             last_snapshot: None,
             busy: false,
+            series: None,
+            frame_view: None,
             lost,
             errors,
         };
@@ -492,7 +507,8 @@ impl WebApp {
             ));
         }
         let mut issued = 0;
-        if let (false, Some(run)) = (s.busy, s.slot.run.as_mut()) {
+        let stepping = !s.busy && s.frame_view.is_none();
+        if let (true, Some(run)) = (stepping, s.slot.run.as_mut()) {
             let behind = s.progress.queued().saturating_sub(s.progress.done());
             if behind <= 2 * steps.max(1) as u64 {
                 run.queue(&s.ctx, steps);
@@ -656,7 +672,7 @@ impl WebApp {
     pub fn load_snapshot(&self, name: String, bytes: Vec<u8>) -> js_sys::Promise {
         let state = self.state.clone();
         wasm_bindgen_futures::future_to_promise(async move {
-            let format = Format::from_path(&name).unwrap_or_else(|_| guess_format(&bytes));
+            let format = format_of(&name, &bytes).map_err(js_err)?;
             let snap = format.decode(&bytes, &name).map_err(js_err)?;
             let tags = ComponentTags::of_kinds(snap.types.as_deref(), &snap.particles.pos_mass);
             start_run(&state, snap.particles.clone(), snap.time, tags).await?;
@@ -672,6 +688,99 @@ impl WebApp {
             s.source = Source::File(name, Box::new(snap));
             Ok(out.into())
         })
+    }
+
+    /// Opens snapshot files (any format webgrav reads; a series index
+    /// `index.json` among them gives the times) as a series for the
+    /// player, in time order; every file is checked first and a bad one
+    /// refused by name, with the series open before left as it was.
+    /// Returns `{frames: [{name, time, n}]}`; nothing is shown yet.
+    #[wasm_bindgen(js_name = openSeries)]
+    pub fn open_series(
+        &self,
+        names: Vec<String>,
+        files: js_sys::Array,
+    ) -> Result<JsValue, JsValue> {
+        if names.len() != files.length() as usize {
+            return Err(typed_error("bad-input", "one name per file"));
+        }
+        let files: Vec<(String, Vec<u8>)> = names
+            .into_iter()
+            .zip(files.iter())
+            .map(|(name, bytes)| (name, js_sys::Uint8Array::new(&bytes).to_vec()))
+            .collect();
+        let series = Series::open(files).map_err(js_err)?;
+        let frames = series.frames().iter().map(|f| {
+            let o = js_sys::Object::new();
+            set(&o, "name", f.name.as_str());
+            set(&o, "time", f.time);
+            set(&o, "n", f.n as f64);
+            JsValue::from(o)
+        });
+        let out = js_sys::Object::new();
+        set(&out, "frames", array(frames));
+        let mut s = self.state.borrow_mut();
+        s.series = Some(series);
+        s.frame_view = None;
+        Ok(out.into())
+    }
+
+    /// Shows frame `k` of the opened series in place of the run (which
+    /// pauses) and returns its read-outs: `{name, time, n, lagrangian,
+    /// galaxy}` (as `readout`'s, computed from the file's particles).
+    /// The first frame shown sets the view's extent for fit-to-view.
+    #[wasm_bindgen(js_name = showFrame)]
+    pub fn show_frame(&self, k: usize) -> Result<JsValue, JsValue> {
+        let mut guard = self.state.borrow_mut();
+        let s = &mut *guard;
+        let series = s
+            .series
+            .as_ref()
+            .ok_or_else(|| typed_error("bad-input", "no series is open"))?;
+        let snap = series.snapshot(k).map_err(js_err)?;
+        let name = series.frames()[k].name.clone();
+        let p = &snap.particles;
+        let state = GpuParticles::upload(&s.ctx, p).map_err(js_err)?;
+        let components = ComponentTags::of_kinds(snap.types.as_deref(), &p.pos_mass);
+        let points = s.renderer.bind(&s.ctx.device, &state, &components.tags);
+        let com = center_of_mass(&p.pos_mass);
+        let out = js_sys::Object::new();
+        set(&out, "name", name);
+        set(&out, "time", snap.time);
+        set(&out, "n", p.len() as f64);
+        set(
+            &out,
+            "lagrangian",
+            array(lagrangian_radii(&p.pos_mass, com, &LAGRANGIAN_FRACTIONS)),
+        );
+        if !components.by_shells {
+            set(&out, "galaxy", galaxy_object(p, &components));
+        }
+        if s.frame_view.is_none() {
+            s.sphere = view_sphere(&p.pos_mass);
+        }
+        s.frame_view = Some(FrameView {
+            index: k,
+            points,
+            n: p.len() as u32,
+            components,
+            ranges: ColorRanges::of(&p.vel, None),
+        });
+        Ok(out.into())
+    }
+
+    /// The frame of the series on show, if any.
+    #[wasm_bindgen(js_name = shownFrame)]
+    pub fn shown_frame(&self) -> Option<usize> {
+        self.state.borrow().frame_view.as_ref().map(|f| f.index)
+    }
+
+    /// Closes the series: the view shows the run again.
+    #[wasm_bindgen(js_name = closeSeries)]
+    pub fn close_series(&self) {
+        let mut s = self.state.borrow_mut();
+        s.series = None;
+        s.frame_view = None;
     }
 
     /// Resolves to the read-outs of the current state, read back without
@@ -808,24 +917,7 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
         set(&obj, "pc", pc);
     }
     if !s.components.by_shells {
-        let g = galaxy_readout(p, |k| s.components.is(k, "disk"));
-        let galaxy = js_sys::Object::new();
-        let curve = g
-            .rotation_curve
-            .iter()
-            .map(|&[r, v]| js_sys::Array::of2(&r.into(), &v.into()));
-        set(&galaxy, "rotation_curve", array(curve));
-        set(
-            &galaxy,
-            "bar_a2",
-            g.bar_a2.map_or(JsValue::NULL, JsValue::from),
-        );
-        set(
-            &galaxy,
-            "bh_separation",
-            g.bh_separation.map_or(JsValue::NULL, JsValue::from),
-        );
-        set(&obj, "galaxy", galaxy);
+        set(&obj, "galaxy", galaxy_object(p, &s.components));
     }
     if let Some(h) = &r.hermite {
         set(&obj, "hermite", true);
@@ -836,6 +928,29 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
     }
     s.last_snapshot = Some(r.snapshot);
     obj
+}
+
+/// `{rotation_curve: [[r, v_c], ...], bar_a2, bh_separation}` of a galaxy
+/// (null where it has no disk or no two black holes).
+fn galaxy_object(p: &Particles, components: &ComponentTags) -> js_sys::Object {
+    let g = galaxy_readout(p, |k| components.is(k, "disk"));
+    let galaxy = js_sys::Object::new();
+    let curve = g
+        .rotation_curve
+        .iter()
+        .map(|&[r, v]| js_sys::Array::of2(&r.into(), &v.into()));
+    set(&galaxy, "rotation_curve", array(curve));
+    set(
+        &galaxy,
+        "bar_a2",
+        g.bar_a2.map_or(JsValue::NULL, JsValue::from),
+    );
+    set(
+        &galaxy,
+        "bh_separation",
+        g.bh_separation.map_or(JsValue::NULL, JsValue::from),
+    );
+    galaxy
 }
 
 fn norm3(v: [f64; 3]) -> f64 {
@@ -849,15 +964,20 @@ fn draw(s: &mut AppState) {
         _ => return, // skip this frame; the next one tries again
     };
     let view = frame.texture.create_view(&Default::default());
+    // A series frame on show replaces the run's state in the view.
+    let (points, n, components, ranges) = match &s.frame_view {
+        Some(f) => (&f.points, f.n, &f.components, &f.ranges),
+        None => (&s.points, s.n, &s.components, &s.ranges),
+    };
     let mut camera = s.settings.camera;
     if !s.settings.show_halo {
-        camera.hidden_tags = s.components.halo_mask();
+        camera.hidden_tags = components.halo_mask();
     }
     let uniform = camera.uniform(
         s.surface_config.width,
         s.surface_config.height,
-        s.n,
-        s.ranges.for_mode(camera.color_mode),
+        n,
+        ranges.for_mode(camera.color_mode),
     );
     let mut encoder = s
         .ctx
@@ -866,16 +986,7 @@ fn draw(s: &mut AppState) {
             label: Some("draw"),
         });
     s.renderer
-        .draw(&s.ctx.queue, &mut encoder, &view, &s.points, &uniform);
+        .draw(&s.ctx.queue, &mut encoder, &view, points, &uniform);
     s.ctx.queue.submit(Some(encoder.finish()));
     s.ctx.queue.present(frame);
-}
-
-/// CSV when the bytes look like text with a CSV header, else Tipsy.
-fn guess_format(bytes: &[u8]) -> Format {
-    let head = &bytes[..bytes.len().min(256)];
-    match std::str::from_utf8(head) {
-        Ok(t) if t.contains("id,x,y,z") => Format::Csv,
-        _ => Format::Tipsy,
-    }
 }

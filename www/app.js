@@ -173,6 +173,7 @@ function plotGalaxy(h) {
 let reading = false;
 let lastRead = -Infinity;
 function maybeReadout(now) {
+  if (Player.active()) return; // the player plots its frames' read-outs
   const n = W.progress.n;
   const interval = Math.max(500, n / 500);
   if (reading || now - lastRead < interval) return;
@@ -245,7 +246,8 @@ function loop(now) {
   for (const e of app.takeErrors()) console.error("GPU error:", e), W.message(`GPU error: ${e}`);
   if (checkLost(null)) return;
   W.progress = app.progress();
-  W.time = W.progress.time;
+  // The player's frame sets the time while a series is on show.
+  if (!Player.active()) W.time = W.progress.time;
   // Steps per second over the last two seconds of finished steps.
   W.sps.push([now, W.progress.steps]);
   while (W.sps.length > 2 && now - W.sps[0][0] > 2000) W.sps.shift();
@@ -289,6 +291,7 @@ async function main() {
   $("status").textContent = info.adapter;
   $("status").title = `largest N: tree ${info.max_tree}, direct ${info.max_direct}, Hermite ${info.max_hermite4}`;
   Controls.init(W);
+  Player.init(W);
   CameraInput.attach(W.canvas, W);
   W.restarted();
   W.setRunning(autoplay);

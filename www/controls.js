@@ -110,8 +110,9 @@ const Controls = {
       e.preventDefault();
       depth = 0;
       drop.hidden = true;
-      const file = e.dataTransfer && e.dataTransfer.files[0];
-      if (file) Controls.importFile(W, file);
+      const files = e.dataTransfer ? [...e.dataTransfer.files] : [];
+      if (files.length > 1) Player.open(W, files);
+      else if (files.length === 1) Controls.importFile(W, files[0]);
     });
 
     document.getElementById("panel-toggle").addEventListener("click", () => {

@@ -22,6 +22,8 @@ policy = "; ".join([
     f"script-src 'self' 'wasm-unsafe-eval' 'sha256-{digest}'",
     "style-src 'self'",
     "img-src 'self' data: blob:",
+    # The series player's recorded WebM, played back from a blob: URL.
+    "media-src 'self' blob:",
     "connect-src 'self'",
     "object-src 'none'",
     "base-uri 'none'",

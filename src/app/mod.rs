@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod readout;
+pub mod series;
 pub mod settings;
 
 use crate::error::{Error, Result};

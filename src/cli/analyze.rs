@@ -6,6 +6,7 @@
 
 use super::{check_typed_output, emit, parse_kind, say};
 use crate::app::analysis::{self, BarMode, Frame, FRACTIONS};
+use crate::app::series::{index_times, INDEX_NAME};
 use crate::error::{Error, Result};
 use crate::snapshot::{self, Snapshot};
 use crate::state::Particles;
@@ -220,23 +221,15 @@ fn lagrangian_at(p: &Particles, center: [f64; 3], fraction: f64) -> f64 {
 
 /// The snapshots an index.json lists: (file in `dir`, time).
 fn index(dir: &str) -> Result<Vec<(String, f64)>> {
-    let path = format!("{dir}/index.json");
+    let path = format!("{dir}/{INDEX_NAME}");
     let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
         path: path.clone(),
         source,
     })?;
-    let bad = |why: &str| Error::InvalidParameter(format!("{path}: {why}"));
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(&format!("not JSON ({e})")))?;
-    doc["snapshots"]
-        .as_array()
-        .ok_or_else(|| bad("no \"snapshots\" list"))?
-        .iter()
-        .map(|s| match (s["file"].as_str(), s["time"].as_f64()) {
-            (Some(f), Some(t)) => Ok((format!("{dir}/{f}"), t)),
-            _ => Err(bad("a snapshot without \"file\" and \"time\"")),
-        })
-        .collect()
+    Ok(index_times(&text, &path)?
+        .into_iter()
+        .map(|(f, t)| (format!("{dir}/{f}"), t))
+        .collect())
 }
 
 fn series(a: &AnalyzeArgs, dir: &str, components: &[(String, Option<u8>)]) -> Result<()> {

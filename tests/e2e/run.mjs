@@ -269,6 +269,55 @@ async function main() {
     }
     await embed.close();
 
+    // 6. The snapshot-series player: three files of three formats (CSV,
+    // Bonsai's .bonsai with its id ranges, standard Tipsy) opened out of
+    // order play in time order, each frame drawn as `webgrav render` draws
+    // the same file, and the view records to a WebM video.
+    const SN = 600;
+    const series = [["series-c.tipsy", "0.5"], ["series-a.csv", "0"], ["series-b.bonsai", "0.25"]].map(([name, t]) => {
+      const file = path.join(ART, name);
+      webgrav("run", "--model", "disk-galaxy", "-n", String(SN), "--seed", "2", "--solver", "direct", "--eps", "0.05",
+        "--dt", "0.0625", "--t-end", t, "--out", file);
+      return file;
+    });
+    const player = await openApp(context, `?embed=1&autoplay=0&n=64&solver=direct&eps=0.02&color=speed&yaw=${cam.yaw}&pitch=${cam.pitch}&dist=40&tx=0&ty=0&tz=0`, { width: W, height: H });
+    await player.setInputFiles("#series-files", series);
+    if (await waitFor(player, () => Player.frames.length === 3 && Player.shown === 0, null, 60000, "series opens")) {
+      const frames = await player.evaluate(() => Player.frames);
+      check("series plays in time order", frames.map((f) => f.name).join(",") === "series-a.csv,series-b.bonsai,series-c.tipsy" &&
+        frames.map((f) => f.time).join(",") === "0,0.25,0.5" && frames.every((f) => f.n === SN), JSON.stringify(frames));
+      let worst = null;
+      for (let k = 0; k < 3; k++) {
+        const native = path.join(ART, `series-native-${k}.png`), browser = path.join(ART, `series-browser-${k}.png`);
+        webgrav("render", series[[1, 2, 0][k]], "-o", native, "--width", String(W), "--height", String(H), "--yaw", String(cam.yaw),
+          "--pitch", String(cam.pitch), "--distance", "40", "--target", "0", "0", "0", "--color", "speed", "--solver", "direct", "--eps", "0.05");
+        const r = await player.evaluate((k) => { Player.show(window.webgrav, k); window.webgrav.app.render();
+          return { url: window.webgrav.canvas.toDataURL("image/png"), n: Player.readouts.get(k).n, time: Player.readouts.get(k).time, galaxy: !!Player.readouts.get(k).galaxy }; }, k);
+        fs.writeFileSync(browser, Buffer.from(r.url.split(",")[1], "base64"));
+        const c = compareImages(native, browser);
+        if (!worst || c.error || c.meanAbs > worst.meanAbs) worst = { k, ...c, n: r.n, time: r.time, galaxy: r.galaxy };
+      }
+      check("series frames match webgrav render of the same files", !worst.error && worst.meanAbs < MAX_MEAN_ABS_DIFF && worst.fractionOff < MAX_FRACTION_OFF,
+        worst.error || `worst frame ${worst.k}: mean |diff| ${worst.meanAbs.toFixed(3)}, ${(100 * worst.fractionOff).toFixed(3)} % off, max ${worst.maxDiff}`);
+      const plotted = await player.evaluate(() => window.webgrav.history.radii[0].length === 3 && !document.getElementById("galaxy").hidden);
+      check("series read-outs plotted per frame", plotted, "");
+      await player.evaluate(() => { document.getElementById("series-fps").value = "10"; Player.record(window.webgrav); });
+      if (await waitFor(player, () => Player.lastVideo, null, 30000, "series video recorded")) {
+        const video = await player.evaluate(async () => {
+          const bytes = new Uint8Array(await Player.lastVideo.arrayBuffer());
+          const v = document.createElement("video");
+          v.muted = true;
+          v.src = URL.createObjectURL(Player.lastVideo);
+          const meta = await new Promise((res) => { v.onloadedmetadata = () => res(v.videoWidth); v.onerror = () => res(-1); setTimeout(() => res(-2), 10000); });
+          return { size: bytes.length, ebml: [...bytes.slice(0, 4)].map((b) => b.toString(16)).join(""), width: meta };
+        });
+        check("series video is a decodable WebM", video.size > 1000 && video.ebml === "1a45dfa3" && video.width === W, JSON.stringify(video));
+      }
+      await player.evaluate(() => Player.close(window.webgrav));
+      check("series closes back to the run", await player.evaluate(() => window.webgrav.app.shownFrame() === undefined && !Player.active()), "");
+    }
+    await player.close();
+
     // 4. The tree solver in the page (slow on SwiftShader: a few steps).
     const tree = await openApp(context, "?n=512&solver=tree&theta=0.5&autoplay=1&color=potential");
     if (await waitFor(tree, () => window.webgrav.last && window.webgrav.last.steps >= 1 && window.webgrav.last.pp > 0, null, 120000, "tree solver steps")) {
