@@ -124,7 +124,13 @@ async function openApp(context, query, viewport) {
   const page = await context.newPage();
   if (viewport) await page.setViewportSize(viewport);
   page.on("pageerror", (e) => console.log(`  [page error] ${e.message}`));
-  page.on("console", (m) => { if (m.type() === "error" && !/favicon|404/.test(m.text())) console.log(`  [console] ${m.text()}`); });
+  // Console errors and failed requests, for the clean-console check.
+  page.problems = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") { page.problems.push(`console: ${m.text()}`); console.log(`  [console] ${m.text()}`); }
+  });
+  page.on("requestfailed", (r) => page.problems.push(`failed: ${r.url()}`));
+  page.on("response", (r) => { if (r.status() >= 400) page.problems.push(`${r.status()}: ${r.url()}`); });
   await page.goto(BASE + query);
   await waitFor(page, () => window.webgrav && (window.webgrav.ready || window.webgrav.error), null, 60000, `page ${query} starts`);
   const error = await page.evaluate(() => window.webgrav.error);
@@ -189,6 +195,7 @@ async function main() {
       // A Plummer sphere of 1024 sprites lights a few percent of the view.
       check("canvas not blank", px.litFraction > 0.002 && px.litFraction < 0.6 && px.max > 100,
         `${(100 * px.litFraction).toFixed(2)} % of pixels lit, max ${px.max}, mean ${px.mean.toFixed(2)}`);
+      check("clean console: no errors, no failed requests", page.problems.length === 0, page.problems.join(" | "));
       const url = await page.evaluate(() => window.webgrav.shareUrl());
       check("share URL holds the settings", /n=1024/.test(url) && /solver=direct/.test(url) && /eps=0.02/.test(url), url);
     }
