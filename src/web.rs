@@ -102,11 +102,30 @@ pub fn parse_settings(query: &str) -> JsValue {
     set(&out, "warnings", array(warnings));
     set(&out, "embed", s.embed);
     set(&out, "autoplay", s.autoplay);
+    set(&out, "camera_given", s.camera_given);
+    let named = settings::parse_query(query)
+        .into_iter()
+        .find(|(k, _)| k == "preset")
+        .and_then(|(_, name)| settings::preset(&name));
+    set(
+        &out,
+        "preset",
+        named.map_or(JsValue::NULL, |p| preset_object(p).into()),
+    );
     out.into()
 }
 
+/// `{name, title, caption}` of a preset.
+fn preset_object(p: &settings::Preset) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    set(&o, "name", p.name);
+    set(&o, "title", p.title);
+    set(&o, "caption", p.caption);
+    o
+}
+
 /// What the controls offer: `{models, solvers, colors, presets: [{name,
-/// title}], params: [{key, label, kind, min, max, choices, default,
+/// title, caption}], params: [{key, label, kind, min, max, choices, default,
 /// solvers, models}]}`; `params` is the settings table (`solvers` or
 /// `models` empty: every solver or model), so the page shows a control
 /// only where it applies.
@@ -124,12 +143,7 @@ pub fn catalog() -> JsValue {
         "colors",
         array(ColorMode::ALL.iter().map(|c| c.name())),
     );
-    let presets = PRESETS.iter().map(|p| {
-        let o = js_sys::Object::new();
-        set(&o, "name", p.name);
-        set(&o, "title", p.title);
-        o
-    });
+    let presets = PRESETS.iter().map(preset_object);
     set(&out, "presets", array(presets));
     let params = settings::params().map(|p| {
         let o = js_sys::Object::new();

@@ -262,7 +262,7 @@ function loop(now) {
 }
 
 async function main() {
-  const { values, warnings, embed, autoplay } = window.wasmBindings.parseSettings(location.search);
+  const { values, warnings, embed, autoplay, preset } = window.wasmBindings.parseSettings(location.search);
   if (embed) document.body.classList.add("embed");
   $("panel").hidden = embed;
   document.body.classList.toggle("panel-open", !embed);
@@ -292,6 +292,10 @@ async function main() {
   $("status").title = `largest N: tree ${info.max_tree}, direct ${info.max_direct}, Hermite ${info.max_hermite4}`;
   Controls.init(W);
   Player.init(W);
+  if (preset) {
+    $("preset").value = preset.name;
+    Controls.caption(preset);
+  }
   CameraInput.attach(W.canvas, W);
   W.restarted();
   W.setRunning(autoplay);

@@ -47,9 +47,10 @@ const Controls = {
     for (const p of cat.presets) preset.appendChild(new Option(p.title, p.name));
     preset.addEventListener("change", () => {
       if (!preset.value) return;
-      const { values } = window.wasmBindings.parseSettings(`preset=${preset.value}`);
-      // A preset sets the run; keep the current camera.
-      for (const k of ["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"]) delete values[k];
+      const { values, camera_given, preset: chosen } = window.wasmBindings.parseSettings(`preset=${preset.value}`);
+      // A preset sets the run, and the camera where it places one.
+      if (!camera_given) for (const k of ["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"]) delete values[k];
+      Controls.caption(chosen);
       W.apply(values).then(() => W.setRunning(true));
     });
 
@@ -156,6 +157,17 @@ const Controls = {
     } catch (e) {
       W.message(`Export failed: ${errorText(e)}`);
     }
+  },
+
+  // Shows a preset's one-line explanation under the menu (and in the
+  // embedded page's caption).
+  caption(p) {
+    const note = document.getElementById("preset-caption");
+    note.textContent = p ? p.caption : "";
+    note.hidden = !p;
+    const embed = document.getElementById("embed-caption");
+    embed.textContent = p ? `${p.title}. ${p.caption}` : "";
+    embed.hidden = !p || !document.body.classList.contains("embed");
   },
 
   async importFile(W, file) {

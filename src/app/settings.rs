@@ -22,39 +22,54 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "plummer-relaxation",
         title: "Plummer sphere: a system in equilibrium relaxes slowly",
+        caption: "A star cluster in equilibrium: its shells (colours) mix only slowly, by two-body encounters.",
         query: "model=plummer&n=16384&solver=tree&theta=0.5&eps=0.01&dt=0.0078125&color=component",
     },
     Preset {
         name: "cold-collapse",
         title: "Cold collapse: a sphere at rest falls in and bounces into equilibrium",
+        caption: "Released from rest, the sphere falls in, bounces and settles into a virialised halo within a few crossing times.",
         query: "model=cold-collapse&n=16384&solver=tree&theta=0.5&eps=0.03&dt=0.00390625&color=speed&spf=2",
     },
     Preset {
         name: "disk-galaxy",
         title: "Disk galaxy: an exponential disk rotating in its dark halo",
-        query: "model=disk-galaxy&n=32768&solver=tree&theta=0.6&eps=0.03&dt=0.015625&color=component&spf=2",
+        caption: "A cool exponential disk (Toomre Q = 1.2) in a bulge and dark halo (hidden: key h) grows spiral arms within a few rotations.",
+        query: "model=disk-galaxy&n=32768&solver=tree&theta=0.6&eps=0.03&dt=0.015625&color=component&spf=2&halo=0&pitch=0.9&dist=14&tx=0&ty=0&tz=0",
     },
     Preset {
         name: "milky-way",
         title: "Milky Way: disk, bulge and dark halo (Bonsai units, 9.78 Myr per time unit)",
-        query: "model=milky-way&n=65536&solver=tree&theta=0.6&eps=0.1&dt=0.03125&color=component&spf=2",
+        caption: "The Gordon Bell paper's Milky Way model (halo hidden: key h): its disk forms a bar within a few hundred million years.",
+        query: "model=milky-way&n=65536&solver=tree&theta=0.6&eps=0.1&dt=0.03125&color=component&spf=2&halo=0&pitch=0.9&dist=45&tx=0&ty=0&tz=0",
     },
     Preset {
         name: "galaxy-merger",
         title: "Galaxy merger: two galaxies with black holes, mass ratio 1:3, pericentre 10 kpc",
+        caption: "Two spheroidal galaxies, 1:3 in mass, fall together on a parabolic orbit; their black holes sink and merge (the Bonsai paper's test).",
         query: "model=galaxy-merger&n=48002&solver=tree&theta=0.75&eps=0.1&dt=0.015625&color=component&spf=4",
     },
     Preset {
         name: "minor-mergers",
         title: "Minor mergers: eight small galaxies fall into a giant elliptical",
+        caption: "Small satellites sink into a giant elliptical by dynamical friction and build up its outskirts (thesis ch. 5).",
         query: "model=minor-mergers&n=32768&solver=tree&theta=0.6&eps=0.02&dt=0.015625&color=component&spf=2",
     },
 ];
 
+/// A teaching preset: a run with a title and a one-line explanation (the
+/// page shows both; an embedded page shows them as its caption). Its
+/// query may place the camera; without, the view fits the model.
 pub struct Preset {
     pub name: &'static str,
     pub title: &'static str,
+    pub caption: &'static str,
     pub query: &'static str,
+}
+
+/// The preset `name`.
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
 }
 
 /// The settings of a run and its view.
@@ -174,7 +189,7 @@ impl Settings {
         let mut s = Settings::default();
         let mut warnings = Vec::new();
         if let Some((_, name)) = pairs.iter().find(|(k, _)| k == "preset") {
-            match PRESETS.iter().find(|p| p.name == name) {
+            match preset(name) {
                 Some(p) => {
                     for (k, v) in parse_query(p.query) {
                         if let Err(e) = s.set(&k, &v) {

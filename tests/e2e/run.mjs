@@ -466,6 +466,27 @@ async function main() {
     }
     await host.close();
     fs.rmSync(path.join(DIST, "sandboxed-embed.html"), { force: true });
+
+    // 13. Every preset loads (small N for SwiftShader) without warnings,
+    // console errors or failed requests; embedded, it shows its caption.
+    const presets = await (async () => {
+      const p = await openApp(context, "?autoplay=0&n=256");
+      const list = await p.evaluate(() => window.wasmBindings.catalog().presets);
+      await p.close();
+      return list;
+    })();
+    const bad = [];
+    for (const p of presets) {
+      const pg = await openApp(context, `?preset=${p.name}&n=2048&solver=direct&autoplay=0&embed=1`);
+      const r = await pg.evaluate(() => ({
+        ready: !!window.webgrav.ready, n: window.webgrav.progress && window.webgrav.progress.n,
+        message: document.getElementById("message").hidden ? "" : document.getElementById("message").textContent,
+        caption: document.getElementById("embed-caption").hidden ? "" : document.getElementById("embed-caption").textContent,
+      }));
+      if (!r.ready || r.message || !r.caption.includes(p.caption) || pg.problems.length) bad.push(`${p.name}: ${JSON.stringify(r)} ${pg.problems.join(" | ")}`);
+      await pg.close();
+    }
+    check("presets load cleanly with their captions", presets.length >= 6 && bad.length === 0, bad.join(" || ") || `${presets.length} presets`);
   } finally {
     if (context) await context.close();
     server.kill();
