@@ -1,5 +1,6 @@
-//! The browser front end (wasm-bindgen): JavaScript conversion, the canvas,
-//! frame pacing, device loss and spawning; the simulation is a `run::Run`
+//! The browser front end (wasm-bindgen): the canvas, frame pacing, device
+//! loss and spawning, the series player's frames (conversions to and from
+//! JavaScript are in `js.rs`); the simulation is a `run::Run`
 //! and the settings are `app::settings`. The page's JavaScript
 //! (`www/app.js`) calls `frame` from requestAnimationFrame and the
 //! asynchronous read-backs (`readout`, `export`) now and then; nothing here
@@ -11,18 +12,22 @@
 //! JavaScript as `Error` objects with a `kind` (`Error::kind`, or
 //! `superseded` when the run was replaced meanwhile).
 
-use crate::app::analysis::galaxy_readout;
+mod js;
+
 use crate::app::readout::{center_of_mass, lagrangian_radii, view_sphere, LAGRANGIAN_FRACTIONS};
 use crate::app::series::{format_of, Series};
-use crate::app::settings::{self, Settings, PRESETS};
+use crate::app::settings::Settings;
 use crate::app::{check_particle_count, max_particles};
 use crate::gpu::GpuContext;
-use crate::render::{ColorMode, ColorRanges, ComponentTags, PointBinding, PointRenderer};
-use crate::run::params::Kind;
+use crate::render::{ColorRanges, ComponentTags, PointBinding, PointRenderer};
 use crate::run::{Progress, Readout, Run, SolverKind};
 use crate::snapshot::{Format, Snapshot};
-use crate::state::{GpuParticles, Model, Particles};
+use crate::state::{GpuParticles, Particles};
 use futures_channel::oneshot;
+use js::{
+    array, galaxy_object, js_err, norm3, set, settings_from_object, superseded, typed_error,
+    values_object,
+};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -31,147 +36,6 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(start)]
 fn start() {
     console_error_panic_hook::set_once();
-}
-
-/// A JavaScript `Error` with a `kind` property.
-fn typed_error(kind: &str, message: impl std::fmt::Display) -> JsValue {
-    let e = js_sys::Error::new(&message.to_string());
-    set(&e, "kind", kind);
-    e.into()
-}
-
-fn js_err(e: crate::Error) -> JsValue {
-    typed_error(e.kind(), e)
-}
-
-fn superseded() -> JsValue {
-    typed_error(
-        "superseded",
-        "the run was replaced meanwhile; nothing was applied",
-    )
-}
-
-fn set(obj: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
-    // Setting a property on a fresh object cannot fail.
-    let _ = js_sys::Reflect::set(obj, &key.into(), &value.into());
-}
-
-fn array<T: Into<JsValue>>(items: impl IntoIterator<Item = T>) -> js_sys::Array {
-    items.into_iter().map(Into::into).collect()
-}
-
-/// Settings as a plain object of URL-style strings.
-fn values_object(s: &Settings) -> js_sys::Object {
-    let obj = js_sys::Object::new();
-    for (k, v) in s.pairs() {
-        set(&obj, k, v);
-    }
-    obj
-}
-
-/// `base` with every known key of the plain object `values` applied; the
-/// first bad value is the error.
-fn settings_from_object(base: &Settings, values: &JsValue) -> Result<Settings, JsValue> {
-    let mut s = *base;
-    for key in settings::keys() {
-        let v = js_sys::Reflect::get(values, &JsValue::from_str(key))?;
-        if v.is_undefined() || v.is_null() {
-            continue;
-        }
-        let text = v.as_string().unwrap_or_else(|| {
-            v.as_f64()
-                .map(|x| x.to_string())
-                .or_else(|| v.as_bool().map(|b| if b { "1" } else { "0" }.to_string()))
-                .unwrap_or_default()
-        });
-        if s.get(key).as_deref() != Some(text.as_str()) {
-            s.set(key, &text)
-                .map_err(|e| typed_error("invalid-parameter", e))?;
-        }
-    }
-    Ok(s)
-}
-
-/// Parses a URL query: `{values, warnings, embed, autoplay}`, `values`
-/// holding every setting (defaults where the query is silent) as strings.
-#[wasm_bindgen(js_name = parseSettings)]
-pub fn parse_settings(query: &str) -> JsValue {
-    let (s, warnings) = Settings::from_query(query);
-    let out = js_sys::Object::new();
-    set(&out, "values", values_object(&s));
-    set(&out, "warnings", array(warnings));
-    set(&out, "embed", s.embed);
-    set(&out, "autoplay", s.autoplay);
-    set(&out, "camera_given", s.camera_given);
-    let named = settings::parse_query(query)
-        .into_iter()
-        .find(|(k, _)| k == "preset")
-        .and_then(|(_, name)| settings::preset(&name));
-    set(
-        &out,
-        "preset",
-        named.map_or(JsValue::NULL, |p| preset_object(p).into()),
-    );
-    out.into()
-}
-
-/// `{name, title, caption}` of a preset.
-fn preset_object(p: &settings::Preset) -> js_sys::Object {
-    let o = js_sys::Object::new();
-    set(&o, "name", p.name);
-    set(&o, "title", p.title);
-    set(&o, "caption", p.caption);
-    o
-}
-
-/// What the controls offer: `{models, solvers, colors, presets: [{name,
-/// title, caption}], params: [{key, label, kind, min, max, choices, default,
-/// solvers, models}]}`; `params` is the settings table (`solvers` or
-/// `models` empty: every solver or model), so the page shows a control
-/// only where it applies.
-#[wasm_bindgen]
-pub fn catalog() -> JsValue {
-    let out = js_sys::Object::new();
-    set(&out, "models", array(Model::ALL.iter().map(|m| m.name())));
-    set(
-        &out,
-        "solvers",
-        array(SolverKind::ALL.iter().map(|s| s.name())),
-    );
-    set(
-        &out,
-        "colors",
-        array(ColorMode::ALL.iter().map(|c| c.name())),
-    );
-    let presets = PRESETS.iter().map(preset_object);
-    set(&out, "presets", array(presets));
-    let params = settings::params().map(|p| {
-        let o = js_sys::Object::new();
-        set(&o, "key", p.key);
-        set(&o, "label", p.label);
-        set(&o, "default", p.default);
-        set(&o, "solvers", array(p.solvers.iter().map(|s| s.name())));
-        set(&o, "models", array(p.models.iter().map(|m| m.name())));
-        let kind = match p.kind {
-            Kind::Choice(_) => "choice",
-            Kind::Number(r) => {
-                set(&o, "min", r.min);
-                set(&o, "max", r.max);
-                "number"
-            }
-            Kind::Whole { min, max } => {
-                set(&o, "min", min as f64);
-                set(&o, "max", max as f64);
-                "whole"
-            }
-            Kind::Flag => "flag",
-        };
-        set(&o, "kind", kind);
-        set(&o, "choices", array(p.choices()));
-        o
-    });
-    set(&out, "params", array(params));
-    out.into()
 }
 
 /// Where the current run's initial conditions came from.
@@ -942,33 +806,6 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
     }
     s.last_snapshot = Some(r.snapshot);
     obj
-}
-
-/// `{rotation_curve: [[r, v_c], ...], bar_a2, bh_separation}` of a galaxy
-/// (null where it has no disk or no two black holes).
-fn galaxy_object(p: &Particles, components: &ComponentTags) -> js_sys::Object {
-    let g = galaxy_readout(p, |k| components.is(k, "disk"));
-    let galaxy = js_sys::Object::new();
-    let curve = g
-        .rotation_curve
-        .iter()
-        .map(|&[r, v]| js_sys::Array::of2(&r.into(), &v.into()));
-    set(&galaxy, "rotation_curve", array(curve));
-    set(
-        &galaxy,
-        "bar_a2",
-        g.bar_a2.map_or(JsValue::NULL, JsValue::from),
-    );
-    set(
-        &galaxy,
-        "bh_separation",
-        g.bh_separation.map_or(JsValue::NULL, JsValue::from),
-    );
-    galaxy
-}
-
-fn norm3(v: [f64; 3]) -> f64 {
-    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
 
 /// Draws the current state on the canvas.
