@@ -172,6 +172,15 @@ impl Body {
         }
         (x, v)
     }
+
+    /// Acceleration predicted to `t` (the same series, one order less).
+    pub fn predict_acc(&self, t: f64) -> [f64; 3] {
+        let dt = t - self.t0;
+        std::array::from_fn(|k| {
+            let (j, s, c) = (self.jerk[k], self.snap[k], self.crackle[k]);
+            self.acc[k] + dt * (j + dt / 2.0 * (s + dt / 3.0 * c))
+        })
+    }
 }
 
 fn norm(v: [f64; 3]) -> f64 {
