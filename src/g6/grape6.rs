@@ -274,125 +274,212 @@ pub extern "C" fn g6_set_ti(id: c_int, ti: c_double) -> c_int {
     set_ti(id, ti)
 }
 
-/// Stores j-particle `address` (see the module docs for the coefficients).
-///
-/// # Safety
-/// `k18`, `j6`, `a2`, `v` and `x` must each point to 3 doubles.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn g6_set_j_particle(
-    id: c_int,
-    address: c_int,
-    index: c_int,
-    tj: c_double,
-    _dtj: c_double,
-    mass: c_double,
-    k18: *const c_double,
-    j6: *const c_double,
-    a2: *const c_double,
-    v: *const c_double,
-    x: *const c_double,
-) -> c_int {
-    let j = JArgs {
-        address,
-        index,
-        tj,
-        mass,
-        k18,
-        j6,
-        a2,
-        v,
-        x,
-    };
-    // SAFETY: forwarded caller contract.
-    unsafe { set_j_particle(id, j) }
+
+
+/// A scalar argument as the C names take it (by value) or the Fortran
+/// names (by pointer; null is an error).
+trait Scalar: Copy {
+    type Value;
+    /// # Safety
+    /// A pointer must be null or point to a value.
+    unsafe fn value(self, name: &str) -> Result<Self::Value, String>;
 }
 
-/// Starts the force on `ni` i-particles against j-particles `0..nj`.
-///
-/// # Safety
-/// `index` and `h2` (null: no neighbour radius) must hold `ni` values and
-/// `xi`, `vi` `ni` rows of 3 doubles; `aold`, `j6old`, `phiold` are not
-/// read (GRAPE-6 used them for its exponent ranges).
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn g6calc_firsthalf(
-    id: c_int,
-    nj: c_int,
-    ni: c_int,
-    index: *const c_int,
-    xi: *const [c_double; 3],
-    vi: *const [c_double; 3],
-    _aold: *const [c_double; 3],
-    _j6old: *const [c_double; 3],
-    _phiold: *const c_double,
-    eps2: c_double,
-    h2: *const c_double,
-) -> c_int {
-    let i = IArgs {
-        nj,
-        ni,
-        index,
-        xi,
-        vi,
-        eps2,
-        h2,
-    };
-    // SAFETY: forwarded caller contract.
-    unsafe { firsthalf(id, i) }
+macro_rules! scalar_impls {
+    ($($t:ty),*) => {$(
+        impl Scalar for $t {
+            type Value = $t;
+            unsafe fn value(self, _: &str) -> Result<$t, String> {
+                Ok(self)
+            }
+        }
+        impl Scalar for *const $t {
+            type Value = $t;
+            unsafe fn value(self, name: &str) -> Result<$t, String> {
+                // SAFETY: the caller's contract.
+                unsafe { arg(self, name) }
+            }
+        }
+    )*};
+}
+scalar_impls!(c_int, c_double);
+
+/// A cluster id by value, or by pointer where null means cluster 0.
+trait Cluster: Copy {
+    /// # Safety
+    /// A pointer must be null or point to an int.
+    unsafe fn cluster(self) -> c_int;
 }
 
-/// Waits for the evaluation and returns acceleration, jerk and potential.
-///
-/// # Safety
-/// `acc`, `jerk` must hold `ni` rows of 3 doubles, `pot` `ni` doubles.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn g6calc_lasthalf(
-    id: c_int,
-    _nj: c_int,
-    ni: c_int,
-    _index: *const c_int,
-    _xi: *const [c_double; 3],
-    _vi: *const [c_double; 3],
-    _eps2: c_double,
-    _h2: *const c_double,
-    acc: *mut [c_double; 3],
-    jerk: *mut [c_double; 3],
-    pot: *mut c_double,
-) -> c_int {
-    let nn = std::ptr::null_mut();
-    // SAFETY: forwarded caller contract.
-    unsafe { lasthalf("g6calc_lasthalf", id, ni, acc, jerk, pot, nn) }
-}
-
-/// As `g6calc_lasthalf`, and the index of each i-particle's nearest
-/// neighbour in `nnbindex` (−1 if there is no other particle).
-///
-/// # Safety
-/// As `g6calc_lasthalf`; `nnbindex` must hold `ni` ints.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn g6calc_lasthalf2(
-    id: c_int,
-    _nj: c_int,
-    ni: c_int,
-    _index: *const c_int,
-    _xi: *const [c_double; 3],
-    _vi: *const [c_double; 3],
-    _eps2: c_double,
-    _h2: *const c_double,
-    acc: *mut [c_double; 3],
-    jerk: *mut [c_double; 3],
-    pot: *mut c_double,
-    nnbindex: *mut c_int,
-) -> c_int {
-    if nnbindex.is_null() {
-        return fail("g6calc_lasthalf2", "null nnbindex");
+impl Cluster for c_int {
+    unsafe fn cluster(self) -> c_int {
+        self
     }
-    // SAFETY: forwarded caller contract.
-    unsafe { lasthalf("g6calc_lasthalf2", id, ni, acc, jerk, pot, nnbindex) }
 }
+
+impl Cluster for *const c_int {
+    unsafe fn cluster(self) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe { cluster_id(self) }
+    }
+}
+
+/// Reads the scalars `$x` (each `Scalar`) into variables of the same
+/// names, or returns `fail(what, …)` for a null pointer.
+macro_rules! scalars {
+    ($what:expr; $($x:ident),*) => {
+        // SAFETY: the caller's contract (null pointers are reported).
+        let ($($x,)*) = match unsafe {
+            (|| Ok::<_, String>(($($x.value(stringify!($x))?,)*)))()
+        } {
+            Ok(v) => v,
+            Err(e) => return fail($what, e),
+        };
+    };
+}
+
+/// The C- and Fortran-named exports of `g6_set_j_particle`.
+macro_rules! set_j_particle_export {
+    ($name:ident, $int:ty, $dbl:ty) => {
+        /// Stores j-particle `address` with identity `index`, time `tj` and
+        /// the GRAPE-6 coefficients (see the module docs). The Fortran
+        /// name (trailing `_`) takes the scalars by pointer, a null cluster
+        /// id meaning cluster 0.
+        ///
+        /// # Safety
+        /// `k18`, `j6`, `a2`, `v` and `x` must each point to 3 doubles;
+        /// pointers to scalars must be valid.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            id: $int,
+            address: $int,
+            index: $int,
+            tj: $dbl,
+            _dtj: $dbl,
+            mass: $dbl,
+            k18: *const c_double,
+            j6: *const c_double,
+            a2: *const c_double,
+            v: *const c_double,
+            x: *const c_double,
+        ) -> c_int {
+            scalars!(stringify!($name); address, index, tj, mass);
+            let j = JArgs {
+                address,
+                index,
+                tj,
+                mass,
+                k18,
+                j6,
+                a2,
+                v,
+                x,
+            };
+            // SAFETY: the caller's contract.
+            unsafe { set_j_particle(id.cluster(), j) }
+        }
+    };
+}
+
+set_j_particle_export!(g6_set_j_particle, c_int, c_double);
+set_j_particle_export!(g6_set_j_particle_, *const c_int, *const c_double);
+
+/// The C- and Fortran-named exports of `g6calc_firsthalf`.
+macro_rules! firsthalf_export {
+    ($name:ident, $int:ty, $dbl:ty) => {
+        /// Starts the force on `ni` i-particles (predicted by the caller)
+        /// against j-particles `0..nj`. The Fortran name (trailing `_`)
+        /// takes the scalars by pointer, a null cluster id meaning
+        /// cluster 0.
+        ///
+        /// # Safety
+        /// `index` and `h2` (null: no neighbour radius) must hold `ni`
+        /// values and `xi`, `vi` `ni` rows of 3 doubles; `aold`, `j6old`,
+        /// `phiold` are not read (GRAPE-6 used them for its exponent
+        /// ranges); pointers to scalars must be valid.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            id: $int,
+            nj: $int,
+            ni: $int,
+            index: *const c_int,
+            xi: *const [c_double; 3],
+            vi: *const [c_double; 3],
+            _aold: *const [c_double; 3],
+            _j6old: *const [c_double; 3],
+            _phiold: *const c_double,
+            eps2: $dbl,
+            h2: *const c_double,
+        ) -> c_int {
+            scalars!(stringify!($name); nj, ni, eps2);
+            let i = IArgs {
+                nj,
+                ni,
+                index,
+                xi,
+                vi,
+                eps2,
+                h2,
+            };
+            // SAFETY: the caller's contract.
+            unsafe { firsthalf(id.cluster(), i) }
+        }
+    };
+}
+
+firsthalf_export!(g6calc_firsthalf, c_int, c_double);
+firsthalf_export!(g6calc_firsthalf_, *const c_int, *const c_double);
+
+/// The C- and Fortran-named exports of `g6calc_lasthalf` (and, with a
+/// nearest-neighbour output, `g6calc_lasthalf2`): one definition for the
+/// four, with the scalars by value (`c_int`, `c_double`) or by pointer.
+macro_rules! lasthalf_export {
+    ($name:ident, $int:ty, $dbl:ty $(, $nn:ident)?) => {
+        /// Waits for the evaluation started by `g6calc_firsthalf` and
+        /// returns acceleration, jerk and potential (and, for
+        /// `g6calc_lasthalf2`, the index of each i-particle's nearest
+        /// neighbour, −1 if there is no other particle). The Fortran names
+        /// (trailing `_`) take the scalars by pointer, a null cluster id
+        /// meaning cluster 0.
+        ///
+        /// # Safety
+        /// `acc`, `jerk` must hold `ni` rows of 3 doubles, `pot` (and
+        /// `nnbindex`) `ni` values; pointers to scalars must be valid.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            id: $int,
+            _nj: $int,
+            ni: $int,
+            _index: *const c_int,
+            _xi: *const [c_double; 3],
+            _vi: *const [c_double; 3],
+            _eps2: $dbl,
+            _h2: *const c_double,
+            acc: *mut [c_double; 3],
+            jerk: *mut [c_double; 3],
+            pot: *mut c_double,
+            $($nn: *mut c_int,)?
+        ) -> c_int {
+            let what = stringify!($name);
+            let nn: Option<*mut c_int> = None $(.or(Some($nn)))?;
+            if nn.is_some_and(|p| p.is_null()) {
+                return fail(what, "null nnbindex");
+            }
+            let nn = nn.unwrap_or(std::ptr::null_mut());
+            scalars!(what; ni);
+            // SAFETY: the caller's contract.
+            unsafe { lasthalf(what, id.cluster(), ni, acc, jerk, pot, nn) }
+        }
+    };
+}
+
+lasthalf_export!(g6calc_lasthalf, c_int, c_double);
+lasthalf_export!(g6calc_lasthalf2, c_int, c_double, nnbindex);
+lasthalf_export!(g6calc_lasthalf_, *const c_int, *const c_double);
+lasthalf_export!(g6calc_lasthalf2_, *const c_int, *const c_double, nnbindex);
 
 /// Finds the neighbour lists (radius √h2 of `g6calc_firsthalf`) of the
 /// i-particles of the last evaluation. Returns 1 if a list has more than
@@ -491,155 +578,12 @@ pub unsafe extern "C" fn g6_get_jmemsize_(id: *const c_int) -> c_int {
 /// As `g6_open_`; `ti` pointing to a double.
 #[no_mangle]
 pub unsafe extern "C" fn g6_set_ti_(id: *const c_int, ti: *const c_double) -> c_int {
+    scalars!("g6_set_ti_"; ti);
     // SAFETY: the caller's contract.
-    let (id, ti) = unsafe { (cluster_id(id), arg(ti, "ti")) };
-    match ti {
-        Ok(ti) => set_ti(id, ti),
-        Err(e) => fail("g6_set_ti_", e),
-    }
+    set_ti(unsafe { cluster_id(id) }, ti)
 }
 
-/// # Safety
-/// As `g6_open_`; the scalars pointing to their values, the vectors to 3
-/// doubles each.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn g6_set_j_particle_(
-    id: *const c_int,
-    address: *const c_int,
-    index: *const c_int,
-    tj: *const c_double,
-    _dtj: *const c_double,
-    mass: *const c_double,
-    k18: *const c_double,
-    j6: *const c_double,
-    a2: *const c_double,
-    v: *const c_double,
-    x: *const c_double,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    let scalars = unsafe {
-        (|| {
-            Ok::<_, String>((
-                arg(address, "address")?,
-                arg(index, "index")?,
-                arg(tj, "tj")?,
-                arg(mass, "mass")?,
-            ))
-        })()
-    };
-    let (address, index, tj, mass) = match scalars {
-        Ok(s) => s,
-        Err(e) => return fail("g6_set_j_particle_", e),
-    };
-    let j = JArgs {
-        address,
-        index,
-        tj,
-        mass,
-        k18,
-        j6,
-        a2,
-        v,
-        x,
-    };
-    // SAFETY: the caller's contract.
-    unsafe { set_j_particle(cluster_id(id), j) }
-}
 
-/// # Safety
-/// As `g6calc_firsthalf`, scalars by pointer.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn g6calc_firsthalf_(
-    id: *const c_int,
-    nj: *const c_int,
-    ni: *const c_int,
-    index: *const c_int,
-    xi: *const [c_double; 3],
-    vi: *const [c_double; 3],
-    _aold: *const [c_double; 3],
-    _j6old: *const [c_double; 3],
-    _phiold: *const c_double,
-    eps2: *const c_double,
-    h2: *const c_double,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    let scalars = unsafe {
-        (|| Ok::<_, String>((arg(nj, "nj")?, arg(ni, "ni")?, arg(eps2, "eps2")?)))()
-    };
-    let (nj, ni, eps2) = match scalars {
-        Ok(s) => s,
-        Err(e) => return fail("g6calc_firsthalf_", e),
-    };
-    let i = IArgs {
-        nj,
-        ni,
-        index,
-        xi,
-        vi,
-        eps2,
-        h2,
-    };
-    // SAFETY: the caller's contract.
-    unsafe { firsthalf(cluster_id(id), i) }
-}
-
-/// # Safety
-/// As `g6calc_lasthalf`, scalars by pointer.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn g6calc_lasthalf_(
-    id: *const c_int,
-    _nj: *const c_int,
-    ni: *const c_int,
-    _index: *const c_int,
-    _xi: *const [c_double; 3],
-    _vi: *const [c_double; 3],
-    _eps2: *const c_double,
-    _h2: *const c_double,
-    acc: *mut [c_double; 3],
-    jerk: *mut [c_double; 3],
-    pot: *mut c_double,
-) -> c_int {
-    let what = "g6calc_lasthalf_";
-    // SAFETY: the caller's contract.
-    match unsafe { arg(ni, "ni") } {
-        Ok(ni) => unsafe {
-            lasthalf(what, cluster_id(id), ni, acc, jerk, pot, std::ptr::null_mut())
-        },
-        Err(e) => fail(what, e),
-    }
-}
-
-/// # Safety
-/// As `g6calc_lasthalf2`, scalars by pointer.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn g6calc_lasthalf2_(
-    id: *const c_int,
-    _nj: *const c_int,
-    ni: *const c_int,
-    _index: *const c_int,
-    _xi: *const [c_double; 3],
-    _vi: *const [c_double; 3],
-    _eps2: *const c_double,
-    _h2: *const c_double,
-    acc: *mut [c_double; 3],
-    jerk: *mut [c_double; 3],
-    pot: *mut c_double,
-    nnbindex: *mut c_int,
-) -> c_int {
-    let what = "g6calc_lasthalf2_";
-    if nnbindex.is_null() {
-        return fail(what, "null nnbindex");
-    }
-    // SAFETY: the caller's contract.
-    match unsafe { arg(ni, "ni") } {
-        Ok(ni) => unsafe { lasthalf(what, cluster_id(id), ni, acc, jerk, pot, nnbindex) },
-        Err(e) => fail(what, e),
-    }
-}
 
 /// # Safety
 /// As `g6_open_`.
@@ -659,16 +603,9 @@ pub unsafe extern "C" fn g6_get_neighbour_list_(
     nblen: *mut c_int,
     nbl: *mut c_int,
 ) -> c_int {
-    let what = "g6_get_neighbour_list_";
+    scalars!("g6_get_neighbour_list_"; ipipe, maxlength);
     // SAFETY: the caller's contract.
-    let scalars =
-        unsafe { (|| Ok::<_, String>((arg(ipipe, "ipipe")?, arg(maxlength, "maxlength")?)))() };
-    match scalars {
-        Ok((ipipe, maxlength)) => unsafe {
-            get_neighbour_list(cluster_id(id), ipipe, maxlength, nblen, nbl)
-        },
-        Err(e) => fail(what, e),
-    }
+    unsafe { get_neighbour_list(cluster_id(id), ipipe, maxlength, nblen, nbl) }
 }
 
 /// Hardware housekeeping, Fortran names: accepted and ignored (Sapporo2's
