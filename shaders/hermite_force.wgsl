@@ -49,7 +49,7 @@ fn gather(
         return;
     }
     let p = pred[active_list[k]];
-    ip[k] = IParticle(p.pos_hi, p.id, p.pos_lo, 0.0, p.vel, 0u, p.acc, 0u);
+    ip[k] = IParticle(p.pos_hi, p.id, p.pos_lo, 0.0, p.vel, 0u, p.acc, 0u, p.vel_lo, 0u);
 }
 
 @compute @workgroup_size(HT)

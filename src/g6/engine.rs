@@ -72,7 +72,7 @@ pub unsafe fn arg<T: Copy>(p: *const T, name: &str) -> Result<T, String> {
 }
 
 /// The precision of new engines: `WEBGRAV_G6_PRECISION` = `ds` (default),
-/// `f32` or `dp` (refused where the adapter has no f64).
+/// `f32` or `dp` (native f64; refused where the adapter has none).
 fn precision_from_env() -> Result<Precision, String> {
     match std::env::var("WEBGRAV_G6_PRECISION") {
         Err(_) => Ok(Precision::Ds),
@@ -118,6 +118,7 @@ impl Engine {
         };
         let precision = precision_from_env()?;
         let ctx = pollster::block_on(GpuContext::headless()).map_err(|e| e.to_string())?;
+        precision.check_adapter(&ctx).map_err(|e| e.to_string())?;
         // The context is dropped on a panic, so no broken state is observed
         // (e.g. the device could not allocate the j-memory).
         let gpu = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -203,7 +204,7 @@ impl Engine {
             return Err(format!("eps2 = {eps2}, must be finite and >= 0"));
         }
         self.flush_pending();
-        self.gpu.set_eps2(eps2 as f32);
+        self.gpu.set_eps2(eps2);
         self.gpu.set_nj(nj as u32);
         let ctx = self.gpu.context().clone();
         let mut encoder = ctx

@@ -17,7 +17,8 @@
  *    caller; the j-particle whose index equals the i-particle's is skipped.
  *  - pot = -sum m_j / sqrt(r^2 + eps2) (self excluded); G = 1.
  *  - Environment: WEBGRAV_G6_JMEMSIZE (default 262144),
- *    WEBGRAV_G6_PRECISION = ds (default) or f32.
+ *    WEBGRAV_G6_PRECISION = ds (default), f32 or dp (native f64 where
+ *    the adapter has it; an error elsewhere).
  */
 #ifndef WEBGRAV_G6_H
 #define WEBGRAV_G6_H

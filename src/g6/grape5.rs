@@ -119,7 +119,12 @@ unsafe fn start(g: &mut G5, ni: c_int, xi: *const [c_double; 3]) -> Result<(), S
 ///
 /// # Safety
 /// `a` `ni` rows, `phi` `ni` values.
-unsafe fn get(g: &mut G5, ni: c_int, a: *mut [c_double; 3], phi: *mut c_double) -> Result<(), String> {
+unsafe fn get(
+    g: &mut G5,
+    ni: c_int,
+    a: *mut [c_double; 3],
+    phi: *mut c_double,
+) -> Result<(), String> {
     if a.is_null() || phi.is_null() {
         return Err("null a or phi".into());
     }

@@ -53,7 +53,10 @@ unsafe fn cluster_id(p: *const c_int) -> c_int {
 fn open(id: c_int) -> c_int {
     let what = "g6_open";
     let Some(slot) = usize::try_from(id).ok().filter(|&k| k < MAX_CLUSTERS) else {
-        return fail(what, format!("cluster id {id} out of range 0..{MAX_CLUSTERS}"));
+        return fail(
+            what,
+            format!("cluster id {id} out of range 0..{MAX_CLUSTERS}"),
+        );
     };
     // The GPU is opened outside the lock (it takes a while).
     let engine = match Engine::open() {
@@ -273,8 +276,6 @@ pub extern "C" fn g6_get_jmemsize(id: c_int) -> c_int {
 pub extern "C" fn g6_set_ti(id: c_int, ti: c_double) -> c_int {
     set_ti(id, ti)
 }
-
-
 
 /// A scalar argument as the C names take it (by value) or the Fortran
 /// names (by pointer; null is an error).
@@ -582,8 +583,6 @@ pub unsafe extern "C" fn g6_set_ti_(id: *const c_int, ti: *const c_double) -> c_
     // SAFETY: the caller's contract.
     set_ti(unsafe { cluster_id(id) }, ti)
 }
-
-
 
 /// # Safety
 /// As `g6_open_`.

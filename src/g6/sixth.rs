@@ -278,7 +278,8 @@ pub unsafe extern "C" fn calc_force_on_predictors(
             let sinks: Vec<_> = (s0 as usize..(s0 + n) as usize)
                 .map(|k| {
                     // SAFETY: `ni` entries by the caller's contract.
-                    let (i, x, v, a) = unsafe { (*ids.add(k), row(pos, k), row(vel, k), row(acc, k)) };
+                    let (i, x, v, a) =
+                        unsafe { (*ids.add(k), row(pos, k), row(vel, k), row(acc, k)) };
                     i_particle(i as u32, x, v, a, 0.0)
                 })
                 .collect();
