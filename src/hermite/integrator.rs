@@ -18,17 +18,18 @@
 //!   C = (s1 − s0) dt²: c dt³ = 60A − 24B + 3C, p dt⁴ = −360A + 168B − 24C,
 //!   q dt⁵ = 720A − 360B + 60C; then carried to t1 by Taylor.
 //! - Time steps (η = `--eta`, inside the square root: halving η shrinks
-//!   the steps by √2). 4th order: Aarseth's criterion dt4 = sqrt(η (|a||s|
-//!   + |j|²) / (|j||c| + |s|²)) at t1 with s, c = a2, a3 of the
-//!   interpolant (η = 0.02 is NBODY6's ETAI). 6th order, `Criterion`:
+//!   the steps by √2). 4th order: Aarseth's criterion dt4 =
+//!   sqrt(η (|a||s| + |j|²) / (|j||c| + |s|²)) at t1 with s, c = a2, a3 of
+//!   the interpolant (η = 0.02 is NBODY6's ETAI). 6th order, `Criterion`:
 //!   `aarseth`, the same form with the computed snap and the interpolated
 //!   crackle; `sapporo2` (the default), the mean of that dt4 and Nitadori
-//!   & Makino's generalisation dt6 = √η ((√(|a||s|) + |j|) / (√(|c||q|) +
-//!   |p|))^(1/3) with pop p and the fifth derivative q of the interpolant,
-//!   i.e. Sapporo2's η4 = η, η6 = √η (its Fig. 6: η4 = 0.01, η6 = 0.1).
-//!   dt6 alone needs fifth differences of the forces over a step, whose
-//!   f32/DS rounding grows as dt⁻⁵ and drives the steps to zero (we saw
-//!   it; Sapporo2 reports it too); averaged with dt4 it cannot collapse.
+//!   and Makino's generalisation dt6 = √η ((√(|a||s|) + |j|) /
+//!   (√(|c||q|) + |p|))^(1/3) with pop p and the fifth derivative q of the
+//!   interpolant, i.e. Sapporo2's η4 = η, η6 = √η (its Fig. 6: η4 = 0.01,
+//!   η6 = 0.1). dt6 alone needs fifth differences of the forces over a
+//!   step, whose f32/DS rounding grows as dt⁻⁵ and drives the steps to
+//!   zero (we saw it; Sapporo2 reports it too); averaged with dt4 it
+//!   cannot collapse.
 //! - Block steps: powers of two up to `dt_max`, a particle's t0 always a
 //!   multiple of its step; a step halves while above the criterion and
 //!   doubles (once per step) where the criterion allows and t1 is a
