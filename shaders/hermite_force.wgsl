@@ -17,8 +17,9 @@
 // and the nearest neighbour by unsoftened |dr|^2 (ties: the smaller id
 // within a split, the earlier split between splits).
 // DS == 1: positions double-single (dr from ds3_diff), 1/sqrt(r2) refined
-// by a Newton step, acc, pot and jerk accumulated double-single;
-// per-interaction arithmetic and snap f32.
+// by a Newton step, acc, pot and jerk summed in f32 over groups of DSG
+// interactions and the groups accumulated double-single; per-interaction
+// arithmetic and snap f32.
 // DS == 0: everything f32 (positions rounded to f32).
 
 @group(0) @binding(0) var<storage, read> params: HermiteParams;
@@ -82,54 +83,63 @@ fn force(
         tile_id[lid] = p.id;
         workgroupBarrier();
         let count = min(HT, j_end - base);
-        for (var k = 0u; k < count; k++) {
-            let s = tile_pos[k];
-            var dr: vec3<f32>;
-            if (DS == 1u) {
-                dr = ds3_diff(s.xyz, tile_lo[k], me.pos_hi, me.pos_lo, one);
-            } else {
-                dr = s.xyz - me.pos_hi;
-            }
-            let jid = tile_id[k];
-            let other = jid != me.id;
-            let d2 = dot(dr, dr);
-            let r2 = d2 + eps2;
-            var rinv = select(0.0, inverseSqrt(r2), other && r2 > 0.0);
-            if (DS == 1u) {
-                // inverseSqrt may be off by a few ulp, and not at random
-                // (WGSL allows 2 ulp; lavapipe's is biased), which no
-                // double-single sum can undo: one Newton step with the
-                // residual from an FMA brings it to f32 rounding.
-                let e = fma(-(r2 * rinv), rinv, 1.0);
-                rinv = fma(0.5 * rinv, e, rinv);
-            }
-            let mr = s.w * rinv;
-            let rinv2 = rinv * rinv;
-            let mr3 = mr * rinv2;
-            let a = mr3 * dr;
-            if (DS == 1u) {
-                ap = ds4_add_f(ap, vec4<f32>(a, -mr), one);
-            } else {
-                ap.hi += vec4<f32>(a, -mr);
-            }
-            if (ORDER >= 4u) {
-                let dv = tile_vel[k] - me.vel;
-                let alpha = dot(dr, dv) * rinv2;
-                let jj = mr3 * dv - (3.0 * alpha) * a;
+        // Groups of DSG interactions are summed in f32 registers and each
+        // group's sum enters the double-single accumulators once: the
+        // two-sums cost 1/DSG of what they would per interaction, and an
+        // f32 sum of DSG terms loses ~sqrt(DSG) ulp of the group, far
+        // below what the f32 per-interaction arithmetic already loses.
+        for (var g = 0u; g < count; g += DSG) {
+            var ga = vec4<f32>(0.0);
+            var gj = vec3<f32>(0.0);
+            let g_end = min(g + DSG, count);
+            for (var k = g; k < g_end; k++) {
+                let s = tile_pos[k];
+                var dr: vec3<f32>;
                 if (DS == 1u) {
-                    jk = ds3_add_f(jk, jj, one);
+                    dr = ds3_diff(s.xyz, tile_lo[k], me.pos_hi, me.pos_lo, one);
                 } else {
-                    jk.hi += jj;
+                    dr = s.xyz - me.pos_hi;
                 }
-                if (ORDER == 6u) {
-                    let da = tile_acc[k] - me.acc;
-                    let beta = (dot(dv, dv) + dot(dr, da)) * rinv2 + alpha * alpha;
-                    sn += mr3 * da - (6.0 * alpha) * jj - (3.0 * beta) * a;
+                let jid = tile_id[k];
+                let other = jid != me.id;
+                let d2 = dot(dr, dr);
+                let r2 = d2 + eps2;
+                var rinv = select(0.0, inverseSqrt(r2), other && r2 > 0.0);
+                if (DS == 1u) {
+                    // inverseSqrt may be off by a few ulp, and not at random
+                    // (WGSL allows 2 ulp; lavapipe's is biased), which no
+                    // double-single sum can undo: one Newton step with the
+                    // residual from an FMA brings it to f32 rounding.
+                    let e = fma(-(r2 * rinv), rinv, 1.0);
+                    rinv = fma(0.5 * rinv, e, rinv);
+                }
+                let mr = s.w * rinv;
+                let rinv2 = rinv * rinv;
+                let mr3 = mr * rinv2;
+                let a = mr3 * dr;
+                ga += vec4<f32>(a, -mr);
+                if (ORDER >= 4u) {
+                    let dv = tile_vel[k] - me.vel;
+                    let alpha = dot(dr, dv) * rinv2;
+                    let jj = mr3 * dv - (3.0 * alpha) * a;
+                    gj += jj;
+                    if (ORDER == 6u) {
+                        let da = tile_acc[k] - me.acc;
+                        let beta = (dot(dv, dv) + dot(dr, da)) * rinv2 + alpha * alpha;
+                        sn += mr3 * da - (6.0 * alpha) * jj - (3.0 * beta) * a;
+                    }
+                }
+                if (other && d2 < nn_d2) {
+                    nn_d2 = d2;
+                    nn_id = jid;
                 }
             }
-            if (other && d2 < nn_d2) {
-                nn_d2 = d2;
-                nn_id = jid;
+            if (DS == 1u) {
+                ap = ds4_add_f(ap, ga, one);
+                jk = ds3_add_f(jk, gj, one);
+            } else {
+                ap.hi += ga;
+                jk.hi += gj;
             }
         }
     }

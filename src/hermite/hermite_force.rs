@@ -24,6 +24,10 @@ use crate::gpu::GpuContext;
 /// 6th-order kernel then needs 8.5 KiB of workgroup memory.
 pub const HT: u32 = 128;
 
+/// Interactions summed in f32 before their sum enters the double-single
+/// accumulators (`shaders/hermite_force.wgsl`).
+pub const DSG: u32 = 16;
+
 const HERMITE_FORCE_WGSL: &str = include_str!("../../shaders/hermite_force.wgsl");
 const HERMITE_FORCE_DP_WGSL: &str = include_str!("../../shaders/hermite_force_dp.wgsl");
 
@@ -117,6 +121,7 @@ pub fn wgsl(order: Order, precision: Precision) -> String {
     compose_with_ds(
         &[
             ("HT", HT),
+            ("DSG", DSG),
             ("ORDER", order.constant()),
             ("DS", (precision != Precision::F32) as u32),
         ],
