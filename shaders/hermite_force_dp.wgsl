@@ -3,11 +3,12 @@
 // bindings and gather) and built only on devices with native f64 (wgpu
 // SHADER_F64). Same scheme and formulas as `force` and `reduce` there, in
 // f64 throughout: positions and velocities of sinks and sources from their
-// double-single pairs, every per-interaction quantity, 1/sqrt and the sums
-// in f64; the sources' predicted accelerations (only the snap uses them)
-// and masses in f32. Results leave as double-single pairs (acc, pot, jerk:
-// about 48 significant bits) and the snap in f32; the partial sums of a
-// split j-range are added in f64.
+// double-single pairs, every per-interaction quantity, 1/sqrt (an f32
+// estimate refined by two f64 Newton steps) and the sums in f64; the
+// sources' predicted accelerations (only the snap uses them) and masses in
+// f32. Results leave as double-single pairs (acc, pot, jerk, snap: about
+// 48 significant bits); the partial sums of a split j-range are added in
+// f64.
 
 var<workgroup> dtile_pos: array<vec3<f64>, HT>;
 var<workgroup> dtile_vel: array<vec3<f64>, HT>;
@@ -24,8 +25,10 @@ fn dp_result(acc: vec3<f64>, pot: f64, jerk: vec3<f64>, snap: vec3<f64>, nn_d2: 
     let acc_hi = vec3<f32>(acc);
     let pot_hi = f32(pot);
     let jerk_hi = vec3<f32>(jerk);
+    let snap_hi = vec3<f32>(snap);
     return ForceResult(acc_hi, pot_hi, vec3<f32>(acc - vec3<f64>(acc_hi)), f32(pot - f64(pot_hi)),
-        jerk_hi, nn_d2, vec3<f32>(jerk - vec3<f64>(jerk_hi)), nn_id, vec3<f32>(snap), 0u);
+        jerk_hi, nn_d2, vec3<f32>(jerk - vec3<f64>(jerk_hi)), nn_id, snap_hi, 0u,
+        vec3<f32>(snap - vec3<f64>(snap_hi)), 0u);
 }
 
 @compute @workgroup_size(HT)
@@ -64,7 +67,13 @@ fn force_dp(
             let other = jid != me.id;
             let d2 = dot(dr, dr);
             let r2 = d2 + eps2;
-            let rinv = select(0.0lf, 1.0lf / sqrt(r2), other && r2 > 0.0lf);
+            // 1/sqrt(r2): the f32 estimate (2^-22) and two Newton steps in
+            // f64 (2^-44, then f64 rounding), far cheaper than f64 sqrt and
+            // division, which the GPU does in software sequences.
+            var rinv = f64(inverseSqrt(f32(r2)));
+            rinv = rinv * (1.5lf - (0.5lf * r2) * rinv * rinv);
+            rinv = rinv * (1.5lf - (0.5lf * r2) * rinv * rinv);
+            rinv = select(0.0lf, rinv, other && r2 > 0.0lf);
             let mr = f64(dtile_acc[k].w) * rinv;
             let rinv2 = rinv * rinv;
             let mr3 = mr * rinv2;
@@ -115,7 +124,7 @@ fn reduce_dp(
         acc += dp_of(q.acc_hi, q.acc_lo);
         pot += f64(q.pot_hi) + f64(q.pot_lo);
         jk += dp_of(q.jerk_hi, q.jerk_lo);
-        sn += vec3<f64>(q.snap);
+        sn += dp_of(q.snap, q.snap_lo);
         if (q.nn_d2 < nn_d2) {
             nn_d2 = q.nn_d2;
             nn_id = q.nn_id;

@@ -143,8 +143,8 @@ struct IParticle {
     _pad2: u32,
 }
 
-// Force on one sink (or one split's partial sum): acc, pot, jerk
-// double-single, snap f32, nearest neighbour (d2 unsoftened, id).
+// Force on one sink (or one split's partial sum): acc, pot, jerk, snap
+// double-single, nearest neighbour (d2 unsoftened, id).
 struct ForceResult {
     acc_hi: vec3<f32>,
     pot_hi: f32,
@@ -156,6 +156,8 @@ struct ForceResult {
     nn_id: u32,
     snap: vec3<f32>,
     _pad0: u32,
+    snap_lo: vec3<f32>,
+    _pad1: u32,
 }
 
 // Uniform of predict.wgsl, hermite_force.wgsl and neighbours.wgsl.

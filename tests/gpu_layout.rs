@@ -312,7 +312,7 @@ fn hermite_layouts_match_wgsl() {
         &src,
         "ForceResult",
         size_of::<ForceResult>(),
-        fields!(ForceResult: acc_hi, pot_hi, acc_lo, pot_lo, jerk_hi, nn_d2, jerk_lo, nn_id, snap, _pad0),
+        fields!(ForceResult: acc_hi, pot_hi, acc_lo, pot_lo, jerk_hi, nn_d2, jerk_lo, nn_id, snap, _pad0, snap_lo, _pad1),
     );
     check_in(
         &src,

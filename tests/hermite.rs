@@ -74,7 +74,7 @@ fn hermite4_plummer_one_time_unit_conserves_energy() {
 // gets without choosing any (RUN_PARAMS' defaults: η = 0.02, Sapporo2's
 // criterion, ε = 0.01, DS forces): Plummer N = 1024 (seed 1, as `webgrav
 // run --solver hermite6 -n 1024` uses), one time unit, |dE/E| <= 1e-9.
-// Measured on lavapipe: 5.3e-10 with 3114 block steps (Aarseth's criterion
+// Measured on lavapipe: 5.3e-10 with 3130 block steps (Aarseth's criterion
 // at the same η: see BENCHMARKS.md). Sapporo2 reports ~1e-10 for DS at
 // N >= 16k. A 5th-order corrector, f32 positions or a criterion that
 // ignored η would miss it by orders of magnitude.

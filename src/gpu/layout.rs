@@ -189,7 +189,7 @@ pub struct IParticle {
 }
 
 /// Force on one i-particle (also one split's partial sum): acceleration,
-/// potential and jerk as double-single (value = hi + lo), snap in f32,
+/// potential, jerk and snap as double-single (value = hi + lo),
 /// nearest neighbour (unsoftened distance squared and id; id u32::MAX and
 /// d2 = f32::MAX when there is no other particle).
 #[repr(C)]
@@ -205,6 +205,9 @@ pub struct ForceResult {
     pub nn_id: u32,
     pub snap: [f32; 3],
     pub _pad0: u32,
+    /// The snap's double-single remainder.
+    pub snap_lo: [f32; 3],
+    pub _pad1: u32,
 }
 
 /// Uniform shared by the predictor, the Hermite force kernels and the

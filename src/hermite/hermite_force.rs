@@ -25,8 +25,10 @@ use crate::gpu::GpuContext;
 pub const HT: u32 = 128;
 
 /// Interactions summed in f32 before their sum enters the double-single
-/// accumulators (`shaders/hermite_force.wgsl`).
-pub const DSG: u32 = 16;
+/// accumulators (`shaders/hermite_force.wgsl`). 1 keeps every interaction
+/// exact in the sums: 16 is 2.2x faster on an H100 but loses 3x more
+/// energy in the 6th-order accuracy test (BENCHMARKS.md), so 1 it is.
+pub const DSG: u32 = 1;
 
 const HERMITE_FORCE_WGSL: &str = include_str!("../../shaders/hermite_force.wgsl");
 const HERMITE_FORCE_DP_WGSL: &str = include_str!("../../shaders/hermite_force_dp.wgsl");
@@ -520,7 +522,7 @@ impl From<&ForceResult> for Force64 {
             acc: join3(r.acc_hi, r.acc_lo),
             pot: join(r.pot_hi, r.pot_lo),
             jerk: join3(r.jerk_hi, r.jerk_lo),
-            snap: r.snap.map(f64::from),
+            snap: join3(r.snap, r.snap_lo),
             nn_id: r.nn_id,
             nn_d2: r.nn_d2 as f64,
         }
