@@ -13,8 +13,7 @@
  *       -L target/debug -lwebgrav -lm -o target/g6_client
  *   LD_LIBRARY_PATH=target/debug target/g6_client
  */
-#define _XOPEN_SOURCE 700 /* M_PI */
-#include <math.h>
+#include "g6_host.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,45 +184,6 @@ static const struct api CPU = {"f64 reference", cpu_open, cpu_close, cpu_npipes,
 static double m0[N], x0[N][3], v0[N][3];
 static double m[N], x[N][3], v[N][3], a[N][3], j[N][3], a2[N][3], a3[N][3], t0[N], dt[N];
 
-static unsigned long long seed = 2024;
-static double uniform(void) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    return ((seed >> 11) + 0.5) / 9007199254740992.0;
-}
-static void isotropic(double r, double out[3]) {
-    double z = 2.0 * uniform() - 1.0, phi = 2.0 * M_PI * uniform(), s = sqrt(1.0 - z * z);
-    out[0] = r * s * cos(phi);
-    out[1] = r * s * sin(phi);
-    out[2] = r * z;
-}
-/* Plummer model in N-body units, centre-of-mass frame. */
-static void plummer(void) {
-    const double scale = 3.0 * M_PI / 16.0;
-    double cm[6] = {0};
-    for (int i = 0; i < N; i++) {
-        double r, q, g;
-        do r = 1.0 / sqrt(pow(uniform() * 0.999, -2.0 / 3.0) - 1.0);
-        while (r > 10.0);
-        do {
-            q = uniform();
-            g = 0.1 * uniform();
-        } while (g > q * q * pow(1.0 - q * q, 3.5));
-        m0[i] = 1.0 / N;
-        isotropic(r * scale, x0[i]);
-        isotropic(q * sqrt(2.0) * pow(1.0 + r * r, -0.25) / sqrt(scale), v0[i]);
-        for (int k = 0; k < 3; k++) {
-            cm[k] += m0[i] * x0[i][k];
-            cm[3 + k] += m0[i] * v0[i][k];
-        }
-    }
-    for (int i = 0; i < N; i++)
-        for (int k = 0; k < 3; k++) {
-            x0[i][k] -= cm[k];
-            v0[i][k] -= cm[3 + k];
-        }
-}
-static double norm(const double u[3]) { return sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]); }
-
 static const struct api *api;
 static long api_calls; /* calls of GPU wrappers this client makes */
 #define CALL(f, ...) (api_calls += api == &GPU, api->f(__VA_ARGS__))
@@ -322,29 +282,9 @@ static struct result run(const struct api *which) {
         if (forces(tn, n, list, fa, fj, fp)) exit(1);
         for (int q = 0; q < n; q++) {
             int i = list[q];
-            double h = tn - t0[i], xp[3], vp[3];
-            predict(i, tn, xp, vp);
-            for (int c = 0; c < 3; c++) {
-                /* The corrector starts from the 3rd-order predictor. */
-                xp[c] = x[i][c] + h * (v[i][c] + h / 2 * (a[i][c] + h / 3 * j[i][c]));
-                vp[c] = v[i][c] + h * (a[i][c] + h / 2 * j[i][c]);
-                double s = (-6 * (a[i][c] - fa[q][c]) - h * (4 * j[i][c] + 2 * fj[q][c])) / (h * h);
-                double c3 = (12 * (a[i][c] - fa[q][c]) + 6 * h * (j[i][c] + fj[q][c])) / (h * h * h);
-                x[i][c] = xp[c] + pow(h, 4) / 24 * s + pow(h, 5) / 120 * c3;
-                v[i][c] = vp[c] + pow(h, 3) / 6 * s + pow(h, 4) / 24 * c3;
-                a[i][c] = fa[q][c];
-                j[i][c] = fj[q][c];
-                a2[i][c] = s + h * c3;
-                a3[i][c] = c3;
-            }
+            correct4(tn - t0[i], x[i], v[i], a[i], j[i], a2[i], a3[i], fa[q], fj[q]);
             t0[i] = tn;
-            double crit = sqrt(ETA * (norm(a[i]) * norm(a2[i]) + pow(norm(j[i]), 2)) /
-                               (norm(j[i]) * norm(a3[i]) + pow(norm(a2[i]), 2)));
-            double old = dt[i];
-            while (dt[i] > crit) dt[i] /= 2;
-            if (dt[i] == old && 2 * dt[i] <= crit && 2 * dt[i] <= DT_MAX &&
-                fmod(tn, 2 * dt[i]) == 0.0)
-                dt[i] *= 2;
+            dt[i] = next_step(dt[i], tn, ETA, DT_MAX, a[i], j[i], a2[i], a3[i]);
             if (send_j(i)) exit(1);
         }
         t = tn;
@@ -359,7 +299,7 @@ static struct result run(const struct api *which) {
 }
 
 int main(void) {
-    plummer();
+    plummer(2024, N, m0, x0, v0);
     g6_set_tunit(51); /* Sapporo2's signatures: doubles by pointer, ignored */
     g6_set_xunit(51);
     api_calls += 2;
