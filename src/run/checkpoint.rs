@@ -8,7 +8,9 @@
 //!
 //! Layout (little-endian): magic `WGCHKPT\n`, version (u32), the run
 //! parameters, time, steps, ids, E₀ and dE_max, the engine's state, then
-//! an FNV-1a 64 checksum of everything before it.
+//! an FNV-1a 64 checksum of everything before it. Version 2 added the
+//! 6th-order time-step criterion to the parameters and `dp` (code 2) to
+//! the precisions; version 1 files are refused with a message.
 
 use super::params::RunParams;
 use super::SolverKind;
