@@ -17,8 +17,9 @@
 // and the nearest neighbour by unsoftened |dr|^2 (ties: the smaller id
 // within a split, the earlier split between splits).
 // DS == 1: positions double-single (dr from ds3_diff), 1/sqrt(r2) refined
-// by a Newton step, acc, pot and jerk accumulated double-single;
-// per-interaction arithmetic and snap f32.
+// by a Newton step, acc, pot, jerk and snap accumulated double-single
+// (runs of DSG interactions summed in f32 first; DSG = 1, the default,
+// adds every interaction); per-interaction arithmetic f32.
 // DS == 0: everything f32 (positions rounded to f32).
 
 @group(0) @binding(0) var<storage, read> params: HermiteParams;
@@ -49,7 +50,7 @@ fn gather(
         return;
     }
     let p = pred[active_list[k]];
-    ip[k] = IParticle(p.pos_hi, p.id, p.pos_lo, 0.0, p.vel, 0u, p.acc, 0u);
+    ip[k] = IParticle(p.pos_hi, p.id, p.pos_lo, 0.0, p.vel, 0u, p.acc, 0u, p.vel_lo, 0u);
 }
 
 @compute @workgroup_size(HT)
@@ -68,7 +69,7 @@ fn force(
     let me = ip[min(i, ni - 1u)];
     var ap = Ds4(vec4<f32>(0.0), vec4<f32>(0.0));
     var jk = Ds3(vec3<f32>(0.0), vec3<f32>(0.0));
-    var sn = vec3<f32>(0.0);
+    var sn = Ds3(vec3<f32>(0.0), vec3<f32>(0.0));
     var nn_d2 = FAR;
     var nn_id = NO_ID;
     for (var base = j_begin; base < j_end; base += HT) {
@@ -82,6 +83,13 @@ fn force(
         tile_id[lid] = p.id;
         workgroupBarrier();
         let count = min(HT, j_end - base);
+        // Runs of DSG interactions are summed in f32 registers and each
+        // run's sum enters the double-single accumulators once (DSG = 1:
+        // every interaction, the compiler folds the test). Larger DSG
+        // saves two-sums but costs accuracy: see BENCHMARKS.md.
+        var ga = vec4<f32>(0.0);
+        var gj = vec3<f32>(0.0);
+        var gs = vec3<f32>(0.0);
         for (var k = 0u; k < count; k++) {
             let s = tile_pos[k];
             var dr: vec3<f32>;
@@ -107,36 +115,46 @@ fn force(
             let rinv2 = rinv * rinv;
             let mr3 = mr * rinv2;
             let a = mr3 * dr;
-            if (DS == 1u) {
-                ap = ds4_add_f(ap, vec4<f32>(a, -mr), one);
-            } else {
-                ap.hi += vec4<f32>(a, -mr);
-            }
+            ga += vec4<f32>(a, -mr);
             if (ORDER >= 4u) {
                 let dv = tile_vel[k] - me.vel;
                 let alpha = dot(dr, dv) * rinv2;
                 let jj = mr3 * dv - (3.0 * alpha) * a;
-                if (DS == 1u) {
-                    jk = ds3_add_f(jk, jj, one);
-                } else {
-                    jk.hi += jj;
-                }
+                gj += jj;
                 if (ORDER == 6u) {
                     let da = tile_acc[k] - me.acc;
                     let beta = (dot(dv, dv) + dot(dr, da)) * rinv2 + alpha * alpha;
-                    sn += mr3 * da - (6.0 * alpha) * jj - (3.0 * beta) * a;
+                    gs += mr3 * da - (6.0 * alpha) * jj - (3.0 * beta) * a;
                 }
             }
             if (other && d2 < nn_d2) {
                 nn_d2 = d2;
                 nn_id = jid;
             }
+            if ((k + 1u) % DSG == 0u || k + 1u == count) {
+                if (DS == 1u) {
+                    ap = ds4_add_f(ap, ga, one);
+                    if (ORDER >= 4u) {
+                        jk = ds3_add_f(jk, gj, one);
+                    }
+                    if (ORDER == 6u) {
+                        sn = ds3_add_f(sn, gs, one);
+                    }
+                } else {
+                    ap.hi += ga;
+                    jk.hi += gj;
+                    sn.hi += gs;
+                }
+                ga = vec4<f32>(0.0);
+                gj = vec3<f32>(0.0);
+                gs = vec3<f32>(0.0);
+            }
         }
     }
     if (i < ni) {
         partial[wid.y * params.ni_stride + i] = ForceResult(
             ap.hi.xyz, ap.hi.w, ap.lo.xyz, ap.lo.w,
-            jk.hi, nn_d2, jk.lo, nn_id, sn, 0u);
+            jk.hi, nn_d2, jk.lo, nn_id, sn.hi, 0u, sn.lo, 0u);
     }
 }
 
@@ -154,14 +172,14 @@ fn reduce(
     let r = partial[i];
     var ap = Ds4(vec4<f32>(r.acc_hi, r.pot_hi), vec4<f32>(r.acc_lo, r.pot_lo));
     var jk = Ds3(r.jerk_hi, r.jerk_lo);
-    var sn = r.snap;
+    var sn = Ds3(r.snap, r.snap_lo);
     var nn_d2 = r.nn_d2;
     var nn_id = r.nn_id;
     for (var s = 1u; s < params.nsplit; s++) {
         let q = partial[s * params.ni_stride + i];
         ap = ds4_add(ap, Ds4(vec4<f32>(q.acc_hi, q.pot_hi), vec4<f32>(q.acc_lo, q.pot_lo)), one);
         jk = ds3_add(jk, Ds3(q.jerk_hi, q.jerk_lo), one);
-        sn += q.snap;
+        sn = ds3_add(sn, Ds3(q.snap, q.snap_lo), one);
         if (q.nn_d2 < nn_d2) {
             nn_d2 = q.nn_d2;
             nn_id = q.nn_id;
@@ -169,6 +187,7 @@ fn reduce(
     }
     ap = ds4_norm(ap.hi, ap.lo, one);
     jk = ds3_norm(jk.hi, jk.lo, one);
+    sn = ds3_norm(sn.hi, sn.lo, one);
     results[i] = ForceResult(ap.hi.xyz, ap.hi.w, ap.lo.xyz, ap.lo.w,
-        jk.hi, nn_d2, jk.lo, nn_id, sn, 0u);
+        jk.hi, nn_d2, jk.lo, nn_id, sn.hi, 0u, sn.lo, 0u);
 }

@@ -96,10 +96,19 @@ struct JParticle {
     acc: vec3<f32>,
     t0_lo: f32,
     jerk: vec3<f32>,
-    _pad0: f32,
+    // The velocity's double-single remainder, x, y, z (read by the f64
+    // predictor of --precision dp).
+    vel_lo_x: f32,
     snap: vec3<f32>,
-    _pad1: f32,
+    vel_lo_y: f32,
     crackle: vec3<f32>,
+    vel_lo_z: f32,
+    // Double-single remainders of acc, jerk and snap (--precision dp).
+    acc_lo: vec3<f32>,
+    _pad0: f32,
+    jerk_lo: vec3<f32>,
+    _pad1: f32,
+    snap_lo: vec3<f32>,
     _pad2: f32,
 }
 
@@ -113,6 +122,9 @@ struct PredJ {
     _pad0: u32,
     acc: vec3<f32>,
     _pad1: u32,
+    // The velocity's double-single remainder (--precision dp; else zero).
+    vel_lo: vec3<f32>,
+    _pad2: u32,
 }
 
 // An i-particle (sink), predicted to the evaluation time.
@@ -127,10 +139,13 @@ struct IParticle {
     _pad0: u32,
     acc: vec3<f32>,
     _pad1: u32,
+    // The velocity's double-single remainder (read by --precision dp).
+    vel_lo: vec3<f32>,
+    _pad2: u32,
 }
 
-// Force on one sink (or one split's partial sum): acc, pot, jerk
-// double-single, snap f32, nearest neighbour (d2 unsoftened, id).
+// Force on one sink (or one split's partial sum): acc, pot, jerk, snap
+// double-single, nearest neighbour (d2 unsoftened, id).
 struct ForceResult {
     acc_hi: vec3<f32>,
     pot_hi: f32,
@@ -142,6 +157,8 @@ struct ForceResult {
     nn_id: u32,
     snap: vec3<f32>,
     _pad0: u32,
+    snap_lo: vec3<f32>,
+    _pad1: u32,
 }
 
 // Uniform of predict.wgsl, hermite_force.wgsl and neighbours.wgsl.
@@ -161,6 +178,7 @@ struct HermiteParams {
     // Evaluation time, double-single.
     t_hi: f32,
     t_lo: f32,
-    _pad0: u32,
+    // eps2 + eps2_lo: the softening to ~2^-48 (--precision dp).
+    eps2_lo: f32,
     _pad1: u32,
 }

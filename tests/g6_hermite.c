@@ -8,9 +8,8 @@
  *       -L target/debug -lwebgrav -lm -o target/g6_hermite
  *   LD_LIBRARY_PATH=target/debug target/g6_hermite
  */
-#define _XOPEN_SOURCE 700 /* M_PI */
+#include "g6_host.h"
 #include "g6.h"
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,53 +23,7 @@ static double m[N], x[N][3], v[N][3], a[N][3], j[N][3], a2[N][3], a3[N][3];
 static double t0[N], dt[N];
 static int idx[N];
 
-/* Deterministic uniform deviates in (0, 1) (64-bit LCG, top 53 bits). */
-static unsigned long long seed = 12345;
-static double uniform(void) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    return ((seed >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static void isotropic(double r, double out[3]) {
-    double z = 2.0 * uniform() - 1.0, phi = 2.0 * M_PI * uniform();
-    double s = sqrt(1.0 - z * z);
-    out[0] = r * s * cos(phi);
-    out[1] = r * s * sin(phi);
-    out[2] = r * z;
-}
-
-/* Plummer model (Aarseth, Henon & Wielen 1974) in N-body units,
- * centre-of-mass frame. */
-static void plummer(void) {
-    const double scale = 3.0 * M_PI / 16.0;
-    double cm[6] = {0};
-    for (int i = 0; i < N; i++) {
-        double r;
-        do {
-            r = 1.0 / sqrt(pow(uniform() * 0.999, -2.0 / 3.0) - 1.0);
-        } while (r > 10.0);
-        double q, g;
-        do {
-            q = uniform();
-            g = 0.1 * uniform();
-        } while (g > q * q * pow(1.0 - q * q, 3.5));
-        double ve = sqrt(2.0) * pow(1.0 + r * r, -0.25);
-        m[i] = 1.0 / N;
-        isotropic(r * scale, x[i]);
-        isotropic(q * ve / sqrt(scale), v[i]);
-        for (int k = 0; k < 3; k++) {
-            cm[k] += m[i] * x[i][k];
-            cm[3 + k] += m[i] * v[i][k];
-        }
-    }
-    for (int i = 0; i < N; i++)
-        for (int k = 0; k < 3; k++) {
-            x[i][k] -= cm[k];
-            v[i][k] -= cm[3 + k];
-        }
-}
-
-static double norm(const double u[3]) { return sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]); }
+static void plummer_model(void) { plummer(12345, N, m, x, v); }
 
 static void send_j(int i) {
     double ha[3], j6[3], k18[3];
@@ -127,7 +80,7 @@ static double energy(double t) {
 }
 
 int main(void) {
-    plummer();
+    plummer_model();
     if (g6_open(0)) return 1;
     printf("g6: %d pipes, j-memory %d\n", g6_npipes(), g6_get_jmemsize(0));
     for (int i = 0; i < N; i++) {
@@ -215,27 +168,9 @@ int main(void) {
         forces(tn, n, list, fa, fj, fp, nn, 0.0);
         for (int q = 0; q < n; q++) {
             int i = list[q];
-            double h = tn - t0[i], xp[3], vp[3];
-            for (int c = 0; c < 3; c++) {
-                xp[c] = x[i][c] + h * (v[i][c] + h / 2 * (a[i][c] + h / 3 * j[i][c]));
-                vp[c] = v[i][c] + h * (a[i][c] + h / 2 * j[i][c]);
-                double s = (-6 * (a[i][c] - fa[q][c]) - h * (4 * j[i][c] + 2 * fj[q][c])) / (h * h);
-                double c3 = (12 * (a[i][c] - fa[q][c]) + 6 * h * (j[i][c] + fj[q][c])) / (h * h * h);
-                x[i][c] = xp[c] + h * h * h * h / 24 * s + h * h * h * h * h / 120 * c3;
-                v[i][c] = vp[c] + h * h * h / 6 * s + h * h * h * h / 24 * c3;
-                a[i][c] = fa[q][c];
-                j[i][c] = fj[q][c];
-                a2[i][c] = s + h * c3;
-                a3[i][c] = c3;
-            }
+            correct4(tn - t0[i], x[i], v[i], a[i], j[i], a2[i], a3[i], fa[q], fj[q]);
             t0[i] = tn;
-            double crit = sqrt(ETA * (norm(a[i]) * norm(a2[i]) + pow(norm(j[i]), 2)) /
-                               (norm(j[i]) * norm(a3[i]) + pow(norm(a2[i]), 2)));
-            double old = dt[i];
-            while (dt[i] > crit) dt[i] /= 2;
-            if (dt[i] == old && 2 * dt[i] <= crit && 2 * dt[i] <= DT_MAX &&
-                fmod(tn, 2 * dt[i]) == 0.0)
-                dt[i] *= 2;
+            dt[i] = next_step(dt[i], tn, ETA, DT_MAX, a[i], j[i], a2[i], a3[i]);
             send_j(i);
         }
         t = tn;

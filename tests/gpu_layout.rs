@@ -206,12 +206,16 @@ fn tree_layouts_match_wgsl() {
 fn validate(name: &str, src: &str) -> naga::Module {
     let module = naga::front::wgsl::parse_str(src)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(&module)
-    .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    // The `dp` kernels need f64, which the crate requests only where the
+    // adapter has it (wgpu's SHADER_F64 is naga's FLOAT64).
+    let caps = if name.ends_with(" dp") {
+        naga::valid::Capabilities::FLOAT64
+    } else {
+        naga::valid::Capabilities::empty()
+    };
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
     module
 }
 
@@ -290,30 +294,30 @@ fn hermite_layouts_match_wgsl() {
         &src,
         "JParticle",
         size_of::<JParticle>(),
-        fields!(JParticle: pos_hi, mass, pos_lo, id, vel, t0_hi, acc, t0_lo, jerk, _pad0, snap, _pad1, crackle, _pad2),
+        fields!(JParticle: pos_hi, mass, pos_lo, id, vel, t0_hi, acc, t0_lo, jerk, vel_lo_x, snap, vel_lo_y, crackle, vel_lo_z, acc_lo, _pad0, jerk_lo, _pad1, snap_lo, _pad2),
     );
     check_in(
         &src,
         "PredJ",
         size_of::<PredJ>(),
-        fields!(PredJ: pos_hi, mass, pos_lo, id, vel, _pad0, acc, _pad1),
+        fields!(PredJ: pos_hi, mass, pos_lo, id, vel, _pad0, acc, _pad1, vel_lo, _pad2),
     );
     check_in(
         &src,
         "IParticle",
         size_of::<IParticle>(),
-        fields!(IParticle: pos_hi, id, pos_lo, h2, vel, _pad0, acc, _pad1),
+        fields!(IParticle: pos_hi, id, pos_lo, h2, vel, _pad0, acc, _pad1, vel_lo, _pad2),
     );
     check_in(
         &src,
         "ForceResult",
         size_of::<ForceResult>(),
-        fields!(ForceResult: acc_hi, pot_hi, acc_lo, pot_lo, jerk_hi, nn_d2, jerk_lo, nn_id, snap, _pad0),
+        fields!(ForceResult: acc_hi, pot_hi, acc_lo, pot_lo, jerk_hi, nn_d2, jerk_lo, nn_id, snap, _pad0, snap_lo, _pad1),
     );
     check_in(
         &src,
         "HermiteParams",
         size_of::<HermiteParams>(),
-        fields!(HermiteParams: ni, nj, chunk, nsplit, ni_stride, n_update, eps2, one, t_hi, t_lo, _pad0, _pad1),
+        fields!(HermiteParams: ni, nj, chunk, nsplit, ni_stride, n_update, eps2, one, t_hi, t_lo, eps2_lo, _pad1),
     );
 }

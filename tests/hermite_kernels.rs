@@ -70,11 +70,9 @@ fn small_block_split_over_j_matches_f64() {
 
 // The GPU predictor against the f64 Taylor series: j-particles with all
 // derivatives set, predicted by 1/32 of a time unit from t0 = 1/3 (so t
-// and t0 need double-single). The position stays double-single: its error
-// is the f32 error of the displacement (~1e-7 of ~0.05), far below the f32
-// spacing of the position itself (6e-8 at |x| ~ 1).
-#[test]
-fn predictor_matches_f64_taylor() {
+// and t0 need double-single). Returns the largest position error and the
+// largest velocity error relative to 1 + |v|.
+fn predictor_errors(precision: Precision) -> (f64, f64) {
     use webgrav::gpu::buffers::read_vec;
     use webgrav::gpu::layout::PredJ;
     use webgrav::hermite::Sinks;
@@ -96,8 +94,7 @@ fn predictor_matches_f64_taylor() {
         .collect();
     let recs: Vec<_> = (0..n).map(|k| states[k].record(k as u32)).collect();
     gpu.set_j(&(0..n as u32).collect::<Vec<_>>(), &recs);
-    pollster::block_on(gpu.evaluate(t0 + dt, Sinks::Active(&[0]), Order::Two, Precision::Ds))
-        .unwrap();
+    pollster::block_on(gpu.evaluate(t0 + dt, Sinks::Active(&[0]), Order::Two, precision)).unwrap();
     let pred: Vec<PredJ> =
         pollster::block_on(read_vec(&ctx.device, &ctx.queue, &gpu.store.pred)).unwrap();
     let (mut ex, mut ev) = (0f64, 0f64);
@@ -113,13 +110,92 @@ fn predictor_matches_f64_taylor() {
                 + dt * (s.acc[c]
                     + dt / 2.0 * (s.jerk[c] + dt / 3.0 * (s.snap[c] + dt / 4.0 * s.crackle[c])));
             ex = ex.max((p.pos_hi[c] as f64 + p.pos_lo[c] as f64 - x).abs());
-            ev = ev.max((p.vel[c] as f64 - v).abs() / (1.0 + v.abs()));
+            let vp = p.vel[c] as f64 + p.vel_lo[c] as f64;
+            ev = ev.max((vp - v).abs() / (1.0 + v.abs()));
         }
     }
-    eprintln!("predictor: max position error {ex:e}, velocity {ev:e}");
+    eprintln!(
+        "predictor {}: max position error {ex:e}, velocity {ev:e}",
+        precision.name()
+    );
+    (ex, ev)
+}
+
+// The position stays double-single: its error is the f32 error of the
+// displacement (~1e-7 of ~0.05), far below the f32 spacing of the
+// position itself (6e-8 at |x| ~ 1).
+#[test]
+fn predictor_matches_f64_taylor() {
+    let (ex, ev) = predictor_errors(Precision::Ds);
     // Displacements are <= ~0.1 here: f32 relative rounding (a few 1e-8
     // after the Horner steps) gives < 1e-8; f32 positions would be 3e-8 off.
     assert!(ex < 1e-8, "position error {ex}");
     // Velocities are f32: a few ulp of |v| ~ 1.
     assert!(ev < 1e-6, "velocity error {ev}");
+}
+
+// `dp`'s f64 predictor: the series in f64 from double-single position,
+// velocity, acceleration, jerk and snap (crackle f32, whose rounding moves
+// the velocity by dt^4/24 |c| 6e-8 ~ 7e-13 here), stored as double-single
+// pairs (2^-48 of |x| ~ 1: 4e-15). Measured on lavapipe: 1.4e-14 and
+// 6e-13. The DS predictor is 2e-9 off in position and 3e-8 in velocity;
+// f32 acceleration or jerk would give 3e-11 and 1.5e-9.
+#[test]
+fn dp_predictor_matches_f64_taylor() {
+    if !common::gpu().has_f64 {
+        eprintln!("adapter without f64: dp refused, see dp_is_refused_without_f64");
+        return;
+    }
+    let (ex, ev) = predictor_errors(Precision::Dp);
+    assert!(ex < 1e-13, "position error {ex}");
+    assert!(ev < 3e-12, "velocity error {ev}");
+}
+
+// `dp`'s force kernels: f64 arithmetic on double-single inputs, results
+// as double-single pairs (acc, pot, jerk) and f32 snap. Bounds: the
+// inputs' 2^-48 relative error over separations down to ~0.01 and the
+// outputs' 2^-48 give ~1e-13; measured on lavapipe: acc max 7.7e-14, pot
+// 2.5e-15, jerk 1.4e-13 (the softening in f32 alone gave 1.5e-8). DS
+// reaches 3e-7 (acc) and f32 3e-6, so these bounds also tell dp from them.
+#[test]
+fn dp_kernels_match_f64() {
+    if !common::gpu().has_f64 {
+        eprintln!("adapter without f64: dp refused, see dp_is_refused_without_f64");
+        return;
+    }
+    let e = run(Order::Six, Precision::Dp, &all(), None);
+    assert!(e.acc.max < 1e-12, "acc {:?}", e.acc);
+    assert!(e.pot.max < 1e-13, "pot {:?}", e.pot);
+    assert!(e.jerk.max < 1e-12, "jerk {:?}", e.jerk);
+    // Snap: f64 sums of f64 terms, but the sources' predicted accelerations
+    // and the result are f32.
+    assert!(
+        e.snap.median < 1e-6 && e.snap.p99 < 1e-5,
+        "snap {:?}",
+        e.snap
+    );
+    assert_eq!(e.nn_wrong, 0, "nearest neighbours differ");
+    // The split j-range reduced in f64 loses nothing.
+    let sinks: Vec<usize> = (0..N).step_by(29).collect();
+    let s = run(Order::Four, Precision::Dp, &sinks, Some(64));
+    assert!(s.acc.max < 1e-12 && s.jerk.max < 1e-12, "split {s:?}");
+}
+
+// Where the adapter has no f64 in shaders (every browser), `dp` is an
+// error that says so, before any work; emulated here by a context that
+// claims to lack it.
+#[test]
+fn dp_is_refused_without_f64() {
+    let mut ctx = common::gpu();
+    ctx.has_f64 = false;
+    let mut gpu = HermiteGpu::new(&ctx, 16, 16, EPS).unwrap();
+    let e = pollster::block_on(gpu.evaluate(
+        0.0,
+        webgrav::hermite::Sinks::Active(&[0]),
+        Order::Four,
+        Precision::Dp,
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("SHADER_F64") && e.contains("use ds"), "{e}");
 }

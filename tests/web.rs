@@ -65,6 +65,26 @@ async fn tree_solver_matches_f64_in_browser() {
 // in f32 and double-single on N = 1024, including that DS is clearly more
 // accurate: a browser compiler that reassociated the two-sum error terms
 // away would fail the ratio checks.
+// WebGPU has no f64 in shaders: `dp` is refused with a message that says
+// why and what to use instead, before any kernel is built.
+#[wasm_bindgen_test]
+async fn dp_is_refused_in_the_browser() {
+    let ctx = gpu().await;
+    assert!(!ctx.has_f64, "a browser adapter reported f64 in shaders");
+    let mut gpu = webgrav::hermite::HermiteGpu::new(&ctx, 16, 16, 0.01).unwrap();
+    let e = gpu
+        .evaluate(
+            0.0,
+            webgrav::hermite::Sinks::Active(&[0]),
+            Order::Four,
+            Precision::Dp,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("SHADER_F64") && e.contains("use ds"), "{e}");
+}
+
 #[wasm_bindgen_test]
 async fn hermite_kernels_match_f64_in_browser() {
     let ctx = gpu().await;

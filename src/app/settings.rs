@@ -7,7 +7,7 @@
 //! it applies to, for the URL, the page's controls (the JavaScript reads it
 //! through `catalog`) and the CLI's checks.
 
-use crate::hermite::Precision;
+use crate::hermite::{Criterion, Precision};
 use crate::render::{Camera, ColorMode};
 use crate::run::params::{number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
@@ -242,6 +242,9 @@ impl Settings {
             "solver" => r.solver = SolverKind::from_name(choice()?).expect("a listed solver"),
             "theta" => r.theta = float()?,
             "eta" => r.eta = number()?,
+            "criterion" => {
+                r.criterion = Criterion::from_name(choice()?).expect("a listed criterion")
+            }
             "precision" => {
                 r.precision = Precision::from_name(choice()?).expect("a listed precision")
             }
@@ -287,6 +290,7 @@ impl Settings {
             "solver" => r.solver.name().to_string(),
             "theta" => r.theta.to_string(),
             "eta" => r.eta.to_string(),
+            "criterion" => r.criterion.name().to_string(),
             "precision" => r.precision.name().to_string(),
             "eps" => r.eps.to_string(),
             "dt" => r.dt.to_string(),

@@ -53,11 +53,12 @@ pub struct BenchArgs {
 /// Options of the direct-summation and Hermite benchmarks.
 #[derive(Args)]
 struct DirectBenchArgs {
-    /// Arithmetic: f32, or double-single (Hermite kernels).
+    /// Arithmetic: f32, ds (double-single) or dp (native f64 where the
+    /// adapter has it); ds and dp run the Hermite kernels.
     #[arg(long, value_parser = precision_parser(), default_value = "f32")]
     precision: Precision,
     /// Active particles (sinks) per evaluation; default all N. `direct`
-    /// with --active (or --precision ds) runs the Hermite kernel without
+    /// with --active (or --precision ds or dp) runs the Hermite kernel without
     /// jerk, whose j-splitting keeps small blocks fast.
     #[arg(long)]
     active: Vec<usize>,
@@ -80,7 +81,7 @@ pub async fn bench(a: BenchArgs) -> Result<()> {
     let ctx = GpuContext::headless().await?;
     let hermite = matches!(a.kind, BenchKind::Hermite4 | BenchKind::Hermite6)
         || (a.kind == BenchKind::Direct
-            && (a.direct.precision == Precision::Ds || !a.direct.active.is_empty()));
+            && (a.direct.precision != Precision::F32 || !a.direct.active.is_empty()));
     for &n in &a.n {
         let solver = match a.kind {
             BenchKind::Tree => SolverKind::Tree,

@@ -23,6 +23,7 @@ pub async fn info() -> Result<()> {
     let ctx = GpuContext::headless().await?;
     emit(ctx.adapter_summary())?;
     emit(format_args!("timestamp queries: {}", ctx.has_timestamps))?;
+    emit(format_args!("shader f64 (--precision dp): {}", ctx.has_f64))?;
     emit(format_args!(
         "max particles (16-byte records): {}",
         ctx.max_elements(16)

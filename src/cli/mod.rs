@@ -12,7 +12,7 @@ mod run;
 use crate::app::{check_device_particle_count, check_host_memory};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::hermite::Precision;
+use crate::hermite::{Criterion, Precision};
 use crate::render::ColorMode;
 use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
@@ -165,6 +165,13 @@ fn precision_parser() -> impl TypedValueParser<Value = Precision> {
     )
 }
 
+fn criterion_parser() -> impl TypedValueParser<Value = Criterion> {
+    choice(
+        Criterion::ALL.iter().map(|c| c.name()).collect(),
+        Criterion::from_name,
+    )
+}
+
 fn color_parser() -> impl TypedValueParser<Value = ColorMode> {
     choice(
         ColorMode::ALL.iter().map(|c| c.name()).collect(),
@@ -285,10 +292,16 @@ struct SolverArgs {
     /// Opening angle θ of the tree solver's MAC.
     #[arg(long, default_value_t = 0.75, allow_negative_numbers = true)]
     theta: f32,
-    /// Hermite: accuracy parameter of Aarseth's time-step criterion
-    /// dt = sqrt(eta (|a||a''| + |a'|^2) / (|a'||a'''| + |a''|^2)).
+    /// Hermite: time-step accuracy η. 4th order and `--criterion aarseth`:
+    /// Aarseth's dt = sqrt(η (|a||a''| + |a'|^2) / (|a'||a'''| + |a''|^2));
+    /// 6th order with `--criterion sapporo2` (default): the mean of that
+    /// and Nitadori & Makino's dt6 = sqrt(η) ((sqrt(|a||a''|) + |a'|) /
+    /// (sqrt(|a'''||a^(5)|) + |a^(4)|))^(1/3). Both scale as sqrt(η).
     #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
     eta: f64,
+    /// 6th-order Hermite time-step criterion: sapporo2 or aarseth.
+    #[arg(long, value_parser = criterion_parser(), default_value = "sapporo2")]
+    criterion: Criterion,
     /// Hermite force arithmetic: f32, or double-single positions and sums.
     #[arg(long, value_parser = precision_parser(), default_value = "ds")]
     precision: Precision,
@@ -306,6 +319,7 @@ impl SolverArgs {
             dt,
             theta: self.theta,
             eta: self.eta,
+            criterion: self.criterion,
             precision: self.precision,
             dt_max: self.dt_max,
         }

@@ -18,6 +18,9 @@ pub struct GpuContext {
     pub adapter_info: wgpu::AdapterInfo,
     /// Timestamp queries are available (per-phase GPU timings).
     pub has_timestamps: bool,
+    /// The device has native f64 in shaders (wgpu `SHADER_F64`; never in
+    /// browsers): what `--precision dp` needs.
+    pub has_f64: bool,
     /// Pairwise interactions one submission may hold (see
     /// `submission_budget`); lower it to test the splitting.
     pub interactions_per_submission: f64,
@@ -86,6 +89,10 @@ impl GpuContext {
         if has_timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
         }
+        let has_f64 = adapter.features().contains(wgpu::Features::SHADER_F64);
+        if has_f64 {
+            required_features |= wgpu::Features::SHADER_F64;
+        }
         // WebGPU defaults, raised to what the adapter offers where large N
         // needs it (buffer sizes) and the kernels can use it.
         let required_limits = wgpu::Limits {
@@ -111,6 +118,7 @@ impl GpuContext {
             queue,
             adapter_info,
             has_timestamps,
+            has_f64,
         })
     }
 

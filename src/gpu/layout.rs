@@ -112,7 +112,10 @@ pub struct SortParams {
 
 /// One j-particle (source) of the Hermite integrators and the GRAPE-6 API,
 /// as of its last correction at time `t0`: position and `t0` in
-/// double-single (hi + lo, see `hermite::ds`), the rest in f32. The
+/// double-single (hi + lo, see `hermite::ds`), the rest in f32, with the
+/// double-single remainders of velocity (in the three slots after jerk,
+/// snap and crackle), acceleration, jerk and snap that only the f64
+/// predictor of `--precision dp` reads. The
 /// predictor (`shaders/predict.wgsl`) extrapolates it with the Taylor
 /// series to the current time. N-body units.
 #[repr(C)]
@@ -130,12 +133,20 @@ pub struct JParticle {
     pub acc: [f32; 3],
     pub t0_lo: f32,
     pub jerk: [f32; 3],
-    pub _pad0: f32,
+    pub vel_lo_x: f32,
     /// Second derivative of the acceleration (zero where unknown).
     pub snap: [f32; 3],
-    pub _pad1: f32,
+    pub vel_lo_y: f32,
     /// Third derivative of the acceleration (zero where unknown).
     pub crackle: [f32; 3],
+    pub vel_lo_z: f32,
+    /// Double-single remainders of acceleration, jerk and snap (read by
+    /// the f64 predictor of `--precision dp` only).
+    pub acc_lo: [f32; 3],
+    pub _pad0: f32,
+    pub jerk_lo: [f32; 3],
+    pub _pad1: f32,
+    pub snap_lo: [f32; 3],
     pub _pad2: f32,
 }
 
@@ -152,6 +163,10 @@ pub struct PredJ {
     /// Predicted acceleration (used by the 6th-order snap).
     pub acc: [f32; 3],
     pub _pad1: u32,
+    /// The velocity's double-single remainder (`--precision dp`; zero
+    /// otherwise).
+    pub vel_lo: [f32; 3],
+    pub _pad2: u32,
 }
 
 /// One i-particle (sink) of a Hermite force evaluation, predicted to the
@@ -170,10 +185,13 @@ pub struct IParticle {
     pub _pad0: u32,
     pub acc: [f32; 3],
     pub _pad1: u32,
+    /// The velocity's double-single remainder (read by `--precision dp`).
+    pub vel_lo: [f32; 3],
+    pub _pad2: u32,
 }
 
 /// Force on one i-particle (also one split's partial sum): acceleration,
-/// potential and jerk as double-single (value = hi + lo), snap in f32,
+/// potential, jerk and snap as double-single (value = hi + lo),
 /// nearest neighbour (unsoftened distance squared and id; id u32::MAX and
 /// d2 = f32::MAX when there is no other particle).
 #[repr(C)]
@@ -189,6 +207,9 @@ pub struct ForceResult {
     pub nn_id: u32,
     pub snap: [f32; 3],
     pub _pad0: u32,
+    /// The snap's double-single remainder.
+    pub snap_lo: [f32; 3],
+    pub _pad1: u32,
 }
 
 /// Uniform shared by the predictor, the Hermite force kernels and the
@@ -217,6 +238,8 @@ pub struct HermiteParams {
     /// Prediction (evaluation) time, double-single.
     pub t_hi: f32,
     pub t_lo: f32,
-    pub _pad0: u32,
+    /// The softening's remainder: eps2 + eps2_lo is ε² to ~2^-48
+    /// (`--precision dp` reads it).
+    pub eps2_lo: f32,
     pub _pad1: u32,
 }

@@ -24,7 +24,14 @@ use crate::gpu::GpuContext;
 /// 6th-order kernel then needs 8.5 KiB of workgroup memory.
 pub const HT: u32 = 128;
 
+/// Interactions summed in f32 before their sum enters the double-single
+/// accumulators (`shaders/hermite_force.wgsl`). 1 keeps every interaction
+/// exact in the sums: 16 is 2.2x faster on an H100 but loses 3x more
+/// energy in the 6th-order accuracy test (BENCHMARKS.md), so 1 it is.
+pub const DSG: u32 = 1;
+
 const HERMITE_FORCE_WGSL: &str = include_str!("../../shaders/hermite_force.wgsl");
+const HERMITE_FORCE_DP_WGSL: &str = include_str!("../../shaders/hermite_force_dp.wgsl");
 
 /// Which derivatives of the force a kernel computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -67,16 +74,37 @@ pub enum Precision {
     F32,
     /// Double-single positions and sums of acceleration, potential and jerk.
     Ds,
+    /// Native f64 arithmetic in the kernels (predictor and forces), on
+    /// positions and velocities carried as double-single pairs; needs an
+    /// adapter with f64 in shaders (wgpu `SHADER_F64`: Vulkan on most
+    /// desktop GPUs and lavapipe; never WebGPU in a browser).
+    Dp,
 }
 
 impl Precision {
-    pub const ALL: &'static [Precision] = &[Precision::Ds, Precision::F32];
+    pub const ALL: &'static [Precision] = &[Precision::Ds, Precision::F32, Precision::Dp];
 
     pub fn name(self) -> &'static str {
         match self {
             Precision::F32 => "f32",
             Precision::Ds => "ds",
+            Precision::Dp => "dp",
         }
+    }
+
+    /// Whether the adapter of `ctx` can run this precision: `dp` needs
+    /// native f64 in shaders, which browsers never offer.
+    pub fn check_adapter(self, ctx: &GpuContext) -> Result<()> {
+        if self == Precision::Dp && !ctx.has_f64 {
+            return Err(Error::AdapterInsufficient {
+                adapter: ctx.adapter_info.name.clone(),
+                reason: "--precision dp needs native f64 in shaders (wgpu SHADER_F64), which this \
+                         adapter lacks (WebGPU in browsers never has it); use ds, the most \
+                         accurate precision it can run"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -84,16 +112,31 @@ impl Precision {
     }
 }
 
-/// The composed WGSL of one kernel variant.
+/// The composed WGSL of one kernel variant (for `Dp` with the f64 entry
+/// points `force_dp` and `reduce_dp`, which only adapters with f64 can
+/// build).
 pub fn wgsl(order: Order, precision: Precision) -> String {
+    let body = match precision {
+        Precision::Dp => format!("{HERMITE_FORCE_WGSL}\n{HERMITE_FORCE_DP_WGSL}"),
+        _ => HERMITE_FORCE_WGSL.to_string(),
+    };
     compose_with_ds(
         &[
             ("HT", HT),
+            ("DSG", DSG),
             ("ORDER", order.constant()),
-            ("DS", (precision == Precision::Ds) as u32),
+            ("DS", (precision != Precision::F32) as u32),
         ],
-        HERMITE_FORCE_WGSL,
+        &body,
     )
+}
+
+/// The force and reduction entry points of a precision.
+fn entry_points(precision: Precision) -> (&'static str, &'static str) {
+    match precision {
+        Precision::Dp => ("force_dp", "reduce_dp"),
+        _ => ("force", "reduce"),
+    }
 }
 
 /// The binding contract of `shaders/hermite_force.wgsl`.
@@ -171,7 +214,8 @@ pub struct HermiteGpu {
     results: wgpu::Buffer,
     variants: Vec<Variant>,
     neighbours: Option<NeighbourSearch>,
-    eps2: f32,
+    /// Softening squared (f64: `dp` reads it to ~2^-48, the others as f32).
+    eps2: f64,
     ni_cap: u32,
     target_workgroups: u32,
     /// Sinks of the last encoded evaluation.
@@ -229,7 +273,7 @@ impl HermiteGpu {
             ),
             variants: Vec::new(),
             neighbours: None,
-            eps2: (eps * eps) as f32,
+            eps2: eps * eps,
             ni_cap,
             target_workgroups,
             last_ni: 0,
@@ -253,11 +297,11 @@ impl HermiteGpu {
         self.nj_used = nj.clamp(1, self.store.n);
     }
 
-    pub fn eps2(&self) -> f32 {
+    pub fn eps2(&self) -> f64 {
         self.eps2
     }
 
-    pub fn set_eps2(&mut self, eps2: f32) {
+    pub fn set_eps2(&mut self, eps2: f64) {
         self.eps2 = eps2;
     }
 
@@ -294,7 +338,8 @@ impl HermiteGpu {
             label: Some(&label),
             source: wgpu::ShaderSource::Wgsl(wgsl(order, precision).into()),
         });
-        let force = Kernel::from_module(d, &label, &module, "force", BINDINGS);
+        let (force_entry, reduce_entry) = entry_points(precision);
+        let force = Kernel::from_module(d, &label, &module, force_entry, BINDINGS);
         let bind = force.bind(
             d,
             &[
@@ -310,7 +355,7 @@ impl HermiteGpu {
             key,
             gather: Kernel::from_module(d, "hermite gather", &module, "gather", BINDINGS),
             force,
-            reduce: Kernel::from_module(d, "hermite reduce", &module, "reduce", BINDINGS),
+            reduce: Kernel::from_module(d, "hermite reduce", &module, reduce_entry, BINDINGS),
             bind,
         };
         self.variants.push(v);
@@ -330,6 +375,7 @@ impl HermiteGpu {
         precision: Precision,
         mut timer: Option<&mut PhaseTimer>,
     ) -> Result<u32> {
+        precision.check_adapter(&self.ctx)?;
         let ni = sinks.len() as u32;
         if ni == 0 || ni > self.ni_cap {
             return Err(Error::InvalidParameter(format!(
@@ -340,6 +386,7 @@ impl HermiteGpu {
         let nj = self.nj_used;
         let plan = SplitPlan::new(ni, nj, self.target_workgroups);
         let (t_hi, t_lo) = split(t);
+        let (eps2_hi, eps2_lo) = split(self.eps2);
         let params = HermiteParams {
             ni,
             nj,
@@ -347,7 +394,8 @@ impl HermiteGpu {
             nsplit: plan.nsplit,
             ni_stride: plan.groups_i * HT,
             n_update: self.store.pending(),
-            eps2: self.eps2,
+            eps2: eps2_hi,
+            eps2_lo,
             one: 1.0,
             t_hi,
             t_lo,
@@ -367,7 +415,9 @@ impl HermiteGpu {
             Sinks::Particles(p) => queue.write_buffer(&self.ip, 0, bytemuck::cast_slice(p)),
         }
         let device = self.ctx.device.clone();
-        self.store.encode(&device, encoder, timer.as_deref_mut());
+        let dp = precision == Precision::Dp;
+        self.store
+            .encode(&device, encoder, timer.as_deref_mut(), dp);
         let gather_active = matches!(sinks, Sinks::Active(_));
         let v = self.variant(order, precision);
         let bind = &v.bind;
@@ -472,7 +522,7 @@ impl From<&ForceResult> for Force64 {
             acc: join3(r.acc_hi, r.acc_lo),
             pot: join(r.pot_hi, r.pot_lo),
             jerk: join3(r.jerk_hi, r.jerk_lo),
-            snap: r.snap.map(f64::from),
+            snap: join3(r.snap, r.snap_lo),
             nn_id: r.nn_id,
             nn_d2: r.nn_d2 as f64,
         }

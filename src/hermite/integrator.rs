@@ -17,16 +17,21 @@
 //!   A = a1 − a0 − j0 dt − s0 dt²/2, B = (j1 − j0 − s0 dt) dt,
 //!   C = (s1 − s0) dt²: c dt³ = 60A − 24B + 3C, p dt⁴ = −360A + 168B − 24C,
 //!   q dt⁵ = 720A − 360B + 60C; then carried to t1 by Taylor.
-//! - Time steps: Aarseth's criterion dt = sqrt(η (|a||s| + |j|²) /
-//!   (|j||c| + |s|²)) at t1 for both orders (η = 0.02 is NBODY6's ETAI),
-//!   with s, c = a2, a3 of the interpolant for 4th order and the computed
-//!   snap and interpolated crackle for 6th. The generalised 6th-order
-//!   criterion (Nitadori & Makino 2008, with pop and the fifth derivative)
-//!   needs fifth differences of the forces over a step; with f32 or DS
-//!   forces their rounding grows as dt⁻⁵ and drives the steps to zero (we
-//!   saw it; Sapporo2 reports it too), so it is not used. η inside the
-//!   square root: halving η shrinks the steps by √2 and the error by
-//!   2^(p/2).
+//! - Time steps (η = `--eta`, inside the square root: halving η shrinks
+//!   the steps by √2). 4th order: Aarseth's criterion dt4 =
+//!   sqrt(η (|a||s| + |j|²) / (|j||c| + |s|²)) at t1 with s, c = a2, a3 of
+//!   the interpolant (η = 0.02 is NBODY6's ETAI). 6th order, `Criterion`:
+//!   `aarseth`, the same form with the computed snap and the interpolated
+//!   crackle; `sapporo2` (the default), the mean of that dt4 and Nitadori
+//!   and Makino's generalisation dt6 = √η ((√(|a||s|) + |j|) /
+//!   (√(|c||q|) + |p|))^(1/3) with pop p and the fifth derivative q of the
+//!   interpolant, i.e. Sapporo2's η4 = η, η6 = √η (its Fig. 6: η4 = 0.01,
+//!   η6 = 0.1). dt6 alone needs fifth differences of the forces over a
+//!   step, whose f32/DS rounding grows as dt⁻⁵ and drives the steps to
+//!   zero (we saw it; Sapporo2 reports it too). Crackle itself is a force
+//!   difference over dt³, so with DS forces either criterion could still
+//!   run away in a close encounter; the 6th-order step never goes below
+//!   1/16 of the first-step estimate from a, j and s (no differences).
 //! - Block steps: powers of two up to `dt_max`, a particle's t0 always a
 //!   multiple of its step; a step halves while above the criterion and
 //!   doubles (once per step) where the criterion allows and t1 is a
@@ -65,6 +70,35 @@ impl HermiteOrder {
     }
 }
 
+/// The time-step criterion of the 6th-order scheme (the 4th-order one
+/// always uses Aarseth's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Criterion {
+    /// Sapporo2's (Bédorf et al. 2015, §4, after Spera & Capuzzo-Dolcetta):
+    /// the mean of Aarseth's 4th-order form with η4 = η and Nitadori &
+    /// Makino's 6th-order generalisation with η6 = √η (η = 0.01 gives
+    /// Sapporo2's η4 = 0.01, η6 = 0.1; both halves scale as √η).
+    #[default]
+    Sapporo2,
+    /// Aarseth's form with the computed snap and the interpolated crackle.
+    Aarseth,
+}
+
+impl Criterion {
+    pub const ALL: &'static [Criterion] = &[Criterion::Sapporo2, Criterion::Aarseth];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Criterion::Sapporo2 => "sapporo2",
+            Criterion::Aarseth => "aarseth",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.name() == name)
+    }
+}
+
 /// Settings of a Hermite run (N-body units).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HermiteConfig {
@@ -72,6 +106,8 @@ pub struct HermiteConfig {
     pub precision: Precision,
     /// Accuracy parameter of the time-step criterion (see the module docs).
     pub eta: f64,
+    /// The 6th-order scheme's time-step criterion.
+    pub criterion: Criterion,
     /// Plummer softening length.
     pub eps: f64,
     /// Largest time step, a power of two.
@@ -88,6 +124,7 @@ impl HermiteConfig {
             order,
             precision,
             eta,
+            criterion: Criterion::default(),
             eps,
             dt_max: 0.125,
             shared_dt: None,
@@ -141,18 +178,28 @@ impl Body {
     pub fn record(&self, id: u32) -> JParticle {
         let (pos_hi, pos_lo) = split3(self.pos);
         let (t0_hi, t0_lo) = split(self.t0);
+        let (vel, vel_lo) = split3(self.vel);
+        let (acc, acc_lo) = split3(self.acc);
+        let (jerk, jerk_lo) = split3(self.jerk);
+        let (snap, snap_lo) = split3(self.snap);
         let f = |v: [f64; 3]| v.map(|x| x as f32);
         JParticle {
             pos_hi,
             mass: self.mass as f32,
             pos_lo,
             id,
-            vel: f(self.vel),
+            vel,
+            vel_lo_x: vel_lo[0],
+            vel_lo_y: vel_lo[1],
+            vel_lo_z: vel_lo[2],
             t0_hi,
-            acc: f(self.acc),
+            acc,
+            acc_lo,
             t0_lo,
-            jerk: f(self.jerk),
-            snap: f(self.snap),
+            jerk,
+            jerk_lo,
+            snap,
+            snap_lo,
             crackle: f(self.crackle),
             ..Default::default()
         }
@@ -171,6 +218,15 @@ impl Body {
             v[k] = self.vel[k] + dt * (a + dt / 2.0 * (j + dt / 3.0 * (s + dt / 4.0 * c)));
         }
         (x, v)
+    }
+
+    /// Acceleration predicted to `t` (the same series, one order less).
+    pub fn predict_acc(&self, t: f64) -> [f64; 3] {
+        let dt = t - self.t0;
+        std::array::from_fn(|k| {
+            let (j, s, c) = (self.jerk[k], self.snap[k], self.crackle[k]);
+            self.acc[k] + dt * (j + dt / 2.0 * (s + dt / 3.0 * c))
+        })
     }
 }
 
@@ -195,17 +251,26 @@ pub struct HermiteStats {
 
 /// 4th- or 6th-order corrector and new time-step criterion of one body:
 /// the pure f64 core of the integrator (tested on its own).
-pub fn correct(b: &mut Body, f: &Force64, t1: f64, order: HermiteOrder, eta: f64) -> f64 {
+pub fn correct(
+    b: &mut Body,
+    f: &Force64,
+    t1: f64,
+    order: HermiteOrder,
+    eta: f64,
+    criterion: Criterion,
+) -> f64 {
     let dt = t1 - b.t0;
     let (a0, j0, s0) = (b.acc, b.jerk, b.snap);
     let (a1, j1) = (f.acc, f.jerk);
-    let criterion;
+    let mut step_criterion;
     match order {
         HermiteOrder::Six => {
             let s1 = f.snap;
             let h = 0.5 * dt;
             let mut v1 = [0.0; 3];
             let mut c1 = [0.0; 3];
+            let mut p1 = [0.0; 3];
+            let mut q1 = [0.0; 3];
             for k in 0..3 {
                 v1[k] = b.vel[k] + h * (a1[k] + a0[k]) - 0.4 * h * h * (j1[k] - j0[k])
                     + h * h * h / 15.0 * (s1[k] + s0[k]);
@@ -218,18 +283,42 @@ pub fn correct(b: &mut Body, f: &Force64, t1: f64, order: HermiteOrder, eta: f64
                 let p0 = (-360.0 * ca + 168.0 * cb - 24.0 * cc) / dt.powi(4);
                 let q0 = (720.0 * ca - 360.0 * cb + 60.0 * cc) / dt.powi(5);
                 c1[k] = c0 + p0 * dt + q0 * dt * dt / 2.0;
+                p1[k] = p0 + q0 * dt;
+                q1[k] = q0;
             }
             b.vel = v1;
             b.snap = s1;
             b.crackle = c1;
             // Aarseth's form with the computed snap and the interpolated
-            // crackle. The generalised criterion (pop and q, fifth
-            // differences of f32 forces over the step) amplifies rounding
-            // as dt shrinks and drives dt to zero with f32/DS forces, as
-            // Sapporo2 (Bédorf et al. 2015, §4) reports.
+            // crackle; for Sapporo2's criterion averaged with the
+            // generalised one of pop and q (fifth differences of the
+            // forces over the step: alone, their rounding drives dt to
+            // zero with f32/DS forces, as Sapporo2 reports; the 4th-order
+            // half keeps the mean from collapsing).
             let num = norm(a1) * norm(s1) + norm(j1).powi(2);
             let den = norm(j1) * norm(c1) + norm(s1).powi(2);
-            criterion = (eta * num / den).sqrt();
+            let aarseth = (eta * num / den).sqrt();
+            step_criterion = match criterion {
+                Criterion::Aarseth => aarseth,
+                Criterion::Sapporo2 => {
+                    let a1_gen = (norm(a1) * norm(s1)).sqrt() + norm(j1);
+                    let a4_gen = (norm(c1) * norm(q1)).sqrt() + norm(p1);
+                    let general = eta.sqrt() * (a1_gen / a4_gen).cbrt();
+                    0.5 * (aarseth + general)
+                }
+            };
+            // Crackle, pop and q are differences of forces over the step,
+            // so the forces' rounding reaches them amplified by 1/dt³ to
+            // 1/dt⁵; with f32 or DS forces a close encounter can make
+            // that noise the criterion, which then shrinks the step
+            // without end (seen at η = 0.01, N = 4096, ε = 0.01: a
+            // particle whose acceleration nearly cancels). The step never
+            // goes below 1/16 of the first-step estimate from a, j and s
+            // themselves (no differences, so no amplified noise), which
+            // smooth dynamics never reach (its criterion stays near 4x
+            // that estimate).
+            let scale = (norm(a1) / norm(j1)).min((norm(a1) / norm(s1)).sqrt());
+            step_criterion = step_criterion.max(0.25 * eta.sqrt() * scale / 16.0);
         }
         HermiteOrder::Four => {
             let mut a2 = [0.0; 3];
@@ -248,15 +337,15 @@ pub fn correct(b: &mut Body, f: &Force64, t1: f64, order: HermiteOrder, eta: f64
             b.crackle = a3;
             let num = norm(a1) * norm(a2) + norm(j1).powi(2);
             let den = norm(j1) * norm(a3) + norm(a2).powi(2);
-            criterion = (eta * num / den).sqrt();
+            step_criterion = (eta * num / den).sqrt();
         }
     }
     b.acc = a1;
     b.jerk = j1;
     b.pot = f.pot;
     b.t0 = t1;
-    if criterion.is_finite() {
-        criterion
+    if step_criterion.is_finite() {
+        step_criterion
     } else {
         // 0/0 (e.g. an isolated particle): nothing limits the step.
         f64::INFINITY
@@ -309,6 +398,7 @@ impl HermiteSimulation {
         t_start: f64,
     ) -> Result<Self> {
         config.validate()?;
+        config.precision.check_adapter(ctx)?;
         particles.validate().map_err(Error::InvalidParameter)?;
         if !(t_start.is_finite() && (t_start / config.dt_max).fract() == 0.0) {
             return Err(Error::InvalidParameter(format!(
@@ -422,8 +512,9 @@ impl HermiteSimulation {
 
     /// Changes the time-step accuracy and the force arithmetic of the
     /// next block steps (neither changes the state).
-    pub fn set_accuracy(&mut self, eta: f64, precision: Precision) {
+    pub fn set_accuracy(&mut self, eta: f64, criterion: Criterion, precision: Precision) {
         self.config.eta = eta;
+        self.config.criterion = criterion;
         self.config.precision = precision;
     }
 
@@ -488,7 +579,7 @@ impl HermiteSimulation {
                 self.stats.steps_per_level.resize(level + 1, 0);
             }
             self.stats.steps_per_level[level] += 1;
-            let wanted = correct(b, &Force64::from(r), t1, c.order, c.eta);
+            let wanted = correct(b, &Force64::from(r), t1, c.order, c.eta, c.criterion);
             b.dt = match c.shared_dt {
                 Some(h) => h,
                 None => next_step(b.dt, wanted, t1, c.dt_max),
@@ -632,7 +723,7 @@ mod tests {
             snap: [at(dt, 2), 0.0, 0.0],
             ..Default::default()
         };
-        correct(&mut b, &f, dt, HermiteOrder::Six, 0.01);
+        correct(&mut b, &f, dt, HermiteOrder::Six, 0.01, Criterion::Aarseth);
         // Crackle at t1 from the interpolant vs the exact one.
         assert!((b.crackle[0] - at(dt, 3)).abs() < 1e-9 * at(dt, 3).abs());
     }

@@ -13,4 +13,6 @@ pub mod predict;
 pub mod reference;
 
 pub use hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
-pub use integrator::{Body, HermiteConfig, HermiteOrder, HermiteSimulation, HermiteStats, State64};
+pub use integrator::{
+    Body, Criterion, HermiteConfig, HermiteOrder, HermiteSimulation, HermiteStats, State64,
+};

@@ -11,10 +11,17 @@ use crate::gpu::layout::{IParticle, JParticle, PredJ, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
 
 const PREDICT_WGSL: &str = include_str!("../../shaders/predict.wgsl");
+const PREDICT_DP_WGSL: &str = include_str!("../../shaders/predict_dp.wgsl");
 
 /// The composed WGSL of the scatter and predict kernels.
 pub fn wgsl() -> String {
     compose_with_ds(&[], PREDICT_WGSL)
+}
+
+/// The same with the f64 predictor `predict_dp` of `--precision dp`
+/// (only adapters with f64 in shaders can build it).
+pub fn wgsl_dp() -> String {
+    compose_with_ds(&[], &format!("{PREDICT_WGSL}\n{PREDICT_DP_WGSL}"))
 }
 
 /// The binding contract of `shaders/predict.wgsl`.
@@ -37,6 +44,8 @@ pub struct JStore {
     addresses: wgpu::Buffer,
     scatter: Kernel,
     predict: Kernel,
+    /// The f64 predictor, built at the first `dp` evaluation.
+    predict_dp: Option<Kernel>,
     bind: wgpu::BindGroup,
     /// Updates written since the last `encode`.
     pending: u32,
@@ -66,6 +75,7 @@ impl JStore {
             addresses,
             scatter,
             predict,
+            predict_dp: None,
             bind,
             pending: 0,
         }
@@ -101,13 +111,28 @@ impl JStore {
     }
 
     /// Records the scatter of pending updates (if any) and the prediction
-    /// of every j-particle to the time in the params.
+    /// of every j-particle to the time in the params (in f64 with `dp`).
     pub fn encode(
         &mut self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
+        dp: bool,
     ) {
+        if dp && self.predict_dp.is_none() {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("predict dp"),
+                source: wgpu::ShaderSource::Wgsl(wgsl_dp().into()),
+            });
+            // The same contract: the bind group serves both predictors.
+            self.predict_dp = Some(Kernel::from_module(
+                device,
+                "j predict dp",
+                &module,
+                "predict_dp",
+                BINDINGS,
+            ));
+        }
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("j scatter + predict"),
             timestamp_writes: timer.and_then(|t| t.writes("predict")),
@@ -122,7 +147,11 @@ impl JStore {
             );
         }
         // Invocations past the params' nj return at once.
-        self.predict.dispatch(
+        let predict = match (&self.predict_dp, dp) {
+            (Some(k), true) => k,
+            _ => &self.predict,
+        };
+        predict.dispatch(
             &mut pass,
             &self.bind,
             dispatch_size(device, self.n, WORKGROUP_SIZE),
@@ -134,12 +163,14 @@ impl JStore {
 /// An i-particle (sink) from f64 predicted values.
 pub fn i_particle(id: u32, pos: [f64; 3], vel: [f64; 3], acc: [f64; 3], h2: f64) -> IParticle {
     let (pos_hi, pos_lo) = split3(pos);
+    let (vel, vel_lo) = split3(vel);
     IParticle {
         pos_hi,
         id,
         pos_lo,
         h2: h2 as f32,
-        vel: vel.map(|x| x as f32),
+        vel,
+        vel_lo,
         acc: acc.map(|x| x as f32),
         ..Default::default()
     }

@@ -8,18 +8,20 @@
 //!
 //! Layout (little-endian): magic `WGCHKPT\n`, version (u32), the run
 //! parameters, time, steps, ids, E₀ and dE_max, the engine's state, then
-//! an FNV-1a 64 checksum of everything before it.
+//! an FNV-1a 64 checksum of everything before it. Version 2 added the
+//! 6th-order time-step criterion to the parameters and `dp` (code 2) to
+//! the precisions; version 1 files are refused with a message.
 
 use super::params::RunParams;
 use super::SolverKind;
 use crate::error::{Error, Result};
-use crate::hermite::{Body, HermiteStats, Precision};
+use crate::hermite::{Body, Criterion, HermiteStats, Precision};
 use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
 /// The format's version; a reader refuses any other.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The state of one integrator.
 #[derive(Clone, Debug, PartialEq)]
@@ -188,7 +190,18 @@ impl Checkpoint {
         o.f64(p.dt);
         o.f32(p.theta);
         o.f64(p.eta);
-        o.u32((p.precision == Precision::Ds) as u32);
+        o.u32(
+            Criterion::ALL
+                .iter()
+                .position(|&c| c == p.criterion)
+                .expect("listed") as u32,
+        );
+        // 1 ds, 0 f32 (version 1's codes), 2 dp.
+        o.u32(match p.precision {
+            Precision::F32 => 0,
+            Precision::Ds => 1,
+            Precision::Dp => 2,
+        });
         o.f64(p.dt_max);
         o.f64(self.time);
         o.u64(self.steps);
@@ -265,10 +278,14 @@ impl Checkpoint {
             dt: i.f64()?,
             theta: i.f32()?,
             eta: i.f64()?,
-            precision: if i.u32()? == 1 {
-                Precision::Ds
-            } else {
-                Precision::F32
+            criterion: *Criterion::ALL
+                .get(i.u32()? as usize)
+                .ok_or_else(|| i.bad("unknown time-step criterion"))?,
+            precision: match i.u32()? {
+                0 => Precision::F32,
+                1 => Precision::Ds,
+                2 => Precision::Dp,
+                _ => return Err(i.bad("unknown precision")),
             },
             dt_max: i.f64()?,
         };

@@ -20,6 +20,7 @@ pub fn hermite_config(p: &RunParams) -> HermiteConfig {
     };
     HermiteConfig {
         dt_max: p.dt_max,
+        criterion: p.criterion,
         ..HermiteConfig::new(order, p.precision, p.eta, p.eps as f64)
     }
 }
@@ -141,7 +142,7 @@ impl HermiteEngine {
         if (old.order, old.eps, old.dt_max) != (new.order, new.eps, new.dt_max) {
             return false;
         }
-        self.sim.set_accuracy(new.eta, new.precision);
+        self.sim.set_accuracy(new.eta, new.criterion, new.precision);
         self.params = params;
         true
     }

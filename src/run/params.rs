@@ -7,7 +7,7 @@
 
 use super::SolverKind;
 use crate::error::{Error, Result};
-use crate::hermite::Precision;
+use crate::hermite::{Criterion, Precision};
 use crate::state::Model;
 
 /// The type and range of a parameter's values.
@@ -190,8 +190,16 @@ pub const RUN_PARAMS: &[Param] = &[
         models: &[],
     },
     Param {
+        key: "criterion",
+        label: "6th-order time-step criterion (sapporo2: mean of Aarseth's with η and the generalised one with √η; aarseth: Aarseth's with η)",
+        kind: Kind::Choice(|| Criterion::ALL.iter().map(|c| c.name()).collect()),
+        default: "sapporo2",
+        solvers: &[SolverKind::Hermite6],
+        models: &[],
+    },
+    Param {
         key: "precision",
-        label: "Hermite force arithmetic (double-single or f32)",
+        label: "Hermite force arithmetic (double-single, f32, or dp: native f64 where the adapter has it, never in browsers)",
         kind: Kind::Choice(|| Precision::ALL.iter().map(|p| p.name()).collect()),
         default: "ds",
         solvers: HERMITE,
@@ -324,6 +332,8 @@ pub struct RunParams {
     pub theta: f32,
     /// Hermite time-step accuracy.
     pub eta: f64,
+    /// The 6th-order Hermite time-step criterion.
+    pub criterion: Criterion,
     /// Hermite force arithmetic.
     pub precision: Precision,
     /// Largest Hermite block step (a power of two).
@@ -345,6 +355,8 @@ impl Default for RunParams {
             dt: number("dt"),
             theta: number("theta") as f32,
             eta: number("eta"),
+            criterion: Criterion::from_name(param("criterion").expect("criterion").default)
+                .expect("default criterion"),
             precision: Precision::from_name(param("precision").expect("precision").default)
                 .expect("default precision"),
             dt_max: number("dt_max"),

@@ -43,6 +43,7 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
         ),
         ("walk".into(), tree::walk::wgsl(), tree::walk::BINDINGS),
         ("predict".into(), predict::wgsl(), predict::BINDINGS),
+        ("predict dp".into(), predict::wgsl_dp(), predict::BINDINGS),
         (
             "neighbours".into(),
             neighbours::wgsl(),

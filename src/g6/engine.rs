@@ -1,0 +1,272 @@
+//! What the GRAPE-6, GRAPE-5 and 6th-order interfaces share: one force
+//! engine (`HermiteGpu` with its pending j-particles and last results),
+//! the lock-and-report wrapper every exported call goes through, and the
+//! readers of C pointers. Private to `g6`: no exported function calls
+//! another exported one (a client that defines the C-named wrappers itself
+//! must not be called back through the dynamic linker).
+
+use crate::gpu::layout::{ForceResult, IParticle, JParticle};
+use crate::gpu::GpuContext;
+use crate::hermite::neighbours::NB_MAX;
+use crate::hermite::{HermiteGpu, Order, Precision, Sinks};
+use std::os::raw::{c_double, c_int};
+use std::sync::Mutex;
+
+/// i-particles per evaluation (`g6_npipes`, GRAPE-5's pipelines).
+pub const NPIPES: c_int = 2048;
+const DEFAULT_JMEMSIZE: u32 = 1 << 18;
+
+/// Prints `webgrav <what>: <msg>` on stderr and returns −1.
+pub fn fail(what: &str, msg: impl std::fmt::Display) -> c_int {
+    eprintln!("webgrav {what}: {msg}");
+    -1
+}
+
+/// Locks `state` and runs `f` on it; an error or a panic becomes a message
+/// and −1 (a panic must not unwind into the C caller, which would abort
+/// the host program).
+pub fn guarded<S>(
+    state: &Mutex<S>,
+    what: &str,
+    f: impl FnOnce(&mut S) -> Result<c_int, String>,
+) -> c_int {
+    let mut s = match state.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut s))) {
+        Ok(r) => r.unwrap_or_else(|e| fail(what, e)),
+        Err(_) => fail(what, "internal error (panic); see the message above"),
+    }
+}
+
+/// Row `k` of an `[n][3]` array.
+///
+/// # Safety
+/// `p` non-null with at least `k + 1` rows.
+pub unsafe fn row(p: *const [c_double; 3], k: usize) -> [f64; 3] {
+    // SAFETY: the caller's contract.
+    unsafe { *p.add(k) }
+}
+
+/// Three doubles at `p`.
+///
+/// # Safety
+/// `p` non-null, pointing to 3 doubles.
+pub unsafe fn vec3(p: *const c_double) -> [f64; 3] {
+    // SAFETY: the caller's contract.
+    unsafe { [*p, *p.add(1), *p.add(2)] }
+}
+
+/// A scalar argument passed by pointer (Fortran style); null is an error.
+///
+/// # Safety
+/// `p` null or pointing to a `T`.
+pub unsafe fn arg<T: Copy>(p: *const T, name: &str) -> Result<T, String> {
+    if p.is_null() {
+        Err(format!("null pointer for {name}"))
+    } else {
+        // SAFETY: non-null, the caller's contract.
+        Ok(unsafe { *p })
+    }
+}
+
+/// The precision of new engines: `WEBGRAV_G6_PRECISION` = `ds` (default),
+/// `f32` or `dp` (native f64; refused where the adapter has none).
+fn precision_from_env() -> Result<Precision, String> {
+    match std::env::var("WEBGRAV_G6_PRECISION") {
+        Err(_) => Ok(Precision::Ds),
+        Ok(v) => Precision::from_name(&v).ok_or_else(|| {
+            let names: Vec<_> = Precision::ALL.iter().map(|p| p.name()).collect();
+            format!(
+                "WEBGRAV_G6_PRECISION = {v:?}, must be one of {}",
+                names.join(", ")
+            )
+        }),
+    }
+}
+
+/// A force engine of one cluster (GRAPE-6), of the GRAPE-5 interface or
+/// of the 6th-order interface.
+pub struct Engine {
+    pub gpu: HermiteGpu,
+    pub precision: Precision,
+    /// Time the j-particles are predicted to at the next evaluation.
+    pub ti: f64,
+    /// j-particles set since the last evaluation: (address, record).
+    pending: Vec<(u32, JParticle)>,
+    /// Results of the last evaluation, once read.
+    results: Option<Vec<ForceResult>>,
+    /// An evaluation was started and its results are the ones on the GPU
+    /// (a failed start clears it, so no call returns an older block's
+    /// forces).
+    evaluated: bool,
+    neighbours: Vec<(u32, Vec<u32>)>,
+}
+
+impl Engine {
+    /// A GPU context and `WEBGRAV_G6_JMEMSIZE` (default 262144)
+    /// j-particles.
+    pub fn open() -> Result<Self, String> {
+        let jmem = match std::env::var("WEBGRAV_G6_JMEMSIZE") {
+            Err(_) => DEFAULT_JMEMSIZE,
+            Ok(v) => v
+                .parse()
+                .ok()
+                .filter(|&n: &u32| n > 0)
+                .ok_or_else(|| format!("WEBGRAV_G6_JMEMSIZE = {v:?}, must be a count > 0"))?,
+        };
+        let precision = precision_from_env()?;
+        let ctx = pollster::block_on(GpuContext::headless()).map_err(|e| e.to_string())?;
+        precision.check_adapter(&ctx).map_err(|e| e.to_string())?;
+        // The context is dropped on a panic, so no broken state is observed
+        // (e.g. the device could not allocate the j-memory).
+        let gpu = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            HermiteGpu::new(&ctx, jmem, NPIPES as u32, 0.0)
+        }))
+        .map_err(|_| "internal error (panic); see the message above".to_string())?
+        .map_err(|e| e.to_string())?;
+        Ok(Self {
+            gpu,
+            precision,
+            ti: 0.0,
+            pending: Vec::new(),
+            results: None,
+            evaluated: false,
+            neighbours: Vec::new(),
+        })
+    }
+
+    /// j-particles this engine holds.
+    pub fn jmem(&self) -> u32 {
+        self.gpu.nj()
+    }
+
+    /// Queues j-particle `rec` for `address`; it reaches the GPU with the
+    /// next evaluation.
+    pub fn set_j(&mut self, address: c_int, rec: JParticle) -> Result<(), String> {
+        let nj = self.jmem() as c_int;
+        if !(0..nj).contains(&address) {
+            return Err(format!("address {address} outside the j-memory 0..{nj}"));
+        }
+        self.pending.push((address as u32, rec));
+        if self.pending.len() >= 2 * nj as usize {
+            // A client resending the same addresses many times between
+            // evaluations: keep the host buffer bounded.
+            self.pending = Self::latest(std::mem::take(&mut self.pending));
+        }
+        Ok(())
+    }
+
+    /// The latest record per address of `pending` (at most one per
+    /// address, so never more than the j-memory).
+    fn latest(pending: Vec<(u32, JParticle)>) -> Vec<(u32, JParticle)> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out: Vec<_> = pending
+            .into_iter()
+            .rev()
+            .filter(|(a, _)| seen.insert(*a))
+            .collect();
+        out.reverse();
+        out
+    }
+
+    /// Sends the pending j-particles to the GPU's update area.
+    fn flush_pending(&mut self) {
+        let latest = Self::latest(std::mem::take(&mut self.pending));
+        if !latest.is_empty() {
+            let (addr, recs): (Vec<u32>, Vec<JParticle>) = latest.into_iter().unzip();
+            self.gpu.set_j(&addr, &recs);
+        }
+    }
+
+    /// Starts the forces on `sinks` against j-particles `0..nj` with
+    /// softening `eps2`, j-particles predicted to `self.ti`.
+    pub fn start(
+        &mut self,
+        nj: c_int,
+        sinks: &[IParticle],
+        eps2: f64,
+        order: Order,
+    ) -> Result<(), String> {
+        self.evaluated = false;
+        self.results = None;
+        self.neighbours.clear();
+        let ni = sinks.len() as c_int;
+        if !(1..=NPIPES).contains(&ni) {
+            return Err(format!("ni = {ni}, must be 1..{NPIPES}"));
+        }
+        let cap = self.jmem() as c_int;
+        if !(1..=cap).contains(&nj) {
+            return Err(format!("nj = {nj}, must be 1..{cap}"));
+        }
+        if !(eps2.is_finite() && eps2 >= 0.0) {
+            return Err(format!("eps2 = {eps2}, must be finite and >= 0"));
+        }
+        self.flush_pending();
+        self.gpu.set_eps2(eps2);
+        self.gpu.set_nj(nj as u32);
+        let ctx = self.gpu.context().clone();
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("g6 evaluation"),
+            });
+        self.gpu
+            .encode(
+                &mut encoder,
+                self.ti,
+                Sinks::Particles(sinks),
+                order,
+                self.precision,
+                None,
+            )
+            .map_err(|e| e.to_string())?;
+        ctx.queue.submit(Some(encoder.finish()));
+        self.evaluated = true;
+        Ok(())
+    }
+
+    /// Waits for the started evaluation of `ni` sinks and returns its
+    /// results.
+    pub fn finish(&mut self, ni: c_int) -> Result<&[ForceResult], String> {
+        if !self.evaluated {
+            return Err("no successfully started force evaluation to finish".into());
+        }
+        if self.results.is_none() {
+            let r = pollster::block_on(self.gpu.read_results()).map_err(|e| e.to_string())?;
+            self.results = Some(r);
+        }
+        let res = self.results.as_deref().expect("just read");
+        if ni as usize != res.len() {
+            return Err(format!(
+                "ni = {ni}, but the evaluation started with {}",
+                res.len()
+            ));
+        }
+        Ok(res)
+    }
+
+    /// Finds the neighbour lists of the last evaluation's sinks; true if a
+    /// list has more than the `NB_MAX` entries kept.
+    pub fn read_neighbours(&mut self) -> Result<bool, String> {
+        if !self.evaluated {
+            return Err("no force evaluation to find neighbours of".into());
+        }
+        self.neighbours =
+            pollster::block_on(self.gpu.neighbour_lists()).map_err(|e| e.to_string())?;
+        Ok(self.neighbours.iter().any(|(n, _)| *n > NB_MAX))
+    }
+
+    /// Sink `pipe`'s neighbour count and its first `NB_MAX` ids (after
+    /// `read_neighbours`).
+    pub fn neighbours(&self, pipe: c_int) -> Result<(u32, &[u32]), String> {
+        usize::try_from(pipe)
+            .ok()
+            .and_then(|k| self.neighbours.get(k))
+            .map(|(n, l)| (*n, l.as_slice()))
+            .ok_or_else(|| {
+                format!("no neighbour list for pipe {pipe} (call g6_read_neighbour_list)")
+            })
+    }
+}
