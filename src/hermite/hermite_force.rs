@@ -478,3 +478,49 @@ impl From<&ForceResult> for Force64 {
         }
     }
 }
+
+/// Sinks per submission of [`ds_direct_forces`]: keeps each submission
+/// short (a GPU watchdog may stop a long one) and the buffers small.
+const DS_DIRECT_CHUNK: usize = 32768;
+
+/// Acceleration and potential of every particle from all the others, summed
+/// on the GPU in double-single (positions exact: each f32 position is its
+/// own double-single value; pair forces in f32, sums in double-single).
+/// The reference the tree code's force errors are measured against: one
+/// N² evaluation at GPU speed, a few 1e-8 from the f64 sum (the spot check
+/// of `webgrav forces --compare ds` reports it).
+pub async fn ds_direct_forces(
+    ctx: &GpuContext,
+    pos_mass: &[crate::gpu::layout::PosMass],
+    eps: f64,
+) -> Result<Vec<Force64>> {
+    use super::integrator::Body;
+    let n = pos_mass.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let ni_cap = n.min(DS_DIRECT_CHUNK);
+    let mut gpu = HermiteGpu::new(ctx, n as u32, ni_cap as u32, eps)?;
+    let recs: Vec<_> = pos_mass
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            Body {
+                mass: p.mass as f64,
+                pos: p.pos.map(f64::from),
+                ..Default::default()
+            }
+            .record(k as u32)
+        })
+        .collect();
+    let addresses: Vec<u32> = (0..n as u32).collect();
+    gpu.set_j(&addresses, &recs);
+    let mut out = Vec::with_capacity(n);
+    for sinks in addresses.chunks(ni_cap) {
+        let r = gpu
+            .evaluate(0.0, Sinks::Active(sinks), Order::Two, Precision::Ds)
+            .await?;
+        out.extend(r.iter().map(Force64::from));
+    }
+    Ok(out)
+}
