@@ -26,6 +26,9 @@
 @group(0) @binding(5) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(6) var<storage, read_write> acc_pot: array<AccPot>;
 @group(0) @binding(7) var<storage, read_write> interactions: array<InteractionCount>;
+// Each workgroup's stack of set-aside nodes: DEFERRED_CAPACITY entries from
+// workgroup_id.x * DEFERRED_CAPACITY (global memory, so it can be deep).
+@group(0) @binding(8) var<storage, read_write> deferred: array<u32>;
 
 const SKIP: u32 = 0xffffffffu;
 // One range in `list_lens`.
@@ -39,7 +42,7 @@ var<workgroup> list_lens: atomic<u32>;
 var<workgroup> next_len: atomic<u32>;
 var<workgroup> frontier: array<u32, 2 * FRONTIER_CAPACITY>;
 var<workgroup> group_count: u32;
-var<workgroup> deferred: array<u32, DEFERRED_CAPACITY>;
+var<workgroup> current_group: u32;
 var<workgroup> deferred_len: atomic<u32>;
 // Staged moments of up to NCRIT listed cells: com_mass, quad_diag, quad_off.
 var<workgroup> staged_cells: array<array<vec4<f32>, 3>, NCRIT>;
@@ -96,16 +99,27 @@ fn walk(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // The dispatch may be padded to a 2-D grid: surplus workgroups leave.
+    let stack = wid.x * DEFERRED_CAPACITY;
     if (lid == 0u) {
         group_count = atomicLoad(&counters.group_count);
+    }
+    // Persistent workgroups: each takes groups from the shared counter, at
+    // most its share ceil(groups / workgroups), so that together they take
+    // every group (and no invocation runs unboundedly long: some drivers,
+    // e.g. lavapipe, cap the loop iterations of one invocation).
+    let share = (workgroupUniformLoad(&group_count) + nwg.x - 1u) / nwg.x;
+    for (var taken = 0u; taken < share; taken++) {
+    // Every invocation is done with the last group's workgroup state.
+    workgroupBarrier();
+    if (lid == 0u) {
+        current_group = atomicAdd(&counters.next_group, 1u);
         atomicStore(&list_lens, 0u);
-        deferred[0] = 0u; // the root
+        deferred[stack] = 0u; // the root
         atomicStore(&deferred_len, 1u);
     }
-    let g = wid.y * nwg.x + wid.x;
+    let g = workgroupUniformLoad(&current_group);
     if (g >= workgroupUniformLoad(&group_count)) {
-        return;
+        break;
     }
     let grp = group_boxes[g];
     let glo = grp.lo.xyz;
@@ -119,12 +133,14 @@ fn walk(
     // Subtrees still to walk: the root, then nodes that did not fit the
     // frontier. Each is walked breadth-first from an empty frontier.
     loop {
+    // Set-aside nodes written by any invocation are visible to the first.
+    storageBarrier();
     let pending = workgroupUniformLoad(&deferred_len);
     if (pending == 0u) {
         break;
     }
     if (lid == 0u) {
-        frontier[0] = deferred[pending - 1u];
+        frontier[0] = deferred[stack + pending - 1u];
         atomicSub(&deferred_len, 1u);
     }
     var cur = 0u;
@@ -169,7 +185,7 @@ fn walk(
                             // particles directly (exact, only slower).
                             let q = atomicAdd(&deferred_len, 1u);
                             if (q < DEFERRED_CAPACITY) {
-                                deferred[q] = c;
+                                deferred[stack + q] = c;
                             } else {
                                 atomicSub(&deferred_len, 1u);
                                 range_list[atomicAdd(&list_lens, RANGE_ONE) >> 16u] = vec2<u32>(cell.start, cell.count);
@@ -212,6 +228,7 @@ fn walk(
         let self_pot = select(0.0, me.mass * inverseSqrt(params.eps2), params.eps2 > 0.0);
         acc_pot[i] = AccPot(a.acc, a.pot + self_pot);
         interactions[i] = InteractionCount(pp, pc);
+    }
     }
 }
 

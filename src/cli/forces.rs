@@ -44,11 +44,12 @@ pub struct ForcesArgs {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     thetas: Vec<f32>,
     /// Accelerations another code computed for the same particles, compared
-    /// with the same reference (one more JSON line, "solver": "file"): CSV
+    /// with the same reference (one more JSON line each, "solver": "file";
+    /// may be repeated): CSV
     /// with a header and rows `id,ax,ay,az[,pot]` (e.g. Bonsai's
     /// `BONSAI_DUMP_ACC` output), matched to the input by id.
     #[arg(long)]
-    against: Option<String>,
+    against: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -76,7 +77,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
             "nothing to do: give --out FILE and/or --compare direct|ds".into(),
         ));
     }
-    if a.against.is_some() && a.compare.is_none() {
+    if !a.against.is_empty() && a.compare.is_none() {
         return Err(Error::InvalidParameter(
             "--against needs a reference: give --compare direct|ds".into(),
         ));
@@ -109,10 +110,11 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
     let start = a.initial.load(&ctx, configs[0].solver())?;
     let p = &start.particles;
     let n = p.len();
-    let foreign = match &a.against {
-        Some(path) => Some(read_acc_csv(path, &p.id)?),
-        None => None,
-    };
+    let foreign = a
+        .against
+        .iter()
+        .map(|path| read_acc_csv(path, &p.id))
+        .collect::<Result<Vec<_>>>()?;
     let reference = match a.compare {
         Some(kind) => Some(reference_forces(&ctx, p, kind, &a).await?),
         None => None,
@@ -145,13 +147,15 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
             emit(line)?;
         }
     }
-    if let (Some(reference), Some(acc)) = (&reference, &foreign) {
-        let mut line = compare_line(reference, acc);
-        line["solver"] = "file".into();
-        line["source"] = a.against.clone().into();
-        line["n"] = n.into();
-        line["eps"] = a.solver.eps.into();
-        emit(line)?;
+    if let Some(reference) = &reference {
+        for (acc, path) in foreign.iter().zip(&a.against) {
+            let mut line = compare_line(reference, acc);
+            line["solver"] = "file".into();
+            line["source"] = path.as_str().into();
+            line["n"] = n.into();
+            line["eps"] = a.solver.eps.into();
+            emit(line)?;
+        }
     }
     Ok(())
 }

@@ -47,11 +47,16 @@ pub const FRONTIER_CAPACITY: u32 = 1024;
 /// the H100 (N = 2^20, θ = 0.75): 8 → 9.9 ms, 16 → 10.2 ms, 32 → 11.2 ms per
 /// force evaluation; without splitting, N = 2^16 took 4.8 ms instead of 1.5.
 pub const GROUP_SPLIT_DIVISOR: u32 = 8;
-/// Nodes the walk can set aside when its frontier is full (workgroup memory:
-/// with it the walk uses 15.9 of the 16 KiB WebGPU guarantees). 384 rather
-/// than 128 took N = 2^20, θ = 0.3 from 108 to 67 ms on the H100, θ ≥ 0.5
-/// unchanged.
-pub const DEFERRED_CAPACITY: u32 = 384;
+/// Nodes a walk workgroup can set aside when its frontier is full, each
+/// walked later as a subtree of its own (a stack per workgroup in global
+/// memory; only when it is full too are a node's particles summed directly).
+/// In workgroup memory, 384 entries took N = 2^20, θ = 0.3 from 108 to 67 ms
+/// on the H100 compared with 128.
+pub const DEFERRED_CAPACITY: u32 = 2048;
+/// Walk workgroups: persistent, each takes groups from an atomic counter
+/// until none is left (more than an H100 holds at once; their stacks take
+/// WALK_WORKGROUPS × DEFERRED_CAPACITY × 4 bytes = 32 MiB).
+pub const WALK_WORKGROUPS: u32 = 4096;
 /// Entries of the walk's cell and particle-range lists (workgroup memory).
 pub const LIST_CAPACITY: u32 = 2 * NCRIT;
 /// Workgroups of the first bounding-box reduction.
@@ -67,10 +72,11 @@ pub(crate) fn compose(body: &str) -> String {
         ("LEVEL_SLOTS", LEVEL_SLOTS as u32),
         ("NLEAF", NLEAF),
         ("NCRIT", NCRIT),
-        ("FRONTIER_CAPACITY", FRONTIER_CAPACITY),
+        ("FRONTIER_CAPACITY", knob("WEBGRAV_FRONTIER", FRONTIER_CAPACITY)),
         ("LIST_CAPACITY", LIST_CAPACITY),
         ("LIST_CAPACITY_PLUS_ONE", LIST_CAPACITY + 1),
-        ("DEFERRED_CAPACITY", DEFERRED_CAPACITY),
+        ("DEFERRED_CAPACITY", knob("WEBGRAV_DEFERRED", DEFERRED_CAPACITY)),
+        ("WALK_WORKGROUPS", WALK_WORKGROUPS),
         ("GROUP_SPLIT_DIVISOR", GROUP_SPLIT_DIVISOR),
         ("BBOX_GROUPS", BBOX_GROUPS),
         ("KEY_CELLS", keys::KEY_CELLS),
@@ -79,6 +85,14 @@ pub(crate) fn compose(body: &str) -> String {
         &consts,
         &format!("{TREE_LAYOUT_WGSL}\n{TREE_COMMON_WGSL}\n{body}"),
     )
+}
+
+// EXPERIMENT knobs
+pub(crate) fn knob(k: &str, d: u32) -> u32 {
+    std::env::var(k)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(d)
 }
 
 pub(crate) fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
@@ -145,13 +159,34 @@ impl TreeConfig {
 /// keeps the cells it cannot split as leaves (exact, only slower).
 const CELLS_PER_PARTICLE: f64 = 0.3;
 
+/// How the walk's groups are formed, and the tree level whose cell
+/// boundaries cut key-order runs (`TreeParams::grouping`).
+pub fn grouping(n: u32) -> (u32, u32) {
+    // EXPERIMENT knob: WEBGRAV_TREE_GROUPING=cells|runs|runs:L
+    let level = {
+        let mut l = 0u32;
+        while l < 7 && 8u64.pow(l + 1) * 4 * NCRIT as u64 <= n as u64 {
+            l += 1;
+        }
+        l
+    };
+    match std::env::var("WEBGRAV_TREE_GROUPING").ok().as_deref() {
+        Some("cells") => (0, 0),
+        Some(s) if s.starts_with("runs:") => (1, s[5..].parse().unwrap_or(level).min(7)),
+        _ => (1, level),
+    }
+}
+
 fn tree_params(n: u32, cell_capacity: u32, group_capacity: u32, config: TreeConfig) -> TreeParams {
+    let (grouping, group_cut_level) = grouping(n);
     TreeParams {
         n,
         cell_capacity,
         eps2: config.eps * config.eps,
         inv_theta: 1.0 / config.theta,
         group_capacity,
+        grouping,
+        group_cut_level,
         ..Default::default()
     }
 }
@@ -177,6 +212,8 @@ pub struct TreeBuffers {
     pub groups: wgpu::Buffer,
     pub group_boxes: wgpu::Buffer,
     pub interactions: wgpu::Buffer,
+    /// The walk workgroups' stacks of set-aside nodes.
+    pub walk_stack: wgpu::Buffer,
     pub cell_capacity: u32,
     /// Groups the arrays hold: `cell_capacity + N/NCRIT + 1`. Every group
     /// is a cell or an NCRIT-sized piece of a leaf, so the build never
@@ -193,7 +230,9 @@ impl TreeBuffers {
     ) -> Result<Self> {
         let d = &ctx.device;
         let n = state.n;
-        let group_capacity = cell_capacity + n / NCRIT + 1;
+        // Key-order runs: N/NCRIT runs, each cut at most once more per cell
+        // of the cut level.
+        let group_capacity = cell_capacity + n / NCRIT + 1 + 8u32.pow(grouping(n).1);
         let storage =
             |label: &str, bytes: u64, extra: wgpu::BufferUsages| -> Result<wgpu::Buffer> {
                 let limit = d.limits().max_storage_buffer_binding_size;
@@ -287,6 +326,13 @@ impl TreeBuffers {
                 n64 * size(std::mem::size_of::<InteractionCount>()),
                 none,
             )?,
+            walk_stack: storage(
+                "walk stacks",
+                WALK_WORKGROUPS.min(group_capacity) as u64
+                    * knob("WEBGRAV_DEFERRED", DEFERRED_CAPACITY) as u64
+                    * 4,
+                none,
+            )?,
             cell_capacity,
             group_capacity,
         })
@@ -309,6 +355,7 @@ impl TreeBuffers {
             &self.groups,
             &self.group_boxes,
             &self.interactions,
+            &self.walk_stack,
         ]
         .iter()
         .map(|b| b.size())

@@ -29,6 +29,7 @@ pub const BINDINGS: &[Slot] = &[
     ("counters", Binding::StorageReadWrite),
     ("acc_pot", Binding::StorageReadWrite),
     ("interactions", Binding::StorageReadWrite),
+    ("deferred", Binding::StorageReadWrite),
 ];
 
 impl TreeWalk {
@@ -45,6 +46,7 @@ impl TreeWalk {
                 &b.counters,
                 &b.state.acc_pot,
                 &b.interactions,
+                &b.walk_stack,
             ],
         );
         Self {
