@@ -26,13 +26,6 @@
 @group(0) @binding(6) var<storage, read_write> next_dispatch: TreeDispatch;
 
 fn push_group(start: u32, count: u32) {
-    if (params.grouping != 0u) {
-        return; // the groups are key-order runs (chunk_groups)
-    }
-    push_group_always(start, count);
-}
-
-fn push_group_always(start: u32, count: u32) {
     let g = atomicAdd(&counters.group_count, 1u);
     if (g < params.group_capacity) {
         groups[g] = Group(start, count);
@@ -157,32 +150,6 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     cells[c].first_child = first;
     cells[c].child_count = children;
-}
-
-// Key-order grouping (params.grouping == 1): invocation k cuts particles
-// [k NCRIT, (k + 1) NCRIT) into runs that stay within one cell of level
-// group_cut_level. At most N/NCRIT + 8^level runs.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn chunk_groups(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let s0 = gid.x * NCRIT;
-    if (params.grouping == 0u || s0 >= params.n) {
-        return;
-    }
-    let e = min(s0 + NCRIT, params.n);
-    // The level-L prefix of a key: its top 3L bits, all in the high word
-    // for L <= 10.
-    let shift = 31u - 3u * min(params.group_cut_level, 10u);
-    var start = s0;
-    var prev = keys[s0].x >> shift;
-    for (var i = s0 + 1u; i < e; i++) {
-        let p = keys[i].x >> shift;
-        if (p != prev) {
-            push_group_always(start, i - start);
-            start = i;
-            prev = p;
-        }
-    }
-    push_group_always(start, e - start);
 }
 
 @compute @workgroup_size(1)

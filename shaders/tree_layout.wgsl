@@ -20,13 +20,9 @@ struct TreeParams {
     inv_theta: f32,
     // Capacity of the group arrays (cells + N/NCRIT + 1: never exceeded).
     group_capacity: u32,
-    // How the walk's groups are formed: 0, cells of at most NCRIT particles
-    // (sibling runs packed); 1, runs of NCRIT consecutive particles in key
-    // order cut where the key changes at group_cut_level (Bonsai's scheme).
-    grouping: u32,
-    // Tree level whose cell boundaries cut the key-order runs (0: none).
-    group_cut_level: u32,
     _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // Per-level parameter, bound with a dynamic offset (one 256-byte slot per

@@ -46,8 +46,14 @@ var<workgroup> current_group: u32;
 var<workgroup> deferred_len: atomic<u32>;
 // Staged moments of up to NCRIT listed cells: com_mass, quad_diag, quad_off.
 var<workgroup> staged_cells: array<array<vec4<f32>, 3>, NCRIT>;
-// Staged particles (position, mass) of the listed ranges.
-var<workgroup> staged_particles: array<vec4<f32>, NCRIT>;
+// Staged particles (position, mass) of the listed ranges, PARTICLE_BATCH
+// at a time (each invocation stages several, so one pair of barriers
+// serves more interactions).
+const PARTICLE_BATCH: u32 = 2u * NCRIT;
+// Range lists up to this long are scanned by one invocation (the final
+// evaluation of a walk), longer ones (flushes) by all.
+const SERIAL_SCAN: u32 = 16u;
+var<workgroup> staged_particles: array<vec4<f32>, PARTICLE_BATCH>;
 // Exclusive prefix sums of the listed ranges' particle counts.
 var<workgroup> range_offsets: array<u32, LIST_CAPACITY_PLUS_ONE>;
 
@@ -268,37 +274,60 @@ fn cell_list_force(x: vec3<f32>, len: u32, lid: u32, out: ptr<function, Accum>) 
     }
 }
 
-// Adds the forces of all particles of the `len` listed ranges, staged NCRIT
-// at a time, and returns their number. Whole workgroup, uniform `len`.
+// Adds the forces of all particles of the `len` listed ranges, staged
+// PARTICLE_BATCH at a time, and returns their number. Whole workgroup,
+// uniform `len`.
 fn range_list_force(x: vec3<f32>, len: u32, lid: u32, out: ptr<function, Accum>) -> u32 {
-    if (lid == 0u) {
-        var sum = 0u;
-        for (var e = 0u; e < len; e++) {
-            range_offsets[e] = sum;
-            sum += range_list[e].y;
+    if (len <= SERIAL_SCAN) {
+        if (lid == 0u) {
+            var sum = 0u;
+            for (var e = 0u; e < len; e++) {
+                range_offsets[e] = sum;
+                sum += range_list[e].y;
+            }
+            range_offsets[len] = sum;
         }
-        range_offsets[len] = sum;
+    } else {
+        // A long list (a flush): Hillis–Steele scan of the counts, entries
+        // lid and lid + NCRIT per invocation (LIST_CAPACITY = 2 NCRIT).
+        let e0 = lid;
+        let e1 = lid + NCRIT;
+        range_offsets[e0 + 1u] = select(0u, range_list[e0].y, e0 < len);
+        range_offsets[e1 + 1u] = select(0u, range_list[e1].y, e1 < len);
+        if (lid == 0u) {
+            range_offsets[0] = 0u;
+        }
+        for (var off = 1u; off < LIST_CAPACITY; off *= 2u) {
+            workgroupBarrier();
+            let v0 = select(0u, range_offsets[e0 + 1u - min(off, e0 + 1u)], e0 >= off);
+            let v1 = select(0u, range_offsets[e1 + 1u - min(off, e1 + 1u)], e1 >= off);
+            workgroupBarrier();
+            range_offsets[e0 + 1u] += v0;
+            range_offsets[e1 + 1u] += v1;
+        }
     }
     let total = workgroupUniformLoad(&range_offsets[len]);
-    for (var base = 0u; base < total; base += NCRIT) {
-        let idx = base + lid;
-        if (idx < total) {
-            // The range holding particle number idx: last offset <= idx.
-            var lo = 0u;
-            var hi = len;
-            while (hi - lo > 1u) {
-                let mid = (lo + hi) / 2u;
-                if (range_offsets[mid] <= idx) {
-                    lo = mid;
-                } else {
-                    hi = mid;
+    for (var base = 0u; base < total; base += PARTICLE_BATCH) {
+        for (var s = lid; s < PARTICLE_BATCH; s += NCRIT) {
+            let idx = base + s;
+            if (idx < total) {
+                // The range holding particle number idx: last offset <= idx.
+                var lo = 0u;
+                var hi = len;
+                while (hi - lo > 1u) {
+                    let mid = (lo + hi) / 2u;
+                    if (range_offsets[mid] <= idx) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
                 }
+                let p = pos_mass[range_list[lo].x + idx - range_offsets[lo]];
+                staged_particles[s] = vec4<f32>(p.pos, p.mass);
             }
-            let p = pos_mass[range_list[lo].x + idx - range_offsets[lo]];
-            staged_particles[lid] = vec4<f32>(p.pos, p.mass);
         }
         workgroupBarrier();
-        let batch = min(NCRIT, total - base);
+        let batch = min(PARTICLE_BATCH, total - base);
         var a0 = *out;
         var a1 = ZERO;
         var a2 = ZERO;

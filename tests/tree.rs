@@ -187,16 +187,13 @@ fn check_tree(p: &Particles) {
         }
     }
 
-    // Groups as the CPU twin forms them: the first cells with <= NCRIT
-    // particles on every path, siblings packed; or key-order runs.
+    // Groups: the first cells with <= NCRIT particles on every path,
+    // siblings packed, as the CPU twin forms them.
     let groups: Vec<Group> =
         read::<Group>(&ctx, &b.groups)[..counters.groups_built as usize].to_vec();
     let mut g: Vec<(u32, u32)> = groups.iter().map(|g| (g.start, g.count)).collect();
     g.sort_unstable();
-    match webgrav::tree::grouping(n as u32) {
-        (0, _) => assert_eq!(g, cpu::groups(&cpu_cells)),
-        (_, level) => assert_eq!(g, cpu::key_run_groups(&keys_gpu, level)),
-    }
+    assert_eq!(g, cpu::groups(&cpu_cells));
     assert!(g.iter().all(|&(_, c)| c <= NCRIT));
     // The walk's groups (oversized ones split into single particles) cover
     // every particle exactly once, and each box holds its particles.

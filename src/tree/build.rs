@@ -22,10 +22,7 @@ pub fn wgsl() -> String {
 pub struct TreeBuild {
     init: Kernel,
     split: Kernel,
-    chunk_groups: Kernel,
     finish_groups: Kernel,
-    /// Workgroups of `chunk_groups`: one invocation per NCRIT particles.
-    chunk_workgroups: u32,
     /// `writing[p]` binds dispatch buffer `p` as the next level's.
     writing: [wgpu::BindGroup; 2],
     dispatch: [wgpu::Buffer; 2],
@@ -49,7 +46,6 @@ impl TreeBuild {
         let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
         let init = k("build init", "init_tree");
         let split = k("build split", "split_cells");
-        let chunk_groups = k("build key-order groups", "chunk_groups");
         let finish_groups = k("build finish groups", "finish_groups");
         let writing = [0, 1].map(|p| {
             split.bind(
@@ -68,14 +64,7 @@ impl TreeBuild {
         Self {
             init,
             split,
-            chunk_groups,
             finish_groups,
-            chunk_workgroups: b
-                .state
-                .n
-                .div_ceil(super::NCRIT)
-                .div_ceil(crate::gpu::layout::WORKGROUP_SIZE)
-                .max(1),
             writing,
             dispatch: b.dispatch.clone(),
             dispatch_template: b.dispatch_template.clone(),
@@ -106,10 +95,6 @@ impl TreeBuild {
                 super::level_args_offset(level),
             );
         }
-        // Key-order groups (a no-op when the groups are cells).
-        pass.set_pipeline(&self.chunk_groups.pipeline);
-        pass.set_bind_group(0, &self.writing[0], &[0]);
-        pass.dispatch_workgroups(self.chunk_workgroups, 1, 1);
         // Group and walk sizes live in buffer 0.
         one(&mut pass, &self.finish_groups, &self.writing[0]);
     }

@@ -48,28 +48,6 @@ pub fn build(keys: &[u64]) -> Vec<TreeCell> {
     cells
 }
 
-/// The walk groups of key-order runs (`TreeParams::grouping` 1), sorted:
-/// runs of NCRIT consecutive particles of the sorted `keys`, each cut where
-/// the key's cell at `level` changes.
-pub fn key_run_groups(keys: &[u64], level: u32) -> Vec<(u32, u32)> {
-    let prefix = |k: u64| if level == 0 { 0 } else { k >> (63 - 3 * level) };
-    let mut out = Vec::new();
-    for (c, chunk) in keys.chunks(NCRIT as usize).enumerate() {
-        let mut start = 0;
-        for i in 1..chunk.len() {
-            if prefix(chunk[i]) != prefix(chunk[i - 1]) {
-                out.push(((c * NCRIT as usize + start) as u32, (i - start) as u32));
-                start = i;
-            }
-        }
-        out.push((
-            (c * NCRIT as usize + start) as u32,
-            (chunk.len() - start) as u32,
-        ));
-    }
-    out
-}
-
 /// The walk groups of a tree, as (start, count), sorted: the first cells
 /// with at most NCRIT particles on each path from the root, consecutive
 /// siblings packed greedily into runs of at most NCRIT particles; leaves

@@ -29,14 +29,9 @@ pub struct TreeParams {
     /// Capacity of the group arrays: cells + N/NCRIT + 1, so the groups of
     /// even a build whose cells overflowed always fit.
     pub group_capacity: u32,
-    /// How the walk's groups are formed: 0, cells of at most NCRIT
-    /// particles (sibling runs packed); 1, runs of NCRIT consecutive
-    /// particles in key order cut where the key changes at
-    /// `group_cut_level` (Bonsai's scheme).
-    pub grouping: u32,
-    /// Tree level whose cell boundaries cut the key-order runs (0: none).
-    pub group_cut_level: u32,
     pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
 }
 
 #[repr(C)]

@@ -159,34 +159,13 @@ impl TreeConfig {
 /// keeps the cells it cannot split as leaves (exact, only slower).
 const CELLS_PER_PARTICLE: f64 = 0.3;
 
-/// How the walk's groups are formed, and the tree level whose cell
-/// boundaries cut key-order runs (`TreeParams::grouping`).
-pub fn grouping(n: u32) -> (u32, u32) {
-    // EXPERIMENT knob: WEBGRAV_TREE_GROUPING=cells|runs|runs:L
-    let level = {
-        let mut l = 0u32;
-        while l < 7 && 8u64.pow(l + 1) * 4 * NCRIT as u64 <= n as u64 {
-            l += 1;
-        }
-        l
-    };
-    match std::env::var("WEBGRAV_TREE_GROUPING").ok().as_deref() {
-        Some("cells") => (0, 0),
-        Some(s) if s.starts_with("runs:") => (1, s[5..].parse().unwrap_or(level).min(7)),
-        _ => (1, level),
-    }
-}
-
 fn tree_params(n: u32, cell_capacity: u32, group_capacity: u32, config: TreeConfig) -> TreeParams {
-    let (grouping, group_cut_level) = grouping(n);
     TreeParams {
         n,
         cell_capacity,
         eps2: config.eps * config.eps,
         inv_theta: 1.0 / config.theta,
         group_capacity,
-        grouping,
-        group_cut_level,
         ..Default::default()
     }
 }
@@ -230,9 +209,7 @@ impl TreeBuffers {
     ) -> Result<Self> {
         let d = &ctx.device;
         let n = state.n;
-        // Key-order runs: N/NCRIT runs, each cut at most once more per cell
-        // of the cut level.
-        let group_capacity = cell_capacity + n / NCRIT + 1 + 8u32.pow(grouping(n).1);
+        let group_capacity = cell_capacity + n / NCRIT + 1;
         let storage =
             |label: &str, bytes: u64, extra: wgpu::BufferUsages| -> Result<wgpu::Buffer> {
                 let limit = d.limits().max_storage_buffer_binding_size;
