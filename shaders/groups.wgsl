@@ -66,5 +66,5 @@ fn walk_dispatch() {
     atomicStore(&counters.group_count, count);
     atomicStore(&counters.next_group, 0u);
     // Persistent walk workgroups, each taking groups from next_group.
-    dispatch.walk_args = DispatchArgs(max(min(count, WALK_WORKGROUPS), 1u), 1u, 1u);
+    dispatch.walk_args = DispatchArgs(max(min(count, params.walk_workgroups), 1u), 1u, 1u);
 }

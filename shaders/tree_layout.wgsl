@@ -20,7 +20,8 @@ struct TreeParams {
     inv_theta: f32,
     // Capacity of the group arrays (cells + N/NCRIT + 1: never exceeded).
     group_capacity: u32,
-    _pad0: u32,
+    // Most persistent walk workgroups (each has a stack of set-aside nodes).
+    walk_workgroups: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -89,7 +90,7 @@ struct TreeDispatch {
     level_args: array<LevelArgs, LEVEL_SLOTS>,
     // One invocation per group.
     group_args: DispatchArgs,
-    // The persistent walk workgroups: min(groups, WALK_WORKGROUPS).
+    // The persistent walk workgroups: min(groups, walk_workgroups).
     walk_args: DispatchArgs,
 }
 

@@ -1,6 +1,7 @@
-// Group-based tree walk (Bonsai 2012, §4.3.4). One workgroup of NCRIT
-// invocations per group (indirect dispatch sized by the build); invocation
-// k owns particle k of the group. The walk is breadth-first: the current level of
+// Group-based tree walk (Bonsai 2012, §4.3.4). Workgroups of NCRIT
+// invocations are persistent: each takes groups from a shared counter (at
+// most its share, min(groups, walk_workgroups) of them are dispatched) and
+// walks them one after the other; invocation k owns particle k of the group. The walk is breadth-first: the current level of
 // the frontier is tested against the MAC in chunks of NCRIT cells, one per
 // invocation, using the distance from the group's box to the cell's centre
 // of mass (eq. 4.1):
@@ -12,10 +13,12 @@
 // more at the end. For evaluation the list entries are first staged in
 // workgroup memory, NCRIT at a time, by all invocations together (cell
 // moments; particles of the listed ranges), so the global loads are issued
-// in parallel rather than one dependent load per entry per invocation. The frontier (current and next level) lives in workgroup
-// memory too; when it is full, an opened node is set aside and walked
-// afterwards as a subtree of its own (and only if that stack is full too,
-// its particle range goes to the particle list: exact, only slower).
+// in parallel rather than one dependent load per entry per invocation.
+// The frontier (current and next level) lives in workgroup memory too;
+// when it is full, an opened node is set aside on the workgroup's stack in
+// global memory (DEFERRED_CAPACITY entries) and walked afterwards as a
+// subtree of its own (only if that stack is full too does its particle
+// range go to the particle list: exact, only slower).
 // Driven by src/tree/walk.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;

@@ -99,8 +99,23 @@ fn forces_compare_ds_measures_every_particle_against_one_reference() {
     let file = tmp("other_acc.csv");
     std::fs::write(&file, csv).unwrap();
     let (ok, stdout, stderr) = webgrav(&[
-        "forces", "-n", "1200", "--seed", "9", "--eps", "0", "--solver", "tree",
-        "--compare", "ds", "--thetas", "0.3,0.8", "--sample", "64", "--against", &file,
+        "forces",
+        "-n",
+        "1200",
+        "--seed",
+        "9",
+        "--eps",
+        "0",
+        "--solver",
+        "tree",
+        "--compare",
+        "ds",
+        "--thetas",
+        "0.3,0.8",
+        "--sample",
+        "64",
+        "--against",
+        &file,
     ]);
     assert!(ok, "{stderr}");
     let lines: Vec<serde_json::Value> = stdout
@@ -121,8 +136,14 @@ fn forces_compare_ds_measures_every_particle_against_one_reference() {
     // A smaller opening angle: more interactions, smaller errors (Bonsai
     // 2012 fig. 4.8: median ~1e-5 at 0.3 and ~5e-4 at 0.8 at eps 0).
     assert!(small["pp_per_particle"].as_f64() > large["pp_per_particle"].as_f64());
-    assert!(acc(small, "median") < acc(large, "median") / 4.0, "{stdout}");
-    assert!(acc(small, "median") < 1e-4 && acc(large, "median") < 3e-3, "{stdout}");
+    assert!(
+        acc(small, "median") < acc(large, "median") / 4.0,
+        "{stdout}"
+    );
+    assert!(
+        acc(small, "median") < 1e-4 && acc(large, "median") < 3e-3,
+        "{stdout}"
+    );
     assert!(acc(small, "median") > 1e-7, "a tree is not exact: {stdout}");
     assert_eq!(file_line["solver"], "file");
     assert!(acc(file_line, "median") < 1e-6, "{file_line}");

@@ -243,7 +243,9 @@ fn read_acc_csv(path: &str, ids: &[u64]) -> Result<Vec<AccPot>> {
         source,
     })?;
     let bad = |line: usize, why: &str| {
-        Error::InvalidParameter(format!("{path}, line {line}: {why} (want id,ax,ay,az[,pot])"))
+        Error::InvalidParameter(format!(
+            "{path}, line {line}: {why} (want id,ax,ay,az[,pot])"
+        ))
     };
     let index: HashMap<u64, usize> = ids.iter().enumerate().map(|(k, &id)| (id, k)).collect();
     let mut out = vec![AccPot::default(); ids.len()];

@@ -29,7 +29,8 @@ pub struct TreeParams {
     /// Capacity of the group arrays: cells + N/NCRIT + 1, so the groups of
     /// even a build whose cells overflowed always fit.
     pub group_capacity: u32,
-    pub _pad0: u32,
+    /// Most persistent walk workgroups (each has a stack in `walk_stack`).
+    pub walk_workgroups: u32,
     pub _pad1: u32,
     pub _pad2: u32,
 }
@@ -97,7 +98,7 @@ pub struct TreeCounters {
 pub struct TreeDispatch {
     pub level_args: [DispatchArgs; LEVEL_SLOTS],
     pub group_args: DispatchArgs,
-    /// The persistent walk workgroups: min(groups, WALK_WORKGROUPS).
+    /// The persistent walk workgroups: min(groups, walk_workgroups).
     pub walk_args: DispatchArgs,
 }
 
