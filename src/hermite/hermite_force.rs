@@ -479,9 +479,11 @@ impl From<&ForceResult> for Force64 {
     }
 }
 
-/// Sinks per submission of [`ds_direct_forces`]: keeps each submission
-/// short (a GPU watchdog may stop a long one) and the buffers small.
+/// Most sinks per submission of [`ds_direct_forces`] (the buffers stay
+/// small), and most pairwise interactions per submission (about a third of
+/// a second on an H100: a GPU watchdog may stop a long submission).
 const DS_DIRECT_CHUNK: usize = 32768;
+const DS_DIRECT_INTERACTIONS: usize = 100_000_000_000;
 
 /// Acceleration and potential of every particle from all the others, summed
 /// on the GPU in double-single (positions exact: each f32 position is its
@@ -499,7 +501,9 @@ pub async fn ds_direct_forces(
     if n == 0 {
         return Ok(Vec::new());
     }
-    let ni_cap = n.min(DS_DIRECT_CHUNK);
+    let ni_cap = n
+        .min(DS_DIRECT_CHUNK)
+        .min((DS_DIRECT_INTERACTIONS / n).max(HT as usize));
     let mut gpu = HermiteGpu::new(ctx, n as u32, ni_cap as u32, eps)?;
     let recs: Vec<_> = pos_mass
         .iter()
