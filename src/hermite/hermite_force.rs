@@ -483,7 +483,7 @@ impl From<&ForceResult> for Force64 {
 /// small), and most pairwise interactions per submission (about a third of
 /// a second on an H100: a GPU watchdog may stop a long submission).
 const DS_DIRECT_CHUNK: usize = 32768;
-const DS_DIRECT_INTERACTIONS: usize = 100_000_000_000;
+const DS_DIRECT_INTERACTIONS: u64 = 100_000_000_000;
 
 /// Acceleration and potential of every particle from all the others, summed
 /// on the GPU in double-single (positions exact: each f32 position is its
