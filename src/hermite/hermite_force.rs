@@ -501,9 +501,8 @@ pub async fn ds_direct_forces(
     if n == 0 {
         return Ok(Vec::new());
     }
-    let ni_cap = n
-        .min(DS_DIRECT_CHUNK)
-        .min((DS_DIRECT_INTERACTIONS / n).max(HT as usize));
+    let per_submission = (DS_DIRECT_INTERACTIONS / n as u64).max(HT as u64);
+    let ni_cap = n.min(DS_DIRECT_CHUNK).min(per_submission as usize);
     let mut gpu = HermiteGpu::new(ctx, n as u32, ni_cap as u32, eps)?;
     let recs: Vec<_> = pos_mass
         .iter()
