@@ -1,8 +1,9 @@
 // Group-based tree walk (Bonsai 2012, §4.3.4). Workgroups of NCRIT
 // invocations are persistent: each takes groups from a shared counter (at
 // most its share, min(groups, walk_workgroups) of them are dispatched) and
-// walks them one after the other; invocation k owns particle k of the group. The walk is breadth-first: the current level of
-// the frontier is tested against the MAC in chunks of NCRIT cells, one per
+// walks them one after the other; invocation k owns particle k of the
+// group. The walk is breadth-first: the current level of the frontier is
+// tested against the MAC in chunks of NCRIT cells, one per
 // invocation, using the distance from the group's box to the cell's centre
 // of mass (eq. 4.1):
 //   accepted        -> its index joins the cell list (monopole+quadrupole),
@@ -11,9 +12,10 @@
 // Both lists live in workgroup memory and are evaluated by every invocation
 // for its own particle whenever they might not hold another chunk, and once
 // more at the end. For evaluation the list entries are first staged in
-// workgroup memory, NCRIT at a time, by all invocations together (cell
-// moments; particles of the listed ranges), so the global loads are issued
-// in parallel rather than one dependent load per entry per invocation.
+// workgroup memory by all invocations together (cell moments NCRIT at a
+// time; particles of the listed ranges PARTICLE_BATCH at a time), so the
+// global loads are issued in parallel rather than one dependent load per
+// entry per invocation.
 // The frontier (current and next level) lives in workgroup memory too;
 // when it is full, an opened node is set aside on the workgroup's stack in
 // global memory (DEFERRED_CAPACITY entries) and walked afterwards as a

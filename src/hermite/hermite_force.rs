@@ -496,7 +496,6 @@ pub async fn ds_direct_forces(
     pos_mass: &[crate::gpu::layout::PosMass],
     eps: f64,
 ) -> Result<Vec<Force64>> {
-    use super::integrator::Body;
     let n = pos_mass.len();
     if n == 0 {
         return Ok(Vec::new());
@@ -508,12 +507,15 @@ pub async fn ds_direct_forces(
         .iter()
         .enumerate()
         .map(|(k, p)| {
-            Body {
-                mass: p.mass as f64,
-                pos: p.pos.map(f64::from),
+            // At rest at t = 0: the prediction to t = 0 is the position.
+            let (pos_hi, pos_lo) = super::ds::split3(p.pos.map(f64::from));
+            JParticle {
+                pos_hi,
+                mass: p.mass,
+                pos_lo,
+                id: k as u32,
                 ..Default::default()
             }
-            .record(k as u32)
         })
         .collect();
     let addresses: Vec<u32> = (0..n as u32).collect();
