@@ -64,7 +64,7 @@ fn group_boxes_of(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn walk_dispatch() {
     let count = min(atomicLoad(&counters.group_count), params.group_capacity);
     atomicStore(&counters.group_count, count);
-    // One workgroup per group, on a 2-D grid beyond 65535 groups.
-    let rows = max((count + 65534u) / 65535u, 1u);
-    dispatch.walk_args = DispatchArgs((count + rows - 1u) / rows, rows, 1u);
+    atomicStore(&counters.next_group, 0u);
+    // Persistent walk workgroups, each taking groups from next_group.
+    dispatch.walk_args = DispatchArgs(max(min(count, params.walk_workgroups), 1u), 1u, 1u);
 }

@@ -20,7 +20,8 @@ struct TreeParams {
     inv_theta: f32,
     // Capacity of the group arrays (cells + N/NCRIT + 1: never exceeded).
     group_capacity: u32,
-    _pad0: u32,
+    // Most persistent walk workgroups (each has a stack of set-aside nodes).
+    walk_workgroups: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -71,6 +72,9 @@ struct TreeCounters {
     // Groups formed by the build (group_count may grow when the groups
     // phase splits oversized groups).
     groups_built: u32,
+    // The next group a walk workgroup takes (the walk's workgroups are
+    // persistent: each takes groups until none is left).
+    next_group: atomic<u32>,
     // Level l's cells are level_start[l] .. level_start[l + 1] (an end
     // below its start means an empty level).
     level_start: array<atomic<u32>, LEVEL_SLOTS>,
@@ -86,7 +90,7 @@ struct TreeDispatch {
     level_args: array<LevelArgs, LEVEL_SLOTS>,
     // One invocation per group.
     group_args: DispatchArgs,
-    // One workgroup per group (2-D when there are more than 65535).
+    // The persistent walk workgroups: min(groups, walk_workgroups).
     walk_args: DispatchArgs,
 }
 

@@ -1,7 +1,9 @@
-// Group-based tree walk (Bonsai 2012, §4.3.4). One workgroup of NCRIT
-// invocations per group (indirect dispatch sized by the build); invocation
-// k owns particle k of the group. The walk is breadth-first: the current level of
-// the frontier is tested against the MAC in chunks of NCRIT cells, one per
+// Group-based tree walk (Bonsai 2012, §4.3.4). Workgroups of NCRIT
+// invocations are persistent: each takes groups from a shared counter (at
+// most its share, min(groups, walk_workgroups) of them are dispatched) and
+// walks them one after the other; invocation k owns particle k of the
+// group. The walk is breadth-first: the current level of the frontier is
+// tested against the MAC in chunks of NCRIT cells, one per
 // invocation, using the distance from the group's box to the cell's centre
 // of mass (eq. 4.1):
 //   accepted        -> its index joins the cell list (monopole+quadrupole),
@@ -10,12 +12,15 @@
 // Both lists live in workgroup memory and are evaluated by every invocation
 // for its own particle whenever they might not hold another chunk, and once
 // more at the end. For evaluation the list entries are first staged in
-// workgroup memory, NCRIT at a time, by all invocations together (cell
-// moments; particles of the listed ranges), so the global loads are issued
-// in parallel rather than one dependent load per entry per invocation. The frontier (current and next level) lives in workgroup
-// memory too; when it is full, an opened node is set aside and walked
-// afterwards as a subtree of its own (and only if that stack is full too,
-// its particle range goes to the particle list: exact, only slower).
+// workgroup memory by all invocations together (cell moments NCRIT at a
+// time; particles of the listed ranges PARTICLE_BATCH at a time), so the
+// global loads are issued in parallel rather than one dependent load per
+// entry per invocation.
+// The frontier (current and next level) lives in workgroup memory too;
+// when it is full, an opened node is set aside on the workgroup's stack in
+// global memory (DEFERRED_CAPACITY entries) and walked afterwards as a
+// subtree of its own (only if that stack is full too does its particle
+// range go to the particle list: exact, only slower).
 // Driven by src/tree/walk.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
@@ -26,6 +31,9 @@
 @group(0) @binding(5) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(6) var<storage, read_write> acc_pot: array<AccPot>;
 @group(0) @binding(7) var<storage, read_write> interactions: array<InteractionCount>;
+// Each workgroup's stack of set-aside nodes: DEFERRED_CAPACITY entries from
+// workgroup_id.x * DEFERRED_CAPACITY (global memory, so it can be deep).
+@group(0) @binding(8) var<storage, read_write> deferred: array<u32>;
 
 const SKIP: u32 = 0xffffffffu;
 // One range in `list_lens`.
@@ -39,12 +47,18 @@ var<workgroup> list_lens: atomic<u32>;
 var<workgroup> next_len: atomic<u32>;
 var<workgroup> frontier: array<u32, 2 * FRONTIER_CAPACITY>;
 var<workgroup> group_count: u32;
-var<workgroup> deferred: array<u32, DEFERRED_CAPACITY>;
+var<workgroup> current_group: u32;
 var<workgroup> deferred_len: atomic<u32>;
 // Staged moments of up to NCRIT listed cells: com_mass, quad_diag, quad_off.
 var<workgroup> staged_cells: array<array<vec4<f32>, 3>, NCRIT>;
-// Staged particles (position, mass) of the listed ranges.
-var<workgroup> staged_particles: array<vec4<f32>, NCRIT>;
+// Staged particles (position, mass) of the listed ranges, PARTICLE_BATCH
+// at a time (each invocation stages several, so one pair of barriers
+// serves more interactions).
+const PARTICLE_BATCH: u32 = 2u * NCRIT;
+// Range lists up to this long are scanned by one invocation (the final
+// evaluation of a walk), longer ones (flushes) by all.
+const SERIAL_SCAN: u32 = 16u;
+var<workgroup> staged_particles: array<vec4<f32>, PARTICLE_BATCH>;
 // Exclusive prefix sums of the listed ranges' particle counts.
 var<workgroup> range_offsets: array<u32, LIST_CAPACITY_PLUS_ONE>;
 
@@ -96,16 +110,27 @@ fn walk(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // The dispatch may be padded to a 2-D grid: surplus workgroups leave.
+    let stack = wid.x * DEFERRED_CAPACITY;
     if (lid == 0u) {
         group_count = atomicLoad(&counters.group_count);
+    }
+    // Persistent workgroups: each takes groups from the shared counter, at
+    // most its share ceil(groups / workgroups), so that together they take
+    // every group (and no invocation runs unboundedly long: some drivers,
+    // e.g. lavapipe, cap the loop iterations of one invocation).
+    let share = (workgroupUniformLoad(&group_count) + nwg.x - 1u) / nwg.x;
+    for (var taken = 0u; taken < share; taken++) {
+    // Every invocation is done with the last group's workgroup state.
+    workgroupBarrier();
+    if (lid == 0u) {
+        current_group = atomicAdd(&counters.next_group, 1u);
         atomicStore(&list_lens, 0u);
-        deferred[0] = 0u; // the root
+        deferred[stack] = 0u; // the root
         atomicStore(&deferred_len, 1u);
     }
-    let g = wid.y * nwg.x + wid.x;
+    let g = workgroupUniformLoad(&current_group);
     if (g >= workgroupUniformLoad(&group_count)) {
-        return;
+        break;
     }
     let grp = group_boxes[g];
     let glo = grp.lo.xyz;
@@ -119,12 +144,14 @@ fn walk(
     // Subtrees still to walk: the root, then nodes that did not fit the
     // frontier. Each is walked breadth-first from an empty frontier.
     loop {
+    // Set-aside nodes written by any invocation are visible to the first.
+    storageBarrier();
     let pending = workgroupUniformLoad(&deferred_len);
     if (pending == 0u) {
         break;
     }
     if (lid == 0u) {
-        frontier[0] = deferred[pending - 1u];
+        frontier[0] = deferred[stack + pending - 1u];
         atomicSub(&deferred_len, 1u);
     }
     var cur = 0u;
@@ -169,7 +196,7 @@ fn walk(
                             // particles directly (exact, only slower).
                             let q = atomicAdd(&deferred_len, 1u);
                             if (q < DEFERRED_CAPACITY) {
-                                deferred[q] = c;
+                                deferred[stack + q] = c;
                             } else {
                                 atomicSub(&deferred_len, 1u);
                                 range_list[atomicAdd(&list_lens, RANGE_ONE) >> 16u] = vec2<u32>(cell.start, cell.count);
@@ -213,6 +240,7 @@ fn walk(
         acc_pot[i] = AccPot(a.acc, a.pot + self_pot);
         interactions[i] = InteractionCount(pp, pc);
     }
+    }
 }
 
 // Adds the forces of the `len` listed cells, staged NCRIT at a time. Must be
@@ -251,37 +279,60 @@ fn cell_list_force(x: vec3<f32>, len: u32, lid: u32, out: ptr<function, Accum>) 
     }
 }
 
-// Adds the forces of all particles of the `len` listed ranges, staged NCRIT
-// at a time, and returns their number. Whole workgroup, uniform `len`.
+// Adds the forces of all particles of the `len` listed ranges, staged
+// PARTICLE_BATCH at a time, and returns their number. Whole workgroup,
+// uniform `len`.
 fn range_list_force(x: vec3<f32>, len: u32, lid: u32, out: ptr<function, Accum>) -> u32 {
-    if (lid == 0u) {
-        var sum = 0u;
-        for (var e = 0u; e < len; e++) {
-            range_offsets[e] = sum;
-            sum += range_list[e].y;
+    if (len <= SERIAL_SCAN) {
+        if (lid == 0u) {
+            var sum = 0u;
+            for (var e = 0u; e < len; e++) {
+                range_offsets[e] = sum;
+                sum += range_list[e].y;
+            }
+            range_offsets[len] = sum;
         }
-        range_offsets[len] = sum;
+    } else {
+        // A long list (a flush): Hillis–Steele scan of the counts, entries
+        // lid and lid + NCRIT per invocation (LIST_CAPACITY = 2 NCRIT).
+        let e0 = lid;
+        let e1 = lid + NCRIT;
+        range_offsets[e0 + 1u] = select(0u, range_list[e0].y, e0 < len);
+        range_offsets[e1 + 1u] = select(0u, range_list[e1].y, e1 < len);
+        if (lid == 0u) {
+            range_offsets[0] = 0u;
+        }
+        for (var off = 1u; off < LIST_CAPACITY; off *= 2u) {
+            workgroupBarrier();
+            let v0 = select(0u, range_offsets[e0 + 1u - min(off, e0 + 1u)], e0 >= off);
+            let v1 = select(0u, range_offsets[e1 + 1u - min(off, e1 + 1u)], e1 >= off);
+            workgroupBarrier();
+            range_offsets[e0 + 1u] += v0;
+            range_offsets[e1 + 1u] += v1;
+        }
     }
     let total = workgroupUniformLoad(&range_offsets[len]);
-    for (var base = 0u; base < total; base += NCRIT) {
-        let idx = base + lid;
-        if (idx < total) {
-            // The range holding particle number idx: last offset <= idx.
-            var lo = 0u;
-            var hi = len;
-            while (hi - lo > 1u) {
-                let mid = (lo + hi) / 2u;
-                if (range_offsets[mid] <= idx) {
-                    lo = mid;
-                } else {
-                    hi = mid;
+    for (var base = 0u; base < total; base += PARTICLE_BATCH) {
+        for (var s = lid; s < PARTICLE_BATCH; s += NCRIT) {
+            let idx = base + s;
+            if (idx < total) {
+                // The range holding particle number idx: last offset <= idx.
+                var lo = 0u;
+                var hi = len;
+                while (hi - lo > 1u) {
+                    let mid = (lo + hi) / 2u;
+                    if (range_offsets[mid] <= idx) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
                 }
+                let p = pos_mass[range_list[lo].x + idx - range_offsets[lo]];
+                staged_particles[s] = vec4<f32>(p.pos, p.mass);
             }
-            let p = pos_mass[range_list[lo].x + idx - range_offsets[lo]];
-            staged_particles[lid] = vec4<f32>(p.pos, p.mass);
         }
         workgroupBarrier();
-        let batch = min(NCRIT, total - base);
+        let batch = min(PARTICLE_BATCH, total - base);
         var a0 = *out;
         var a1 = ZERO;
         var a2 = ZERO;

@@ -83,6 +83,75 @@ fn forces_csv_matches_the_f64_reference() {
 }
 
 #[test]
+fn forces_compare_ds_measures_every_particle_against_one_reference() {
+    // A file of "another code's" accelerations: the f64 sum, with particle
+    // 7's acceleration 1% too large. Compared with the GPU double-single
+    // reference, its median error is f32 rounding and its max that 1%.
+    let n = 1200;
+    let p = webgrav::state::Model::Plummer.generate(n, 9).unwrap();
+    let exact = webgrav::direct::reference::forces(&p.pos_mass, 0.0);
+    let mut csv = String::from("id,ax,ay,az,pot\n");
+    for (k, f) in exact.iter().enumerate() {
+        let s = if k == 7 { 1.01 } else { 1.0 };
+        let a = f.acc.map(|x| x * s);
+        csv += &format!("{},{:e},{:e},{:e},{:e}\n", p.id[k], a[0], a[1], a[2], f.pot);
+    }
+    let file = tmp("other_acc.csv");
+    std::fs::write(&file, csv).unwrap();
+    let (ok, stdout, stderr) = webgrav(&[
+        "forces",
+        "-n",
+        "1200",
+        "--seed",
+        "9",
+        "--eps",
+        "0",
+        "--solver",
+        "tree",
+        "--compare",
+        "ds",
+        "--thetas",
+        "0.3,0.8",
+        "--sample",
+        "64",
+        "--against",
+        &file,
+    ]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    let acc = |v: &serde_json::Value, q: &str| v["acc_error"][q].as_f64().unwrap();
+    for v in &lines {
+        assert_eq!(v["compare"], "direct-ds-gpu");
+        assert_eq!(v["compared"], 1200);
+        // The DS sum is the f64 sum to f32 rounding of the pair forces.
+        let check = v["reference_check"]["acc_max"].as_f64().unwrap();
+        assert!(check < 1e-5, "{v}");
+    }
+    let (small, large, file_line) = (&lines[0], &lines[1], &lines[2]);
+    assert_eq!(small["theta"].as_f64().unwrap() as f32, 0.3);
+    // A smaller opening angle: more interactions, smaller errors (Bonsai
+    // 2012 fig. 4.8: median ~1e-5 at 0.3 and ~5e-4 at 0.8 at eps 0).
+    assert!(small["pp_per_particle"].as_f64() > large["pp_per_particle"].as_f64());
+    assert!(
+        acc(small, "median") < acc(large, "median") / 4.0,
+        "{stdout}"
+    );
+    assert!(
+        acc(small, "median") < 1e-4 && acc(large, "median") < 3e-3,
+        "{stdout}"
+    );
+    assert!(acc(small, "median") > 1e-7, "a tree is not exact: {stdout}");
+    assert_eq!(file_line["solver"], "file");
+    assert!(acc(file_line, "median") < 1e-6, "{file_line}");
+    let max = acc(file_line, "max");
+    assert!((max - 0.01).abs() < 1e-4, "{file_line}");
+}
+
+#[test]
 fn bench_prints_a_json_line() {
     let (ok, stdout, stderr) = webgrav(&["bench", "direct", "-n", "1024", "--repeat", "2"]);
     assert!(ok, "{stderr}");

@@ -138,7 +138,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "TreeParams",
         size_of::<TreeParams>(),
-        fields!(TreeParams: n, cell_capacity, eps2, inv_theta, group_capacity, _pad0, _pad1, _pad2),
+        fields!(TreeParams: n, cell_capacity, eps2, inv_theta, group_capacity, walk_workgroups, _pad1, _pad2),
     );
     check_in(
         &src,
@@ -175,7 +175,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "TreeCounters",
         size_of::<TreeCounters>(),
-        fields!(TreeCounters: cell_count, group_count, overflow, depth, groups_built, level_start),
+        fields!(TreeCounters: cell_count, group_count, overflow, depth, groups_built, next_group, level_start),
     );
     check_in(
         &src,

@@ -1,15 +1,22 @@
 //! `webgrav forces`: the accelerations and potentials a solver computes
-//! for the initial state (CSV in input order), and their error against the
-//! f64 direct sum (Bonsai's figure 4.8 statistics).
+//! for the initial state (CSV in input order), and their error against a
+//! direct-sum reference (Bonsai's figure 4.8 statistics): the f64 sum on
+//! the CPU for a sample of particles, or the GPU double-single sum for
+//! every particle (spot-checked against the f64 sum). Several opening
+//! angles, and accelerations another code wrote (e.g. Bonsai's dump), are
+//! compared with the same reference in one call.
 
 use super::{check_typed_output, emit, say, InitialArgs, SolverArgs};
-use crate::direct::reference;
+use crate::direct::reference::{self, ForceF64};
 use crate::error::{Error, Result};
+use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
-use crate::run::Run;
+use crate::hermite::ds_direct_forces;
+use crate::run::{Run, SolverKind};
 use crate::snapshot;
 use crate::state::stats::{sample_indices, ErrorStats};
 use clap::{Args, ValueEnum};
+use std::collections::HashMap;
 
 #[derive(Args)]
 pub struct ForcesArgs {
@@ -17,75 +24,258 @@ pub struct ForcesArgs {
     initial: InitialArgs,
     #[command(flatten)]
     solver: SolverArgs,
-    /// Output CSV: id,x,y,z,m,ax,ay,az,pot (rows in input order).
+    /// Output CSV: id,x,y,z,m,ax,ay,az,pot (rows in input order; with
+    /// several --thetas, the forces of the last).
     #[arg(long)]
     out: Option<String>,
-    /// Compare with the f64 direct sum: print the relative acceleration
-    /// error distribution (median, 90th, 99th percentile, max).
+    /// Compare with a direct sum and print the relative acceleration error
+    /// distribution (median, 90th, 99th percentile, max) as a JSON line:
+    /// `direct`, the f64 sum on the CPU for --sample particles; `ds`, the
+    /// GPU double-single sum for every particle, spot-checked against the
+    /// f64 sum on --sample particles (`reference_check` in the line).
     #[arg(long, value_enum)]
     compare: Option<CompareWith>,
-    /// Particles sampled for --compare (the f64 sum costs N per particle);
-    /// 0 compares all of them.
+    /// Particles sampled for the f64 sum (it costs N per particle); 0 takes
+    /// all of them.
     #[arg(long, default_value_t = 4096)]
     sample: usize,
+    /// Tree solver: evaluate at each of these opening angles (one JSON line
+    /// each, same reference) instead of --theta.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    thetas: Vec<f32>,
+    /// Accelerations another code computed for the same particles, compared
+    /// with the same reference (one more JSON line each, "solver": "file";
+    /// may be repeated): CSV
+    /// with a header and rows `id,ax,ay,az[,pot]` (e.g. Bonsai's
+    /// `BONSAI_DUMP_ACC` output), matched to the input by id.
+    #[arg(long)]
+    against: Vec<String>,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum CompareWith {
-    /// The f64 direct sum on the CPU.
+    /// The f64 direct sum on the CPU, for --sample particles.
     Direct,
+    /// The double-single direct sum on the GPU, for every particle.
+    Ds,
+}
+
+/// The reference forces of the particles `sinks` (input indices).
+struct Reference {
+    kind: &'static str,
+    sinks: Vec<usize>,
+    forces: Vec<ForceF64>,
+    /// DS only: the largest relative acceleration and potential difference
+    /// to the f64 sum, and on how many particles.
+    check: Option<(usize, f64, f64)>,
+    seconds: f64,
 }
 
 pub async fn forces(a: ForcesArgs) -> Result<()> {
     if a.out.is_none() && a.compare.is_none() {
         return Err(Error::InvalidParameter(
-            "nothing to do: give --out FILE and/or --compare direct".into(),
+            "nothing to do: give --out FILE and/or --compare direct|ds".into(),
+        ));
+    }
+    if !a.against.is_empty() && a.compare.is_none() {
+        return Err(Error::InvalidParameter(
+            "--against needs a reference: give --compare direct|ds".into(),
+        ));
+    }
+    if !a.thetas.is_empty() && a.solver.solver != SolverKind::Tree {
+        return Err(Error::InvalidParameter(
+            "--thetas applies to --solver tree".into(),
         ));
     }
     if let Some(path) = &a.out {
         check_typed_output(path, "csv", "the force table", &a.initial.inputs())?;
     }
-    // The time step is not used: no step is taken.
-    let config = a.solver.config(1.0)?;
+    // The time step is not used: no step is taken. Every θ is validated
+    // before any work.
+    let thetas = if a.thetas.is_empty() {
+        vec![a.solver.theta]
+    } else {
+        a.thetas.clone()
+    };
+    let configs = thetas
+        .iter()
+        .map(|&theta| {
+            let mut s = a.solver.clone();
+            s.theta = theta;
+            s.config(1.0)
+        })
+        .collect::<Result<Vec<_>>>()?;
     let ctx = GpuContext::headless().await?;
     say!("adapter: {}", ctx.adapter_summary());
-    let start = a.initial.load(&ctx, config.solver())?;
-    // Creating the run evaluates the forces of the initial state (the
-    // Hermite integrators: their own, with jerk, in their precision).
-    let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
-    let r = run.readout(&ctx).await?;
-    let n = r.acc_pot.len();
-    if let Some(path) = &a.out {
-        let p = &start.particles;
-        snapshot::write_atomic(
-            path,
-            &snapshot::csv::encode_forces(&p.id, &p.pos_mass, &r.acc_pot),
-        )?;
-        say!("wrote forces of {n} particles to {path}");
-    }
-    if a.compare.is_some() {
-        let sample = sample_indices(n, a.sample, a.initial.seed);
-        let reference =
-            reference::forces_on(&start.particles.pos_mass, &sample, a.solver.eps as f64);
-        let gpu: Vec<_> = sample.iter().map(|&i| r.acc_pot[i]).collect();
-        let acc_err = ErrorStats::of(&reference::acc_errors(&gpu, &reference));
-        let pot_err = ErrorStats::of(&reference::pot_errors(&gpu, &reference));
-        let p = config.params();
-        let mut line = serde_json::json!({
-            "compare": "direct-f64",
-            "solver": p.solver.name(),
-            "n": n,
-            "theta": p.theta,
-            "eps": p.eps,
-            "sampled": sample.len(),
-            "acc_error": {"median": acc_err.median, "p90": acc_err.p90, "p99": acc_err.p99, "max": acc_err.max},
-            "pot_error": {"median": pot_err.median, "p90": pot_err.p90, "p99": pot_err.p99, "max": pot_err.max},
-        });
-        if let Some((pp, pc)) = r.interactions {
-            line["pp_per_particle"] = pp.into();
-            line["pc_per_particle"] = pc.into();
+    let start = a.initial.load(&ctx, configs[0].solver())?;
+    let p = &start.particles;
+    let n = p.len();
+    let foreign = a
+        .against
+        .iter()
+        .map(|path| read_acc_csv(path, &p.id))
+        .collect::<Result<Vec<_>>>()?;
+    let reference = match a.compare {
+        Some(kind) => Some(reference_forces(&ctx, p, kind, &a).await?),
+        None => None,
+    };
+    for (k, config) in configs.iter().enumerate() {
+        // Creating the run evaluates the forces of the initial state (the
+        // Hermite integrators: their own, with jerk, in their precision).
+        let mut run = Run::new(&ctx, p, start.time, *config).await?;
+        let r = run.readout(&ctx).await?;
+        if k + 1 == configs.len() {
+            if let Some(path) = &a.out {
+                snapshot::write_atomic(
+                    path,
+                    &snapshot::csv::encode_forces(&p.id, &p.pos_mass, &r.acc_pot),
+                )?;
+                say!("wrote forces of {n} particles to {path}");
+            }
         }
-        emit(line)?;
+        if let Some(reference) = &reference {
+            let rp = config.params();
+            let mut line = compare_line(reference, &r.acc_pot);
+            line["solver"] = rp.solver.name().into();
+            line["n"] = n.into();
+            line["theta"] = rp.theta.into();
+            line["eps"] = rp.eps.into();
+            if let Some((pp, pc)) = r.interactions {
+                line["pp_per_particle"] = pp.into();
+                line["pc_per_particle"] = pc.into();
+            }
+            emit(line)?;
+        }
+    }
+    if let Some(reference) = &reference {
+        for (acc, path) in foreign.iter().zip(&a.against) {
+            let mut line = compare_line(reference, acc);
+            line["solver"] = "file".into();
+            line["source"] = path.as_str().into();
+            line["n"] = n.into();
+            line["eps"] = a.solver.eps.into();
+            emit(line)?;
+        }
     }
     Ok(())
+}
+
+async fn reference_forces(
+    ctx: &GpuContext,
+    p: &crate::state::Particles,
+    kind: CompareWith,
+    a: &ForcesArgs,
+) -> Result<Reference> {
+    let n = p.len();
+    let eps = a.solver.eps as f64;
+    let sample = sample_indices(n, a.sample, a.initial.seed);
+    let t0 = std::time::Instant::now();
+    Ok(match kind {
+        CompareWith::Direct => Reference {
+            kind: "direct-f64",
+            forces: reference::forces_on(&p.pos_mass, &sample, eps),
+            sinks: sample,
+            check: None,
+            seconds: t0.elapsed().as_secs_f64(),
+        },
+        CompareWith::Ds => {
+            let forces: Vec<ForceF64> = ds_direct_forces(ctx, &p.pos_mass, eps)
+                .await?
+                .iter()
+                .map(|f| ForceF64 {
+                    acc: f.acc,
+                    pot: f.pot,
+                })
+                .collect();
+            let seconds = t0.elapsed().as_secs_f64();
+            let f64_sum = reference::forces_on(&p.pos_mass, &sample, eps);
+            let rel = |x: &[f64], y: &[f64]| {
+                let d: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
+                let r: f64 = y.iter().map(|b| b * b).sum();
+                if r > 0.0 {
+                    (d / r).sqrt()
+                } else {
+                    d.sqrt()
+                }
+            };
+            let (mut acc_max, mut pot_max) = (0.0f64, 0.0f64);
+            for (&i, f) in sample.iter().zip(&f64_sum) {
+                acc_max = acc_max.max(rel(&forces[i].acc, &f.acc));
+                pot_max = pot_max.max(rel(&[forces[i].pot], &[f.pot]));
+            }
+            Reference {
+                kind: "direct-ds-gpu",
+                sinks: (0..n).collect(),
+                forces,
+                check: Some((sample.len(), acc_max, pot_max)),
+                seconds,
+            }
+        }
+    })
+}
+
+/// The error statistics of `computed` (all particles, input order) against
+/// the reference, as a JSON object.
+fn compare_line(reference: &Reference, computed: &[AccPot]) -> serde_json::Value {
+    let picked: Vec<AccPot> = reference.sinks.iter().map(|&i| computed[i]).collect();
+    let acc_err = ErrorStats::of(&reference::acc_errors(&picked, &reference.forces));
+    let pot_err = ErrorStats::of(&reference::pot_errors(&picked, &reference.forces));
+    let mut line = serde_json::json!({
+        "compare": reference.kind,
+        "compared": reference.sinks.len(),
+        "reference_s": reference.seconds,
+        "acc_error": {"median": acc_err.median, "p90": acc_err.p90, "p99": acc_err.p99, "max": acc_err.max},
+        "pot_error": {"median": pot_err.median, "p90": pot_err.p90, "p99": pot_err.p99, "max": pot_err.max},
+    });
+    if let Some((sampled, acc, pot)) = reference.check {
+        line["reference_check"] = serde_json::json!({
+            "against": "direct-f64", "sampled": sampled, "acc_max": acc, "pot_max": pot,
+        });
+    }
+    line
+}
+
+/// Reads `id,ax,ay,az[,pot]` rows (after one header line) into input order
+/// by id; every input particle must appear once.
+fn read_acc_csv(path: &str, ids: &[u64]) -> Result<Vec<AccPot>> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.into(),
+        source,
+    })?;
+    let bad = |line: usize, why: &str| {
+        Error::InvalidParameter(format!(
+            "{path}, line {line}: {why} (want id,ax,ay,az[,pot])"
+        ))
+    };
+    let index: HashMap<u64, usize> = ids.iter().enumerate().map(|(k, &id)| (id, k)).collect();
+    let mut out = vec![AccPot::default(); ids.len()];
+    let mut seen = vec![false; ids.len()];
+    for (no, line) in text.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() < 4 {
+            return Err(bad(no + 1, "too few columns"));
+        }
+        let id: u64 = f[0].parse().map_err(|_| bad(no + 1, "bad id"))?;
+        let num = |s: &str| s.parse::<f32>().map_err(|_| bad(no + 1, "bad number"));
+        let &k = index
+            .get(&id)
+            .ok_or_else(|| bad(no + 1, &format!("id {id} is not in the input")))?;
+        if std::mem::replace(&mut seen[k], true) {
+            return Err(bad(no + 1, &format!("id {id} appears twice")));
+        }
+        out[k] = AccPot {
+            acc: [num(f[1])?, num(f[2])?, num(f[3])?],
+            pot: if f.len() > 4 { num(f[4])? } else { 0.0 },
+        };
+    }
+    if let Some(k) = seen.iter().position(|s| !s) {
+        return Err(Error::InvalidParameter(format!(
+            "{path}: no row for id {}",
+            ids[k]
+        )));
+    }
+    Ok(out)
 }

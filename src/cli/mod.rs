@@ -282,7 +282,7 @@ impl InitialArgs {
 }
 
 /// The solver and its parameters (ranges: `run::RUN_PARAMS`).
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct SolverArgs {
     #[arg(long, value_parser = solver_parser(), default_value = "direct")]
     solver: SolverKind,

@@ -528,3 +528,54 @@ impl From<&ForceResult> for Force64 {
         }
     }
 }
+
+/// Most sinks per submission of [`ds_direct_forces`] (the buffers stay
+/// small), and most pairwise interactions per submission (about a third of
+/// a second on an H100: a GPU watchdog may stop a long submission).
+const DS_DIRECT_CHUNK: usize = 32768;
+const DS_DIRECT_INTERACTIONS: u64 = 100_000_000_000;
+
+/// Acceleration and potential of every particle from all the others, summed
+/// on the GPU in double-single (positions exact: each f32 position is its
+/// own double-single value; pair forces in f32, sums in double-single).
+/// The reference the tree code's force errors are measured against: one
+/// N² evaluation at GPU speed, a few 1e-8 from the f64 sum (the spot check
+/// of `webgrav forces --compare ds` reports it).
+pub async fn ds_direct_forces(
+    ctx: &GpuContext,
+    pos_mass: &[crate::gpu::layout::PosMass],
+    eps: f64,
+) -> Result<Vec<Force64>> {
+    let n = pos_mass.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let per_submission = (DS_DIRECT_INTERACTIONS / n as u64).max(HT as u64);
+    let ni_cap = n.min(DS_DIRECT_CHUNK).min(per_submission as usize);
+    let mut gpu = HermiteGpu::new(ctx, n as u32, ni_cap as u32, eps)?;
+    let recs: Vec<_> = pos_mass
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            // At rest at t = 0: the prediction to t = 0 is the position.
+            let (pos_hi, pos_lo) = super::ds::split3(p.pos.map(f64::from));
+            JParticle {
+                pos_hi,
+                mass: p.mass,
+                pos_lo,
+                id: k as u32,
+                ..Default::default()
+            }
+        })
+        .collect();
+    let addresses: Vec<u32> = (0..n as u32).collect();
+    gpu.set_j(&addresses, &recs);
+    let mut out = Vec::with_capacity(n);
+    for sinks in addresses.chunks(ni_cap) {
+        let r = gpu
+            .evaluate(0.0, Sinks::Active(sinks), Order::Two, Precision::Ds)
+            .await?;
+        out.extend(r.iter().map(Force64::from));
+    }
+    Ok(out)
+}

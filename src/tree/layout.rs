@@ -29,7 +29,8 @@ pub struct TreeParams {
     /// Capacity of the group arrays: cells + N/NCRIT + 1, so the groups of
     /// even a build whose cells overflowed always fit.
     pub group_capacity: u32,
-    pub _pad0: u32,
+    /// Most persistent walk workgroups (each has a stack in `walk_stack`).
+    pub walk_workgroups: u32,
     pub _pad1: u32,
     pub _pad2: u32,
 }
@@ -84,6 +85,9 @@ pub struct TreeCounters {
     pub depth: u32,
     /// Groups formed by the build, before oversized ones are split.
     pub groups_built: u32,
+    /// The next group a walk workgroup takes (the walk's workgroups are
+    /// persistent: each takes groups until none is left).
+    pub next_group: u32,
     /// Level l's cells are `level_start[l]..level_start[l + 1]`.
     pub level_start: [u32; LEVEL_SLOTS],
 }
@@ -94,7 +98,7 @@ pub struct TreeCounters {
 pub struct TreeDispatch {
     pub level_args: [DispatchArgs; LEVEL_SLOTS],
     pub group_args: DispatchArgs,
-    /// One workgroup per group (2-D when there are more than 65535).
+    /// The persistent walk workgroups: min(groups, walk_workgroups).
     pub walk_args: DispatchArgs,
 }
 

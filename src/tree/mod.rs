@@ -40,18 +40,27 @@ pub const NLEAF: u32 = 16;
 /// (Bonsai's NCRIT).
 pub const NCRIT: u32 = 64;
 /// Entries of each of the walk's two frontier levels (workgroup memory:
-/// 2 × 1024 × 4 bytes of the 16 KiB WebGPU guarantees).
-pub const FRONTIER_CAPACITY: u32 = 1024;
+/// 2 × 512 × 4 bytes of the 16 KiB WebGPU guarantees). A node whose
+/// children do not fit is walked later from the workgroup's stack, so the
+/// capacity trades occupancy against restarts. Measured on the H100
+/// (walk ms at N = 2^20, θ = 0.73 / 0.49): 1024: 8.22 / 17.68; 512: 6.92 /
+/// 16.25; 384: 6.95 / 19.02; 256: 6.40 / 17.97.
+pub const FRONTIER_CAPACITY: u32 = 512;
 /// A group whose box is wider than 1/GROUP_SPLIT_DIVISOR of the system is
 /// split into one-particle groups (see shaders/groups.wgsl). Measured on
 /// the H100 (N = 2^20, θ = 0.75): 8 → 9.9 ms, 16 → 10.2 ms, 32 → 11.2 ms per
 /// force evaluation; without splitting, N = 2^16 took 4.8 ms instead of 1.5.
 pub const GROUP_SPLIT_DIVISOR: u32 = 8;
-/// Nodes the walk can set aside when its frontier is full (workgroup memory:
-/// with it the walk uses 15.9 of the 16 KiB WebGPU guarantees). 384 rather
-/// than 128 took N = 2^20, θ = 0.3 from 108 to 67 ms on the H100, θ ≥ 0.5
-/// unchanged.
-pub const DEFERRED_CAPACITY: u32 = 384;
+/// Nodes a walk workgroup can set aside when its frontier is full, each
+/// walked later as a subtree of its own (a stack per workgroup in global
+/// memory; only when it is full too are a node's particles summed directly).
+/// In workgroup memory, 384 entries took N = 2^20, θ = 0.3 from 108 to 67 ms
+/// on the H100 compared with 128.
+pub const DEFERRED_CAPACITY: u32 = 2048;
+/// Walk workgroups: persistent, each takes groups from an atomic counter,
+/// at most its share (more than an H100 holds at once; their stacks take
+/// WALK_WORKGROUPS × DEFERRED_CAPACITY × 4 bytes = 32 MiB).
+pub const WALK_WORKGROUPS: u32 = 4096;
 /// Entries of the walk's cell and particle-range lists (workgroup memory).
 pub const LIST_CAPACITY: u32 = 2 * NCRIT;
 /// Workgroups of the first bounding-box reduction.
@@ -145,13 +154,17 @@ impl TreeConfig {
 /// keeps the cells it cannot split as leaves (exact, only slower).
 const CELLS_PER_PARTICLE: f64 = 0.3;
 
-fn tree_params(n: u32, cell_capacity: u32, group_capacity: u32, config: TreeConfig) -> TreeParams {
+/// The parameters of `n` particles with capacities [cells, groups, walk
+/// workgroups].
+fn tree_params(n: u32, capacities: [u32; 3], config: TreeConfig) -> TreeParams {
+    let [cell_capacity, group_capacity, walk_workgroups] = capacities;
     TreeParams {
         n,
         cell_capacity,
         eps2: config.eps * config.eps,
         inv_theta: 1.0 / config.theta,
         group_capacity,
+        walk_workgroups,
         ..Default::default()
     }
 }
@@ -177,7 +190,12 @@ pub struct TreeBuffers {
     pub groups: wgpu::Buffer,
     pub group_boxes: wgpu::Buffer,
     pub interactions: wgpu::Buffer,
+    /// The walk workgroups' stacks of set-aside nodes.
+    pub walk_stack: wgpu::Buffer,
     pub cell_capacity: u32,
+    /// Persistent walk workgroups (at most; fewer when there are fewer
+    /// groups), each with a stack of DEFERRED_CAPACITY nodes.
+    pub walk_workgroups: u32,
     /// Groups the arrays hold: `cell_capacity + N/NCRIT + 1`. Every group
     /// is a cell or an NCRIT-sized piece of a leaf, so the build never
     /// runs out of group slots, even when it ran out of cells.
@@ -190,6 +208,7 @@ impl TreeBuffers {
         state: &GpuParticles,
         config: TreeConfig,
         cell_capacity: u32,
+        walk_workgroups: u32,
     ) -> Result<Self> {
         let d = &ctx.device;
         let n = state.n;
@@ -221,7 +240,8 @@ impl TreeBuffers {
         let cap = cell_capacity as u64;
         let gcap = group_capacity as u64;
         let size = |s: usize| s as u64;
-        let params = tree_params(n, cell_capacity, group_capacity, config);
+        let walk_workgroups = walk_workgroups.clamp(1, WALK_WORKGROUPS);
+        let params = tree_params(n, [cell_capacity, group_capacity, walk_workgroups], config);
         let dispatch_bytes = size(std::mem::size_of::<TreeDispatch>());
         let levels = d.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tree level slots"),
@@ -287,7 +307,13 @@ impl TreeBuffers {
                 n64 * size(std::mem::size_of::<InteractionCount>()),
                 none,
             )?,
+            walk_stack: storage(
+                "walk stacks",
+                walk_workgroups.min(group_capacity) as u64 * DEFERRED_CAPACITY as u64 * 4,
+                none,
+            )?,
             cell_capacity,
+            walk_workgroups,
             group_capacity,
         })
     }
@@ -309,6 +335,7 @@ impl TreeBuffers {
             &self.groups,
             &self.group_boxes,
             &self.interactions,
+            &self.walk_stack,
         ]
         .iter()
         .map(|b| b.size())
@@ -349,6 +376,19 @@ impl TreeSolver {
         config: TreeConfig,
         cells: u32,
     ) -> Result<Self> {
+        Self::with_limits(ctx, state, config, cells, WALK_WORKGROUPS)
+    }
+
+    /// A solver with `cells` cells and at most `walk_workgroups` (1 to
+    /// WALK_WORKGROUPS) persistent walk workgroups (tests make each take
+    /// several groups at small N).
+    pub fn with_limits(
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        config: TreeConfig,
+        cells: u32,
+        walk_workgroups: u32,
+    ) -> Result<Self> {
         config.validate()?;
         if state.n as u64 > MAX_TREE_PARTICLES {
             return Err(Error::TooManyParticles {
@@ -358,7 +398,7 @@ impl TreeSolver {
             });
         }
         let d = &ctx.device;
-        let buffers = TreeBuffers::new(ctx, state, config, cells.max(64))?;
+        let buffers = TreeBuffers::new(ctx, state, config, cells.max(64), walk_workgroups)?;
         Ok(Self {
             bbox: bbox::BoundingBox::new(d, &buffers),
             keys: keys::KeyGen::new(d, &buffers),
@@ -393,7 +433,11 @@ impl TreeSolver {
     /// Changes θ and the softening of later evaluations.
     pub fn set_config(&self, queue: &wgpu::Queue, config: TreeConfig) {
         let b = &self.buffers;
-        let p = tree_params(b.state.n, b.cell_capacity, b.group_capacity, config);
+        let p = tree_params(
+            b.state.n,
+            [b.cell_capacity, b.group_capacity, b.walk_workgroups],
+            config,
+        );
         queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&p));
     }
 

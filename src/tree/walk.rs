@@ -1,7 +1,8 @@
-//! The group-based tree walk (drives `shaders/walk.wgsl`): one workgroup of
-//! NCRIT invocations per group, breadth-first traversal with the frontier
-//! and the cell and particle interaction lists in workgroup memory, the
-//! lists evaluated as they fill.
+//! The group-based tree walk (drives `shaders/walk.wgsl`): persistent
+//! workgroups of NCRIT invocations, each taking groups from a counter;
+//! breadth-first traversal with the frontier and the cell and particle
+//! interaction lists in workgroup memory (evaluated as they fill), and a
+//! per-workgroup stack of set-aside subtrees in global memory.
 
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
@@ -29,6 +30,7 @@ pub const BINDINGS: &[Slot] = &[
     ("counters", Binding::StorageReadWrite),
     ("acc_pot", Binding::StorageReadWrite),
     ("interactions", Binding::StorageReadWrite),
+    ("deferred", Binding::StorageReadWrite),
 ];
 
 impl TreeWalk {
@@ -45,6 +47,7 @@ impl TreeWalk {
                 &b.counters,
                 &b.state.acc_pot,
                 &b.interactions,
+                &b.walk_stack,
             ],
         );
         Self {

@@ -32,7 +32,7 @@ import { fileURLToPath } from "node:url";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const DIST = path.join(ROOT, "dist");
 const ART = path.join(ROOT, "artifacts", "e2e");
-const BIN = process.env.WEBGRAV_BIN || path.join(ROOT, "target", "debug", "webgrav");
+const BIN = process.env.WEBGRAV_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, "target"), "debug", "webgrav");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const PORT = 8400 + Math.floor(Math.random() * 500);
 const BASE = `http://127.0.0.1:${PORT}/`;
