@@ -44,6 +44,18 @@ fn disk_shape(t: &Tagged, tag: u32) -> (f64, f64, f64) {
     (median(&mut r), median(&mut z), vphi)
 }
 
+/// A leapfrog run of `p` with direct forces (lavapipe runs the tree's many
+/// passes slowly), ε = 0.05.
+fn direct_run(ctx: &webgrav::gpu::GpuContext, p: &webgrav::state::Particles, dt: f64) -> Run {
+    let params = RunParams {
+        solver: SolverKind::Direct,
+        eps: 0.05,
+        dt,
+        ..RunParams::default()
+    };
+    block_on(Run::new(ctx, p, 0.0, params.validate().unwrap())).unwrap()
+}
+
 #[test]
 fn isolated_disk_galaxy_keeps_its_shape_for_a_rotation() {
     let ctx = common::gpu();
@@ -54,20 +66,7 @@ fn isolated_disk_galaxy_keeps_its_shape_for_a_rotation() {
     // One rotation period at 2.5 R_d.
     let vc = DiskEquilibrium::new(&g).kinematics(2.5).circular_speed;
     let period = 2.0 * std::f64::consts::PI * 2.5 / vc;
-    let params = RunParams {
-        // Direct forces: lavapipe runs the tree's many passes slowly.
-        solver: SolverKind::Direct,
-        eps: 0.05,
-        dt: 1.0 / 32.0,
-        ..RunParams::default()
-    };
-    let mut run = block_on(Run::new(
-        &ctx,
-        &start.particles,
-        0.0,
-        params.validate().unwrap(),
-    ))
-    .unwrap();
+    let mut run = direct_run(&ctx, &start.particles, 1.0 / 32.0);
     let first = block_on(run.readout(&ctx)).unwrap();
     block_on(run.run_to(&ctx, period, |_, _| true)).unwrap();
     let last = block_on(run.readout(&ctx)).unwrap();
@@ -152,20 +151,7 @@ fn two_small_galaxies_merge_and_conserve_energy() {
         primary_share: 2.0 / 3.0,
     };
     let start: Tagged = merger.realize(1536, 5).unwrap().into();
-    let params = RunParams {
-        // Direct forces: lavapipe runs the tree's many passes slowly.
-        solver: SolverKind::Direct,
-        eps: 0.05,
-        dt: 1.0 / 64.0,
-        ..RunParams::default()
-    };
-    let mut run = block_on(Run::new(
-        &ctx,
-        &start.particles,
-        0.0,
-        params.validate().unwrap(),
-    ))
-    .unwrap();
+    let mut run = direct_run(&ctx, &start.particles, 1.0 / 64.0);
     let mut separations = vec![];
     for t in [0.0, 2.0, 6.0, 12.0] {
         block_on(run.run_to(&ctx, t, |_, _| true)).unwrap();
