@@ -7,7 +7,9 @@ mod common;
 
 use webgrav::app::readout::{center_of_mass, lagrangian_radii, view_sphere};
 use webgrav::app::settings::{Settings, PRESETS};
-use webgrav::app::{check_particle_count, max_particles, HERMITE_MAX_PARTICLES};
+use webgrav::app::{
+    check_particle_count, max_particles, max_particles_within, HERMITE_MAX_PARTICLES,
+};
 use webgrav::hermite::Precision;
 use webgrav::render::ColorMode;
 use webgrav::run::SolverKind;
@@ -269,5 +271,51 @@ fn the_parameter_table_drives_settings_and_validation() {
         }
         .validate();
         assert!(e.is_err(), "eps {bad} accepted");
+    }
+}
+
+#[test]
+fn largest_n_follows_the_adapter_limits() {
+    let limits = |binding: u64, buffer: u64| wgpu::Limits {
+        max_storage_buffer_binding_size: binding,
+        max_buffer_size: buffer,
+        ..wgpu::Limits::default()
+    };
+    const MIB: u64 = 1 << 20;
+    // WebGPU's default binding (128 MiB): 16-byte particles, 80-byte cell
+    // moments at half a cell per particle (40 bytes per particle).
+    let default = limits(128 * MIB, 256 * MIB);
+    assert_eq!(max_particles_within(&default, SolverKind::Direct), 8 * MIB);
+    assert_eq!(
+        max_particles_within(&default, SolverKind::Tree),
+        128 * MIB / 40
+    );
+    // A desktop GPU that binds 1 GiB (SwiftShader does, so do discrete
+    // GPUs in Chrome): the tree holds 4M particles and more.
+    let desktop = limits(1024 * MIB, 1024 * MIB);
+    let tree = max_particles_within(&desktop, SolverKind::Tree);
+    assert!(tree >= 4 * MIB && tree == 1024 * MIB / 40, "{tree}");
+    // The smaller of the binding and the buffer limits counts.
+    assert_eq!(
+        max_particles_within(&limits(1024 * MIB, 64 * MIB), SolverKind::Direct),
+        4 * MIB
+    );
+    // A huge binding: the 32-bit indices and the tree's ceiling count.
+    let huge = limits(1 << 40, 1 << 40);
+    assert_eq!(
+        max_particles_within(&huge, SolverKind::Direct),
+        u32::MAX as u64 / 2
+    );
+    assert_eq!(
+        max_particles_within(&huge, SolverKind::Tree),
+        webgrav::tree::MAX_TREE_PARTICLES
+    );
+    // The real device agrees with its own limits.
+    let ctx = common::gpu();
+    for &solver in SolverKind::ALL {
+        assert_eq!(
+            webgrav::app::device_max_particles(&ctx, solver),
+            max_particles_within(&ctx.device.limits(), solver)
+        );
     }
 }

@@ -38,11 +38,20 @@ fn largest_array_bytes_per_particle(solver: SolverKind) -> (u64, &'static str) {
     }
 }
 
-/// The largest N `solver` can run on this device.
+/// The largest N `solver` can run on this device (whose limits are the
+/// adapter's own, requested in full by `GpuContext`).
 pub fn device_max_particles(ctx: &GpuContext, solver: SolverKind) -> u64 {
-    let max = ctx
-        .max_elements(largest_array_bytes_per_particle(solver).0)
-        .min(u32::MAX as u64 / 2);
+    max_particles_within(&ctx.device.limits(), solver)
+}
+
+/// The largest N `solver` can run within `limits`: its largest array must
+/// fit one storage binding and one buffer; indices are 32-bit; the tree
+/// has its own ceiling (`tree::MAX_TREE_PARTICLES`).
+pub fn max_particles_within(limits: &wgpu::Limits, solver: SolverKind) -> u64 {
+    let bytes = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let max = (bytes / largest_array_bytes_per_particle(solver).0).min(u32::MAX as u64 / 2);
     match solver {
         SolverKind::Tree => max.min(crate::tree::MAX_TREE_PARTICLES),
         _ => max,
