@@ -26,9 +26,9 @@ pub struct Series {
     frames: Vec<Frame>,
 }
 
-/// The format of `name`'s bytes: by its extension, else by its content.
+/// The format of `name`'s bytes (`Format::identify` on their start).
 pub fn format_of(name: &str, bytes: &[u8]) -> Result<Format> {
-    Format::from_path(name).or_else(|e| Format::detect(&bytes[..bytes.len().min(4096)]).ok_or(e))
+    Format::identify(name, &bytes[..bytes.len().min(4096)])
 }
 
 /// (file name, time) of each snapshot a series index's text lists;

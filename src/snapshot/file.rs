@@ -38,16 +38,7 @@ pub fn read_file(path: &str) -> Result<Snapshot> {
         r => (path.to_string(), r?),
     };
     let path = path.as_str();
-    let format = match Format::from_path(path) {
-        Ok(f) => f,
-        Err(_) => Format::detect(&head).ok_or_else(|| Error::BadSnapshot {
-            path: path.to_string(),
-            problem: "not a snapshot webgrav knows by its name (.tipsy, .bonsai, .csv, \
-                      .gadget) or its content (tried Tipsy's header, Gadget-2's first \
-                      record, a CSV header)"
-                .into(),
-        })?,
-    };
+    let format = Format::identify(path, &head)?;
     if format == Format::Gadget {
         return gadget::decode_files(&gadget_files(path)?);
     }

@@ -92,6 +92,21 @@ impl Format {
         }
     }
 
+    /// The format of the file `name` whose first bytes are `head`: by its
+    /// extension, else by its content (`detect`).
+    pub fn identify(name: &str, head: &[u8]) -> Result<Self> {
+        Format::from_path(name).or_else(|_| {
+            Format::detect(head).ok_or_else(|| {
+                bad(
+                    name,
+                    "not a snapshot webgrav knows by its name (.tipsy, .bonsai, .csv, \
+                     .gadget) or its content (tried Tipsy's header, Gadget-2's first \
+                     record, a CSV header)",
+                )
+            })
+        })
+    }
+
     /// The format of a file by its first bytes (at least 32, where the
     /// file has them): files of Bonsai and Gadget often carry no
     /// extension. Bonsai's Tipsy flavour reads as Tipsy (the reader tells
