@@ -54,6 +54,17 @@ pub fn lagrangian_radii(pos_mass: &[PosMass], center: [f64; 3], fractions: &[f64
     out
 }
 
+/// The Lagrangian radii at `LAGRANGIAN_FRACTIONS` about the centre of
+/// mass and the sphere to frame (`view_sphere`, whose radius is the last
+/// of them), from one sort of the particles.
+pub fn radii_and_view(pos_mass: &[PosMass]) -> (Vec<f64>, ([f32; 3], f32)) {
+    const _: () = assert!(LAGRANGIAN_FRACTIONS[2] == 0.9);
+    let c = center_of_mass(pos_mass);
+    let radii = lagrangian_radii(pos_mass, c, &LAGRANGIAN_FRACTIONS);
+    let sphere = (c.map(|x| x as f32), (radii[2] as f32).max(1e-3));
+    (radii, sphere)
+}
+
 /// Centre and radius of a sphere to frame: the centre of mass and the
 /// radius enclosing 90 % of the mass (escapers do not shrink the view).
 pub fn view_sphere(pos_mass: &[PosMass]) -> ([f32; 3], f32) {

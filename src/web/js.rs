@@ -151,9 +151,24 @@ pub fn catalog() -> JsValue {
     out.into()
 }
 
+/// Sets what a state's particles show of its structure, for the run's
+/// read-outs and the series' frames alike: `lagrangian` (the radii at
+/// `LAGRANGIAN_FRACTIONS`) and, for galaxies, `galaxy`.
+pub(super) fn set_structure(
+    obj: &js_sys::Object,
+    p: &Particles,
+    radii: Vec<f64>,
+    components: &ComponentTags,
+) {
+    set(obj, "lagrangian", array(radii));
+    if !components.by_shells {
+        set(obj, "galaxy", galaxy_object(p, components));
+    }
+}
+
 /// `{rotation_curve: [[r, v_c], ...], bar_a2, bh_separation}` of a galaxy
 /// (null where it has no disk or no two black holes).
-pub(super) fn galaxy_object(p: &Particles, components: &ComponentTags) -> js_sys::Object {
+fn galaxy_object(p: &Particles, components: &ComponentTags) -> js_sys::Object {
     let g = galaxy_readout(p, |k| components.is(k, "disk"));
     let galaxy = js_sys::Object::new();
     let curve = g

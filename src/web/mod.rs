@@ -14,7 +14,7 @@
 
 mod js;
 
-use crate::app::readout::{center_of_mass, lagrangian_radii, view_sphere, LAGRANGIAN_FRACTIONS};
+use crate::app::readout::{radii_and_view, view_sphere};
 use crate::app::series::{format_of, Series};
 use crate::app::settings::Settings;
 use crate::app::{check_particle_count, max_particles};
@@ -25,7 +25,7 @@ use crate::snapshot::{Format, Snapshot};
 use crate::state::{GpuParticles, Particles};
 use futures_channel::oneshot;
 use js::{
-    array, galaxy_object, js_err, norm3, set, settings_from_object, superseded, typed_error,
+    array, js_err, norm3, set, set_structure, settings_from_object, superseded, typed_error,
     values_object,
 };
 use std::cell::RefCell;
@@ -621,21 +621,14 @@ impl WebApp {
         let state = GpuParticles::upload(&s.ctx, p).map_err(js_err)?;
         let components = ComponentTags::of_kinds(snap.types.as_deref(), &p.pos_mass);
         let points = s.renderer.bind(&s.ctx.device, &state, &components.tags);
-        let com = center_of_mass(&p.pos_mass);
+        let (radii, sphere) = radii_and_view(&p.pos_mass);
         let out = js_sys::Object::new();
         set(&out, "name", name);
         set(&out, "time", snap.time);
         set(&out, "n", p.len() as f64);
-        set(
-            &out,
-            "lagrangian",
-            array(lagrangian_radii(&p.pos_mass, com, &LAGRANGIAN_FRACTIONS)),
-        );
-        if !components.by_shells {
-            set(&out, "galaxy", galaxy_object(p, &components));
-        }
+        set_structure(&out, p, radii, &components);
         if s.frame_view.is_none() {
-            s.sphere = view_sphere(&p.pos_mass);
+            s.sphere = sphere;
         }
         s.frame_view = Some(FrameView {
             index: k,
@@ -753,9 +746,8 @@ impl WebApp {
 fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
     let p = &r.snapshot.particles;
     s.ranges = ColorRanges::of(&p.vel, Some(&r.acc_pot));
-    s.sphere = view_sphere(&p.pos_mass);
-    let com = center_of_mass(&p.pos_mass);
-    let radii = lagrangian_radii(&p.pos_mass, com, &LAGRANGIAN_FRACTIONS);
+    let (radii, sphere) = radii_and_view(&p.pos_mass);
+    s.sphere = sphere;
     let d = &r.diagnostics;
     let obj = js_sys::Object::new();
     for (k, v) in [
@@ -774,7 +766,7 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
         set(&obj, k, v);
     }
     set(&obj, "e0_reset", r.e0_reset);
-    set(&obj, "lagrangian", array(radii));
+    set_structure(&obj, p, radii, &s.components);
     let timing = match (&r.hermite, s.ctx.has_timestamps) {
         (Some(_), _) => "n/a",
         (None, true) => "gpu",
@@ -793,9 +785,6 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
     if let Some((pp, pc)) = r.interactions {
         set(&obj, "pp", pp);
         set(&obj, "pc", pc);
-    }
-    if !s.components.by_shells {
-        set(&obj, "galaxy", galaxy_object(p, &s.components));
     }
     if let Some(h) = &r.hermite {
         set(&obj, "hermite", true);
