@@ -16,10 +16,13 @@
 //   S = m r2^-3/2 da - 6 alpha J - 3 beta A                     (ORDER == 6)
 // and the nearest neighbour by unsoftened |dr|^2 (ties: the smaller id
 // within a split, the earlier split between splits).
-// DS == 1: positions double-single (dr from ds3_diff), 1/sqrt(r2) refined
-// by a Newton step, acc, pot, jerk and snap accumulated double-single
-// (runs of DSG interactions summed in f32 first; DSG = 1, the default,
-// adds every interaction); per-interaction arithmetic f32.
+// DS == 1: positions double-single (dr from ds3_diff), acc, pot, jerk and
+// snap accumulated double-single, per-interaction arithmetic f32. Runs of
+// DSG interactions are summed in f32 and each run's sum enters the
+// double-single sums once; REFINE == 1 refines 1/sqrt(r2) by a Newton step.
+//   `ds`:      DSG = 1, REFINE = 1: every interaction exact in the sums;
+//   `ds-fast`: DSG = 32, REFINE = 0: Sapporo2's DS arithmetic (its threads
+//              sum ~30-60 interactions in f32 before double; bare rsqrt).
 // DS == 0: everything f32 (positions rounded to f32).
 
 @group(0) @binding(0) var<storage, read> params: HermiteParams;
@@ -83,71 +86,66 @@ fn force(
         tile_id[lid] = p.id;
         workgroupBarrier();
         let count = min(HT, j_end - base);
-        // Runs of DSG interactions are summed in f32 registers and each
-        // run's sum enters the double-single accumulators once (DSG = 1:
-        // every interaction, the compiler folds the test). Larger DSG
-        // saves two-sums but costs accuracy: see BENCHMARKS.md.
-        var ga = vec4<f32>(0.0);
-        var gj = vec3<f32>(0.0);
-        var gs = vec3<f32>(0.0);
-        for (var k = 0u; k < count; k++) {
-            let s = tile_pos[k];
-            var dr: vec3<f32>;
-            if (DS == 1u) {
-                dr = ds3_diff(s.xyz, tile_lo[k], me.pos_hi, me.pos_lo, one);
-            } else {
-                dr = s.xyz - me.pos_hi;
-            }
-            let jid = tile_id[k];
-            let other = jid != me.id;
-            let d2 = dot(dr, dr);
-            let r2 = d2 + eps2;
-            var rinv = select(0.0, inverseSqrt(r2), other && r2 > 0.0);
-            if (DS == 1u) {
-                // inverseSqrt may be off by a few ulp, and not at random
-                // (WGSL allows 2 ulp; lavapipe's is biased), which no
-                // double-single sum can undo: one Newton step with the
-                // residual from an FMA brings it to f32 rounding.
-                let e = fma(-(r2 * rinv), rinv, 1.0);
-                rinv = fma(0.5 * rinv, e, rinv);
-            }
-            let mr = s.w * rinv;
-            let rinv2 = rinv * rinv;
-            let mr3 = mr * rinv2;
-            let a = mr3 * dr;
-            ga += vec4<f32>(a, -mr);
-            if (ORDER >= 4u) {
-                let dv = tile_vel[k] - me.vel;
-                let alpha = dot(dr, dv) * rinv2;
-                let jj = mr3 * dv - (3.0 * alpha) * a;
-                gj += jj;
-                if (ORDER == 6u) {
-                    let da = tile_acc[k] - me.acc;
-                    let beta = (dot(dv, dv) + dot(dr, da)) * rinv2 + alpha * alpha;
-                    gs += mr3 * da - (6.0 * alpha) * jj - (3.0 * beta) * a;
-                }
-            }
-            if (other && d2 < nn_d2) {
-                nn_d2 = d2;
-                nn_id = jid;
-            }
-            if ((k + 1u) % DSG == 0u || k + 1u == count) {
+        for (var run = 0u; run < count; run += DSG) {
+            var ga = vec4<f32>(0.0);
+            var gj = vec3<f32>(0.0);
+            var gs = vec3<f32>(0.0);
+            // (DSG = 1: the compiler sees a loop of one interaction.)
+            let run_end = select(min(run + DSG, count), run + 1u, DSG == 1u);
+            for (var k = run; k < run_end; k++) {
+                let s = tile_pos[k];
+                var dr: vec3<f32>;
                 if (DS == 1u) {
-                    ap = ds4_add_f(ap, ga, one);
-                    if (ORDER >= 4u) {
-                        jk = ds3_add_f(jk, gj, one);
-                    }
-                    if (ORDER == 6u) {
-                        sn = ds3_add_f(sn, gs, one);
-                    }
+                    dr = ds3_diff(s.xyz, tile_lo[k], me.pos_hi, me.pos_lo, one);
                 } else {
-                    ap.hi += ga;
-                    jk.hi += gj;
-                    sn.hi += gs;
+                    dr = s.xyz - me.pos_hi;
                 }
-                ga = vec4<f32>(0.0);
-                gj = vec3<f32>(0.0);
-                gs = vec3<f32>(0.0);
+                let jid = tile_id[k];
+                let other = jid != me.id;
+                let d2 = dot(dr, dr);
+                let r2 = d2 + eps2;
+                var rinv = select(0.0, inverseSqrt(r2), other && r2 > 0.0);
+                if (REFINE == 1u) {
+                    // inverseSqrt may be off by a few ulp, and not at random
+                    // (WGSL allows 2 ulp; lavapipe's is biased), which no
+                    // double-single sum can undo: one Newton step with the
+                    // residual from an FMA brings it to f32 rounding.
+                    let e = fma(-(r2 * rinv), rinv, 1.0);
+                    rinv = fma(0.5 * rinv, e, rinv);
+                }
+                let mr = s.w * rinv;
+                let rinv2 = rinv * rinv;
+                let mr3 = mr * rinv2;
+                let a = mr3 * dr;
+                ga += vec4<f32>(a, -mr);
+                if (ORDER >= 4u) {
+                    let dv = tile_vel[k] - me.vel;
+                    let alpha = dot(dr, dv) * rinv2;
+                    let jj = mr3 * dv - (3.0 * alpha) * a;
+                    gj += jj;
+                    if (ORDER == 6u) {
+                        let da = tile_acc[k] - me.acc;
+                        let beta = (dot(dv, dv) + dot(dr, da)) * rinv2 + alpha * alpha;
+                        gs += mr3 * da - (6.0 * alpha) * jj - (3.0 * beta) * a;
+                    }
+                }
+                if (other && d2 < nn_d2) {
+                    nn_d2 = d2;
+                    nn_id = jid;
+                }
+            }
+            if (DS == 1u) {
+                ap = ds4_add_f(ap, ga, one);
+                if (ORDER >= 4u) {
+                    jk = ds3_add_f(jk, gj, one);
+                }
+                if (ORDER == 6u) {
+                    sn = ds3_add_f(sn, gs, one);
+                }
+            } else {
+                ap.hi += ga;
+                jk.hi += gj;
+                sn.hi += gs;
             }
         }
     }

@@ -199,3 +199,34 @@ fn dp_is_refused_without_f64() {
     .to_string();
     assert!(e.contains("SHADER_F64") && e.contains("use ds"), "{e}");
 }
+
+// `ds-fast` (Sapporo2's DS arithmetic: f32 sums of 32-interaction runs,
+// bare 1/sqrt) sits between the two: clearly better than f32 in the
+// potential and the acceleration (double-single positions and sums across
+// runs), within a few times `ds`'s errors.
+#[test]
+fn ds_fast_kernels_sit_between_f32_and_ds() {
+    let ds = run(Order::Six, Precision::Ds, &all(), None);
+    let fast = run(Order::Six, Precision::DsFast, &all(), None);
+    let f = run(Order::Six, Precision::F32, &all(), None);
+    assert!(
+        fast.acc.median < f.acc.median / 2.0,
+        "acc {:?} vs f32 {:?}",
+        fast.acc,
+        f.acc
+    );
+    assert!(
+        fast.pot.median < f.pot.median / 2.0,
+        "pot {:?} vs f32 {:?}",
+        fast.pot,
+        f.pot
+    );
+    assert!(
+        fast.acc.median < 8.0 * ds.acc.median,
+        "acc {:?} vs ds {:?}",
+        fast.acc,
+        ds.acc
+    );
+    assert!(fast.acc.max < 1e-5 && fast.jerk.median < 1e-5, "{fast:?}");
+    assert_eq!(fast.nn_wrong, 0, "nearest neighbours differ");
+}

@@ -302,7 +302,9 @@ struct SolverArgs {
     /// 6th-order Hermite time-step criterion: sapporo2 or aarseth.
     #[arg(long, value_parser = criterion_parser(), default_value = "sapporo2")]
     criterion: Criterion,
-    /// Hermite force arithmetic: f32, or double-single positions and sums.
+    /// Hermite force arithmetic: ds (double-single positions and sums, every
+    /// interaction exact in the sums), ds-fast (Sapporo2's DS: f32 sums of
+    /// 32-interaction runs), f32, or dp (native f64 where the adapter has it).
     #[arg(long, value_parser = precision_parser(), default_value = "ds")]
     precision: Precision,
     /// Hermite: largest block time step (a power of two).

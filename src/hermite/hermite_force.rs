@@ -24,12 +24,6 @@ use crate::gpu::GpuContext;
 /// 6th-order kernel then needs 8.5 KiB of workgroup memory.
 pub const HT: u32 = 128;
 
-/// Interactions summed in f32 before their sum enters the double-single
-/// accumulators (`shaders/hermite_force.wgsl`). 1 keeps every interaction
-/// exact in the sums: 16 is 2.2x faster on an H100 but loses 3x more
-/// energy in the 6th-order accuracy test (BENCHMARKS.md), so 1 it is.
-pub const DSG: u32 = 1;
-
 const HERMITE_FORCE_WGSL: &str = include_str!("../../shaders/hermite_force.wgsl");
 const HERMITE_FORCE_DP_WGSL: &str = include_str!("../../shaders/hermite_force_dp.wgsl");
 
@@ -72,8 +66,16 @@ impl Order {
 pub enum Precision {
     /// Positions rounded to f32, f32 sums.
     F32,
-    /// Double-single positions and sums of acceleration, potential and jerk.
+    /// Double-single positions and sums of acceleration, potential, jerk
+    /// and snap, every interaction added exactly; 1/sqrt refined by a
+    /// Newton step. The most accurate precision a browser runs.
     Ds,
+    /// Sapporo2's double-single arithmetic: double-single positions, runs
+    /// of 32 interactions summed in f32 (Sapporo2's threads sum ~30-60 on
+    /// an H100 before going to double), the runs' sums double-single, the
+    /// bare f32 1/sqrt. Faster than `Ds` at Sapporo2's accuracy
+    /// (BENCHMARKS.md).
+    DsFast,
     /// Native f64 arithmetic in the kernels (predictor and forces), on
     /// positions and velocities carried as double-single pairs; needs an
     /// adapter with f64 in shaders (wgpu `SHADER_F64`: Vulkan on most
@@ -82,12 +84,18 @@ pub enum Precision {
 }
 
 impl Precision {
-    pub const ALL: &'static [Precision] = &[Precision::Ds, Precision::F32, Precision::Dp];
+    pub const ALL: &'static [Precision] = &[
+        Precision::Ds,
+        Precision::DsFast,
+        Precision::F32,
+        Precision::Dp,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Precision::F32 => "f32",
             Precision::Ds => "ds",
+            Precision::DsFast => "ds-fast",
             Precision::Dp => "dp",
         }
     }
@@ -110,6 +118,20 @@ impl Precision {
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|p| p.name() == name)
     }
+
+    /// Interactions summed in f32 before their sum enters the force sums
+    /// (`shaders/hermite_force.wgsl`). `Ds` adds every interaction to its
+    /// double-single sums (runs of 16 were 1.4x faster on an H100 but lost
+    /// 3x more energy in the 6th-order accuracy test, BENCHMARKS.md); f32
+    /// sums a staged tile at a time, as plain f32 addition is no less
+    /// exact that way.
+    pub fn run_length(self) -> u32 {
+        match self {
+            Precision::Ds | Precision::Dp => 1,
+            Precision::DsFast => 32,
+            Precision::F32 => HT,
+        }
+    }
 }
 
 /// The composed WGSL of one kernel variant (for `Dp` with the f64 entry
@@ -123,7 +145,11 @@ pub fn wgsl(order: Order, precision: Precision) -> String {
     compose_with_ds(
         &[
             ("HT", HT),
-            ("DSG", DSG),
+            ("DSG", precision.run_length()),
+            (
+                "REFINE",
+                matches!(precision, Precision::Ds | Precision::Dp) as u32,
+            ),
             ("ORDER", order.constant()),
             ("DS", (precision != Precision::F32) as u32),
         ],

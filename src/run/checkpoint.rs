@@ -201,6 +201,7 @@ impl Checkpoint {
             Precision::F32 => 0,
             Precision::Ds => 1,
             Precision::Dp => 2,
+            Precision::DsFast => 3,
         });
         o.f64(p.dt_max);
         o.f64(self.time);
@@ -285,6 +286,7 @@ impl Checkpoint {
                 0 => Precision::F32,
                 1 => Precision::Ds,
                 2 => Precision::Dp,
+                3 => Precision::DsFast,
                 _ => return Err(i.bad("unknown precision")),
             },
             dt_max: i.f64()?,

@@ -199,7 +199,7 @@ pub const RUN_PARAMS: &[Param] = &[
     },
     Param {
         key: "precision",
-        label: "Hermite force arithmetic (double-single, f32, or dp: native f64 where the adapter has it, never in browsers)",
+        label: "Hermite force arithmetic (ds: double-single; ds-fast: Sapporo2's double-single, f32 sums of 32-interaction runs; f32; or dp: native f64 where the adapter has it, never in browsers)",
         kind: Kind::Choice(|| Precision::ALL.iter().map(|p| p.name()).collect()),
         default: "ds",
         solvers: HERMITE,
