@@ -5,14 +5,15 @@
 // f64 throughout: positions and velocities of sinks and sources from their
 // double-single pairs, every per-interaction quantity, 1/sqrt (an f32
 // estimate refined by two f64 Newton steps) and the sums in f64; the
-// sources' predicted accelerations (only the snap uses them) and masses in
-// f32. Results leave as double-single pairs (acc, pot, jerk, snap: about
+// sources' predicted accelerations (only the snap uses them) in f32, masses
+// from their double-single pairs. Results leave as double-single pairs (acc, pot, jerk, snap: about
 // 48 significant bits); the partial sums of a split j-range are added in
 // f64.
 
 var<workgroup> dtile_pos: array<vec3<f64>, HT>;
 var<workgroup> dtile_vel: array<vec3<f64>, HT>;
-var<workgroup> dtile_acc: array<vec4<f32>, HT>;
+var<workgroup> dtile_acc: array<vec3<f32>, HT>;
+var<workgroup> dtile_mass: array<f64, HT>;
 var<workgroup> dtile_id: array<u32, HT>;
 
 fn dp_of(hi: vec3<f32>, lo: vec3<f32>) -> vec3<f64> {
@@ -57,7 +58,8 @@ fn force_dp(
         workgroupBarrier();
         dtile_pos[lid] = dp_of(p.pos_hi, p.pos_lo);
         dtile_vel[lid] = dp_of(p.vel, p.vel_lo);
-        dtile_acc[lid] = vec4<f32>(p.acc, p.mass);
+        dtile_acc[lid] = p.acc;
+        dtile_mass[lid] = f64(p.mass) + f64(p.mass_lo);
         dtile_id[lid] = p.id;
         workgroupBarrier();
         let count = min(HT, j_end - base);
@@ -74,7 +76,7 @@ fn force_dp(
             rinv = rinv * (1.5lf - (0.5lf * r2) * rinv * rinv);
             rinv = rinv * (1.5lf - (0.5lf * r2) * rinv * rinv);
             rinv = select(0.0lf, rinv, other && r2 > 0.0lf);
-            let mr = f64(dtile_acc[k].w) * rinv;
+            let mr = dtile_mass[k] * rinv;
             let rinv2 = rinv * rinv;
             let mr3 = mr * rinv2;
             let a = mr3 * dr;

@@ -105,7 +105,8 @@ struct JParticle {
     vel_lo_z: f32,
     // Double-single remainders of acc, jerk and snap (--precision dp).
     acc_lo: vec3<f32>,
-    _pad0: f32,
+    // The mass's double-single remainder (--precision dp).
+    mass_lo: f32,
     jerk_lo: vec3<f32>,
     _pad1: f32,
     snap_lo: vec3<f32>,
@@ -119,7 +120,8 @@ struct PredJ {
     pos_lo: vec3<f32>,
     id: u32,
     vel: vec3<f32>,
-    _pad0: u32,
+    // The mass's double-single remainder (--precision dp).
+    mass_lo: f32,
     acc: vec3<f32>,
     _pad1: u32,
     // The velocity's double-single remainder (--precision dp; else zero).

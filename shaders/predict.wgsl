@@ -52,5 +52,5 @@ fn predict(
     let acc = p.acc + dt * (p.jerk + (dt * 0.5) * (p.snap + (dt * (1.0 / 3.0)) * p.crackle));
     let t = ds3_add_f(Ds3(p.pos_hi, vec3<f32>(0.0)), disp, one);
     let x = ds3_norm(t.hi, t.lo + p.pos_lo, one);
-    pred[k] = PredJ(x.hi, p.mass, x.lo, p.id, vel, 0u, acc, 0u, vec3<f32>(0.0), 0u);
+    pred[k] = PredJ(x.hi, p.mass, x.lo, p.id, vel, p.mass_lo, acc, 0u, vec3<f32>(0.0), 0u);
 }

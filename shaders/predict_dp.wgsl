@@ -40,5 +40,5 @@ fn predict_dp(
     let ap = a + dt * (j + (dt * 0.5lf) * (s + (dt / 3.0lf) * c));
     let xs = dp_split3(x);
     let vs = dp_split3(v);
-    pred[k] = PredJ(xs.hi, p.mass, xs.lo, p.id, vs.hi, 0u, vec3<f32>(ap), 0u, vs.lo, 0u);
+    pred[k] = PredJ(xs.hi, p.mass, xs.lo, p.id, vs.hi, p.mass_lo, vec3<f32>(ap), 0u, vs.lo, 0u);
 }

@@ -294,13 +294,13 @@ fn hermite_layouts_match_wgsl() {
         &src,
         "JParticle",
         size_of::<JParticle>(),
-        fields!(JParticle: pos_hi, mass, pos_lo, id, vel, t0_hi, acc, t0_lo, jerk, vel_lo_x, snap, vel_lo_y, crackle, vel_lo_z, acc_lo, _pad0, jerk_lo, _pad1, snap_lo, _pad2),
+        fields!(JParticle: pos_hi, mass, pos_lo, id, vel, t0_hi, acc, t0_lo, jerk, vel_lo_x, snap, vel_lo_y, crackle, vel_lo_z, acc_lo, mass_lo, jerk_lo, _pad1, snap_lo, _pad2),
     );
     check_in(
         &src,
         "PredJ",
         size_of::<PredJ>(),
-        fields!(PredJ: pos_hi, mass, pos_lo, id, vel, _pad0, acc, _pad1, vel_lo, _pad2),
+        fields!(PredJ: pos_hi, mass, pos_lo, id, vel, mass_lo, acc, _pad1, vel_lo, _pad2),
     );
     check_in(
         &src,

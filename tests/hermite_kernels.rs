@@ -230,3 +230,34 @@ fn ds_fast_kernels_sit_between_f32_and_ds() {
     assert!(fast.acc.max < 1e-5 && fast.jerk.median < 1e-5, "{fast:?}");
     assert_eq!(fast.nn_wrong, 0, "nearest neighbours differ");
 }
+
+// Masses that f32 cannot hold (a mass function's, or 1/N for N not a power
+// of two) reach the dp kernels as double-single pairs: with the masses
+// rounded to f32 the potential would be off by ~3e-8 relative, here it
+// stays at the f64 sum's rounding.
+#[test]
+fn dp_kernels_keep_masses_f32_cannot_hold() {
+    let ctx = common::gpu();
+    if !ctx.has_f64 {
+        eprintln!("adapter without f64: dp refused, see dp_is_refused_without_f64");
+        return;
+    }
+    let mut b = bodies();
+    for (k, body) in b.iter_mut().enumerate() {
+        // (3k + 4) / (3k + 3): never a dyadic fraction.
+        body.mass *= 1.0 + 1.0 / (3.0 * (k as f64 + 1.0));
+        assert_ne!(body.mass, body.mass as f32 as f64);
+    }
+    let e = pollster::block_on(hermite_errors(
+        &ctx,
+        &b,
+        EPS,
+        Order::Four,
+        Precision::Dp,
+        &all(),
+        None,
+    ));
+    assert!(e.acc.max < 1e-12, "acc {:?}", e.acc);
+    assert!(e.pot.max < 1e-13, "pot {:?}", e.pot);
+    assert!(e.jerk.max < 1e-12, "jerk {:?}", e.jerk);
+}

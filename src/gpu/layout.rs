@@ -143,7 +143,8 @@ pub struct JParticle {
     /// Double-single remainders of acceleration, jerk and snap (read by
     /// the f64 predictor of `--precision dp` only).
     pub acc_lo: [f32; 3],
-    pub _pad0: f32,
+    /// The mass's double-single remainder (`--precision dp` only).
+    pub mass_lo: f32,
     pub jerk_lo: [f32; 3],
     pub _pad1: f32,
     pub snap_lo: [f32; 3],
@@ -159,7 +160,8 @@ pub struct PredJ {
     pub pos_lo: [f32; 3],
     pub id: u32,
     pub vel: [f32; 3],
-    pub _pad0: u32,
+    /// The mass's double-single remainder (`--precision dp` only).
+    pub mass_lo: f32,
     /// Predicted acceleration (used by the 6th-order snap).
     pub acc: [f32; 3],
     pub _pad1: u32,

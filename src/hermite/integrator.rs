@@ -174,7 +174,8 @@ pub struct Body {
 
 impl Body {
     /// The body as the GPU's j-particle record with identity `id`:
-    /// position and time double-single, derivatives rounded to f32.
+    /// position, time and mass double-single, derivatives rounded to f32
+    /// (with the double-single remainders the f64 kernels of `dp` read).
     pub fn record(&self, id: u32) -> JParticle {
         let (pos_hi, pos_lo) = split3(self.pos);
         let (t0_hi, t0_lo) = split(self.t0);
@@ -182,10 +183,12 @@ impl Body {
         let (acc, acc_lo) = split3(self.acc);
         let (jerk, jerk_lo) = split3(self.jerk);
         let (snap, snap_lo) = split3(self.snap);
+        let (mass, mass_lo) = split(self.mass);
         let f = |v: [f64; 3]| v.map(|x| x as f32);
         JParticle {
             pos_hi,
-            mass: self.mass as f32,
+            mass,
+            mass_lo,
             pos_lo,
             id,
             vel,
