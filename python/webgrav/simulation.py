@@ -25,17 +25,9 @@ def _defaults():
 DEFAULTS = _defaults()
 
 
-def _run(solver, theta, eps, dt, eta, criterion, precision, dt_max):
-    return dict(
-        solver=solver,
-        theta=theta,
-        eps=eps,
-        dt=dt,
-        eta=eta,
-        criterion=criterion,
-        precision=precision,
-        dt_max=dt_max,
-    )
+def _state(name, doc):
+    """A read-only property of the state: the engine's array ``name``."""
+    return property(lambda self: getattr(self._engine, name)(), doc=doc)
 
 
 class Simulation:
@@ -92,7 +84,16 @@ class Simulation:
             arrays.ids(ids, n),
             arrays.kinds(kinds, n),
             float(time),
-            _run(solver, theta, eps, dt, eta, criterion, precision, dt_max),
+            dict(
+                solver=solver,
+                theta=theta,
+                eps=eps,
+                dt=dt,
+                eta=eta,
+                criterion=criterion,
+                precision=precision,
+                dt_max=dt_max,
+            ),
         )
 
     @classmethod
@@ -112,21 +113,15 @@ class Simulation:
         ratio=DEFAULTS["ratio"],
         rperi=DEFAULTS["rperi"],
         satellites=DEFAULTS["satellites"],
-        solver=DEFAULTS["solver"],
-        theta=DEFAULTS["theta"],
-        eps=DEFAULTS["eps"],
-        dt=DEFAULTS["dt"],
-        eta=DEFAULTS["eta"],
-        criterion=DEFAULTS["criterion"],
-        precision=DEFAULTS["precision"],
-        dt_max=DEFAULTS["dt_max"],
+        **run,
     ):
         """``n`` particles of one of webgrav's models (``webgrav.models()``:
         plummer, cold-collapse, hernquist, nfw, sersic, disk-galaxy,
         milky-way, galaxy-merger, minor-mergers), deterministic per
         ``seed``; ``q`` (Toomre Q: disk-galaxy, milky-way), ``ratio`` and
         ``rperi`` (galaxy-merger, kpc), ``satellites`` (minor-mergers) as
-        on the command line. Galaxies carry their components as ``kinds``."""
+        on the command line. Galaxies carry their components as ``kinds``.
+        Other keywords: the run parameters, as for ``Simulation``."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise arrays.invalid(f"n must be a positive whole number, got {n!r}")
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -140,7 +135,7 @@ class Simulation:
                 float(ratio),
                 float(rperi),
                 float(satellites),
-                _run(solver, theta, eps, dt, eta, criterion, precision, dt_max),
+                run,
             )
         )
 
@@ -196,42 +191,17 @@ class Simulation:
         """The run parameters in force (a new dict)."""
         return self._engine.params()
 
-    @property
-    def pos(self):
-        """Positions, float64 (N, 3), a new array (the GPU holds f32)."""
-        return self._engine.pos()
-
-    @property
-    def vel(self):
-        """Velocities, float64 (N, 3), a new array."""
-        return self._engine.vel()
-
-    @property
-    def mass(self):
-        """Masses, float64 (N), a new array."""
-        return self._engine.mass()
-
-    @property
-    def acc(self):
-        """Accelerations of the state, float64 (N, 3), from the solver's
-        f32 forces."""
-        return self._engine.acc()
-
-    @property
-    def pot(self):
-        """Softened potentials (G = 1), float64 (N)."""
-        return self._engine.pot()
-
-    @property
-    def ids(self):
-        """Particle ids, uint64 (N)."""
-        return self._engine.ids()
-
-    @property
-    def kinds(self):
-        """Particle kinds (numbers into ``webgrav.KINDS``, uint8), or None
-        where the particles carry none."""
-        return self._engine.kinds()
+    pos = _state("pos", "Positions, float64 (N, 3), a new array (the GPU holds f32).")
+    vel = _state("vel", "Velocities, float64 (N, 3), a new array.")
+    mass = _state("mass", "Masses, float64 (N), a new array.")
+    acc = _state("acc", "Accelerations of the state, float64 (N, 3), from the solver's f32 forces.")
+    pot = _state("pot", "Softened potentials (G = 1), float64 (N).")
+    ids = _state("ids", "Particle ids, uint64 (N).")
+    kinds = _state(
+        "kinds",
+        "Particle kinds (numbers into ``webgrav.KINDS``, uint8), or None where "
+        "the particles carry none.",
+    )
 
     def energy(self):
         """Total energy E = K + W (W = ½ Σ m φ with the softened potential),

@@ -1,7 +1,7 @@
 //! One run type over every integrator: [`Run`] holds a leapfrog (direct or
 //! tree forces, all on the GPU) or a block-step Hermite integrator behind
-//! one API, which the CLI, the web app and the benchmarks use and nothing
-//! else. A run is created from particles and a [`RunConfig`] (which only
+//! one API, which the CLI, the web app, the Python package and the
+//! benchmarks use and nothing else. A run is created from particles and a [`RunConfig`] (which only
 //! `RunParams::validate` builds); steps are queued without waiting for the
 //! GPU; `readout` gives one consistent state in input order with its
 //! diagnostics, GPU phase times and solver statistics.
