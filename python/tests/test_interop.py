@@ -46,6 +46,8 @@ def test_pynbody_physical_units_convert_to_webgrav_units():
     np.testing.assert_allclose(by_id(back.ids, back.vel), by_id(sim.ids, sim.vel), rtol=1e-6)
 
 
+# pynbody looks for a gasoline .param file beside a Tipsy file.
+@pytest.mark.filterwarnings("ignore:No readable param file")
 def test_tipsy_file_reads_in_pynbody(tmp_path):
     sim = webgrav.Simulation.from_model("plummer", n=300, seed=3, solver="direct")
     sim.evolve(4 * sim.params["dt"])
