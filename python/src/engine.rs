@@ -547,6 +547,22 @@ impl Engine {
         Ok(PyBytes::new(py, &png))
     }
 
+    /// Switches to the run parameters `params` (over the current ones),
+    /// carrying on from the current state: in place where only ε, dt, θ
+    /// (leapfrog) or η and the precision (Hermite) change, else a new
+    /// integrator from the state read back. The energy reference restarts
+    /// (E depends on the softening and the solver).
+    fn configure(&mut self, py: Python<'_>, params: &Bound<'_, PyDict>) -> PyResult<()> {
+        let config = config(*self.run().config().params(), Some(params))?;
+        let ctx = self.ctx.clone();
+        let run = self.run();
+        py.detach(|| pollster::block_on(run.reconfigure(&ctx, config)))
+            .py_err()?;
+        // A new reference: the next read-out sets E0.
+        self.readout = None;
+        py.detach(|| self.take_readout().map(|_| ())).py_err()
+    }
+
     /// The run's parameters (every key of the table that configures a run).
     fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let p = *self.locked().config().params();

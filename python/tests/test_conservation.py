@@ -87,3 +87,22 @@ def test_hermite6_with_its_parameters():
     assert sim.energy_error() < fourth.energy_error() / 5
     with pytest.raises(webgrav.WebgravError, match="t_end 0.15 is not a whole number of dt_max"):
         sim.evolve(0.15)
+
+
+def test_configure_carries_on_from_the_state():
+    sim = webgrav.Simulation.from_model("plummer", n=256, seed=3, solver="direct", eps=0.05)
+    sim.evolve(4 * sim.params["dt"])
+    pos = sim.pos
+    sim.configure(solver="hermite4", eta=0.01)
+    assert sim.params["solver"] == "hermite4" and sim.time == 4 * sim.params["dt"]
+    # The same particles, now in f64 on the host, where they were.
+    np.testing.assert_array_equal(sim.pos, pos)
+    assert sim.energy_error() == 0.0  # the reference restarted here
+    sim.configure(solver="direct", dt=1 / 256)
+    start = sim.time
+    sim.evolve(start + 8 / 256)
+    assert sim.steps > 0 and sim.energy_error() < 1e-5
+    # Refused settings leave the run as it was.
+    with pytest.raises(webgrav.WebgravError, match=r"eps = -1: expected a number in \[0, 10\]"):
+        sim.configure(eps=-1, dt=1 / 64)
+    assert sim.params["dt"] == 1 / 256

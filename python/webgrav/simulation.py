@@ -169,6 +169,13 @@ class Simulation:
             if bar is not None:
                 bar.close()
 
+    def configure(self, **run):
+        """Changes run parameters mid-run (e.g. ``dt=1/256``, ``theta=0.3``,
+        ``solver="hermite4"``), carrying on from the current state; the
+        energy reference of ``energy_error`` restarts, since E depends on
+        the softening and the solver."""
+        self._engine.configure(run)
+
     @property
     def time(self):
         """Simulated time of the state."""
