@@ -55,7 +55,7 @@ impl Engine {
         self.run.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A run of `start` configured by `params`, its first read-out taken
+    /// A run of `start` with `config`, its first read-out taken
     /// (the energy reference). Without the GIL.
     fn start(py: Python<'_>, start: Snapshot, config: RunConfig) -> PyResult<Self> {
         py.detach(move || -> webgrav::Result<Self> {
