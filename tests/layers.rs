@@ -163,3 +163,29 @@ fn layers_depend_one_way_and_files_do_not_import_each_other() {
     }
     assert!(problems.is_empty(), "layering:\n{}", problems.join("\n"));
 }
+
+/// The Python package's binding crate (`python/src`) is a front end beside
+/// the CLI, the page and the GRAPE library: it uses the library's layers
+/// up to `app`, never another front end.
+#[test]
+fn python_bindings_use_no_other_front_end() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(!files.is_empty(), "no binding sources in {}", src.display());
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = code(&std::fs::read_to_string(file).unwrap());
+        for used in segments_after(&text, "webgrav::") {
+            match LAYERS.iter().position(|l| *l == used) {
+                Some(r) if r <= LAYERS.iter().position(|l| *l == "app").unwrap() => {}
+                _ if matches!(used.as_str(), "Error" | "Result") => {}
+                _ => problems.push(format!(
+                    "{}: uses 'webgrav::{used}', not a library layer",
+                    file.strip_prefix(&src).unwrap().display()
+                )),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "layering:\n{}", problems.join("\n"));
+}

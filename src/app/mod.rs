@@ -1,10 +1,15 @@
 //! What the front ends need besides the run itself, free of any platform
 //! code so native tests cover it: settings as URL parameters (`settings`),
 //! the galactic-dynamics analysis of a state (`analysis`),
-//! read-outs computed from a state (`readout`), and the particle-count
-//! limit of each solver on a device.
+//! read-outs computed from a state (`readout`), a picture of a run's
+//! state (`picture`), the accuracy of forces against a direct sum
+//! (`accuracy`, native), and the particle-count limit of each solver on a
+//! device.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod accuracy;
 pub mod analysis;
+pub mod picture;
 pub mod readout;
 pub mod series;
 pub mod settings;

@@ -7,14 +7,13 @@
 //! compared with the same reference in one call.
 
 use super::{check_typed_output, emit, say, InitialArgs, SolverArgs};
-use crate::direct::reference::{self, ForceF64};
+use crate::app::accuracy::{reference_forces, CompareWith, Reference};
 use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
-use crate::hermite::ds_direct_forces;
 use crate::run::{Run, SolverKind};
 use crate::snapshot;
-use crate::state::stats::{sample_indices, ErrorStats};
+use crate::state::stats::ErrorStats;
 use clap::{Args, ValueEnum};
 use std::collections::HashMap;
 
@@ -34,7 +33,7 @@ pub struct ForcesArgs {
     /// GPU double-single sum for every particle, spot-checked against the
     /// f64 sum on --sample particles (`reference_check` in the line).
     #[arg(long, value_enum)]
-    compare: Option<CompareWith>,
+    compare: Option<CompareArg>,
     /// Particles sampled for the f64 sum (it costs N per particle); 0 takes
     /// all of them.
     #[arg(long, default_value_t = 4096)]
@@ -52,23 +51,22 @@ pub struct ForcesArgs {
     against: Vec<String>,
 }
 
+/// `--compare`: the clap face of `app::accuracy::CompareWith`.
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
-enum CompareWith {
+enum CompareArg {
     /// The f64 direct sum on the CPU, for --sample particles.
     Direct,
     /// The double-single direct sum on the GPU, for every particle.
     Ds,
 }
 
-/// The reference forces of the particles `sinks` (input indices).
-struct Reference {
-    kind: &'static str,
-    sinks: Vec<usize>,
-    forces: Vec<ForceF64>,
-    /// DS only: the largest relative acceleration and potential difference
-    /// to the f64 sum, and on how many particles.
-    check: Option<(usize, f64, f64)>,
-    seconds: f64,
+impl From<CompareArg> for CompareWith {
+    fn from(c: CompareArg) -> Self {
+        match c {
+            CompareArg::Direct => CompareWith::Direct,
+            CompareArg::Ds => CompareWith::Ds,
+        }
+    }
 }
 
 pub async fn forces(a: ForcesArgs) -> Result<()> {
@@ -116,7 +114,17 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
         .map(|path| read_acc_csv(path, &p.id))
         .collect::<Result<Vec<_>>>()?;
     let reference = match a.compare {
-        Some(kind) => Some(reference_forces(&ctx, p, kind, &a).await?),
+        Some(kind) => Some(
+            reference_forces(
+                &ctx,
+                p,
+                kind.into(),
+                a.solver.eps as f64,
+                a.sample,
+                a.initial.seed,
+            )
+            .await?,
+        ),
         None => None,
     };
     for (k, config) in configs.iter().enumerate() {
@@ -160,72 +168,17 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
     Ok(())
 }
 
-async fn reference_forces(
-    ctx: &GpuContext,
-    p: &crate::state::Particles,
-    kind: CompareWith,
-    a: &ForcesArgs,
-) -> Result<Reference> {
-    let n = p.len();
-    let eps = a.solver.eps as f64;
-    let sample = sample_indices(n, a.sample, a.initial.seed);
-    let t0 = std::time::Instant::now();
-    Ok(match kind {
-        CompareWith::Direct => Reference {
-            kind: "direct-f64",
-            forces: reference::forces_on(&p.pos_mass, &sample, eps),
-            sinks: sample,
-            check: None,
-            seconds: t0.elapsed().as_secs_f64(),
-        },
-        CompareWith::Ds => {
-            let forces: Vec<ForceF64> = ds_direct_forces(ctx, &p.pos_mass, eps)
-                .await?
-                .iter()
-                .map(|f| ForceF64 {
-                    acc: f.acc,
-                    pot: f.pot,
-                })
-                .collect();
-            let seconds = t0.elapsed().as_secs_f64();
-            let f64_sum = reference::forces_on(&p.pos_mass, &sample, eps);
-            let rel = |x: &[f64], y: &[f64]| {
-                let d: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
-                let r: f64 = y.iter().map(|b| b * b).sum();
-                if r > 0.0 {
-                    (d / r).sqrt()
-                } else {
-                    d.sqrt()
-                }
-            };
-            let (mut acc_max, mut pot_max) = (0.0f64, 0.0f64);
-            for (&i, f) in sample.iter().zip(&f64_sum) {
-                acc_max = acc_max.max(rel(&forces[i].acc, &f.acc));
-                pot_max = pot_max.max(rel(&[forces[i].pot], &[f.pot]));
-            }
-            Reference {
-                kind: "direct-ds-gpu",
-                sinks: (0..n).collect(),
-                forces,
-                check: Some((sample.len(), acc_max, pot_max)),
-                seconds,
-            }
-        }
-    })
-}
-
 /// The error statistics of `computed` (all particles, input order) against
 /// the reference, as a JSON object.
 fn compare_line(reference: &Reference, computed: &[AccPot]) -> serde_json::Value {
-    let picked: Vec<AccPot> = reference.sinks.iter().map(|&i| computed[i]).collect();
-    let acc_err = ErrorStats::of(&reference::acc_errors(&picked, &reference.forces));
-    let pot_err = ErrorStats::of(&reference::pot_errors(&picked, &reference.forces));
+    let c = reference.compare(computed);
+    let stats = |e: ErrorStats| serde_json::json!({"median": e.median, "p90": e.p90, "p99": e.p99, "max": e.max});
     let mut line = serde_json::json!({
         "compare": reference.kind,
-        "compared": reference.sinks.len(),
+        "compared": c.compared,
         "reference_s": reference.seconds,
-        "acc_error": {"median": acc_err.median, "p90": acc_err.p90, "p99": acc_err.p99, "max": acc_err.max},
-        "pot_error": {"median": pot_err.median, "p90": pot_err.p90, "p99": pot_err.p99, "max": pot_err.max},
+        "acc_error": stats(c.acc),
+        "pot_error": stats(c.pot),
     });
     if let Some((sampled, acc, pot)) = reference.check {
         line["reference_check"] = serde_json::json!({

@@ -262,22 +262,7 @@ impl InitialArgs {
 impl InitialArgs {
     /// The galaxy models' parameters, checked against `run::RUN_PARAMS`.
     fn model_params(&self) -> Result<ModelParams> {
-        for (key, x) in [
-            ("q", self.q),
-            ("ratio", self.ratio),
-            ("rperi", self.rperi),
-            ("satellites", self.satellites as f64),
-        ] {
-            crate::run::params::param(key)
-                .expect("a model parameter")
-                .validate(x)?;
-        }
-        Ok(ModelParams {
-            toomre_q: self.q,
-            mass_ratio: self.ratio,
-            pericenter: self.rperi,
-            satellites: self.satellites,
-        })
+        crate::run::params::model_params(self.q, self.ratio, self.rperi, self.satellites as f64)
     }
 }
 

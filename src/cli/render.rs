@@ -3,10 +3,10 @@
 
 use super::{check_typed_output, color_parser, parse_kind, say, SolverArgs};
 use crate::app::check_particle_count;
-use crate::app::readout::view_sphere;
+use crate::app::picture::{self, View};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::render::{render_rgba, Camera, ColorMode, ColorRanges, ComponentTags};
+use crate::render::ColorMode;
 use crate::run::Run;
 use crate::snapshot;
 use clap::Args;
@@ -90,63 +90,23 @@ pub async fn render(a: RenderArgs) -> Result<()> {
     check_particle_count(&ctx, p.len() as u64, config.solver())?;
     // Creating the run computes the potentials, as in the browser.
     let mut run = Run::new(&ctx, p, snap.time, config).await?;
-    let state = run.readout(&ctx).await?;
-    let ranges = ColorRanges::of(&state.snapshot.particles.vel, Some(&state.acc_pot));
-    let mut camera = Camera::default();
-    // Fitted to what is drawn: a disk, not the halo around it.
-    let (center, radius) = match &snap.types {
-        Some(types) if !hidden.is_empty() => {
-            let shown: Vec<_> = (p.pos_mass.iter().zip(types))
-                .filter(|(_, t)| !hidden.contains(t))
-                .map(|(pm, _)| *pm)
-                .collect();
-            if shown.is_empty() {
-                return Err(Error::InvalidParameter(format!(
-                    "{} has no particles left to draw after --hide",
-                    a.input
-                )));
-            }
-            view_sphere(&shown)
-        }
-        _ => view_sphere(&p.pos_mass),
+    let view = View {
+        width: a.width,
+        height: a.height,
+        yaw: a.yaw,
+        pitch: a.pitch,
+        distance: a.distance,
+        target: a.target.as_ref().map(|t| [t[0], t[1], t[2]]),
+        fov: a.fov,
+        point_size: a.point_size,
+        brightness: a.brightness,
+        attenuation: !a.no_attenuation,
+        color: a.color,
+        hidden,
     };
-    if let Some(fov) = a.fov {
-        camera.fov_y = fov;
-    }
-    camera.fit(center, radius, a.width, a.height);
-    camera.yaw = a.yaw.unwrap_or(camera.yaw);
-    camera.pitch = a.pitch.unwrap_or(camera.pitch);
-    camera.distance = a.distance.unwrap_or(camera.distance);
-    if let Some(t) = &a.target {
-        camera.target = [t[0], t[1], t[2]];
-    }
-    camera.point_size = a.point_size.unwrap_or(camera.point_size);
-    camera.brightness = a.brightness.unwrap_or(camera.brightness);
-    camera.size_attenuation = !a.no_attenuation;
-    camera.color_mode = a.color;
-    // Colour by the kinds the file carries (else by mass shells).
-    let components = ComponentTags::of_kinds(snap.types.as_deref(), &p.pos_mass);
-    camera.hidden_tags = hidden.iter().fold(0, |m, &t| m | 1 << t);
-    let rgba = render_rgba(
-        &ctx,
-        run.display(),
-        &components.tags,
-        &camera,
-        ranges.for_mode(camera.color_mode),
-        a.width,
-        a.height,
-    )
-    .await?;
-    let mut png_bytes = Vec::new();
-    {
-        let mut encoder = png::Encoder::new(&mut png_bytes, a.width, a.height);
-        encoder.set_color(png::ColorType::Rgba);
-        encoder.set_depth(png::BitDepth::Eight);
-        let to_err = |e: png::EncodingError| Error::InvalidParameter(format!("PNG: {e}"));
-        let mut writer = encoder.write_header().map_err(to_err)?;
-        writer.write_image_data(&rgba).map_err(to_err)?;
-    }
-    snapshot::write_atomic(&a.out, &png_bytes)?;
+    let picture = picture::draw(&ctx, &mut run, snap.types.as_deref(), &view).await?;
+    snapshot::write_atomic(&a.out, &picture.png()?)?;
+    let camera = picture.camera;
     say!(
         "wrote {} ({}x{}, {} particles, yaw {} pitch {} distance {} target {:?})",
         a.out,

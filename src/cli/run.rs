@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
 use crate::hermite::State64;
-use crate::run::{Readout, Run};
+use crate::run::schedule::{check_end, whole_steps};
+use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,12 +75,6 @@ pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// A run is under way (Ctrl-C then asks it to stop instead of exiting).
 pub static RUNNING: AtomicBool = AtomicBool::new(false);
 
-/// Whole multiples of `step` in `span`, if `span` is one (to 1e-9).
-fn whole_steps(span: f64, step: f64) -> Option<u64> {
-    let k = (span / step).round();
-    ((span - k * step).abs() <= 1e-9 * span.abs().max(step)).then_some(k as u64)
-}
-
 /// Most events (log lines, snapshots, checkpoints) of one kind a run may
 /// have: an interval so short that it would make more (or could not
 /// advance time at all) is a mistake.
@@ -90,23 +85,8 @@ const MAX_EVENTS: f64 = 1e6;
 fn check_schedule(a: &RunArgs, start: f64, step: f64, hermite: bool) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidParameter(m));
     let span = a.t_end - start;
-    if span < 0.0 {
-        return bad(format!(
-            "--t-end {} is before the start time {start} of the initial state",
-            a.t_end
-        ));
-    }
     let what = if hermite { "--dt-max" } else { "--dt" };
-    if whole_steps(span, step).is_none() {
-        let k = (span / step).floor();
-        return bad(format!(
-            "--t-end {} is not a whole number of {what} {step} after the start {start}: \
-             the run would stop short of it (e.g. --t-end {} or {})",
-            a.t_end,
-            start + k * step,
-            start + (k + 1.0) * step
-        ));
-    }
+    check_end(start, a.t_end, step, "--t-end", what)?;
     for (flag, every) in [
         ("--log-every", a.log_every),
         ("--snap-every", a.snap_every),
@@ -141,19 +121,6 @@ fn next_on_grid(t: f64, start: f64, every: f64) -> f64 {
 /// Within rounding of `b`.
 fn at(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
-}
-
-/// Writes a snapshot: in full f64 precision where the integrator holds it
-/// so and the format can carry it (CSV), else in the format's precision.
-fn write_state(path: &str, snap: &Snapshot, f64s: Option<&State64>) -> Result<snapshot::Written> {
-    match (Format::from_path(path)?, f64s) {
-        (Format::Csv, Some(state)) => {
-            let bytes = snapshot::csv::encode_f64(&snap.particles.id, state, snap.time);
-            snapshot::write_atomic(path, &bytes)?;
-            Ok(snapshot::Written::default())
-        }
-        _ => snapshot::write_file(path, snap),
-    }
 }
 
 /// The snapshot series: numbered files and their index.

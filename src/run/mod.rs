@@ -1,7 +1,7 @@
 //! One run type over every integrator: [`Run`] holds a leapfrog (direct or
 //! tree forces, all on the GPU) or a block-step Hermite integrator behind
-//! one API, which the CLI, the web app and the benchmarks use and nothing
-//! else. A run is created from particles and a [`RunConfig`] (which only
+//! one API, which the CLI, the web app, the Python package and the
+//! benchmarks use and nothing else. A run is created from particles and a [`RunConfig`] (which only
 //! `RunParams::validate` builds); steps are queued without waiting for the
 //! GPU; `readout` gives one consistent state in input order with its
 //! diagnostics, GPU phase times and solver statistics.
@@ -13,6 +13,7 @@ pub mod checkpoint;
 pub mod hermite;
 pub mod leapfrog;
 pub mod params;
+pub mod schedule;
 
 pub use params::{Param, RunConfig, RunParams, RUN_PARAMS};
 
@@ -146,6 +147,25 @@ impl Readout {
     /// |E − E₀| / |E₀|.
     pub fn energy_error(&self) -> f64 {
         self.diagnostics.energy_error(&self.e0)
+    }
+}
+
+/// Writes a snapshot: in full f64 precision where the integrator holds it
+/// so and the format can carry it (CSV), else in the format's precision.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write_state(
+    path: &str,
+    snap: &Snapshot,
+    f64s: Option<&State64>,
+) -> Result<crate::snapshot::Written> {
+    use crate::snapshot::{self, Format};
+    match (Format::from_path(path)?, f64s) {
+        (Format::Csv, Some(state)) => {
+            let bytes = snapshot::csv::encode_f64(&snap.particles.id, state, snap.time);
+            snapshot::write_atomic(path, &bytes)?;
+            Ok(snapshot::Written::default())
+        }
+        _ => snapshot::write_file(path, snap),
     }
 }
 

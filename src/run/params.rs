@@ -8,7 +8,7 @@
 use super::SolverKind;
 use crate::error::{Error, Result};
 use crate::hermite::{Criterion, Precision};
-use crate::state::Model;
+use crate::state::{Model, ModelParams};
 
 /// The type and range of a parameter's values.
 #[derive(Clone, Copy, Debug)]
@@ -316,6 +316,25 @@ impl Param {
             .map(|_| ())
             .map_err(|e| Error::InvalidParameter(format!("{} = {x}: {e}", self.key)))
     }
+}
+
+/// The galaxy models' parameters, each checked against its row of
+/// `RUN_PARAMS`.
+pub fn model_params(q: f64, ratio: f64, rperi: f64, satellites: f64) -> Result<ModelParams> {
+    for (key, x) in [
+        ("q", q),
+        ("ratio", ratio),
+        ("rperi", rperi),
+        ("satellites", satellites),
+    ] {
+        param(key).expect("a model parameter").validate(x)?;
+    }
+    Ok(ModelParams {
+        toomre_q: q,
+        mass_ratio: ratio,
+        pericenter: rperi,
+        satellites: satellites as u32,
+    })
 }
 
 /// Every numerical setting of a run, for any solver (each solver reads

@@ -1,0 +1,103 @@
+//! Run parameters from Python keywords: every key of `webgrav::run::RUN_PARAMS`
+//! that configures a run (solver, eps, dt, theta, eta, criterion,
+//! precision, dt_max), checked by `RunParams::validate`, so Python gets
+//! the CLI's and the page's ranges and messages; and the table itself
+//! (`run_params()`) for the Python signatures' defaults and help.
+
+use crate::errors::{invalid, IntoPy};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use webgrav::hermite::{Criterion, Precision};
+use webgrav::run::params::param;
+use webgrav::run::{RunConfig, RunParams, SolverKind, RUN_PARAMS};
+use webgrav::state::Model;
+
+/// The keys of `RUN_PARAMS` a run's configuration takes (the rest shape
+/// the model).
+pub const RUN_KEYS: &[&str] = &[
+    "solver",
+    "eps",
+    "dt",
+    "theta",
+    "eta",
+    "criterion",
+    "precision",
+    "dt_max",
+];
+
+/// A choice parameter's value by name; the error lists the names.
+fn choice<T>(key: &str, value: &Bound<'_, PyAny>, from: fn(&str) -> Option<T>) -> PyResult<T> {
+    let expected = param(key).expect("a run parameter").expected();
+    let name: String = value
+        .extract()
+        .map_err(|_| invalid(format!("{key}: expected {expected}")))?;
+    from(&name).ok_or_else(|| invalid(format!("{key} = '{name}': expected {expected}")))
+}
+
+fn number(key: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    value.extract::<f64>().map_err(|_| {
+        let expected = param(key).expect("a run parameter").expected();
+        invalid(format!("{key}: expected {expected}"))
+    })
+}
+
+/// The validated configuration of `params` (keys of `RUN_KEYS`; missing
+/// ones take the table's defaults, `None` values too), starting from
+/// `base`.
+pub fn config(base: RunParams, params: Option<&Bound<'_, PyDict>>) -> PyResult<RunConfig> {
+    let mut p = base;
+    for (key, value) in params.into_iter().flatten() {
+        let key: String = key.extract()?;
+        if value.is_none() {
+            continue;
+        }
+        match key.as_str() {
+            "solver" => p.solver = choice("solver", &value, SolverKind::from_name)?,
+            "criterion" => p.criterion = choice("criterion", &value, Criterion::from_name)?,
+            "precision" => p.precision = choice("precision", &value, Precision::from_name)?,
+            "eps" => p.eps = number("eps", &value)? as f32,
+            "dt" => p.dt = number("dt", &value)?,
+            "theta" => p.theta = number("theta", &value)? as f32,
+            "eta" => p.eta = number("eta", &value)?,
+            "dt_max" => p.dt_max = number("dt_max", &value)?,
+            other => {
+                return Err(invalid(format!(
+                    "unknown run parameter '{other}': expected one of {}",
+                    RUN_KEYS.join(", ")
+                )))
+            }
+        }
+    }
+    p.validate().py_err()
+}
+
+/// The run parameter table: one dict per parameter with `key`, `label`,
+/// `default` (its text form), `expected` (what a valid value looks like),
+/// `solvers` and `models` it applies to (empty: all).
+#[pyfunction]
+pub fn run_params(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let rows = PyList::empty(py);
+    for p in RUN_PARAMS {
+        let d = PyDict::new(py);
+        d.set_item("key", p.key)?;
+        d.set_item("label", p.label)?;
+        d.set_item("default", p.default)?;
+        d.set_item("expected", p.expected())?;
+        d.set_item(
+            "solvers",
+            p.solvers.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "models",
+            p.models.iter().map(|m| m.name()).collect::<Vec<_>>(),
+        )?;
+        rows.append(d)?;
+    }
+    Ok(rows)
+}
+
+/// The names of the initial-condition models.
+#[pyfunction]
+pub fn models() -> Vec<&'static str> {
+    Model::ALL.iter().map(|m| m.name()).collect()
+}
