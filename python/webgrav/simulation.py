@@ -46,8 +46,8 @@ class Simulation:
     - ``theta``: the tree's opening angle; ``eps``: Plummer softening;
       ``dt``: the leapfrog's time step;
     - Hermite: ``eta`` (time-step accuracy), ``criterion`` ("sapporo2" or
-      "aarseth", 6th order), ``precision`` ("ds" double-single, "f32", or
-      "dp" native f64 where the adapter has it), ``dt_max`` (largest block
+      "aarseth", 6th order), ``precision`` ("ds" double-single, "ds-fast"
+      Sapporo2's double-single, "f32", or "dp" native f64 where the adapter has it), ``dt_max`` (largest block
       step, a power of two).
 
     The state lives on the GPU in f32 (Hermite: f64 on the host). ``pos``,
