@@ -192,7 +192,10 @@ fn hermite_parameters_in_the_url() {
         (h4.run.eta, h4.run.precision)
     );
     assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(warnings[1].contains("known: ds, ds-fast, f32"), "{warnings:?}");
+    assert!(
+        warnings[1].contains("known: ds, ds-fast, f32"),
+        "{warnings:?}"
+    );
     assert!(
         SolverKind::ALL.contains(&SolverKind::Hermite4)
             && SolverKind::ALL.contains(&SolverKind::Hermite6)
