@@ -162,6 +162,22 @@ fn bench_prints_a_json_line() {
     assert!(["gpu-timestamp", "wall"].contains(&v["timing"].as_str().unwrap()));
 }
 
+// `bench tree`: per-phase times, the wall time of a step waited for alone
+// and of steps run as a run runs them, and interactions.
+#[test]
+fn bench_tree_reports_phases_and_both_wall_times() {
+    let (ok, stdout, stderr) = webgrav(&["bench", "tree", "-n", "2048", "--repeat", "1"]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(stdout.lines().next().expect("one line")).expect("JSON");
+    assert!(v["phase_ms"]["walk"].as_f64().unwrap() > 0.0, "{v}");
+    for key in ["step_wall_ms", "steady_step_wall_ms", "pp_per_particle"] {
+        let x = v[key].as_f64().unwrap();
+        assert!(x.is_finite() && x > 0.0, "{key}: {v}");
+    }
+    assert!(v["steady_host_ms"].as_f64().unwrap().is_finite(), "{v}");
+}
+
 #[test]
 fn bad_inputs_fail_with_clear_messages() {
     let bad = tmp("bad.tipsy");
