@@ -178,6 +178,32 @@ fn bench_tree_reports_phases_and_both_wall_times() {
     assert!(v["steady_host_ms"].as_f64().unwrap().is_finite(), "{v}");
 }
 
+// `bench suite`: the page's set (the browser prints the same keys; the
+// e2e test compares them), each line saying where it ran.
+#[test]
+fn bench_suite_prints_the_pages_set() {
+    let (ok, stdout, stderr) = webgrav(&["bench", "suite", "-n", "256", "--repeat", "1"]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let kinds: Vec<_> = lines.iter().map(|v| v["bench"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["direct", "tree", "hermite4", "hermite6"]);
+    let ns: Vec<_> = lines.iter().map(|v| v["n"].as_u64().unwrap()).collect();
+    assert_eq!(ns, [256, 1024, 256, 256]);
+    for v in &lines {
+        assert_eq!(v["host"], "native", "{v}");
+        for key in ["adapter", "backend", "host_detail", "webgrav", "timing"] {
+            assert!(v[key].is_string(), "{key}: {v}");
+        }
+        let ips = v["interactions_per_s"].as_f64().unwrap();
+        assert!(ips.is_finite() && ips > 0.0, "{v}");
+    }
+    assert_eq!(lines[2]["precision"], "ds");
+    assert!(lines[1]["phase_ms"]["walk"].as_f64().unwrap() > 0.0);
+}
+
 #[test]
 fn bad_inputs_fail_with_clear_messages() {
     let bad = tmp("bad.tipsy");

@@ -292,6 +292,7 @@ async function main() {
   $("status").title = `largest N: tree ${info.max_tree}, direct ${info.max_direct}, Hermite ${info.max_hermite4}`;
   Controls.init(W);
   Player.init(W);
+  Bench.init(W);
   if (preset) {
     $("preset").value = preset.name;
     Controls.caption(preset);

@@ -113,7 +113,12 @@ const Controls = {
       drop.hidden = true;
       const files = e.dataTransfer ? [...e.dataTransfer.files] : [];
       if (files.length > 1) Player.open(W, files);
-      else if (files.length === 1) Controls.importFile(W, files[0]);
+      else if (files.length === 1) {
+        // A benchmark file (JSON lines of `webgrav bench`) is compared,
+        // anything else opened as a snapshot.
+        Bench.claims(files[0]).then((bench) =>
+          bench ? Bench.openNative(W, files[0]) : Controls.importFile(W, files[0]));
+      }
     });
 
     document.getElementById("panel-toggle").addEventListener("click", () => {

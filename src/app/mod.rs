@@ -3,12 +3,13 @@
 //! the galactic-dynamics analysis of a state (`analysis`),
 //! read-outs computed from a state (`readout`), a picture of a run's
 //! state (`picture`), the accuracy of forces against a direct sum
-//! (`accuracy`, native), and the particle-count limit of each solver on a
-//! device.
+//! (`accuracy`, native), the benchmarks both hosts run (`bench`), and the
+//! particle-count limit of each solver on a device.
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod accuracy;
 pub mod analysis;
+pub mod bench;
 pub mod picture;
 pub mod readout;
 pub mod series;

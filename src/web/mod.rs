@@ -12,6 +12,7 @@
 //! JavaScript as `Error` objects with a `kind` (`Error::kind`, or
 //! `superseded` when the run was replaced meanwhile).
 
+mod bench;
 mod js;
 
 use crate::app::readout::{radii_and_view, view_sphere};

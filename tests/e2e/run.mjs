@@ -18,6 +18,8 @@
 //   8. the Hermite integrator runs in the page (time advances, small
 //      energy error, block-step read-outs, export), and too large an N for
 //      it is refused with the limit.
+//   ... and (14) the benchmark panel prints the native CLI's benchmark lines
+//      and compares them with a native file; the default model's frame time.
 // Screenshots and images land in artifacts/e2e/ (git-ignored).
 //
 // Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`)
@@ -487,6 +489,67 @@ async function main() {
       await pg.close();
     }
     check("presets load cleanly with their captions", presets.length >= 6 && bad.length === 0, bad.join(" || ") || `${presets.length} presets`);
+
+    // 14. The benchmark panel runs the library's benchmark set (the code
+    // of `webgrav bench suite`) and prints lines with the native CLI's
+    // keys; a native file dropped on it gives sane browser/native ratios.
+    // And the default model's frame time on this (software) GPU.
+    {
+      const SIZE = 1024;
+      const nativeText = webgrav("bench", "suite", "-n", String(SIZE), "--repeat", "1");
+      const nativeFile = path.join(ART, "bench-native.jsonl");
+      fs.writeFileSync(nativeFile, nativeText);
+      const native = nativeText.trim().split("\n").map((l) => JSON.parse(l));
+      const bp = await openApp(context, "?n=256&solver=direct&autoplay=0");
+      await bp.selectOption("#bench-size", String(SIZE));
+      await bp.fill("#bench-repeat", "1");
+      await bp.click("#bench-run");
+      if (await waitFor(bp, () => /done/.test(document.getElementById("bench-status").textContent) || document.getElementById("bench-status").textContent === "failed", null, 300000, "benchmark page finishes")) {
+        const text = await bp.evaluate(() => Bench.text());
+        const lines = text.trim().split("\n").map((l) => JSON.parse(l));
+        const keys = (v) => Object.keys(v).sort().join(",");
+        const sameKeys = lines.length === native.length && lines.every((l, k) => l.bench === native[k].bench &&
+          keys(l) === keys(native[k]) && keys(l.phase_ms || {}) === keys(native[k].phase_ms || {}));
+        check("benchmark page prints the CLI's lines (same keys)", sameKeys,
+          lines.map((l) => `${l.bench} n=${l.n}`).join(", "));
+        const sane = lines.every((l) => l.host === "browser" && /Chrom/.test(l.host_detail) && typeof l.adapter === "string" &&
+          Number.isFinite(l.interactions_per_s) && l.interactions_per_s > 0 && (l.ms === undefined || l.ms > 0));
+        const bt = lines.find((l) => l.bench === "tree"), nt = native.find((l) => l.bench === "tree");
+        const samePP = bt && nt && Math.abs(bt.pp_per_particle - nt.pp_per_particle) <= 0.02 * nt.pp_per_particle;
+        check("benchmark page figures sane (same tree as native)", sane && samePP,
+          bt ? `tree: ${bt.pp_per_particle.toFixed(1)} vs ${nt.pp_per_particle.toFixed(1)} p-p per particle, timing ${bt.timing}` : "no tree line");
+        const dlFile = path.join(ART, "bench-browser.jsonl");
+        await download(bp, "#bench-download", dlFile);
+        check("benchmark lines download", fs.readFileSync(dlFile, "utf8") === text, `${fs.statSync(dlFile).size} bytes`);
+        await bp.setInputFiles("#bench-native", nativeFile);
+        await waitFor(bp, () => !document.getElementById("bench-compare").hidden, null, 10000, "native file compared");
+        const cmp = await bp.evaluate(() => ({
+          rows: document.querySelectorAll("#bench-ratios tr").length - 1,
+          ratios: (Bench.ratios || []).map((r) => r.ratio),
+          configs: [...new Set((Bench.ratios || []).map((r) => r.config.split(" ")[0]))],
+        }));
+        check("native file gives browser/native ratios per phase", cmp.rows === cmp.ratios.length && cmp.rows >= 8 &&
+          cmp.ratios.every((r) => Number.isFinite(r) && r > 0) && cmp.configs.length === 4,
+          `${cmp.rows} ratios over ${cmp.configs.join(", ")}`);
+        await bp.screenshot({ path: path.join(ART, "bench.png") });
+        for (const l of lines) console.log(`  [bench] ${JSON.stringify(l)}`);
+      }
+      check("benchmark page: clean console", bp.problems.length === 0, bp.problems.join(" | "));
+      await bp.close();
+
+      // The default model (no parameters) as a visitor opens it.
+      const dp = await openApp(context, "");
+      await dp.evaluate(() => { window.__frames = []; const f = (t) => { window.__frames.push(t); requestAnimationFrame(f); }; requestAnimationFrame(f); });
+      await new Promise((r) => setTimeout(r, 8000));
+      const fr = await dp.evaluate(() => {
+        const t = window.__frames.slice(2), d = t.slice(1).map((x, k) => x - t[k]).sort((a, b) => a - b);
+        return { frames: t.length, median: d[Math.floor(d.length / 2)], p90: d[Math.floor(0.9 * d.length)],
+          n: window.webgrav.progress.n, solver: window.webgrav.app.values().solver, steps: window.webgrav.progress.steps };
+      });
+      console.log(`  [frame time] default model (${fr.solver}, N = ${fr.n}): median ${fr.median?.toFixed(1)} ms, 90th ${fr.p90?.toFixed(1)} ms, ${fr.steps} steps in 8 s`);
+      check("default model keeps drawing frames", fr.frames >= 8 && fr.steps > 0, `median frame ${fr.median?.toFixed(0)} ms, ${fr.steps} steps`);
+      await dp.close();
+    }
   } finally {
     if (context) await context.close();
     server.kill();

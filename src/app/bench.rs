@@ -1,0 +1,624 @@
+//! The benchmarks, one code for two hosts: `webgrav bench` natively and the
+//! page's benchmark panel in a browser run these functions and print the
+//! same JSON lines (same keys, the host and adapter described in each), so
+//! a line from a laptop's browser and one from a GPU server's CLI compare
+//! key by key (`compare`).
+//!
+//! - `tree`: whole leapfrog steps of a `run::Run`, phase by phase (GPU
+//!   timestamps where the adapter has them), the wall time of a step
+//!   waited for alone and of 32 steps run as a run runs them.
+//! - `direct`: the f32 direct-summation kernel alone.
+//! - `hermite4|6` (and `direct` with active blocks or double-single): M
+//!   active sinks against N sources with prediction, j-splitting and
+//!   reduction.
+//!
+//! `suite(size)` is the set the page offers; `webgrav bench suite -n SIZE`
+//! runs exactly that set natively.
+
+use crate::direct::{DirectConfig, DirectSolver};
+use crate::error::{Error, Result};
+use crate::gpu::timing::{now_ms, timed_run, PhaseTimer};
+use crate::gpu::GpuContext;
+use crate::hermite::{Body, HermiteGpu, Order, Precision, Sinks};
+use crate::run::{mean_interactions, Run, RunConfig, RunParams, SolverKind};
+use crate::state::stats::median;
+use crate::state::{GpuParticles, Model, Particles};
+use serde_json::{json, Map, Value};
+
+/// What a benchmark times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchKind {
+    /// The f32 direct-summation kernel alone.
+    Direct,
+    /// A whole leapfrog step with the tree solver, phase by phase.
+    Tree,
+    /// Hermite forces with jerk (GPU prediction + force + reduction).
+    Hermite4,
+    /// Hermite forces with jerk and snap.
+    Hermite6,
+}
+
+impl BenchKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchKind::Direct => "direct",
+            BenchKind::Tree => "tree",
+            BenchKind::Hermite4 => "hermite4",
+            BenchKind::Hermite6 => "hermite6",
+        }
+    }
+
+    /// The solver whose particle limit applies.
+    pub fn solver(self) -> SolverKind {
+        match self {
+            BenchKind::Tree => SolverKind::Tree,
+            BenchKind::Hermite4 | BenchKind::Hermite6 => SolverKind::Hermite4,
+            BenchKind::Direct => SolverKind::Direct,
+        }
+    }
+}
+
+/// The direct kernel's shape, where a benchmark tunes it (`None`: the
+/// shape the solver picks for N).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KernelShape {
+    pub threads: Option<u32>,
+    pub i_per_thread: Option<u32>,
+    pub unroll: Option<u32>,
+}
+
+/// One benchmark configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchSpec {
+    pub kind: BenchKind,
+    /// Particles (a Plummer sphere from `seed`).
+    pub n: usize,
+    /// Timed repetitions (the median is reported).
+    pub repeat: u32,
+    pub eps: f32,
+    pub seed: u64,
+    /// Opening angle and time step (`tree`).
+    pub theta: f32,
+    pub dt: f64,
+    /// Arithmetic of `direct` and `hermite4|6`.
+    pub precision: Precision,
+    /// Active sinks per evaluation (`hermite4|6`, `direct` on the Hermite
+    /// kernel); empty: all N.
+    pub active: Vec<usize>,
+    pub shape: KernelShape,
+}
+
+impl BenchSpec {
+    /// `kind` at N with the CLI's defaults.
+    pub fn new(kind: BenchKind, n: usize) -> Self {
+        Self {
+            kind,
+            n,
+            repeat: 5,
+            eps: 0.01,
+            seed: 1,
+            theta: 0.75,
+            dt: 1.0 / 64.0,
+            precision: Precision::F32,
+            active: Vec::new(),
+            shape: KernelShape::default(),
+        }
+    }
+
+    /// `direct` runs the Hermite kernel (without jerk) for double-single
+    /// or active blocks, whose j-splitting keeps small blocks fast.
+    fn on_hermite_kernel(&self) -> bool {
+        matches!(self.kind, BenchKind::Hermite4 | BenchKind::Hermite6)
+            || (self.kind == BenchKind::Direct
+                && (self.precision != Precision::F32 || !self.active.is_empty()))
+    }
+
+    /// The run configuration of a `tree` benchmark (the same table as every
+    /// run checks ε, Δt and θ against).
+    pub fn tree_config(&self) -> Result<RunConfig> {
+        RunParams {
+            solver: SolverKind::Tree,
+            eps: self.eps,
+            dt: self.dt,
+            theta: self.theta,
+            ..RunParams::default()
+        }
+        .validate()
+    }
+}
+
+/// The page's benchmark set at one size: the direct kernel and both
+/// Hermite orders (double-single, the browser's best) at N = `size`, the
+/// tree at 4 × `size`.
+pub fn suite(size: usize, repeat: u32) -> Vec<BenchSpec> {
+    let with = |kind, n, precision| BenchSpec {
+        repeat,
+        precision,
+        ..BenchSpec::new(kind, n)
+    };
+    vec![
+        with(BenchKind::Direct, size, Precision::F32),
+        with(BenchKind::Tree, 4 * size, Precision::F32),
+        with(BenchKind::Hermite4, size, Precision::Ds),
+        with(BenchKind::Hermite6, size, Precision::Ds),
+    ]
+}
+
+/// Where a benchmark ran: `kind` "native" or "browser", `detail` the
+/// operating system or the browser's user agent.
+#[derive(Clone, Debug)]
+pub struct Host {
+    pub kind: &'static str,
+    pub detail: String,
+}
+
+impl Host {
+    /// This native process.
+    pub fn native() -> Self {
+        Self {
+            kind: "native",
+            detail: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        }
+    }
+}
+
+/// Runs `spec` on `ctx` and hands each JSON line to `emit` (one per
+/// configuration; `hermite4|6` one per active-block size).
+pub async fn run(
+    ctx: &GpuContext,
+    spec: &BenchSpec,
+    host: &Host,
+    emit: &mut dyn FnMut(Value) -> Result<()>,
+) -> Result<()> {
+    if spec.repeat == 0 {
+        return Err(Error::InvalidParameter("repeat must be at least 1".into()));
+    }
+    if spec.kind == BenchKind::Tree {
+        spec.tree_config()?;
+    }
+    super::check_device_particle_count(ctx, spec.n as u64, spec.kind.solver())?;
+    #[cfg(not(target_arch = "wasm32"))]
+    super::check_host_memory(spec.n as u64)?;
+    let particles: Particles = Model::Plummer.generate(spec.n, spec.seed)?;
+    let lines = if spec.on_hermite_kernel() {
+        bench_hermite(ctx, &particles, spec).await?
+    } else if spec.kind == BenchKind::Tree {
+        vec![bench_tree(ctx, &particles, spec).await?]
+    } else {
+        vec![bench_direct(ctx, &particles, spec).await?]
+    };
+    for mut line in lines {
+        describe(&mut line, ctx, host);
+        emit(line)?;
+    }
+    Ok(())
+}
+
+/// The keys every line ends with: what ran it.
+fn describe(line: &mut Value, ctx: &GpuContext, host: &Host) {
+    let info = &ctx.adapter_info;
+    line["adapter"] = info.name.clone().into();
+    line["backend"] = format!("{:?}", info.backend).into();
+    line["driver"] = format!("{} {}", info.driver, info.driver_info)
+        .trim()
+        .into();
+    line["host"] = host.kind.into();
+    line["host_detail"] = host.detail.clone().into();
+    line["webgrav"] = env!("CARGO_PKG_VERSION").into();
+}
+
+/// Runs `work` until the GPU has been busy for a while, so that timed runs
+/// see boost clocks rather than an idle GPU ramping up.
+async fn warm_up(ctx: &GpuContext, mut work: impl FnMut()) -> Result<()> {
+    let start = now_ms();
+    while now_ms() - start < 500.0 {
+        work();
+        ctx.finish().await?;
+    }
+    Ok(())
+}
+
+/// The keys every kernel line has.
+fn kernel_line(
+    bench: &str,
+    spec: &BenchSpec,
+    precision: Precision,
+    timer: &PhaseTimer,
+    ms: f64,
+    interactions_per_s: f64,
+) -> Value {
+    json!({
+        "bench": bench,
+        "precision": precision.name(),
+        "n": spec.n,
+        "eps": spec.eps,
+        "timing": if timer.enabled() { "gpu-timestamp" } else { "wall" },
+        "repeat": spec.repeat,
+        "ms": ms,
+        "interactions_per_s": interactions_per_s,
+    })
+}
+
+/// The f32 direct-summation kernel of one shape on all N particles.
+async fn bench_direct(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -> Result<Value> {
+    let n = particles.len();
+    let state = GpuParticles::upload(ctx, particles)?;
+    let d = DirectConfig::for_n(n as u32);
+    let shape = DirectConfig {
+        threads: spec.shape.threads.unwrap_or(d.threads),
+        i_per_thread: spec.shape.i_per_thread.unwrap_or(d.i_per_thread),
+        unroll: spec.shape.unroll.unwrap_or(d.unroll),
+    };
+    shape.check().map_err(Error::InvalidParameter)?;
+    // The kernel alone: one dispatch, however long (this times it).
+    let solver = DirectSolver::with_config(&ctx.device, &state, spec.eps, shape, f64::INFINITY);
+    let mut timer = PhaseTimer::new(ctx, 1);
+    let mut times = Vec::new();
+    warm_up(ctx, || {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        solver.encode(&ctx.device, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+    })
+    .await?;
+    // One more untimed evaluation, then `repeat` timed ones.
+    for rep in 0..=spec.repeat {
+        let (wall_ms, gpu) = timed_run(ctx, &mut timer, |encoder, timer| {
+            solver.encode(&ctx.device, encoder, Some(timer));
+            Ok(())
+        })
+        .await?;
+        if rep > 0 {
+            times.push(gpu.first().map_or(wall_ms, |(_, ms)| *ms));
+        }
+    }
+    let ms = median(&mut times);
+    let ips = solver.interactions() / (ms * 1e-3);
+    let mut line = kernel_line("direct", spec, Precision::F32, &timer, ms, ips);
+    line["gflops_at_20_flop"] = (ips * 20.0 * 1e-9).into();
+    line["threads"] = shape.threads.into();
+    line["i_per_thread"] = shape.i_per_thread.into();
+    line["unroll"] = shape.unroll.into();
+    Ok(line)
+}
+
+/// Whole leapfrog steps of a tree run: per-phase GPU times (median over
+/// `repeat` steps after one warm-up step, each submitted and waited for
+/// alone: `step_wall_ms`), the wall time per step of 32 steps run as a run
+/// runs them (`steady_step_wall_ms`), interactions and GPU memory.
+async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -> Result<Value> {
+    let mut run = Run::new(ctx, particles, 0.0, spec.tree_config()?).await?;
+    let mut phases: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    let mut walls = Vec::new();
+    let mut timed = false;
+    warm_up(ctx, || run.queue(ctx, 1)).await?;
+    for rep in 0..=spec.repeat {
+        let (wall, times) = run.timed_step(ctx).await?;
+        timed = !times.is_empty();
+        if rep == 0 {
+            continue;
+        }
+        walls.push(wall);
+        for (label, ms) in times {
+            match phases.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, v)) => v.push(ms),
+                None => phases.push((label, vec![ms])),
+            }
+        }
+    }
+    // Steps as a run takes them (batches in one submission, waited for at
+    // the batch's end, no timestamps): the wall time per step that
+    // production runs see, and what the host adds to the GPU's time.
+    const STEADY_STEPS: u32 = 32;
+    let dt = run.config().params().dt;
+    let t_end = run.time() + STEADY_STEPS as f64 * dt;
+    let start = now_ms();
+    run.run_to(ctx, t_end, |_, _| true).await?;
+    let steady_ms = (now_ms() - start) / STEADY_STEPS as f64;
+    let tree = run
+        .tree_stats(ctx)
+        .await?
+        .expect("a tree run has tree statistics");
+    let (pp, pc) = mean_interactions(&tree.interactions);
+    let max_pp = tree.interactions.iter().map(|c| c.pp).max().unwrap_or(0);
+    let max_pc = tree.interactions.iter().map(|c| c.pc).max().unwrap_or(0);
+    let mut phase_ms = Map::new();
+    let mut total = 0.0;
+    let mut force = 0.0;
+    for (label, mut v) in phases {
+        let m = median(&mut v);
+        total += m;
+        if label != "integrate" {
+            force += m;
+        }
+        phase_ms.insert(label.to_string(), m.into());
+    }
+    // Without timestamps the step's wall time stands in for the GPU time.
+    let wall = median(&mut walls);
+    if !timed {
+        total = wall;
+        force = wall;
+    }
+    let n = particles.len() as f64;
+    let c = &tree.counters;
+    Ok(json!({
+        "bench": "tree",
+        "n": particles.len(),
+        "theta": spec.theta,
+        "eps": spec.eps,
+        "timing": if timed { "gpu-timestamp" } else { "wall" },
+        "repeat": spec.repeat,
+        "phase_ms": phase_ms,
+        "force_ms": force,
+        "step_gpu_ms": total,
+        "step_wall_ms": wall,
+        "steady_step_wall_ms": steady_ms,
+        "steady_host_ms": steady_ms - total,
+        "particles_per_s": n / (force * 1e-3),
+        "interactions_per_s": n * (pp + pc) / (force * 1e-3),
+        "pp_per_particle": pp,
+        "pc_per_particle": pc,
+        "max_pp": max_pp,
+        "max_pc": max_pc,
+        "cells": c.cell_count,
+        "groups": c.group_count,
+        "depth": c.depth,
+        "cell_overflow": c.overflow != 0,
+        "gpu_bytes": tree.gpu_bytes,
+        "bytes_per_particle": tree.gpu_bytes as f64 / n,
+    }))
+}
+
+/// M active sinks against N sources with GPU prediction, j-splitting and
+/// reduction; the median GPU time of the force passes (gather, force,
+/// reduce) and of the prediction of all N. One line per active size.
+async fn bench_hermite(ctx: &GpuContext, p: &Particles, spec: &BenchSpec) -> Result<Vec<Value>> {
+    let (order, name) = match spec.kind {
+        BenchKind::Hermite4 => (Order::Four, "hermite4"),
+        BenchKind::Hermite6 => (Order::Six, "hermite6"),
+        _ => (Order::Two, "direct"),
+    };
+    let precision = spec.precision;
+    precision.check_adapter(ctx)?;
+    let n = p.len();
+    let actives = if spec.active.is_empty() {
+        vec![n]
+    } else {
+        spec.active.clone()
+    };
+    let ni_cap = actives.iter().copied().max().unwrap_or(n).min(n).max(1);
+    let mut gpu = HermiteGpu::new(ctx, n as u32, ni_cap as u32, spec.eps as f64)?;
+    let recs: Vec<_> = (0..n)
+        .map(|k| {
+            Body {
+                mass: p.pos_mass[k].mass as f64,
+                pos: p.pos_mass[k].pos.map(f64::from),
+                vel: p.vel[k].vel.map(f64::from),
+                ..Default::default()
+            }
+            .record(k as u32)
+        })
+        .collect();
+    gpu.set_j(&(0..n as u32).collect::<Vec<_>>(), &recs);
+    let mut lines = Vec::new();
+    for &m in &actives {
+        let m = m.clamp(1, n);
+        // Spread the active block over the model, as block steps do.
+        let active: Vec<u32> = (0..m).map(|k| (k * n / m) as u32).collect();
+        let mut timer = PhaseTimer::new(ctx, 2);
+        let (mut force_ms, mut predict_ms) = (Vec::new(), Vec::new());
+        for rep in 0..=spec.repeat {
+            // Advance the prediction time so nothing is cached.
+            let t = rep as f64 / 1024.0;
+            let (wall_ms, phases) = timed_run(ctx, &mut timer, |encoder, timer| {
+                gpu.encode(
+                    encoder,
+                    t,
+                    Sinks::Active(&active),
+                    order,
+                    precision,
+                    Some(timer),
+                )
+                .map(|_| ())
+            })
+            .await?;
+            if rep > 0 {
+                let get = |name: &str| phases.iter().find(|(l, _)| *l == name).map(|p| p.1);
+                force_ms.push(get("force").unwrap_or(wall_ms));
+                predict_ms.push(get("predict").unwrap_or(0.0));
+            }
+        }
+        let ms = median(&mut force_ms);
+        let ips = (m as f64) * (n as f64) / (ms * 1e-3);
+        let flop = order.flops();
+        let mut line = kernel_line(name, spec, precision, &timer, ms, ips);
+        line["active"] = m.into();
+        line["predict_ms"] = median(&mut predict_ms).into();
+        line["flop_per_interaction"] = flop.into();
+        line["gflops"] = (ips * flop * 1e-9).into();
+        lines.push(line);
+    }
+    Ok(lines)
+}
+
+/// One figure of a browser line against the native line of the same
+/// configuration: `ratio` = browser / native (a time: > 1 means the
+/// browser is slower).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ratio {
+    /// The configuration, e.g. "tree n=16384 θ=0.75".
+    pub config: String,
+    /// The figure, e.g. "ms", "step_gpu_ms" or "phase walk".
+    pub figure: String,
+    pub browser: f64,
+    pub native: f64,
+    pub ratio: f64,
+}
+
+/// What identifies a configuration across hosts.
+fn identity(line: &Value) -> Option<String> {
+    let bench = line.get("bench")?.as_str()?;
+    let mut id = format!("{bench} n={}", line.get("n")?);
+    if let Some(t) = line.get("theta").and_then(Value::as_f64) {
+        id += &format!(" θ={}", (t * 1e4).round() / 1e4);
+    }
+    if let Some(p) = line.get("precision").and_then(Value::as_str) {
+        id += &format!(" {p}");
+    }
+    if let Some(a) = line.get("active") {
+        id += &format!(" active={a}");
+    }
+    Some(id)
+}
+
+/// Parses JSON lines (blank lines and lines that are not benchmark
+/// objects are skipped; a line that is not JSON is an error naming it).
+pub fn parse_lines(text: &str, what: &str) -> Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for (k, l) in text.lines().enumerate() {
+        let l = l.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(l).map_err(|e| {
+            Error::InvalidParameter(format!("{what}, line {}: not JSON ({e})", k + 1))
+        })?;
+        if identity(&v).is_some() {
+            out.push(v);
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidParameter(format!(
+            "{what}: no benchmark lines (expected the JSON lines of `webgrav bench`)"
+        )));
+    }
+    Ok(out)
+}
+
+/// The time figures of a line: `ms` (kernels) or the tree's step, force
+/// and steady-state times and each phase.
+fn time_figures(line: &Value) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for key in ["ms", "step_gpu_ms", "steady_step_wall_ms", "predict_ms"] {
+        if let Some(v) = line.get(key).and_then(Value::as_f64) {
+            out.push((key.to_string(), v));
+        }
+    }
+    if let Some(Value::Object(phases)) = line.get("phase_ms") {
+        for (k, v) in phases {
+            if let Some(v) = v.as_f64() {
+                out.push((format!("phase {k}"), v));
+            }
+        }
+    }
+    out
+}
+
+/// Browser lines against native lines: a ratio for every time figure both
+/// have, for every configuration both ran (in the browser lines' order).
+/// Configurations only one side ran are left out; none in common is an
+/// error.
+pub fn compare(browser: &[Value], native: &[Value]) -> Result<Vec<Ratio>> {
+    let mut out = Vec::new();
+    for b in browser {
+        let Some(id) = identity(b) else { continue };
+        let Some(nat) = native.iter().find(|l| identity(l).as_deref() == Some(&id)) else {
+            continue;
+        };
+        let nf = time_figures(nat);
+        for (figure, bv) in time_figures(b) {
+            if let Some((_, nv)) = nf.iter().find(|(f, _)| *f == figure) {
+                if *nv > 0.0 && bv > 0.0 {
+                    out.push(Ratio {
+                        config: id.clone(),
+                        figure,
+                        browser: bv,
+                        native: *nv,
+                        ratio: bv / nv,
+                    });
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidParameter(
+            "no configuration in common: run `webgrav bench suite -n SIZE` with the page's size"
+                .into(),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NATIVE: &str = r#"{"bench":"direct","n":1024,"precision":"f32","ms":2.0}
+{"bench":"tree","n":4096,"theta":0.75,"ms_unused":1,"step_gpu_ms":4.0,"steady_step_wall_ms":5.0,"phase_ms":{"walk":2.0,"sort":0.5}}
+{"bench":"hermite4","n":1024,"precision":"ds","active":1024,"ms":8.0,"predict_ms":0.1}
+"#;
+
+    #[test]
+    fn ratios_pair_configurations_and_figures() {
+        let browser = parse_lines(
+            r#"{"bench":"tree","n":4096,"theta":0.75,"step_gpu_ms":40.0,"steady_step_wall_ms":60.0,"phase_ms":{"walk":30.0,"sort":5.0,"box":1.0}}
+{"bench":"direct","n":1024,"precision":"f32","ms":3.0}
+{"bench":"hermite4","n":2048,"precision":"ds","active":2048,"ms":8.0}"#,
+            "browser",
+        )
+        .unwrap();
+        let native = parse_lines(NATIVE, "native").unwrap();
+        let r = compare(&browser, &native).unwrap();
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.config.as_str(), r.figure.as_str(), r.ratio))
+            .collect();
+        // The browser's order (phases by name); a phase or a size only
+        // one side has is left out.
+        assert_eq!(
+            got,
+            [
+                ("tree n=4096 θ=0.75", "step_gpu_ms", 10.0),
+                ("tree n=4096 θ=0.75", "steady_step_wall_ms", 12.0),
+                ("tree n=4096 θ=0.75", "phase sort", 10.0),
+                ("tree n=4096 θ=0.75", "phase walk", 15.0),
+                ("direct n=1024 f32", "ms", 1.5),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_files_are_named() {
+        let e = parse_lines(
+            "{\"bench\":\"direct\",\"n\":1}\nnot json",
+            "the native file",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("the native file, line 2: not JSON"), "{e}");
+        let e = parse_lines("{\"time\":1}\n", "x").unwrap_err().to_string();
+        assert!(e.contains("no benchmark lines"), "{e}");
+        let other = parse_lines(r#"{"bench":"direct","n":65536,"ms":1}"#, "b").unwrap();
+        let native = parse_lines(NATIVE, "n").unwrap();
+        let e = compare(&other, &native).unwrap_err().to_string();
+        assert!(e.contains("no configuration in common"), "{e}");
+    }
+
+    #[test]
+    fn the_suite_is_the_pages_set() {
+        let s = suite(4096, 3);
+        let got: Vec<_> = s
+            .iter()
+            .map(|b| (b.kind, b.n, b.precision, b.repeat))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (BenchKind::Direct, 4096, Precision::F32, 3),
+                (BenchKind::Tree, 16384, Precision::F32, 3),
+                (BenchKind::Hermite4, 4096, Precision::Ds, 3),
+                (BenchKind::Hermite6, 4096, Precision::Ds, 3),
+            ]
+        );
+        assert!(s.iter().all(|b| b.tree_config().is_ok()));
+    }
+}
