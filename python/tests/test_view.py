@@ -51,14 +51,15 @@ def iframe_url(v):
 
 
 def test_view_serves_the_web_app_and_the_state(dist, tmp_path):
-    sim = webgrav.Simulation.from_model("plummer", n=300, seed=2, solver="direct")
-    v = webgrav.view(sim, width=64, height=48, color="component", hide=["halo"])
+    sim = webgrav.Simulation.from_model("disk-galaxy", n=300, seed=2, solver="direct")
+    v = webgrav.view(sim, width=64, height=48, color="component", hide=["halo"], yaw=0.5)
     url, w, h = iframe_url(v)
     assert (w, h) == (64, 48)
     parts = urlsplit(url)
     assert parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.path == "/"
     q = parse_qs(parts.query)
-    assert q["embed"] == ["1"] and q["color"] == ["component"] and q["halo"] == ["0"]
+    assert q["embed"] == ["1"] and q["autoplay"] == ["0"]
+    assert q["color"] == ["component"] and q["halo"] == ["0"] and q["yaw"] == ["0.5"]
     # The page itself, from the web app's folder.
     assert get(urljoin(url, "/")) == INDEX
     # The state as a snapshot file, a path on the same origin.
@@ -101,6 +102,8 @@ def test_bad_input_is_refused(dist, tmp_path):
         webgrav.view(42)
     with pytest.raises(TypeError, match="unknown view keyword"):
         webgrav.view(sim, colour="speed")
+    with pytest.raises(webgrav.WebgravError, match="nothing to hide"):
+        webgrav.view(sim, hide=["halo"])
     with pytest.raises(ValueError, match="positive"):
         webgrav.view(sim, width=0)
     with pytest.raises(ValueError, match="at least one"):

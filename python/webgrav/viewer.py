@@ -60,7 +60,7 @@ def _no_dist():
 class View:
     """An interactive view of a state or series: Jupyter shows
     ``_repr_html_`` (an iframe of the web app), frontends without HTML
-    ``_repr_png_`` (the native renderer's picture, when it could draw)."""
+    ``_repr_png_`` (the native renderer's picture, ``picture``)."""
 
     def __init__(self, url, width, height, picture):
         self.url = url
@@ -76,7 +76,7 @@ class View:
         )
 
     def _repr_png_(self):
-        return self.picture.png if self.picture is not None else None
+        return self.picture.png
 
     def __repr__(self):
         return f"<webgrav.View {self.url}>"
@@ -247,24 +247,19 @@ def view(obj, width=640, height=480, **options):
         if not snapshots:
             raise ValueError("view() needs at least one snapshot")
         shown = Simulation.from_file(snapshots[0])
+    # The native picture: the page's fallback and _repr_png_ (drawn
+    # first: a bad view keyword is refused before anything is served).
+    picture = shown.picture(width, height, **options)
+    picture.save(folder / "fallback.png")
     server = _server(dist)
-    token = folder.name
+    # The view's files under data/TOKEN/ (index entries beside their
+    # index), the picture under a token of its own (no name clashes).
+    token, pic = folder.name, secrets.token_hex(8)
     for name, path in served.items():
         server.files[(token, name)] = path
-    # Every file of the view under data/TOKEN/ (index entries beside it).
-    query = [
-        (k, f"data/{token}/{quote(v)}" if k in ("snapshot", "series") else v)
-        for k, v in query
-    ]
-    from ._webgrav import WebgravError
-
-    try:
-        picture = shown.picture(width, height, **options)
-    except WebgravError:
-        picture = None
-    if picture is not None:
-        picture.save(folder / "fallback.png")
-        server.files[(token, "fallback.png")] = folder / "fallback.png"
-        query.append(("fallback", f"data/{token}/fallback.png"))
+    server.files[(pic, "fallback.png")] = folder / "fallback.png"
+    files = ("snapshot", "series")
+    query = [(k, f"data/{token}/{quote(v)}" if k in files else v) for k, v in query]
+    query.append(("fallback", f"data/{pic}/fallback.png"))
     return View(server.url + "?" + urlencode(query), width, height, picture)
 
