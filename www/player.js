@@ -69,7 +69,7 @@ const Player = {
 
   // Fetches snapshot files and series indexes (with the files each lists,
   // beside it) from the page's origin and opens them all as one series.
-  // `sources.rs` admits only same-origin paths; the check here also holds
+  // `app::settings::Sources` admits only same-origin paths; this check also holds
   // for the file names an index lists.
   async openUrls(W, snapshots, indexes) {
     const fetchFile = async (url, base, name) => {

@@ -502,6 +502,17 @@ async function main() {
       check("off-origin URLs never fetched", e.frames === 0 && e.imgs === 0 && e.csp.length === 0 && offOrigin.length === 0 && evil.problems.length === 0,
         JSON.stringify({ ...e, msg: undefined, offOrigin, problems: evil.problems }));
       await evil.close();
+      // An index on the origin that lists a file elsewhere: refused by name.
+      fs.writeFileSync(path.join(VIEW, "evil.json"), JSON.stringify({ snapshots: [{ file: "https://evil/x.tipsy", time: 0 }] }));
+      const listed = await openApp(context, "?embed=1&autoplay=0&n=64&solver=direct&series=e2e-view%2Fevil.json");
+      const listedOff = [];
+      listed.on("request", (q) => { if (!q.url().startsWith(BASE)) listedOff.push(q.url()); });
+      if (await waitFor(listed, () => /not on this page's origin/.test(document.getElementById("message").textContent), null, 10000, "off-origin index entry refused")) {
+        const e = await listed.evaluate(() => ({ msg: document.getElementById("message").textContent, frames: Player.frames.length, csp: window.__csp }));
+        check("off-origin index entry refused, never fetched", /https:\/\/evil\/x\.tipsy/.test(e.msg) && e.frames === 0 && e.csp.length === 0 &&
+          listedOff.length === 0 && listed.problems.length === 0, e.msg);
+      }
+      await listed.close();
     } finally {
       fs.rmSync(VIEW, { recursive: true, force: true });
     }
