@@ -6,7 +6,7 @@
 mod common;
 
 use webgrav::app::readout::{center_of_mass, lagrangian_radii, view_sphere};
-use webgrav::app::settings::{Settings, PRESETS};
+use webgrav::app::settings::{relative_url, Settings, Sources, PRESETS};
 use webgrav::app::{
     check_particle_count, max_particles, max_particles_within, HERMITE_MAX_PARTICLES,
 };
@@ -91,6 +91,51 @@ fn bad_parameters_warn_and_keep_defaults() {
     assert!(warnings[0].contains("n=abc"));
     assert!(warnings[1].contains("known: tree, direct"));
     assert!(warnings[4].contains("known: plummer, cold-collapse"));
+}
+
+// Files named in the URL (`snapshot`, `series`, `fallback`) are not
+// settings; only same-origin relative URLs are kept, the rest warned about
+// as bad parameters.
+#[test]
+fn sources_in_the_url_are_same_origin_paths() {
+    let q = "embed=1&n=512&snapshot=data%2Fa.tipsy&snapshot=/runs/b.bonsai&series=run/index.json&fallback=data/a.png";
+    let (s, warnings) = Settings::from_query(q);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(s.embed && s.n == 512);
+    let (src, warnings) = Sources::from_query(q);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(src.snapshots, ["data/a.tipsy", "/runs/b.bonsai"]);
+    assert_eq!(src.series, ["run/index.json"]);
+    assert_eq!(src.fallback.as_deref(), Some("data/a.png"));
+    assert_eq!(Sources::from_query(&src.to_query()).0, src);
+    assert_eq!(Sources::default().to_query(), "");
+    for hostile in [
+        "https://evil/x",
+        "//evil/x",
+        "%2F%2Fevil%2Fx",
+        "/\\evil/x",
+        "javascript:alert(1)",
+        "data:text/plain,x",
+        "/%09/evil/x",
+        "a b",
+        "x?y=1",
+        "",
+    ] {
+        let (src, warnings) =
+            Sources::from_query(&format!("snapshot={hostile}&fallback={hostile}"));
+        assert_eq!(src, Sources::default(), "{hostile}");
+        assert_eq!(warnings.len(), 2, "{hostile}: {warnings:?}");
+        assert!(warnings[0].starts_with("snapshot="), "{warnings:?}");
+    }
+    for ok in [
+        "a.tipsy",
+        "../up/snap_0001.bonsai",
+        "/x/y-1.5(2).csv",
+        "d/%7E.png",
+    ] {
+        assert_eq!(relative_url(ok), Ok(ok));
+    }
+    assert!(relative_url(&"a".repeat(5000)).is_err());
 }
 
 #[test]

@@ -2,7 +2,9 @@
 // WebGPU check, the animation loop (steps + drawing), throttled
 // asynchronous read-outs (energy error, Lagrangian radii, GPU phase times,
 // interactions) and the device-loss path. State for tests and the console
-// lives on `window.webgrav`.
+// lives on `window.webgrav`. Files named in the URL (`snapshot=`,
+// `series=`) open in the series player; `fallback=` is the picture shown
+// where WebGPU is missing.
 "use strict";
 
 const W = (window.webgrav = {
@@ -30,6 +32,19 @@ W.message = (text, kind = "error") => {
   W.messageTimer = setTimeout(() => { box.hidden = true; }, kind === "error" ? 12000 : 4000);
 };
 
+// Where the page cannot draw (no WebGPU, no adapter): the URL's fallback
+// picture, if it named one, above the explanation.
+function showFallback(url) {
+  if (!url) return;
+  const img = document.createElement("img");
+  img.id = "fallback";
+  img.alt = "A still picture of the state (drawn by webgrav's native renderer)";
+  img.src = url;
+  $("error").classList.add("with-picture");
+  $("error").prepend(img);
+  $("view").hidden = true;
+}
+
 function fatal(text, canExport = false) {
   $("error-text").textContent = text;
   $("error-export").hidden = !canExport;
@@ -48,8 +63,10 @@ W.viewChanged = () => {
   urlTimer = setTimeout(() => {
     if (!W.app) return;
     const embed = document.body.classList.contains("embed") ? "&embed=1" : "";
-    history.replaceState(null, "", `?${W.app.shareQuery()}${embed}`);
-    $("embed-open").href = W.shareUrl();
+    // Files the URL opened stay in it (they are same-origin paths).
+    const files = W.sourceQuery ? `&${W.sourceQuery}` : "";
+    history.replaceState(null, "", `?${W.app.shareQuery()}${embed}${files}`);
+    $("embed-open").href = W.shareUrl() + files;
   }, 400);
 };
 
@@ -262,7 +279,8 @@ function loop(now) {
 }
 
 async function main() {
-  const { values, warnings, embed, autoplay, preset } = window.wasmBindings.parseSettings(location.search);
+  const { values, warnings, embed, autoplay, preset, sources } = window.wasmBindings.parseSettings(location.search);
+  W.sourceQuery = sources.query;
   if (embed) document.body.classList.add("embed");
   $("panel").hidden = embed;
   document.body.classList.toggle("panel-open", !embed);
@@ -273,6 +291,7 @@ async function main() {
       "Use a current Chrome or Edge, Safari 26 or later, or Firefox with WebGPU enabled " +
       "(about:config → dom.webgpu.enabled). On Linux, Chrome may need " +
       "chrome://flags/#enable-unsafe-webgpu.");
+    showFallback(sources.fallback);
     return;
   }
   W.canvas = $("view");
@@ -284,6 +303,7 @@ async function main() {
     fatal(/adapter|WebGPU/i.test(text)
       ? `WebGPU is there but no usable GPU was found: ${text}\n\nCheck that hardware acceleration is on, or try another browser.`
       : `Could not start the simulation: ${text}`);
+    showFallback(sources.fallback);
     return;
   }
   const info = W.app.info();
@@ -309,6 +329,9 @@ async function main() {
   W.sps = [];
   W.ready = true;
   requestAnimationFrame(loop);
+  if (sources.snapshots.length || sources.series.length) {
+    await Player.openUrls(W, sources.snapshots, sources.series);
+  }
 }
 
 // Trunk's loader announces the wasm with an event that may fire before or

@@ -64,7 +64,12 @@ const Controls = {
     }
 
     document.getElementById("run").addEventListener("click", () => W.setRunning(!W.running));
-    document.getElementById("embed-run").addEventListener("click", () => W.setRunning(!W.running));
+    // Embedded, the one button plays the series when one is open.
+    document.getElementById("embed-run").addEventListener("click", () => {
+      if (!Player.active()) W.setRunning(!W.running);
+      else if (Player.timer) Player.pause();
+      else Player.play(W);
+    });
     document.getElementById("step").addEventListener("click", () => W.singleStep());
     document.getElementById("reset").addEventListener("click", () => W.reset());
     document.getElementById("fit").addEventListener("click", () => W.app.fit());

@@ -1,7 +1,9 @@
 // Snapshot-series player: many files (Tipsy, Bonsai's own series, CSV,
 // Gadget-2, a run's index.json) opened at once, played in time order with
 // a slider and a speed, drawn with the live view's camera and colours,
-// the read-out plots per frame, and a WebM recording of the view.
+// the read-out plots per frame, and a WebM recording of the view. Files
+// may also come from the URL (`?snapshot=…&series=…`): fetched from the
+// page's own origin.
 "use strict";
 
 const Player = {
@@ -65,6 +67,35 @@ const Player = {
     W.message(`Opened a series of ${n} snapshot${n === 1 ? "" : "s"}, t = ${this.frames[0].time} … ${this.frames[n - 1].time}`, "info");
   },
 
+  // Fetches snapshot files and series indexes (with the files each lists,
+  // beside it) from the page's origin and opens them all as one series.
+  // `app::settings::Sources` admits only same-origin paths; this check also holds
+  // for the file names an index lists.
+  async openUrls(W, snapshots, indexes) {
+    const fetchFile = async (url, base, name) => {
+      const u = new URL(url, base);
+      if (u.origin !== location.origin) throw new Error(`${url} is not on this page's origin`);
+      const r = await fetch(u);
+      if (!r.ok) throw new Error(`${url}: HTTP ${r.status} ${r.statusText}`);
+      const file = name || decodeURIComponent(u.pathname.split("/").pop());
+      return new File([await r.arrayBuffer()], file);
+    };
+    let files;
+    try {
+      files = await Promise.all(snapshots.map((url) => fetchFile(url, location.href)));
+      for (const url of indexes) {
+        const index = await fetchFile(url, location.href, "index.json");
+        const listed = window.wasmBindings.seriesIndexFiles(await index.text(), url);
+        const base = new URL(url, location.href).href;
+        files.push(index, ...await Promise.all(listed.map((f) => fetchFile(f, base, f))));
+      }
+    } catch (e) {
+      W.message(`Could not load the files the URL names: ${errorText(e)}`);
+      return;
+    }
+    await this.open(W, files);
+  },
+
   // Shows frame k and plots the read-outs of every frame shown so far.
   show(W, k) {
     let r;
@@ -101,6 +132,7 @@ const Player = {
     if (!this.active()) return;
     const fps = Math.min(60, Math.max(0.5, Number(document.getElementById("series-fps").value) || 4));
     document.getElementById("series-play").textContent = "Pause";
+    document.getElementById("embed-run").textContent = "❚❚";
     this.timer = setInterval(() => {
       const next = this.shown + 1;
       if (next >= this.frames.length) {
@@ -116,6 +148,7 @@ const Player = {
     clearInterval(this.timer);
     this.timer = null;
     document.getElementById("series-play").textContent = "Play";
+    document.getElementById("embed-run").textContent = "▶";
   },
 
   // Records the view while the series plays once from its first frame,

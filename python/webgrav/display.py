@@ -1,6 +1,7 @@
 """Pictures of a simulation in Jupyter: PNGs drawn offscreen by webgrav's
 own renderer (the page's shader and camera), shown inline through
-IPython's rich display (``_repr_png_``) or saved to a file."""
+IPython's rich display (``_repr_png_``) or saved to a file. The
+interactive view (the web app in an iframe) is ``viewer.py``'s."""
 
 
 class Picture:
@@ -28,6 +29,16 @@ def in_notebook():
     except ImportError:
         return False
     return get_ipython() is not None
+
+
+def in_kernel():
+    """Whether a Jupyter kernel runs us (a frontend that can show HTML),
+    not a terminal IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
 
 
 def show(picture):

@@ -4,7 +4,7 @@ it keyword defaults, input checks, a progress bar and interop)."""
 
 import numpy as np
 
-from . import arrays, display, interop
+from . import arrays, display, interop, viewer
 from ._webgrav import Engine, run_params
 from .progress import ProgressBar
 
@@ -260,9 +260,18 @@ class Simulation:
         )
         return display.Picture(png)
 
-    def show(self, width=640, height=480, **view):
-        """Shows the state inline in Jupyter (a PNG from webgrav's renderer,
-        see ``picture``); outside IPython returns the ``Picture``."""
+    def show(self, width=640, height=480, *, interactive=None, **view):
+        """Shows the state inline in Jupyter: interactive (``webgrav.view``:
+        the web app's WebGPU renderer in an iframe, falling back to the PNG
+        where the browser has no WebGPU) when ``interactive`` is true, or
+        when None and a Jupyter kernel runs us and the built web app is
+        found; else a PNG from webgrav's renderer (see ``picture``).
+        ``view``: ``picture``'s keywords. Outside IPython returns the
+        ``View`` or ``Picture``."""
+        if interactive is None:
+            interactive = display.in_kernel() and viewer.web_dist() is not None
+        if interactive:
+            return display.show(viewer.view(self, width, height, **view))
         return display.show(self.picture(width, height, **view))
 
     def timings(self):

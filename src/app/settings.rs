@@ -5,7 +5,9 @@
 //! The parameters are `run::RUN_PARAMS` followed by the view's
 //! `VIEW_PARAMS`: one table gives every key, range, default and the solvers
 //! it applies to, for the URL, the page's controls (the JavaScript reads it
-//! through `catalog`) and the CLI's checks.
+//! through `catalog`) and the CLI's checks. Besides the settings, the
+//! URL may name files for the page to open (`Sources`: snapshots, series
+//! indexes, a picture to show without WebGPU), same-origin only.
 
 use crate::hermite::{Criterion, Precision};
 use crate::render::{Camera, ColorMode};
@@ -207,7 +209,8 @@ impl Settings {
                 )),
             }
         }
-        for (k, v) in pairs.iter().filter(|(k, _)| k != "preset") {
+        let setting = |k: &String| k != "preset" && !SOURCE_KEYS.contains(&k.as_str());
+        for (k, v) in pairs.iter().filter(|(k, _)| setting(k)) {
             if let Err(e) = s.set(k, v) {
                 warnings.push(e);
             }
@@ -342,6 +345,82 @@ impl Settings {
             .map(|(k, v)| format!("{k}={}", encode(&v)))
             .collect::<Vec<_>>()
             .join("&")
+    }
+}
+
+/// The URL's parameters that name files rather than settings.
+pub const SOURCE_KEYS: &[&str] = &["snapshot", "series", "fallback"];
+
+/// Files the URL asks the page to open, each a same-origin relative URL
+/// (`relative_url`): `snapshot=URL` (repeatable) and `series=URL` (a run's
+/// `index.json`, whose files are fetched beside it) open together in the
+/// series player; `fallback=URL` is a picture the page shows where the
+/// browser has no WebGPU (Python's `webgrav.view` passes the native
+/// renderer's PNG).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sources {
+    pub snapshots: Vec<String>,
+    pub series: Vec<String>,
+    pub fallback: Option<String>,
+}
+
+impl Sources {
+    /// The sources a URL query names, and one warning per value refused
+    /// (ignored, like a bad setting).
+    pub fn from_query(query: &str) -> (Sources, Vec<String>) {
+        let mut s = Sources::default();
+        let mut warnings = Vec::new();
+        for (k, v) in parse_query(query) {
+            if !SOURCE_KEYS.contains(&k.as_str()) {
+                continue;
+            }
+            let url = match relative_url(&v) {
+                Ok(url) => url.to_string(),
+                Err(why) => {
+                    warnings.push(format!("{k}={v}: {why}; ignored"));
+                    continue;
+                }
+            };
+            match k.as_str() {
+                "snapshot" => s.snapshots.push(url),
+                "series" => s.series.push(url),
+                _ => s.fallback = Some(url),
+            }
+        }
+        (s, warnings)
+    }
+
+    /// The sources as a query (without `?`; empty without any), for the
+    /// address bar of a page that opened them.
+    pub fn to_query(&self) -> String {
+        let snapshots = self.snapshots.iter().map(|u| ("snapshot", u));
+        let series = self.series.iter().map(|u| ("series", u));
+        let fallback = self.fallback.iter().map(|u| ("fallback", u));
+        snapshots
+            .chain(series)
+            .chain(fallback)
+            .map(|(k, u)| format!("{k}={}", encode(u)))
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+}
+
+/// `value` if it is a relative URL that stays on the page's origin: a
+/// path (`data/snap.tipsy`, `/runs/index.json`, `../x.bonsai`) of
+/// letters, digits and `-._~/%+,@!$()*`, not starting with `//`. No scheme
+/// (`:`), host, backslash (browsers read it as `/`), whitespace (browsers
+/// drop tabs and newlines), query or fragment can be written with those.
+pub fn relative_url(value: &str) -> Result<&str, String> {
+    const MAX_LEN: usize = 2048;
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~/%+,@!$()*".contains(c);
+    if value.is_empty() {
+        Err("an empty URL".into())
+    } else if value.len() > MAX_LEN {
+        Err(format!("a URL longer than {MAX_LEN} bytes"))
+    } else if value.starts_with("//") || !value.chars().all(allowed) {
+        Err("not a same-origin relative URL (a path like data/snap.tipsy)".into())
+    } else {
+        Ok(value)
     }
 }
 

@@ -1,9 +1,11 @@
 //! JavaScript conversions of the browser front end: errors with a `kind`,
 //! plain objects of settings, presets and read-outs, and the functions the
-//! page calls before it has an app (`parseSettings`, `catalog`).
+//! page calls before it has an app (`parseSettings`, `catalog`,
+//! `seriesIndexFiles`).
 
 use crate::app::analysis::galaxy_readout;
-use crate::app::settings::{self, Settings, PRESETS};
+use crate::app::series::index_times;
+use crate::app::settings::{self, Settings, Sources, PRESETS};
 use crate::render::{ColorMode, ComponentTags};
 use crate::run::params::Kind;
 use crate::run::SolverKind;
@@ -69,14 +71,39 @@ pub(super) fn settings_from_object(base: &Settings, values: &JsValue) -> Result<
     Ok(s)
 }
 
-/// Parses a URL query: `{values, warnings, embed, autoplay}`, `values`
-/// holding every setting (defaults where the query is silent) as strings.
+/// Parses a URL query: `{values, warnings, embed, autoplay, camera_given,
+/// preset, sources}`, `values` holding every setting (defaults where the
+/// query is silent) as strings, `sources` the files to open
+/// (`{snapshots, series, fallback, query}`, see `settings::Sources`).
 #[wasm_bindgen(js_name = parseSettings)]
 pub fn parse_settings(query: &str) -> JsValue {
-    let (s, warnings) = Settings::from_query(query);
+    let (s, mut warnings) = Settings::from_query(query);
+    let (sources, refused) = Sources::from_query(query);
+    warnings.extend(refused);
     let out = js_sys::Object::new();
     set(&out, "values", values_object(&s));
     set(&out, "warnings", array(warnings));
+    let files = js_sys::Object::new();
+    set(
+        &files,
+        "snapshots",
+        array(sources.snapshots.iter().map(String::as_str)),
+    );
+    set(
+        &files,
+        "series",
+        array(sources.series.iter().map(String::as_str)),
+    );
+    set(
+        &files,
+        "fallback",
+        sources
+            .fallback
+            .as_deref()
+            .map_or(JsValue::NULL, JsValue::from),
+    );
+    set(&files, "query", sources.to_query());
+    set(&out, "sources", files);
     set(&out, "embed", s.embed);
     set(&out, "autoplay", s.autoplay);
     set(&out, "camera_given", s.camera_given);
@@ -90,6 +117,14 @@ pub fn parse_settings(query: &str) -> JsValue {
         named.map_or(JsValue::NULL, |p| preset_object(p).into()),
     );
     out.into()
+}
+
+/// The files a series index (`index.json`, its text) lists, in its
+/// order; `path` names it in errors.
+#[wasm_bindgen(js_name = seriesIndexFiles)]
+pub fn series_index_files(text: &str, path: &str) -> Result<js_sys::Array, JsValue> {
+    let times = index_times(text, path).map_err(js_err)?;
+    Ok(array(times.into_iter().map(|(file, _)| file)))
 }
 
 /// `{name, title, caption}` of a preset.

@@ -17,7 +17,11 @@
 //      parameters are reported;
 //   8. the Hermite integrator runs in the page (time advances, small
 //      energy error, block-step read-outs, export), and too large an N for
-//      it is refused with the limit.
+//      it is refused with the limit;
+//   9. files named in the URL (what Python's `webgrav.view` serves): a
+//      snapshot written by the CLI and a series index open in the player,
+//      embedded; without WebGPU the fallback picture is shown; URLs off the
+//      page's origin are reported as bad parameters and never fetched.
 //   ... and (14) the benchmark panel prints the native CLI's benchmark lines
 //      and compares them with a native file; the default model's frame time.
 // Screenshots and images land in artifacts/e2e/ (git-ignored).
@@ -423,6 +427,97 @@ async function main() {
       await nogpu.screenshot({ path: path.join(ART, "no-webgpu.png") });
     }
     await nogpu.close();
+
+    // 9. Files named in the URL, as Python's webgrav.view names them:
+    // paths on the page's own origin (here: a folder in dist/).
+    const VIEW = path.join(DIST, "e2e-view");
+    fs.mkdirSync(VIEW, { recursive: true });
+    try {
+      const VN = 700;
+      const snap = (t, file) => webgrav("run", "--model", "plummer", "-n", String(VN), "--seed", "5", "--solver", "direct",
+        "--eps", "0.05", "--dt", "0.0625", "--t-end", t, "--out", path.join(VIEW, file));
+      snap("0.25", "state.tipsy");
+      snap("0.5", "later.bonsai");
+      fs.writeFileSync(path.join(VIEW, "index.json"), JSON.stringify({ snapshots: [{ file: "state.tipsy", time: 0.25 }, { file: "later.bonsai", time: 0.5 }] }));
+      webgrav("render", path.join(VIEW, "state.tipsy"), "-o", path.join(VIEW, "state.png"), "--width", "320", "--height", "200", "--solver", "direct");
+      const viewer = await openApp(context, "?embed=1&autoplay=0&n=64&solver=direct&snapshot=e2e-view%2Fstate.tipsy", { width: 640, height: 400 });
+      if (await waitFor(viewer, () => Player.frames.length === 1 && Player.shown === 0, null, 60000, "URL snapshot opens in the player")) {
+        await viewer.waitForTimeout(500);
+        const r = await viewer.evaluate(() => ({
+          frame: Player.frames[0], label: document.getElementById("series-label").textContent,
+          time: document.getElementById("embed-time").textContent, embed: document.body.classList.contains("embed"),
+          panel: document.getElementById("panel").hidden, query: location.search, csp: window.__csp,
+        }));
+        check("URL snapshot shown with its N and time", r.frame.n === VN && r.frame.time === 0.25 && /N = 700/.test(r.label) &&
+          /t = 0\.25/.test(r.label) && r.time === "t = 0.25", `${r.label}; ${r.time}`);
+        check("URL snapshot embedded, kept in the address bar", r.embed && r.panel && /snapshot=e2e-view%2Fstate\.tipsy/.test(r.query), r.query);
+        await viewer.locator("#view").screenshot({ path: path.join(ART, "url-snapshot.png") });
+        const px = pngStats(path.join(ART, "url-snapshot.png"));
+        check("URL snapshot drawn", px.litFraction > 0.002 && px.max > 100, `${(100 * px.litFraction).toFixed(2)} % of pixels lit`);
+        check("URL snapshot: clean console, no CSP violations", viewer.problems.length === 0 && r.csp.length === 0, [...viewer.problems, ...r.csp].join(" | "));
+      }
+      await viewer.close();
+
+      const seriesPage = await openApp(context, "?embed=1&autoplay=0&n=64&solver=direct&series=e2e-view%2Findex.json");
+      if (await waitFor(seriesPage, () => Player.frames.length === 2 && Player.shown === 0, null, 60000, "URL series opens in the player")) {
+        const frames = await seriesPage.evaluate(() => Player.frames);
+        check("URL series: the index's files in time order", frames.map((f) => `${f.name}@${f.time}`).join(",") === "state.tipsy@0.25,later.bonsai@0.5" &&
+          frames.every((f) => f.n === VN), JSON.stringify(frames));
+        await seriesPage.click("#embed-run");
+        const played = await waitFor(seriesPage, () => Player.shown === 1, null, 10000, "embedded play button plays the series");
+        if (played) check("embedded play button plays the series", true);
+        await seriesPage.evaluate(() => Player.pause());
+        check("URL series: clean console", seriesPage.problems.length === 0, seriesPage.problems.join(" | "));
+      }
+      await seriesPage.close();
+
+      const still = await context.newPage();
+      still.problems = [];
+      still.on("console", (m) => { if (m.type() === "error") still.problems.push(m.text()); });
+      await still.addInitScript(() => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }));
+      await still.goto(BASE + "?embed=1&snapshot=e2e-view%2Fstate.tipsy&fallback=e2e-view%2Fstate.png");
+      if (await waitFor(still, () => window.webgrav && window.webgrav.error && document.getElementById("fallback") &&
+          document.getElementById("fallback").complete, null, 30000, "fallback picture without WebGPU")) {
+        const r = await still.evaluate(() => {
+          const img = document.getElementById("fallback");
+          const box = img.getBoundingClientRect();
+          return { w: img.naturalWidth, h: img.naturalHeight, shown: box.width > 100 && box.height > 50,
+            text: document.getElementById("error-text").textContent, csp: window.__csp };
+        });
+        check("fallback picture shown without WebGPU", r.w === 320 && r.h === 200 && r.shown && /no WebGPU/.test(r.text) &&
+          r.csp.length === 0 && still.problems.length === 0, `${r.w}x${r.h}, ${r.text.split("\n")[0]} ${still.problems.join(" | ")}`);
+        await still.screenshot({ path: path.join(ART, "no-webgpu-fallback.png") });
+      }
+      await still.close();
+
+      const evil = await openApp(context, "?embed=1&autoplay=0&n=64&solver=direct&snapshot=https%3A%2F%2Fevil%2Fx" +
+        "&series=%2F%2Fevil%2Findex.json&fallback=javascript%3Aalert(1)&snapshot=%2F%5Cevil%2Fx");
+      const offOrigin = [];
+      evil.on("request", (q) => { if (!q.url().startsWith(BASE)) offOrigin.push(q.url()); });
+      await evil.waitForTimeout(1000);
+      const e = await evil.evaluate(() => ({
+        msg: document.getElementById("message").textContent, frames: Player.frames.length, csp: window.__csp,
+        imgs: document.querySelectorAll("img").length,
+      }));
+      check("off-origin URLs reported as bad parameters", /snapshot=https:\/\/evil\/x: not a same-origin/.test(e.msg) &&
+        /series=\/\/evil/.test(e.msg) && /fallback=javascript/.test(e.msg) && /snapshot=\/\\evil/.test(e.msg), e.msg.replace(/\n/g, " | "));
+      check("off-origin URLs never fetched", e.frames === 0 && e.imgs === 0 && e.csp.length === 0 && offOrigin.length === 0 && evil.problems.length === 0,
+        JSON.stringify({ ...e, msg: undefined, offOrigin, problems: evil.problems }));
+      await evil.close();
+      // An index on the origin that lists a file elsewhere: refused by name.
+      fs.writeFileSync(path.join(VIEW, "evil.json"), JSON.stringify({ snapshots: [{ file: "https://evil/x.tipsy", time: 0 }] }));
+      const listed = await openApp(context, "?embed=1&autoplay=0&n=64&solver=direct&series=e2e-view%2Fevil.json");
+      const listedOff = [];
+      listed.on("request", (q) => { if (!q.url().startsWith(BASE)) listedOff.push(q.url()); });
+      if (await waitFor(listed, () => /not on this page's origin/.test(document.getElementById("message").textContent), null, 10000, "off-origin index entry refused")) {
+        const e = await listed.evaluate(() => ({ msg: document.getElementById("message").textContent, frames: Player.frames.length, csp: window.__csp }));
+        check("off-origin index entry refused, never fetched", /https:\/\/evil\/x\.tipsy/.test(e.msg) && e.frames === 0 && e.csp.length === 0 &&
+          listedOff.length === 0 && listed.problems.length === 0, e.msg);
+      }
+      await listed.close();
+    } finally {
+      fs.rmSync(VIEW, { recursive: true, force: true });
+    }
 
     // 7b. The page's run log has the CLI log's keys.
     {
