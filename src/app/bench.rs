@@ -113,11 +113,12 @@ impl BenchSpec {
                 && (self.precision != Precision::F32 || !self.active.is_empty()))
     }
 
-    /// The run configuration of a `tree` benchmark (the same table as every
-    /// run checks ε, Δt and θ against).
-    pub fn tree_config(&self) -> Result<RunConfig> {
+    /// The run configuration of the benchmark's solver: the same table as
+    /// every run checks ε, Δt and θ against, so that a benchmark refuses
+    /// what a run would refuse (`--eps nan` included).
+    pub fn config(&self) -> Result<RunConfig> {
         RunParams {
-            solver: SolverKind::Tree,
+            solver: self.kind.solver(),
             eps: self.eps,
             dt: self.dt,
             theta: self.theta,
@@ -173,9 +174,7 @@ pub async fn run(
     if spec.repeat == 0 {
         return Err(Error::InvalidParameter("repeat must be at least 1".into()));
     }
-    if spec.kind == BenchKind::Tree {
-        spec.tree_config()?;
-    }
+    spec.config()?;
     super::check_device_particle_count(ctx, spec.n as u64, spec.kind.solver())?;
     #[cfg(not(target_arch = "wasm32"))]
     super::check_host_memory(spec.n as u64)?;
@@ -286,7 +285,7 @@ async fn bench_direct(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec)
 /// alone: `step_wall_ms`), the wall time per step of 32 steps run as a run
 /// runs them (`steady_step_wall_ms`), interactions and GPU memory.
 async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -> Result<Value> {
-    let mut run = Run::new(ctx, particles, 0.0, spec.tree_config()?).await?;
+    let mut run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
     let mut phases: Vec<(&'static str, Vec<f64>)> = Vec::new();
     let mut walls = Vec::new();
     let mut timed = false;
@@ -619,6 +618,6 @@ mod tests {
                 (BenchKind::Hermite6, 4096, Precision::Ds, 3),
             ]
         );
-        assert!(s.iter().all(|b| b.tree_config().is_ok()));
+        assert!(s.iter().all(|b| b.config().is_ok()));
     }
 }

@@ -118,8 +118,8 @@ fn specs(a: &BenchArgs) -> Vec<BenchSpec> {
 pub async fn bench(a: BenchArgs) -> Result<()> {
     let specs = specs(&a);
     // Bad settings (ε, Δt, θ) are refused before the GPU is opened.
-    for s in specs.iter().filter(|s| s.kind == BenchKind::Tree) {
-        s.tree_config()?;
+    for s in &specs {
+        s.config()?;
     }
     let ctx = GpuContext::headless().await?;
     let host = Host::native();

@@ -139,3 +139,61 @@ pub async fn read_range<T: bytemuck::Pod>(
     staging.unmap();
     Ok(out)
 }
+
+/// A buffer the GPU copies results into and the host maps, kept for the
+/// life of its user: a read-back per evaluation (a Hermite block step)
+/// then costs no allocation and no submission of its own, only the copy
+/// recorded with the work (`record_copy`) and the map (`read`).
+pub struct Readback {
+    buffer: wgpu::Buffer,
+}
+
+impl Readback {
+    pub fn new(device: &wgpu::Device, label: &str, bytes: u64) -> Self {
+        Self {
+            buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.max(4),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+        }
+    }
+
+    /// Records the copy of the first `bytes` of `src`.
+    pub fn record_copy(&self, encoder: &mut wgpu::CommandEncoder, src: &wgpu::Buffer, bytes: u64) {
+        encoder.copy_buffer_to_buffer(src, 0, &self.buffer, 0, bytes);
+    }
+
+    /// The first `count` elements, once the submission that copied them
+    /// has run.
+    pub async fn read<T: bytemuck::Pod>(
+        &self,
+        device: &wgpu::Device,
+        count: u64,
+    ) -> Result<Vec<T>> {
+        let size = count * std::mem::size_of::<T>() as u64;
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.buffer
+            .map_async(wgpu::MapMode::Read, ..size, move |r| {
+                let _ = tx.send(r);
+            });
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        rx.await
+            .map_err(|_| Error::Readback("map callback dropped".into()))?
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        let out = bytemuck::pod_collect_to_vec(
+            &self
+                .buffer
+                .get_mapped_range(..size)
+                .map_err(|e| Error::Readback(e.to_string()))?,
+        );
+        self.buffer.unmap();
+        Ok(out)
+    }
+}

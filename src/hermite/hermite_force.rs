@@ -12,7 +12,7 @@ use super::ds::{compose_with_ds, split};
 use super::neighbours::NeighbourSearch;
 use super::predict::JStore;
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{read_range, storage_buffer};
+use crate::gpu::buffers::{storage_buffer, Readback};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::{ForceResult, HermiteParams, IParticle, JParticle, WORKGROUP_SIZE};
@@ -238,6 +238,8 @@ pub struct HermiteGpu {
     ip: wgpu::Buffer,
     partial: wgpu::Buffer,
     results: wgpu::Buffer,
+    /// `results` copied at the end of each evaluation, for the host.
+    results_readback: Readback,
     variants: Vec<Variant>,
     neighbours: Option<NeighbourSearch>,
     /// Softening squared (f64: `dp` reads it to ~2^-48, the others as f32).
@@ -296,6 +298,11 @@ impl HermiteGpu {
                 d,
                 "hermite results",
                 &vec![ForceResult::default(); ni_cap as usize],
+            ),
+            results_readback: Readback::new(
+                d,
+                "hermite results read-back",
+                ni_cap as u64 * std::mem::size_of::<ForceResult>() as u64,
             ),
             variants: Vec::new(),
             neighbours: None,
@@ -460,20 +467,21 @@ impl HermiteGpu {
         v.reduce
             .dispatch(&mut pass, bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
         drop(pass);
+        // The results travel back in the same submission.
+        self.results_readback.record_copy(
+            encoder,
+            &self.results,
+            ni as u64 * std::mem::size_of::<ForceResult>() as u64,
+        );
         self.last_ni = ni;
         Ok(ni)
     }
 
     /// Reads the results of the last evaluation (after its submission).
     pub async fn read_results(&self) -> Result<Vec<ForceResult>> {
-        read_range(
-            &self.ctx.device,
-            &self.ctx.queue,
-            &self.results,
-            0,
-            self.last_ni as u64,
-        )
-        .await
+        self.results_readback
+            .read(&self.ctx.device, self.last_ni as u64)
+            .await
     }
 
     /// One evaluation, submitted and read back.
