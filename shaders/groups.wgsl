@@ -4,6 +4,9 @@
 // (sparse outskirts, where a few particles span a big cell) would open most
 // of the tree for all its particles; it is split into one-particle groups,
 // appended to the list, each of which walks with a point box.
+// Between rebuilds (a refit: the same tree, moved particles) the split
+// groups of the last step are dropped first (restart_groups), and the
+// boxes are taken again from the particles' current positions.
 // Driven by src/tree/groups.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
@@ -67,4 +70,10 @@ fn walk_dispatch() {
     atomicStore(&counters.next_group, 0u);
     // Persistent walk workgroups, each taking groups from next_group.
     dispatch.walk_args = DispatchArgs(max(min(count, params.walk_workgroups), 1u), 1u, 1u);
+}
+
+// A refit's start: only the groups the build made, none split off yet.
+@compute @workgroup_size(1)
+fn restart_groups() {
+    atomicStore(&counters.group_count, counters.groups_built);
 }

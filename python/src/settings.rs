@@ -1,5 +1,5 @@
 //! Run parameters from Python keywords: every key of `webgrav::run::RUN_PARAMS`
-//! that configures a run (solver, eps, dt, theta, eta, criterion,
+//! that configures a run (solver, eps, dt, theta, rebuild, eta, criterion,
 //! precision, dt_max), checked by `RunParams::validate`, so Python gets
 //! the CLI's and the page's ranges and messages; and the table itself
 //! (`run_params()`) for the Python signatures' defaults and help.
@@ -19,6 +19,7 @@ pub const RUN_KEYS: &[&str] = &[
     "eps",
     "dt",
     "theta",
+    "rebuild",
     "eta",
     "criterion",
     "precision",
@@ -58,6 +59,15 @@ pub fn config(base: RunParams, params: Option<&Bound<'_, PyDict>>) -> PyResult<R
             "eps" => p.eps = number("eps", &value)? as f32,
             "dt" => p.dt = number("dt", &value)?,
             "theta" => p.theta = number("theta", &value)? as f32,
+            "rebuild" => {
+                // Checked as given, so 2.5 is refused rather than truncated.
+                let k = number("rebuild", &value)?;
+                param("rebuild")
+                    .expect("a run parameter")
+                    .validate(k)
+                    .py_err()?;
+                p.rebuild = k as u32;
+            }
             "eta" => p.eta = number("eta", &value)?,
             "dt_max" => p.dt_max = number("dt_max", &value)?,
             other => {

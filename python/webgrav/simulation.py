@@ -43,8 +43,9 @@ class Simulation:
     - ``solver``: "tree" (Bonsai-style octree, leapfrog), "direct" (O(N²)
       f32, leapfrog), "hermite4" or "hermite6" (block time steps, Sapporo
       style forces, f64 state on the host);
-    - ``theta``: the tree's opening angle; ``eps``: Plummer softening;
-      ``dt``: the leapfrog's time step;
+    - ``theta``: the tree's opening angle; ``rebuild``: the tree is built
+      every ``rebuild`` steps and refitted in between (1: every step);
+      ``eps``: Plummer softening; ``dt``: the leapfrog's time step;
     - Hermite: ``eta`` (time-step accuracy), ``criterion`` ("sapporo2" or
       "aarseth", 6th order), ``precision`` ("ds" double-single, "ds-fast"
       Sapporo2's double-single, "f32", or "dp" native f64 where the adapter has it), ``dt_max`` (largest block
@@ -68,6 +69,7 @@ class Simulation:
         time=0.0,
         solver=DEFAULTS["solver"],
         theta=DEFAULTS["theta"],
+        rebuild=DEFAULTS["rebuild"],
         eps=DEFAULTS["eps"],
         dt=DEFAULTS["dt"],
         eta=DEFAULTS["eta"],
@@ -87,6 +89,7 @@ class Simulation:
             dict(
                 solver=solver,
                 theta=theta,
+                rebuild=rebuild,
                 eps=eps,
                 dt=dt,
                 eta=eta,

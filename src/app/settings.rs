@@ -244,6 +244,7 @@ impl Settings {
             "satellites" => self.model_params.satellites = number()? as u32,
             "solver" => r.solver = SolverKind::from_name(choice()?).expect("a listed solver"),
             "theta" => r.theta = float()?,
+            "rebuild" => r.rebuild = number()? as u32,
             "eta" => r.eta = number()?,
             "criterion" => {
                 r.criterion = Criterion::from_name(choice()?).expect("a listed criterion")
@@ -292,6 +293,7 @@ impl Settings {
             "satellites" => self.model_params.satellites.to_string(),
             "solver" => r.solver.name().to_string(),
             "theta" => r.theta.to_string(),
+            "rebuild" => r.rebuild.to_string(),
             "eta" => r.eta.to_string(),
             "criterion" => r.criterion.name().to_string(),
             "precision" => r.precision.name().to_string(),

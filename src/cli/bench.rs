@@ -44,6 +44,11 @@ pub struct BenchArgs {
     /// Time step of `bench tree`.
     #[arg(long, default_value_t = 1.0 / 64.0, allow_negative_numbers = true)]
     dt: f64,
+    /// `bench tree`: build the tree every K steps, refit in between (phase
+    /// times are then means over the timed steps; use a multiple of K for
+    /// --repeat).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    rebuild: u32,
     #[command(flatten)]
     direct: DirectBenchArgs,
 }
@@ -101,6 +106,7 @@ fn specs(a: &BenchArgs) -> Vec<BenchSpec> {
                 seed: a.seed,
                 theta,
                 dt: a.dt,
+                rebuild: a.rebuild,
                 precision: a.direct.precision,
                 active: a.direct.active.clone(),
                 shape: KernelShape {

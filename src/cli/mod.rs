@@ -277,6 +277,16 @@ struct SolverArgs {
     /// Opening angle θ of the tree solver's MAC.
     #[arg(long, default_value_t = 0.75, allow_negative_numbers = true)]
     theta: f32,
+    /// Tree: build the tree every K steps and only refit it (moments, tight
+    /// boxes, groups at the new positions) in between, like Bonsai's
+    /// --rebuild. 1 builds every step.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "K",
+        allow_negative_numbers = true
+    )]
+    rebuild: i64,
     /// Hermite: time-step accuracy η. 4th order and `--criterion aarseth`:
     /// Aarseth's dt = sqrt(η (|a||a''| + |a'|^2) / (|a'||a'''| + |a''|^2));
     /// 6th order with `--criterion sapporo2` (default): the mean of that
@@ -305,6 +315,7 @@ impl SolverArgs {
             eps: self.eps,
             dt,
             theta: self.theta,
+            rebuild: rebuild_steps(self.rebuild, self.solver)?,
             eta: self.eta,
             criterion: self.criterion,
             precision: self.precision,
@@ -312,6 +323,16 @@ impl SolverArgs {
         }
         .validate()
     }
+}
+
+/// `--rebuild K` as the table's whole number: where it applies, negative
+/// and huge values get the table's message rather than clap's.
+fn rebuild_steps(k: i64, solver: SolverKind) -> Result<u32> {
+    let p = crate::run::params::param("rebuild").expect("a run parameter");
+    if p.applies_to(solver) {
+        p.validate(k as f64)?;
+    }
+    Ok(u32::try_from(k).unwrap_or(1).max(1))
 }
 
 /// Says how the particle types of an input are treated.

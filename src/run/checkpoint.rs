@@ -10,7 +10,9 @@
 //! parameters, time, steps, ids, E₀ and dE_max, the engine's state, then
 //! an FNV-1a 64 checksum of everything before it. Version 2 added the
 //! 6th-order time-step criterion to the parameters and `dp` (code 2) to
-//! the precisions; version 1 files are refused with a message.
+//! the precisions; version 3 the tree's rebuild interval (version 2 files
+//! read as rebuilding every step); version 1 files are refused with a
+//! message.
 
 use super::params::RunParams;
 use super::SolverKind;
@@ -20,8 +22,8 @@ use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
-/// The format's version; a reader refuses any other.
-pub const VERSION: u32 = 2;
+/// The format's version; a reader takes it and version 2.
+pub const VERSION: u32 = 3;
 
 /// The state of one integrator.
 #[derive(Clone, Debug, PartialEq)]
@@ -204,6 +206,7 @@ impl Checkpoint {
             Precision::DsFast => 3,
         });
         o.f64(p.dt_max);
+        o.u32(p.rebuild);
         o.f64(self.time);
         o.u64(self.steps);
         o.f64(self.base_time);
@@ -265,9 +268,9 @@ impl Checkpoint {
         i.b = body;
         i.take(8)?;
         let version = i.u32()?;
-        if version != VERSION {
+        if version != VERSION && version != 2 {
             return Err(i.bad(format!(
-                "version {version}; this webgrav reads version {VERSION}"
+                "version {version}; this webgrav reads versions 2 and {VERSION}"
             )));
         }
         let solver = *SolverKind::ALL
@@ -290,6 +293,7 @@ impl Checkpoint {
                 _ => return Err(i.bad("unknown precision")),
             },
             dt_max: i.f64()?,
+            rebuild: if version >= 3 { i.u32()? } else { 1 },
         };
         let time = i.f64()?;
         let steps = i.u64()?;

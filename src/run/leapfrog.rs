@@ -145,6 +145,20 @@ impl ForceSolver {
             ForceSolver::Tree(s) => s.encode(device, encoder, timer),
         }
     }
+
+    /// Records a step's force evaluation: as `encode`, but the tree is
+    /// rebuilt only every `rebuild` steps and refitted in between.
+    pub fn encode_step(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        match self {
+            ForceSolver::Tree(s) => s.encode_scheduled(device, encoder, timer),
+            solver => solver.encode(device, encoder, timer),
+        }
+    }
 }
 
 /// A leapfrog run on the GPU: particle state, solver and kick kernels.
@@ -174,14 +188,18 @@ impl LeapfrogEngine {
 
     fn with_state(ctx: &GpuContext, state: GpuParticles, params: RunParams) -> Result<Self> {
         let solver = match params.solver {
-            SolverKind::Tree => ForceSolver::Tree(Box::new(TreeSolver::new(
-                ctx,
-                &state,
-                TreeConfig {
-                    theta: params.theta,
-                    eps: params.eps,
-                },
-            )?)),
+            SolverKind::Tree => {
+                let tree = TreeSolver::new(
+                    ctx,
+                    &state,
+                    TreeConfig {
+                        theta: params.theta,
+                        eps: params.eps,
+                    },
+                )?;
+                tree.set_rebuild_every(params.rebuild);
+                ForceSolver::Tree(Box::new(tree))
+            }
             _ => ForceSolver::Direct(Box::new(DirectSolver::with_config(
                 &ctx.device,
                 &state,
@@ -272,7 +290,8 @@ impl LeapfrogEngine {
     ) {
         self.leapfrog
             .encode_kick_drift(device, encoder, timer.as_deref_mut());
-        self.solver.encode(device, encoder, timer.as_deref_mut());
+        self.solver
+            .encode_step(device, encoder, timer.as_deref_mut());
         self.leapfrog.encode_kick(device, encoder, timer);
     }
 
@@ -285,13 +304,16 @@ impl LeapfrogEngine {
         }
         match &self.solver {
             ForceSolver::Direct(d) => d.set_eps(&ctx.queue, params.eps),
-            ForceSolver::Tree(t) => t.set_config(
-                &ctx.queue,
-                TreeConfig {
-                    theta: params.theta,
-                    eps: params.eps,
-                },
-            ),
+            ForceSolver::Tree(t) => {
+                t.set_config(
+                    &ctx.queue,
+                    TreeConfig {
+                        theta: params.theta,
+                        eps: params.eps,
+                    },
+                );
+                t.set_rebuild_every(params.rebuild);
+            }
         }
         self.leapfrog.set_dt(&ctx.queue, params.dt as f32);
         self.params = params;

@@ -468,7 +468,14 @@ impl Run {
     /// waits for the queued steps and reads the state back.
     pub async fn checkpoint(&mut self, ctx: &GpuContext) -> Result<Vec<u8>> {
         let engine = match &self.engine {
-            Engine::Leapfrog(l) => checkpoint::EngineState::Leapfrog(l.read(ctx).await?),
+            Engine::Leapfrog(l) => {
+                // A resumed run builds its tree at its first step; so does
+                // this one, so that both continue bit-identically.
+                if let leapfrog::ForceSolver::Tree(t) = &l.solver {
+                    t.rebuild_next();
+                }
+                checkpoint::EngineState::Leapfrog(l.read(ctx).await?)
+            }
             Engine::Hermite(h) => checkpoint::EngineState::Hermite {
                 offset: h.offset,
                 target: h.target,

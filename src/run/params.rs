@@ -182,6 +182,14 @@ pub const RUN_PARAMS: &[Param] = &[
         models: &[],
     },
     Param {
+        key: "rebuild",
+        label: "tree rebuilt every K steps (in between only its moments, boxes and groups are refitted to the moved particles: Bonsai's --rebuild)",
+        kind: Kind::Whole { min: 1, max: 64 },
+        default: "1",
+        solvers: &[SolverKind::Tree],
+        models: &[],
+    },
+    Param {
         key: "eta",
         label: "Hermite time-step accuracy η",
         kind: positive(1.0),
@@ -349,6 +357,9 @@ pub struct RunParams {
     pub dt: f64,
     /// Opening angle of the tree's MAC.
     pub theta: f32,
+    /// The tree is built anew every `rebuild` force evaluations and refitted
+    /// in between (1: every step).
+    pub rebuild: u32,
     /// Hermite time-step accuracy.
     pub eta: f64,
     /// The 6th-order Hermite time-step criterion.
@@ -373,6 +384,7 @@ impl Default for RunParams {
             eps: number("eps") as f32,
             dt: number("dt"),
             theta: number("theta") as f32,
+            rebuild: number("rebuild") as u32,
             eta: number("eta"),
             criterion: Criterion::from_name(param("criterion").expect("criterion").default)
                 .expect("default criterion"),
@@ -391,6 +403,7 @@ impl RunParams {
             ("eps", self.eps as f64),
             ("dt", self.dt),
             ("theta", self.theta as f64),
+            ("rebuild", self.rebuild as f64),
             ("eta", self.eta),
             ("dt_max", self.dt_max),
         ] {

@@ -370,7 +370,13 @@ pub fn decode_files(files: &[(String, Vec<u8>)]) -> Result<Snapshot> {
     }
     let h = first.ok_or_else(|| bad("gadget", "no files"))?;
     let name = &files[0].0;
-    let total: u64 = h.npart_total.iter().sum();
+    // Each total is 64 bits (low word and high word): their sum can
+    // overflow in a damaged header.
+    let total = h
+        .npart_total
+        .iter()
+        .try_fold(0u64, |sum, &k| sum.checked_add(k))
+        .ok_or_else(|| bad(name, "the header's particle totals overflow"))?;
     if total != 0 && total != all.len() as u64 {
         return Err(bad(
             name,

@@ -4,6 +4,8 @@
 //! NCRIT particles on each path from the root, siblings packed together.
 //! This phase gives each its bounding box, splits groups that span too much
 //! of the system into one-particle groups, and sizes the walk's dispatch.
+//! A refit (`encode_refit`) does the same for the groups of the last build
+//! at the particles' current positions.
 
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
@@ -18,6 +20,7 @@ pub fn wgsl() -> String {
 pub struct GroupBoxes {
     boxes: Kernel,
     walk_dispatch: Kernel,
+    restart: Kernel,
     boxes_bind: wgpu::BindGroup,
     walk_dispatch_bind: wgpu::BindGroup,
     dispatch: wgpu::Buffer,
@@ -55,6 +58,13 @@ impl GroupBoxes {
             "walk_dispatch",
             BINDINGS,
         );
+        let restart = Kernel::from_module(
+            device,
+            "restart groups",
+            &module,
+            "restart_groups",
+            BOX_BINDINGS,
+        );
         let shared = [
             &b.params,
             &b.state.pos_mass,
@@ -70,6 +80,7 @@ impl GroupBoxes {
         Self {
             boxes,
             walk_dispatch,
+            restart,
             boxes_bind,
             walk_dispatch_bind,
             dispatch: b.dispatch[0].clone(),
@@ -78,14 +89,26 @@ impl GroupBoxes {
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
         let mut pass = timed_pass(encoder, "groups", timer);
+        self.encode_boxes(&mut pass);
+    }
+
+    /// The boxes of the last build's groups at the current positions (the
+    /// groups split off in the last step are dropped and split anew).
+    pub fn encode_refit(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+        let mut pass = timed_pass(encoder, "groups", timer);
+        self.restart.dispatch(&mut pass, &self.boxes_bind, (1, 1));
+        self.encode_boxes(&mut pass);
+    }
+
+    fn encode_boxes(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.boxes.dispatch_indirect(
-            &mut pass,
+            pass,
             &self.boxes_bind,
             None,
             &self.dispatch,
             super::group_args_offset(),
         );
         self.walk_dispatch
-            .dispatch(&mut pass, &self.walk_dispatch_bind, (1, 1));
+            .dispatch(pass, &self.walk_dispatch_bind, (1, 1));
     }
 }

@@ -11,6 +11,9 @@
 //! 7. `groups`: bounding boxes of the walk's particle groups,
 //! 8. `walk`: group-based breadth-first tree walk with Bonsai's MAC.
 //!
+//! Between rebuilds (`--rebuild K`), `encode_refit` reruns only 6–8 on the
+//! last tree at the particles' new positions.
+//!
 //! `cpu` holds the f64 twins used by the tests.
 
 pub mod bbox;
@@ -32,6 +35,7 @@ use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
 use crate::state::particles::{GpuParticles, STATE_BYTES_PER_PARTICLE};
 use layout::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 use wgpu::util::DeviceExt;
 
 /// Maximum particles per leaf (the paper's N_leaf).
@@ -356,6 +360,10 @@ pub struct TreeSolver {
     properties: properties::CellProperties,
     groups: groups::GroupBoxes,
     walk: walk::TreeWalk,
+    /// Force evaluations per tree build (`encode_scheduled`).
+    rebuild_every: AtomicU32,
+    /// Evaluations on the current tree; `u32::MAX` before the first build.
+    on_this_tree: AtomicU32,
 }
 
 /// Significant bits of the Morton keys.
@@ -409,6 +417,8 @@ impl TreeSolver {
             groups: groups::GroupBoxes::new(d, &buffers),
             walk: walk::TreeWalk::new(d, &buffers),
             buffers,
+            rebuild_every: AtomicU32::new(1),
+            on_this_tree: AtomicU32::new(u32::MAX),
         })
     }
 
@@ -427,6 +437,53 @@ impl TreeSolver {
         self.build.encode(encoder, timer.as_deref_mut());
         self.properties.encode(encoder, timer.as_deref_mut());
         self.groups.encode(encoder, timer.as_deref_mut());
+        self.walk.encode(encoder, timer);
+        self.on_this_tree.store(1, Ordering::Relaxed);
+    }
+
+    /// Builds the tree every `k` force evaluations from now on (1: every
+    /// evaluation) and refits it in between (`encode_scheduled`).
+    pub fn set_rebuild_every(&self, k: u32) {
+        self.rebuild_every.store(k.max(1), Ordering::Relaxed);
+    }
+
+    /// The next `encode_scheduled` builds the tree anew.
+    pub fn rebuild_next(&self) {
+        self.on_this_tree.store(u32::MAX, Ordering::Relaxed);
+    }
+
+    /// Records the next force evaluation of a run: a full build when the
+    /// tree has served `rebuild_every` evaluations (or there is none yet),
+    /// a refit otherwise.
+    pub fn encode_scheduled(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        let used = self.on_this_tree.load(Ordering::Relaxed);
+        if used >= self.rebuild_every.load(Ordering::Relaxed) {
+            self.encode(device, encoder, timer);
+        } else {
+            self.encode_refit(encoder, timer);
+            self.on_this_tree.store(used + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Records a force evaluation on the tree of the last `encode` (a
+    /// refit, Bonsai's steps between rebuilds): the particles keep their
+    /// order and cells, and only the moments, tight boxes and opening radii
+    /// (`properties`), the group boxes and the walk are recomputed at the
+    /// current positions. The MAC stays safe, since it works from tight
+    /// boxes; what a stale tree costs is more interactions as cells spread.
+    /// Only valid after an `encode` of this solver.
+    pub fn encode_refit(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        mut timer: Option<&mut PhaseTimer>,
+    ) {
+        self.properties.encode(encoder, timer.as_deref_mut());
+        self.groups.encode_refit(encoder, timer.as_deref_mut());
         self.walk.encode(encoder, timer);
     }
 
