@@ -1,6 +1,8 @@
 // Bounding box of all particles by parallel reduction, in two dispatches:
-// `partial_bounds` (BBOX_GROUPS workgroups, grid-stride loop, one box per
+// `partial_bounds` (bbox_groups() workgroups, grid-stride loop, one box per
 // workgroup) and `final_bounds` (one workgroup reducing those boxes).
+// Small N uses few workgroups: each costs a chain of barriers, which on
+// software WebGPU (SwiftShader) is ~1 ms per workgroup.
 // Driven by src/tree/bbox.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
@@ -25,11 +27,17 @@ fn reduce(lid: u32) {
 
 const BIG: f32 = 3.0e38;
 
+// Workgroups of partial_bounds: at least BBOX_PARTICLES_PER_GROUP particles
+// each, at most BBOX_GROUPS (the same formula as tree::bbox::groups_for).
+fn bbox_groups() -> u32 {
+    return clamp((params.n + BBOX_PARTICLES_PER_GROUP - 1u) / BBOX_PARTICLES_PER_GROUP, 1u, BBOX_GROUPS);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn partial_bounds(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     var lo = vec3<f32>(BIG);
     var hi = vec3<f32>(-BIG);
-    for (var i = wid.x * WORKGROUP_SIZE + lid; i < params.n; i += BBOX_GROUPS * WORKGROUP_SIZE) {
+    for (var i = wid.x * WORKGROUP_SIZE + lid; i < params.n; i += bbox_groups() * WORKGROUP_SIZE) {
         let p = pos_mass[i].pos;
         lo = min(lo, p);
         hi = max(hi, p);
@@ -46,7 +54,7 @@ fn partial_bounds(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
 fn final_bounds(@builtin(local_invocation_index) lid: u32) {
     var lo = vec3<f32>(BIG);
     var hi = vec3<f32>(-BIG);
-    for (var k = lid; k < BBOX_GROUPS; k += WORKGROUP_SIZE) {
+    for (var k = lid; k < bbox_groups(); k += WORKGROUP_SIZE) {
         lo = min(lo, partial[k].lo.xyz);
         hi = max(hi, partial[k].hi.xyz);
     }

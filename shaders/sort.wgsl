@@ -8,7 +8,9 @@
 // 1. count_digits: block b counts its digits into
 //    block_offsets[d * num_blocks + b] (the [digit][block] table).
 // 2. scan_digit_rows: workgroup d turns row d of the table into exclusive
-//    prefix sums over the blocks, and writes the row total to digit_totals[d].
+//    prefix sums over the blocks, and writes the row total to digit_totals[d]
+//    (scan_digit_rows_serial: one workgroup, a row per invocation, where
+//    rows are short).
 // 3. scatter: block b starts digit d at (all pairs of smaller digits) +
 //    (pairs of digit d in earlier blocks), then ranks its pairs stably in
 //    rounds of SORT_THREADS and writes them to the other buffer pair.
@@ -113,6 +115,22 @@ fn scan_digit_rows(
     if (lid == 0u) {
         digit_totals[digit] = carry;
     }
+}
+
+// The same for short rows (few blocks): invocation d scans row d alone,
+// with no barriers. One workgroup instead of RADIX, each with a barrier
+// per scan step: the barrier-heavy version costs ~1 ms per workgroup on
+// software WebGPU (SwiftShader), which made small sorts take seconds.
+@compute @workgroup_size(SORT_THREADS)
+fn scan_digit_rows_serial(@builtin(local_invocation_index) lid: u32) {
+    let row = lid * params.num_blocks;
+    var carry = 0u;
+    for (var block = 0u; block < params.num_blocks; block++) {
+        let count = block_offsets[row + block];
+        block_offsets[row + block] = carry;
+        carry += count;
+    }
+    digit_totals[lid] = carry;
 }
 
 @compute @workgroup_size(SORT_THREADS)

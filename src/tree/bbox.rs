@@ -1,7 +1,7 @@
 //! Bounding box of all particles by a two-dispatch parallel reduction
 //! (drives `shaders/bbox.wgsl`).
 
-use super::{TreeBuffers, BBOX_GROUPS};
+use super::{TreeBuffers, BBOX_GROUPS, BBOX_PARTICLES_PER_GROUP};
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
@@ -11,7 +11,14 @@ pub fn wgsl() -> String {
     super::compose(BBOX_WGSL)
 }
 
+/// Workgroups of the first reduction for `n` particles (`bbox_groups()` in
+/// the shader): at least BBOX_PARTICLES_PER_GROUP each, at most BBOX_GROUPS.
+pub fn groups_for(n: u32) -> u32 {
+    n.div_ceil(BBOX_PARTICLES_PER_GROUP).clamp(1, BBOX_GROUPS)
+}
+
 pub struct BoundingBox {
+    groups: u32,
     partial: Kernel,
     last: Kernel,
     bind: wgpu::BindGroup,
@@ -36,6 +43,7 @@ impl BoundingBox {
             &[&b.params, &b.state.pos_mass, &b.bbox_partial, &b.bounds],
         );
         Self {
+            groups: groups_for(b.state.n),
             partial,
             last,
             bind,
@@ -45,7 +53,7 @@ impl BoundingBox {
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
         let mut pass = timed_pass(encoder, "box", timer);
         self.partial
-            .dispatch(&mut pass, &self.bind, (BBOX_GROUPS, 1));
+            .dispatch(&mut pass, &self.bind, (self.groups, 1));
         self.last.dispatch(&mut pass, &self.bind, (1, 1));
     }
 }

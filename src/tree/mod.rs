@@ -67,8 +67,11 @@ pub const DEFERRED_CAPACITY: u32 = 2048;
 pub const WALK_WORKGROUPS: u32 = 4096;
 /// Entries of the walk's cell and particle-range lists (workgroup memory).
 pub const LIST_CAPACITY: u32 = 2 * NCRIT;
-/// Workgroups of the first bounding-box reduction.
+/// Workgroups of the first bounding-box reduction, at most.
 pub const BBOX_GROUPS: u32 = 256;
+/// Particles per workgroup of the first bounding-box reduction, at least
+/// (N = 2^20 still gets all BBOX_GROUPS).
+pub const BBOX_PARTICLES_PER_GROUP: u32 = 4096;
 
 const TREE_COMMON_WGSL: &str = include_str!("../../shaders/tree_common.wgsl");
 
@@ -86,6 +89,7 @@ pub(crate) fn compose(body: &str) -> String {
         ("DEFERRED_CAPACITY", DEFERRED_CAPACITY),
         ("GROUP_SPLIT_DIVISOR", GROUP_SPLIT_DIVISOR),
         ("BBOX_GROUPS", BBOX_GROUPS),
+        ("BBOX_PARTICLES_PER_GROUP", BBOX_PARTICLES_PER_GROUP),
         ("KEY_CELLS", keys::KEY_CELLS),
     ];
     shader::compose(

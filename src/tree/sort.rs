@@ -31,6 +31,10 @@ pub const KEYS_PER_THREAD: u32 = 16;
 pub const BLOCK_KEYS: u32 = SORT_THREADS * KEYS_PER_THREAD;
 /// u32 words of one digit's invocation mask in the scatter ranking.
 const MASK_WORDS: u32 = SORT_THREADS / 32;
+/// Up to this many blocks (N ≤ 32 × BLOCK_KEYS = 131,072) the [digit][block]
+/// rows are scanned by one workgroup, one row per invocation, without
+/// barriers (`scan_digit_rows_serial`); longer rows by a workgroup each.
+pub const SERIAL_SCAN_MAX_BLOCKS: u32 = 32;
 
 const SORT_WGSL: &str = include_str!("../../shaders/sort.wgsl");
 
@@ -81,6 +85,8 @@ pub struct RadixSort {
     scratch_values: wgpu::Buffer,
     /// Workgroups of the per-block dispatches (split over y when needed).
     block_groups: (u32, u32),
+    /// Workgroups of the row scan: RADIX, or 1 for the serial scan.
+    scan_groups: u32,
     n: u32,
     scratch_bytes: u64,
 }
@@ -125,17 +131,22 @@ impl RadixSort {
             "count_digits",
             BINDINGS,
         );
+        let num_blocks = n.div_ceil(BLOCK_KEYS);
+        let serial_scan = num_blocks <= SERIAL_SCAN_MAX_BLOCKS;
         let scan_digit_rows = Kernel::from_module(
             device,
             "radix sort scan_digit_rows",
             &module,
-            "scan_digit_rows",
+            if serial_scan {
+                "scan_digit_rows_serial"
+            } else {
+                "scan_digit_rows"
+            },
             BINDINGS,
         );
         let scatter =
             Kernel::from_module(device, "radix sort scatter", &module, "scatter", BINDINGS);
 
-        let num_blocks = n.div_ceil(BLOCK_KEYS);
         // Zero-sized bindings are invalid: scratch buffers hold at least one
         // element even when there is nothing to sort.
         let scratch = |label: &str, bytes: u64| {
@@ -213,6 +224,7 @@ impl RadixSort {
             scratch_keys,
             scratch_values,
             block_groups: dispatch_size(device, num_blocks, 1),
+            scan_groups: if serial_scan { 1 } else { RADIX },
             n,
             scratch_bytes,
         }
@@ -238,7 +250,8 @@ impl RadixSort {
             for bind in &self.pass_binds {
                 self.count_digits
                     .dispatch(&mut pass, bind, self.block_groups);
-                self.scan_digit_rows.dispatch(&mut pass, bind, (RADIX, 1));
+                self.scan_digit_rows
+                    .dispatch(&mut pass, bind, (self.scan_groups, 1));
                 self.scatter.dispatch(&mut pass, bind, self.block_groups);
             }
         }
