@@ -367,3 +367,29 @@ fn largest_n_follows_the_adapter_limits() {
         );
     }
 }
+
+// A software adapter (SwiftShader in headless Chromium) starts the page
+// from the direct sum at N = 2048 (~40 ms a step there, where the tree's
+// barrier-heavy walk takes ~0.5 s at N = 4096), but only when the URL or
+// its preset chose neither the solver nor N: what a visitor asked for is
+// kept.
+#[test]
+fn software_adapters_start_small_unless_the_url_chose() {
+    let start = |q: &str| {
+        let (mut s, _) = Settings::from_query(q);
+        let changed = s.apply_software_defaults(&Settings::given_keys(q));
+        (s, changed)
+    };
+    let (s, changed) = start("?theta=0.3&autoplay=0");
+    assert_eq!(changed, vec!["solver = direct", "n = 2048"]);
+    assert_eq!(s.run.solver, SolverKind::Direct);
+    assert_eq!(s.n, 2048);
+    assert_eq!(s.get("theta").as_deref(), Some("0.3"));
+    for q in ["?n=100000", "?solver=tree", "?preset=plummer-relaxation"] {
+        let (plain, _) = Settings::from_query(q);
+        let (s, changed) = start(q);
+        assert!(changed.is_empty(), "{q}: {changed:?}");
+        assert_eq!(s.to_query(true), plain.to_query(true), "{q}");
+    }
+    assert!(Settings::given_keys("?preset=plummer-relaxation").contains(&"n".to_string()));
+}

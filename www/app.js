@@ -278,8 +278,22 @@ function loop(now) {
   requestAnimationFrame(loop);
 }
 
+// Whether WebGPU runs on the CPU here (SwiftShader, llvmpipe/lavapipe):
+// there every workgroup barrier costs about a millisecond.
+async function softwareAdapter() {
+  try {
+    const adapter = await navigator.gpu.requestAdapter();
+    if (!adapter) return false;
+    const i = adapter.info || {};
+    return !!(i.isFallbackAdapter || adapter.isFallbackAdapter ||
+      /swiftshader|llvmpipe|lavapipe|software/i.test([i.vendor, i.architecture, i.device, i.description].join(" ")));
+  } catch (e) {
+    return false;
+  }
+}
+
 async function main() {
-  const { values, warnings, embed, autoplay, preset, sources } = window.wasmBindings.parseSettings(location.search);
+  let { values, given, warnings, embed, autoplay, preset, sources } = window.wasmBindings.parseSettings(location.search);
   W.sourceQuery = sources.query;
   if (embed) document.body.classList.add("embed");
   $("panel").hidden = embed;
@@ -294,6 +308,13 @@ async function main() {
     showFallback(sources.fallback);
     return;
   }
+  // A software adapter starts small unless the URL chose solver or N.
+  let software = [];
+  if (await softwareAdapter()) {
+    const r = window.wasmBindings.softwareStart(values, given);
+    values = r.values;
+    software = r.changed;
+  }
   W.canvas = $("view");
   sizeCanvas();
   try {
@@ -305,6 +326,10 @@ async function main() {
       : `Could not start the simulation: ${text}`);
     showFallback(sources.fallback);
     return;
+  }
+  if (software.length) {
+    W.message(`WebGPU runs on the CPU in this browser (a software adapter), so the page starts small: ` +
+      `${software.join(", ")}. Choose the solver and N in the panel, or set solver= and n= in the URL.`, "info");
   }
   const info = W.app.info();
   W.spf = parseInt(values.spf, 10) || 1;

@@ -20,6 +20,10 @@ use crate::state::{Model, ModelParams};
 /// `state::galaxy::catalog` (N-body units, or Bonsai's kpc, 100 km/s and
 /// 9.78 Myr for the Milky Way and the merger), and their time steps
 /// resolve the bulges' crossing times.
+/// The page's start on a software adapter, unless the URL chose the solver
+/// or N (see `Settings::apply_software_defaults`).
+pub const SOFTWARE_DEFAULTS: &[(&str, &str)] = &[("solver", "direct"), ("n", "2048")];
+
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "plummer-relaxation",
@@ -216,6 +220,40 @@ impl Settings {
             }
         }
         (s, warnings)
+    }
+
+    /// The keys a URL query sets, its preset's included.
+    pub fn given_keys(query: &str) -> Vec<String> {
+        let pairs = parse_query(query);
+        let mut keys: Vec<String> = pairs
+            .iter()
+            .filter_map(|(k, v)| (k == "preset").then(|| preset(v)).flatten())
+            .flat_map(|p| parse_query(p.query).into_iter().map(|(k, _)| k))
+            .collect();
+        keys.extend(pairs.into_iter().map(|(k, _)| k));
+        keys
+    }
+
+    /// On a software adapter (WebGPU on the CPU: SwiftShader, lavapipe,
+    /// llvmpipe) the page starts from `SOFTWARE_DEFAULTS` when the URL set
+    /// none of their keys; returns what it changed ("key = value"). Each
+    /// workgroup barrier costs a software adapter about a millisecond, so
+    /// the tree's barrier-heavy walk takes ~0.5 s per step at N = 4096 in
+    /// headless Chromium, where the direct sum at N = 2048 takes ~40 ms.
+    pub fn apply_software_defaults(&mut self, given: &[String]) -> Vec<String> {
+        if SOFTWARE_DEFAULTS
+            .iter()
+            .any(|(k, _)| given.iter().any(|g| g == k))
+        {
+            return Vec::new();
+        }
+        let mut changed = Vec::new();
+        for (k, v) in SOFTWARE_DEFAULTS {
+            if self.get(k).as_deref() != Some(v) && self.set(k, v).is_ok() {
+                changed.push(format!("{k} = {v}"));
+            }
+        }
+        changed
     }
 
     /// Sets one parameter from its URL form; on error nothing changes.

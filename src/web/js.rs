@@ -82,6 +82,11 @@ pub fn parse_settings(query: &str) -> JsValue {
     warnings.extend(refused);
     let out = js_sys::Object::new();
     set(&out, "values", values_object(&s));
+    set(
+        &out,
+        "given",
+        array(Settings::given_keys(query).iter().map(String::as_str)),
+    );
     set(&out, "warnings", array(warnings));
     let files = js_sys::Object::new();
     set(
@@ -226,4 +231,19 @@ fn galaxy_object(p: &Particles, components: &ComponentTags) -> js_sys::Object {
 
 pub(super) fn norm3(v: [f64; 3]) -> f64 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// The settings `values` (as `parseSettings` gives them) for a software
+/// adapter: the page's software defaults (`settings::SOFTWARE_DEFAULTS`)
+/// where the URL (`given`, its keys) chose neither the solver nor N.
+/// Returns `{ values, changed }`, `changed` as "key = value" strings.
+#[wasm_bindgen(js_name = softwareStart)]
+pub fn software_start(values: JsValue, given: js_sys::Array) -> Result<JsValue, JsValue> {
+    let mut s = settings_from_object(&Settings::default(), &values)?;
+    let given: Vec<String> = given.iter().filter_map(|k| k.as_string()).collect();
+    let changed = s.apply_software_defaults(&given);
+    let out = js_sys::Object::new();
+    set(&out, "values", values_object(&s));
+    set(&out, "changed", array(changed.iter().map(String::as_str)));
+    Ok(out.into())
 }
