@@ -121,8 +121,19 @@ pub async fn read_range<T: bytemuck::Pod>(
     });
     encoder.copy_buffer_to_buffer(src, first * stride, &staging, 0, size);
     queue.submit(Some(encoder.finish()));
+    map_and_collect(device, &staging, size).await
+}
+
+/// The first `size` bytes of a MAP_READ buffer whose copy has been
+/// submitted, as `T`s; the buffer is unmapped again (natively this waits
+/// for the GPU, in the browser the event loop completes the map).
+async fn map_and_collect<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    buffer: &wgpu::Buffer,
+    size: u64,
+) -> Result<Vec<T>> {
     let (tx, rx) = futures_channel::oneshot::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |r| {
+    buffer.map_async(wgpu::MapMode::Read, ..size, move |r| {
         let _ = tx.send(r);
     });
     device
@@ -132,11 +143,11 @@ pub async fn read_range<T: bytemuck::Pod>(
         .map_err(|_| Error::Readback("map callback dropped".into()))?
         .map_err(|e| Error::Readback(e.to_string()))?;
     let out = bytemuck::pod_collect_to_vec(
-        &staging
-            .get_mapped_range(..)
+        &buffer
+            .get_mapped_range(..size)
             .map_err(|e| Error::Readback(e.to_string()))?,
     );
-    staging.unmap();
+    buffer.unmap();
     Ok(out)
 }
 
@@ -176,24 +187,6 @@ impl Readback {
         if size == 0 {
             return Ok(Vec::new());
         }
-        let (tx, rx) = futures_channel::oneshot::channel();
-        self.buffer
-            .map_async(wgpu::MapMode::Read, ..size, move |r| {
-                let _ = tx.send(r);
-            });
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Readback(e.to_string()))?;
-        rx.await
-            .map_err(|_| Error::Readback("map callback dropped".into()))?
-            .map_err(|e| Error::Readback(e.to_string()))?;
-        let out = bytemuck::pod_collect_to_vec(
-            &self
-                .buffer
-                .get_mapped_range(..size)
-                .map_err(|e| Error::Readback(e.to_string()))?,
-        );
-        self.buffer.unmap();
-        Ok(out)
+        map_and_collect(device, &self.buffer, size).await
     }
 }
