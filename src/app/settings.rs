@@ -15,15 +15,15 @@ use crate::run::params::{number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
 use crate::state::{Model, ModelParams};
 
+/// The page's start on a software adapter, unless the URL chose the solver
+/// or N (see `Settings::apply_software_defaults`).
+pub const SOFTWARE_DEFAULTS: &[(&str, &str)] = &[("solver", "direct"), ("n", "2048")];
+
 /// Teaching presets: `?preset=NAME` sets these parameters first; explicit
 /// parameters override them. The galaxies' units are in
 /// `state::galaxy::catalog` (N-body units, or Bonsai's kpc, 100 km/s and
 /// 9.78 Myr for the Milky Way and the merger), and their time steps
 /// resolve the bulges' crossing times.
-/// The page's start on a software adapter, unless the URL chose the solver
-/// or N (see `Settings::apply_software_defaults`).
-pub const SOFTWARE_DEFAULTS: &[(&str, &str)] = &[("solver", "direct"), ("n", "2048")];
-
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "plummer-relaxation",

@@ -480,12 +480,9 @@ impl TreeSolver {
     /// (`properties`), the group boxes and the walk are recomputed at the
     /// current positions. The MAC stays safe, since it works from tight
     /// boxes; what a stale tree costs is more interactions as cells spread.
-    /// Only valid after an `encode` of this solver.
-    pub fn encode_refit(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        mut timer: Option<&mut PhaseTimer>,
-    ) {
+    /// Only valid after an `encode` of this solver, hence private:
+    /// `encode_scheduled` is the way in.
+    fn encode_refit(&self, encoder: &mut wgpu::CommandEncoder, mut timer: Option<&mut PhaseTimer>) {
         self.properties.encode(encoder, timer.as_deref_mut());
         self.groups.encode_refit(encoder, timer.as_deref_mut());
         self.walk.encode(encoder, timer);
