@@ -1,21 +1,25 @@
-// Group-based tree walk (Bonsai 2012, §4.3.4). Workgroups of NCRIT
+// Group-based tree walk (Bonsai 2012, §4.3.4). Workgroups of WALK_LANES
 // invocations are persistent: each takes groups from a shared counter (at
 // most its share, min(groups, walk_workgroups) of them are dispatched) and
-// walks them one after the other; invocation k owns particle k of the
-// group. The walk is breadth-first: the current level of the frontier is
-// tested against the MAC in chunks of NCRIT cells, one per
-// invocation, using the distance from the group's box to the cell's centre
-// of mass (eq. 4.1):
+// walks them one after the other. A group holds up to NCRIT = 2 WALK_LANES
+// particles; invocation k owns particles k and k + WALK_LANES, so every
+// list entry brought in serves two particles per invocation (Bonsai's NI = 2).
+// The walk is breadth-first: the current level of the frontier is tested
+// against the MAC in chunks of WALK_LANES cells, one per invocation, using
+// the distance from the group's box to the cell's centre of mass (eq. 4.1):
 //   accepted        -> its index joins the cell list (monopole+quadrupole),
 //   opened leaf     -> its particle range joins the particle list (direct),
 //   opened node     -> its children join the next frontier level.
-// Both lists live in workgroup memory and are evaluated by every invocation
-// for its own particle whenever they might not hold another chunk, and once
-// more at the end. For evaluation the list entries are first staged in
-// workgroup memory by all invocations together (cell moments NCRIT at a
-// time; particles of the listed ranges PARTICLE_BATCH at a time), so the
-// global loads are issued in parallel rather than one dependent load per
-// entry per invocation.
+// Where each goes is reserved by `reserve` and the lists' lengths made
+// common by `gather_lengths`: these functions, and how listed entries are
+// brought to every invocation (`cell_list_force`, `range_list_force`), come
+// from one of two files appended to this one (src/tree/walk.rs chooses):
+//   walk_portable.wgsl   plain WebGPU: workgroup atomics, entries staged in
+//                        workgroup memory between barriers;
+//   walk_subgroups.wgsl  the `subgroups` feature: prefix sums and shuffles
+//                        within subgroups, no staging barriers.
+// Both lists live in workgroup memory and are evaluated whenever they might
+// not hold another chunk, and once more at the end.
 // The frontier (current and next level) lives in workgroup memory too;
 // when it is full, an opened node is set aside on the workgroup's stack in
 // global memory (DEFERRED_CAPACITY entries) and walked afterwards as a
@@ -36,31 +40,44 @@
 @group(0) @binding(8) var<storage, read_write> deferred: array<u32>;
 
 const SKIP: u32 = 0xffffffffu;
-// One range in `list_lens`.
-const RANGE_ONE: u32 = 0x10000u;
+// Particles staged per batch of the particle list: two per invocation.
+const PARTICLE_BATCH: u32 = 2u * WALK_LANES;
+// Range lists up to this long are scanned by one invocation (the final
+// evaluation of a walk), longer ones (flushes) by all.
+const SERIAL_SCAN: u32 = 16u;
+// Entries of the range list each invocation scans in a parallel scan.
+const SCAN_PER_LANE: u32 = LIST_CAPACITY / WALK_LANES;
+// A chunk adds at most WALK_LANES accepted cells; at most 2 WALK_LANES
+// ranges (an opened leaf per invocation, and a node whose subtree had no
+// room anywhere); so a list is evaluated when it might not hold that.
+const FLUSH_CELLS: u32 = LIST_CAPACITY - WALK_LANES;
+const FLUSH_RANGES: u32 = LIST_CAPACITY - 2u * WALK_LANES;
 
 var<workgroup> cell_list: array<u32, LIST_CAPACITY>;
 var<workgroup> range_list: array<vec2<u32>, LIST_CAPACITY>;
-// Lengths of both lists in one word (cells in the low 16 bits, ranges in
-// the high 16), so one uniform load per chunk reads both.
-var<workgroup> list_lens: atomic<u32>;
-var<workgroup> next_len: atomic<u32>;
 var<workgroup> frontier: array<u32, 2 * FRONTIER_CAPACITY>;
 var<workgroup> group_count: u32;
 var<workgroup> current_group: u32;
 var<workgroup> deferred_len: atomic<u32>;
-// Staged moments of up to NCRIT listed cells: com_mass, quad_diag, quad_off.
-var<workgroup> staged_cells: array<array<vec4<f32>, 3>, NCRIT>;
-// Staged particles (position, mass) of the listed ranges, PARTICLE_BATCH
-// at a time (each invocation stages several, so one pair of barriers
-// serves more interactions).
-const PARTICLE_BATCH: u32 = 2u * NCRIT;
-// Range lists up to this long are scanned by one invocation (the final
-// evaluation of a walk), longer ones (flushes) by all.
-const SERIAL_SCAN: u32 = 16u;
-var<workgroup> staged_particles: array<vec4<f32>, PARTICLE_BATCH>;
 // Exclusive prefix sums of the listed ranges' particle counts.
 var<workgroup> range_offsets: array<u32, LIST_CAPACITY_PLUS_ONE>;
+
+// Lengths of the cell list, the range list and the next frontier level.
+struct Lengths {
+    cells: u32,
+    ranges: u32,
+    next: u32,
+}
+
+// Who this invocation is, in its workgroup and in its subgroup (the
+// subgroup fields are 0, 0, 1, 1 on the portable path).
+struct Lane {
+    id: u32,
+    sg_lane: u32,
+    sg_id: u32,
+    sg_size: u32,
+    sg_count: u32,
+}
 
 // Squared distance from point p to the box [lo, hi] (0 inside).
 fn box_distance2(p: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> f32 {
@@ -75,21 +92,49 @@ struct Accum {
 
 const ZERO = Accum(vec3<f32>(0.0), 0.0);
 
-fn sum4(a: Accum, b: Accum, c: Accum, d: Accum) -> Accum {
-    return Accum((a.acc + b.acc) + (c.acc + d.acc), (a.pot + b.pot) + (c.pot + d.pot));
+// The invocation's two particles, and two independent accumulators for
+// each (a long dependent chain per evaluation: four chains hide latency).
+struct Pair {
+    x0: vec3<f32>,
+    x1: vec3<f32>,
+}
+
+struct PairAccum {
+    a0: Accum,
+    b0: Accum,
+    a1: Accum,
+    b1: Accum,
+}
+
+fn add(a: Accum, b: Accum) -> Accum {
+    return Accum(a.acc + b.acc, a.pot + b.pot);
+}
+
+// A cell's moments as the walk uses them.
+struct Moments {
+    com_mass: vec4<f32>,
+    diag: vec3<f32>,
+    off: vec3<f32>,
+}
+
+fn moments_of(c: u32) -> Moments {
+    let p = props[c];
+    return Moments(p.com_mass, p.quad_diag.xyz, p.quad_off.xyz);
 }
 
 // Monopole + quadrupole of a cell at position `x` (softened as the
 // direct sum): with r = x - com, S the second moments, q = r·S·r,
 //   φ = -M/r - 3q/(2r⁵) + tr(S)/(2r³),
 //   a = -M r/r³ + 3 S r/r⁵ - 15 q r/(2r⁷) + 3 tr(S) r/(2r⁵).
-fn multipole_force(x: vec3<f32>, com_mass: vec4<f32>, s: vec3<f32>, o: vec3<f32>, a: Accum) -> Accum {
-    let r = x - com_mass.xyz;
+fn multipole_force(x: vec3<f32>, c: Moments, a: Accum) -> Accum {
+    let r = x - c.com_mass.xyz;
     let r2 = dot(r, r) + params.eps2;
     let rinv = inverseSqrt(r2);
     let rinv2 = rinv * rinv;
     let rinv3 = rinv * rinv2;
     let rinv5 = rinv3 * rinv2;
+    let s = c.diag;
+    let o = c.off;
     let sr = vec3<f32>(
         s.x * r.x + o.x * r.y + o.y * r.z,
         o.x * r.x + s.y * r.y + o.z * r.z,
@@ -97,20 +142,105 @@ fn multipole_force(x: vec3<f32>, com_mass: vec4<f32>, s: vec3<f32>, o: vec3<f32>
     );
     let q = dot(r, sr);
     let tr = s.x + s.y + s.z;
-    let m = com_mass.w;
+    let m = c.com_mass.w;
     var out = a;
     out.pot += -m * rinv - 1.5 * q * rinv5 + 0.5 * tr * rinv3;
     out.acc += (-m * rinv3 - 7.5 * q * rinv5 * rinv2 + 1.5 * tr * rinv5) * r + (3.0 * rinv5) * sr;
     return out;
 }
 
-@compute @workgroup_size(NCRIT)
-fn walk(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let stack = wid.x * DEFERRED_CAPACITY;
+fn pair_force(x: vec3<f32>, p: vec4<f32>, a: Accum) -> Accum {
+    let d = p.xyz - x;
+    let r2 = dot(d, d) + params.eps2;
+    let rinv = select(0.0, inverseSqrt(r2), r2 > 0.0);
+    let mrinv = p.w * rinv;
+    return Accum(a.acc + (mrinv * rinv * rinv) * d, a.pot - mrinv);
+}
+
+// Two cells on both particles (one chain each per particle) ...
+fn add_cells(xs: Pair, c: Moments, d: Moments, acc: ptr<function, PairAccum>) {
+    (*acc).a0 = multipole_force(xs.x0, c, (*acc).a0);
+    (*acc).a1 = multipole_force(xs.x1, c, (*acc).a1);
+    (*acc).b0 = multipole_force(xs.x0, d, (*acc).b0);
+    (*acc).b1 = multipole_force(xs.x1, d, (*acc).b1);
+}
+
+// ... and one.
+fn add_cell(xs: Pair, c: Moments, acc: ptr<function, PairAccum>) {
+    (*acc).a0 = multipole_force(xs.x0, c, (*acc).a0);
+    (*acc).a1 = multipole_force(xs.x1, c, (*acc).a1);
+}
+
+fn add_particles(xs: Pair, p: vec4<f32>, q: vec4<f32>, acc: ptr<function, PairAccum>) {
+    (*acc).a0 = pair_force(xs.x0, p, (*acc).a0);
+    (*acc).a1 = pair_force(xs.x1, p, (*acc).a1);
+    (*acc).b0 = pair_force(xs.x0, q, (*acc).b0);
+    (*acc).b1 = pair_force(xs.x1, q, (*acc).b1);
+}
+
+fn add_particle(xs: Pair, p: vec4<f32>, acc: ptr<function, PairAccum>) {
+    (*acc).a0 = pair_force(xs.x0, p, (*acc).a0);
+    (*acc).a1 = pair_force(xs.x1, p, (*acc).a1);
+}
+
+// Exclusive prefix sums of the first `len` listed ranges' particle counts
+// into range_offsets; returns the total. Whole workgroup, uniform `len`.
+fn scan_range_offsets(len: u32, lid: u32) -> u32 {
+    if (len <= SERIAL_SCAN) {
+        if (lid == 0u) {
+            var sum = 0u;
+            for (var e = 0u; e < len; e++) {
+                range_offsets[e] = sum;
+                sum += range_list[e].y;
+            }
+            range_offsets[len] = sum;
+        }
+    } else {
+        // A long list (a flush): Hillis–Steele scan of the counts, entries
+        // lid + j WALK_LANES per invocation.
+        for (var j = 0u; j < SCAN_PER_LANE; j++) {
+            let e = lid + j * WALK_LANES;
+            range_offsets[e + 1u] = select(0u, range_list[e].y, e < len);
+        }
+        if (lid == 0u) {
+            range_offsets[0] = 0u;
+        }
+        for (var off = 1u; off < LIST_CAPACITY; off *= 2u) {
+            workgroupBarrier();
+            var v: array<u32, SCAN_PER_LANE>;
+            for (var j = 0u; j < SCAN_PER_LANE; j++) {
+                let e = lid + j * WALK_LANES;
+                v[j] = select(0u, range_offsets[e + 1u - min(off, e + 1u)], e >= off);
+            }
+            workgroupBarrier();
+            for (var j = 0u; j < SCAN_PER_LANE; j++) {
+                range_offsets[lid + j * WALK_LANES + 1u] += v[j];
+            }
+        }
+    }
+    return workgroupUniformLoad(&range_offsets[len]);
+}
+
+// Position and mass of particle number `idx` of the `len` listed ranges
+// (after scan_range_offsets): the range is the last offset <= idx.
+fn listed_particle(idx: u32, len: u32) -> vec4<f32> {
+    var lo = 0u;
+    var hi = len;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) / 2u;
+        if (range_offsets[mid] <= idx) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let p = pos_mass[range_list[lo].x + idx - range_offsets[lo]];
+    return vec4<f32>(p.pos, p.mass);
+}
+
+fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
+    let lid = lane.id;
+    let stack = wid * DEFERRED_CAPACITY;
     if (lid == 0u) {
         group_count = atomicLoad(&counters.group_count);
     }
@@ -118,13 +248,12 @@ fn walk(
     // most its share ceil(groups / workgroups), so that together they take
     // every group (and no invocation runs unboundedly long: some drivers,
     // e.g. lavapipe, cap the loop iterations of one invocation).
-    let share = (workgroupUniformLoad(&group_count) + nwg.x - 1u) / nwg.x;
+    let share = (workgroupUniformLoad(&group_count) + nwg - 1u) / nwg;
     for (var taken = 0u; taken < share; taken++) {
     // Every invocation is done with the last group's workgroup state.
     workgroupBarrier();
     if (lid == 0u) {
         current_group = atomicAdd(&counters.next_group, 1u);
-        atomicStore(&list_lens, 0u);
         deferred[stack] = 0u; // the root
         atomicStore(&deferred_len, 1u);
     }
@@ -135,12 +264,16 @@ fn walk(
     let grp = group_boxes[g];
     let glo = grp.lo.xyz;
     let ghi = grp.hi.xyz;
-    let mine = lid < grp.count;
-    let i = grp.start + min(lid, grp.count - 1u);
-    let me = pos_mass[i];
-    var a = Accum(vec3<f32>(0.0), 0.0);
+    let i0 = grp.start + min(lid, grp.count - 1u);
+    let i1 = grp.start + min(lid + WALK_LANES, grp.count - 1u);
+    let p0 = pos_mass[i0];
+    let p1 = pos_mass[i1];
+    let xs = Pair(p0.pos, p1.pos);
+    var acc = PairAccum(ZERO, ZERO, ZERO, ZERO);
     var pp = 0u;
     var pc = 0u;
+    var lens = Lengths(0u, 0u, 0u);
+    set_lengths(lens, lid, &lens);
     // Subtrees still to walk: the root, then nodes that did not fit the
     // frontier. Each is walked breadth-first from an empty frontier.
     loop {
@@ -161,202 +294,96 @@ fn walk(
             break;
         }
         let next = FRONTIER_CAPACITY - cur;
-        // Every invocation has read the last next_len before it is reset.
-        workgroupBarrier();
-        if (lid == 0u) {
-            atomicStore(&next_len, 0u);
-        }
-        workgroupBarrier();
-        for (var chunk = 0u; chunk < cur_len; chunk += NCRIT) {
+        set_lengths(Lengths(lens.cells, lens.ranges, 0u), lid, &lens);
+        for (var chunk = 0u; chunk < cur_len; chunk += WALK_LANES) {
             let k = chunk + lid;
+            var c = SKIP;
             if (k < cur_len) {
-                let c = frontier[cur + k];
-                if (c != SKIP) {
-                    let cell = cells[c];
-                    let open_r2 = props[c].quad_diag.w;
-                    let d2 = box_distance2(props[c].com_mass.xyz, glo, ghi);
-                    if (cell.count == 0u) {
-                        // empty (only after an overflow): nothing to add
-                    } else if (d2 > open_r2) {
-                        cell_list[atomicAdd(&list_lens, 1u) & 0xffffu] = c;
-                    } else if (cell.child_count == 0u) {
-                        range_list[atomicAdd(&list_lens, RANGE_ONE) >> 16u] = vec2<u32>(cell.start, cell.count);
+                c = frontier[cur + k];
+            }
+            var cell = TreeCell(0u, 0u, 0u, 0u);
+            // What this invocation's cell adds: (cells, ranges, children).
+            var want = vec3<u32>(0u);
+            if (c != SKIP) {
+                cell = cells[c];
+                let open_r2 = props[c].quad_diag.w;
+                let d2 = box_distance2(props[c].com_mass.xyz, glo, ghi);
+                if (cell.count == 0u) {
+                    // empty (only after an overflow): nothing to add
+                } else if (d2 > open_r2) {
+                    want.x = 1u;
+                } else if (cell.child_count == 0u) {
+                    want.y = 1u;
+                } else {
+                    want.z = cell.child_count;
+                }
+            }
+            let at = reserve(want, lane, &lens);
+            // A node without room in the frontier or on the stack: its
+            // particles are summed directly (exact, only slower).
+            var spill = false;
+            if (want.x != 0u) {
+                cell_list[at.x] = c;
+            } else if (want.y != 0u) {
+                range_list[at.y] = vec2<u32>(cell.start, cell.count);
+            } else if (want.z != 0u) {
+                if (at.z + want.z <= FRONTIER_CAPACITY) {
+                    for (var ch = 0u; ch < want.z; ch++) {
+                        frontier[next + at.z + ch] = cell.first_child + ch;
+                    }
+                } else {
+                    for (var ch = at.z; ch < FRONTIER_CAPACITY; ch++) {
+                        frontier[next + ch] = SKIP;
+                    }
+                    // No room: walk this node later as a subtree of its own.
+                    let q = atomicAdd(&deferred_len, 1u);
+                    if (q < DEFERRED_CAPACITY) {
+                        deferred[stack + q] = c;
                     } else {
-                        let s = atomicAdd(&next_len, cell.child_count);
-                        if (s + cell.child_count <= FRONTIER_CAPACITY) {
-                            for (var ch = 0u; ch < cell.child_count; ch++) {
-                                frontier[next + s + ch] = cell.first_child + ch;
-                            }
-                        } else {
-                            for (var ch = s; ch < FRONTIER_CAPACITY; ch++) {
-                                frontier[next + ch] = SKIP;
-                            }
-                            // No room: walk this node later as a subtree of
-                            // its own; with no room for that either, sum its
-                            // particles directly (exact, only slower).
-                            let q = atomicAdd(&deferred_len, 1u);
-                            if (q < DEFERRED_CAPACITY) {
-                                deferred[stack + q] = c;
-                            } else {
-                                atomicSub(&deferred_len, 1u);
-                                range_list[atomicAdd(&list_lens, RANGE_ONE) >> 16u] = vec2<u32>(cell.start, cell.count);
-                            }
-                        }
+                        atomicSub(&deferred_len, 1u);
+                        spill = true;
                     }
                 }
             }
-            // Evaluate a list when it might not hold another chunk.
-            let lens = workgroupUniformLoad(&list_lens);
-            let n_cells = lens & 0xffffu;
-            let n_ranges = lens >> 16u;
-            let flush_cells = n_cells > LIST_CAPACITY - NCRIT;
-            let flush_ranges = n_ranges > LIST_CAPACITY - NCRIT;
+            if (spill) {
+                range_list[reserve_spilled_range(&lens)] = vec2<u32>(cell.start, cell.count);
+            }
+            // Every invocation's entries are in place; evaluate a list when
+            // it might not hold another chunk.
+            gather_lengths(lid, &lens);
+            let flush_cells = lens.cells > FLUSH_CELLS;
+            let flush_ranges = lens.ranges > FLUSH_RANGES;
             if (flush_cells) {
-                cell_list_force(me.pos, n_cells, lid, &a);
-                pc += n_cells;
+                cell_list_force(xs, lens.cells, lane, &acc);
+                pc += lens.cells;
             }
             if (flush_ranges) {
-                pp += range_list_force(me.pos, n_ranges, lid, &a);
+                pp += range_list_force(xs, lens.ranges, lane, &acc);
             }
             if (flush_cells || flush_ranges) {
-                workgroupBarrier();
-                if (lid == 0u) {
-                    atomicSub(&list_lens, select(0u, n_cells, flush_cells) + select(0u, lens & 0xffff0000u, flush_ranges));
-                }
-                workgroupBarrier();
+                set_lengths(Lengths(select(lens.cells, 0u, flush_cells), select(lens.ranges, 0u, flush_ranges), lens.next), lid, &lens);
             }
         }
-        cur_len = min(workgroupUniformLoad(&next_len), FRONTIER_CAPACITY);
+        cur_len = min(lens.next, FRONTIER_CAPACITY);
         cur = next;
     }
     }
-    let lens = workgroupUniformLoad(&list_lens);
-    cell_list_force(me.pos, lens & 0xffffu, lid, &a);
-    pc += lens & 0xffffu;
-    pp += range_list_force(me.pos, lens >> 16u, lid, &a);
-    if (mine) {
-        // The particle met itself in its own leaf: remove -m/eps.
-        let self_pot = select(0.0, me.mass * inverseSqrt(params.eps2), params.eps2 > 0.0);
-        acc_pot[i] = AccPot(a.acc, a.pot + self_pot);
-        interactions[i] = InteractionCount(pp, pc);
+    cell_list_force(xs, lens.cells, lane, &acc);
+    pc += lens.cells;
+    pp += range_list_force(xs, lens.ranges, lane, &acc);
+    // The particle met itself in its own leaf: remove -m/eps.
+    let soft = params.eps2 > 0.0;
+    if (lid < grp.count) {
+        let a = add(acc.a0, acc.b0);
+        let self_pot = select(0.0, p0.mass * inverseSqrt(params.eps2), soft);
+        acc_pot[i0] = AccPot(a.acc, a.pot + self_pot);
+        interactions[i0] = InteractionCount(pp, pc);
+    }
+    if (lid + WALK_LANES < grp.count) {
+        let a = add(acc.a1, acc.b1);
+        let self_pot = select(0.0, p1.mass * inverseSqrt(params.eps2), soft);
+        acc_pot[i1] = AccPot(a.acc, a.pot + self_pot);
+        interactions[i1] = InteractionCount(pp, pc);
     }
     }
-}
-
-// Adds the forces of the `len` listed cells, staged NCRIT at a time. Must be
-// called by the whole workgroup (uniform `len`).
-fn cell_list_force(x: vec3<f32>, len: u32, lid: u32, out: ptr<function, Accum>) {
-    for (var base = 0u; base < len; base += NCRIT) {
-        if (base + lid < len) {
-            let p = props[cell_list[base + lid]];
-            staged_cells[lid] = array<vec4<f32>, 3>(p.com_mass, p.quad_diag, p.quad_off);
-        }
-        workgroupBarrier();
-        let batch = min(NCRIT, len - base);
-        // Four independent accumulators: each evaluation is a long dependent
-        // chain, and interleaving four of them hides its latency.
-        var a0 = *out;
-        var a1 = ZERO;
-        var a2 = ZERO;
-        var a3 = ZERO;
-        var e = 0u;
-        for (; e + 4u <= batch; e += 4u) {
-            let c0 = staged_cells[e];
-            let c1 = staged_cells[e + 1u];
-            let c2 = staged_cells[e + 2u];
-            let c3 = staged_cells[e + 3u];
-            a0 = multipole_force(x, c0[0], c0[1].xyz, c0[2].xyz, a0);
-            a1 = multipole_force(x, c1[0], c1[1].xyz, c1[2].xyz, a1);
-            a2 = multipole_force(x, c2[0], c2[1].xyz, c2[2].xyz, a2);
-            a3 = multipole_force(x, c3[0], c3[1].xyz, c3[2].xyz, a3);
-        }
-        for (; e < batch; e++) {
-            let c = staged_cells[e];
-            a0 = multipole_force(x, c[0], c[1].xyz, c[2].xyz, a0);
-        }
-        *out = sum4(a0, a1, a2, a3);
-        workgroupBarrier();
-    }
-}
-
-// Adds the forces of all particles of the `len` listed ranges, staged
-// PARTICLE_BATCH at a time, and returns their number. Whole workgroup,
-// uniform `len`.
-fn range_list_force(x: vec3<f32>, len: u32, lid: u32, out: ptr<function, Accum>) -> u32 {
-    if (len <= SERIAL_SCAN) {
-        if (lid == 0u) {
-            var sum = 0u;
-            for (var e = 0u; e < len; e++) {
-                range_offsets[e] = sum;
-                sum += range_list[e].y;
-            }
-            range_offsets[len] = sum;
-        }
-    } else {
-        // A long list (a flush): Hillis–Steele scan of the counts, entries
-        // lid and lid + NCRIT per invocation (LIST_CAPACITY = 2 NCRIT).
-        let e0 = lid;
-        let e1 = lid + NCRIT;
-        range_offsets[e0 + 1u] = select(0u, range_list[e0].y, e0 < len);
-        range_offsets[e1 + 1u] = select(0u, range_list[e1].y, e1 < len);
-        if (lid == 0u) {
-            range_offsets[0] = 0u;
-        }
-        for (var off = 1u; off < LIST_CAPACITY; off *= 2u) {
-            workgroupBarrier();
-            let v0 = select(0u, range_offsets[e0 + 1u - min(off, e0 + 1u)], e0 >= off);
-            let v1 = select(0u, range_offsets[e1 + 1u - min(off, e1 + 1u)], e1 >= off);
-            workgroupBarrier();
-            range_offsets[e0 + 1u] += v0;
-            range_offsets[e1 + 1u] += v1;
-        }
-    }
-    let total = workgroupUniformLoad(&range_offsets[len]);
-    for (var base = 0u; base < total; base += PARTICLE_BATCH) {
-        for (var s = lid; s < PARTICLE_BATCH; s += NCRIT) {
-            let idx = base + s;
-            if (idx < total) {
-                // The range holding particle number idx: last offset <= idx.
-                var lo = 0u;
-                var hi = len;
-                while (hi - lo > 1u) {
-                    let mid = (lo + hi) / 2u;
-                    if (range_offsets[mid] <= idx) {
-                        lo = mid;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                let p = pos_mass[range_list[lo].x + idx - range_offsets[lo]];
-                staged_particles[s] = vec4<f32>(p.pos, p.mass);
-            }
-        }
-        workgroupBarrier();
-        let batch = min(PARTICLE_BATCH, total - base);
-        var a0 = *out;
-        var a1 = ZERO;
-        var a2 = ZERO;
-        var a3 = ZERO;
-        var e = 0u;
-        for (; e + 4u <= batch; e += 4u) {
-            a0 = pair_force(x, staged_particles[e], a0);
-            a1 = pair_force(x, staged_particles[e + 1u], a1);
-            a2 = pair_force(x, staged_particles[e + 2u], a2);
-            a3 = pair_force(x, staged_particles[e + 3u], a3);
-        }
-        for (; e < batch; e++) {
-            a0 = pair_force(x, staged_particles[e], a0);
-        }
-        *out = sum4(a0, a1, a2, a3);
-        workgroupBarrier();
-    }
-    return total;
-}
-
-fn pair_force(x: vec3<f32>, p: vec4<f32>, a: Accum) -> Accum {
-    let d = p.xyz - x;
-    let r2 = dot(d, d) + params.eps2;
-    let rinv = select(0.0, inverseSqrt(r2), r2 > 0.0);
-    let mrinv = p.w * rinv;
-    return Accum(a.acc + (mrinv * rinv * rinv) * d, a.pot - mrinv);
 }

@@ -10,7 +10,7 @@ use webgrav::gpu::layout::PosMass;
 use webgrav::gpu::GpuContext;
 use webgrav::state::{GpuParticles, Model, Particles};
 use webgrav::tree::layout::*;
-use webgrav::tree::{cpu, keys, TreeConfig, TreeSolver, NCRIT, NLEAF};
+use webgrav::tree::{cpu, keys, TreeConfig, TreeSolver, NCRIT, NLEAF, WALK_WORKGROUPS};
 
 fn read<T: bytemuck::Pod>(ctx: &GpuContext, b: &wgpu::Buffer) -> Vec<T> {
     pollster::block_on(read_vec(&ctx.device, &ctx.queue, b)).unwrap()
@@ -459,4 +459,75 @@ fn refitted_tree_keeps_its_accuracy() {
         pp + pc >= 0.9 * (fpp + fpc),
         "a stale tree cannot need fewer interactions: {pp}+{pc} vs {fpp}+{fpc}"
     );
+}
+
+// The walk's two paths (tree::walk::WalkPath): the subgroup fast path,
+// where the adapter offers WebGPU's `subgroups` with subgroups no larger
+// than a walk workgroup, and the portable path every device runs. They
+// fill the interaction lists in different orders, so the forces agree to
+// f32 rounding, not bit for bit, and the interaction counts exactly; both
+// match the f64 direct sum as a θ = 0.5 tree does. With 24 workgroups each
+// walks several groups, and a θ of 0.2 fills the frontier (set-aside
+// subtrees). Where the adapter has no usable subgroups
+// (SwiftShader; lavapipe offers them with subgroups of 4–8) the test says so
+// and checks the portable path alone.
+#[test]
+fn subgroup_and_portable_walks_agree() {
+    use webgrav::tree::walk::WalkPath;
+    let mut ctx = common::gpu();
+    let p = Model::Plummer.generate(6000, 11).unwrap();
+    let eps = 0.01;
+    let reference = forces(&p.pos_mass, eps as f64);
+    // θ = 0.5 on 24 workgroups; θ = 0.2 on the usual number (lavapipe caps
+    // the loop iterations of one invocation, which 24 workgroups walking
+    // a θ = 0.2 tree exceed).
+    let walk = |ctx: &GpuContext, theta: f32| {
+        let state = GpuParticles::upload(ctx, &p).unwrap();
+        let workgroups = if theta < 0.5 { WALK_WORKGROUPS } else { 24 };
+        let config = TreeConfig { theta, eps };
+        let tree = TreeSolver::with_limits(ctx, &state, config, 4000, workgroups).unwrap();
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        tree.encode(&ctx.device, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+        let s = pollster::block_on(state.read(ctx)).unwrap();
+        let counts = pollster::block_on(tree.interaction_counts(ctx)).unwrap();
+        (tree.walk_path(), s, counts)
+    };
+    let subgroups = WalkPath::for_context(&ctx) == WalkPath::Subgroups;
+    eprintln!("subgroup sizes {:?}", ctx.subgroup_sizes);
+    for theta in [0.5f32, 0.2] {
+        ctx.prefer_subgroups = false;
+        let (path, portable, portable_counts) = walk(&ctx, theta);
+        assert_eq!(path, WalkPath::Portable);
+        let check = |s: &webgrav::state::particles::StateReadback, what: &str| {
+            let r: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
+            let e = ErrorStats::of(&acc_errors(&s.acc_pot, &r));
+            eprintln!("θ = {theta}, {what} walk: {e:?}");
+            assert!(e.max < 0.05 && e.median < 3e-4, "{what}: {e:?}");
+        };
+        check(&portable, "portable");
+        if !subgroups {
+            eprintln!("no usable subgroups on this adapter: the portable walk alone");
+            continue;
+        }
+        ctx.prefer_subgroups = true;
+        let (path, fast, fast_counts) = walk(&ctx, theta);
+        assert_eq!(path, WalkPath::Subgroups);
+        check(&fast, "subgroup");
+        assert_eq!(portable.index, fast.index, "the same tree");
+        assert_eq!(portable_counts, fast_counts, "the same interactions");
+        let mut worst = 0.0f64;
+        for (a, b) in portable.acc_pot.iter().zip(&fast.acc_pot) {
+            let norm = (0..3).map(|k| (a.acc[k] as f64).powi(2)).sum::<f64>().sqrt();
+            let diff = (0..3)
+                .map(|k| (a.acc[k] as f64 - b.acc[k] as f64).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            worst = worst.max(diff / norm);
+            assert!(((a.pot - b.pot) / a.pot).abs() < 1e-5, "{a:?} vs {b:?}");
+        }
+        eprintln!("θ = {theta}: largest relative difference between the paths {worst:.2e}");
+        // Sums of ~10^3 f32 terms in another order.
+        assert!(worst < 1e-5, "paths differ by {worst:e}");
+    }
 }

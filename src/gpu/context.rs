@@ -21,6 +21,13 @@ pub struct GpuContext {
     /// The device has native f64 in shaders (wgpu `SHADER_F64`; never in
     /// browsers): what `--precision dp` needs.
     pub has_f64: bool,
+    /// Smallest and largest subgroup size, where the device has WebGPU's
+    /// `subgroups` feature (natively where the driver offers it; wgpu's
+    /// browser backend does not request it yet, so never in the page).
+    pub subgroup_sizes: Option<(u32, u32)>,
+    /// Kernels with a subgroup fast path take it where `subgroup_sizes`
+    /// allows; false forces the portable kernels (tests, benchmarks).
+    pub prefer_subgroups: bool,
     /// Pairwise interactions one submission may hold (see
     /// `submission_budget`); lower it to test the splitting.
     pub interactions_per_submission: f64,
@@ -93,6 +100,13 @@ impl GpuContext {
         if has_f64 {
             required_features |= wgpu::Features::SHADER_F64;
         }
+        let subgroup_sizes = adapter
+            .features()
+            .contains(wgpu::Features::SUBGROUP)
+            .then_some((adapter_info.subgroup_min_size, adapter_info.subgroup_max_size));
+        if subgroup_sizes.is_some() {
+            required_features |= wgpu::Features::SUBGROUP;
+        }
         // WebGPU defaults, raised to what the adapter offers where large N
         // needs it (buffer sizes) and the kernels can use it.
         let required_limits = wgpu::Limits {
@@ -119,6 +133,8 @@ impl GpuContext {
             adapter_info,
             has_timestamps,
             has_f64,
+            subgroup_sizes,
+            prefer_subgroups: true,
         })
     }
 

@@ -40,9 +40,13 @@ use wgpu::util::DeviceExt;
 
 /// Maximum particles per leaf (the paper's N_leaf).
 pub const NLEAF: u32 = 16;
-/// Maximum particles per walk group, and threads per walk workgroup
-/// (Bonsai's NCRIT).
+/// Maximum particles per walk group (Bonsai's NCRIT).
 pub const NCRIT: u32 = 64;
+/// Invocations per walk workgroup: two particles of a group each (Bonsai's
+/// NI = 2), so every list entry brought in serves two evaluations. Measured
+/// on the H100 (walk ms at N = 2^20, θ = 0.73): 64 invocations, one particle
+/// each: 6.92; see BENCHMARKS.md for 32.
+pub const WALK_LANES: u32 = NCRIT / 2;
 /// Entries of each of the walk's two frontier levels (workgroup memory:
 /// 2 × 512 × 4 bytes of the 16 KiB WebGPU guarantees). A node whose
 /// children do not fit is walked later from the workgroup's stack, so the
@@ -83,6 +87,7 @@ pub(crate) fn compose(body: &str) -> String {
         ("LEVEL_SLOTS", LEVEL_SLOTS as u32),
         ("NLEAF", NLEAF),
         ("NCRIT", NCRIT),
+        ("WALK_LANES", WALK_LANES),
         ("FRONTIER_CAPACITY", FRONTIER_CAPACITY),
         ("LIST_CAPACITY", LIST_CAPACITY),
         ("LIST_CAPACITY_PLUS_ONE", LIST_CAPACITY + 1),
@@ -419,7 +424,7 @@ impl TreeSolver {
             build: build::TreeBuild::new(d, &buffers),
             properties: properties::CellProperties::new(d, &buffers),
             groups: groups::GroupBoxes::new(d, &buffers),
-            walk: walk::TreeWalk::new(d, &buffers),
+            walk: walk::TreeWalk::new(ctx, &buffers),
             buffers,
             rebuild_every: AtomicU32::new(1),
             on_this_tree: AtomicU32::new(u32::MAX),
@@ -510,6 +515,11 @@ impl TreeSolver {
     }
 
     /// Per-particle interaction counts of the last walk — a read-back.
+    /// Which walk this solver runs (portable or subgroup fast path).
+    pub fn walk_path(&self) -> walk::WalkPath {
+        self.walk.path
+    }
+
     pub async fn interaction_counts(&self, ctx: &GpuContext) -> Result<Vec<InteractionCount>> {
         let mut v =
             read_vec::<InteractionCount>(&ctx.device, &ctx.queue, &self.buffers.interactions)

@@ -1,26 +1,72 @@
 //! The group-based tree walk (drives `shaders/walk.wgsl`): persistent
-//! workgroups of NCRIT invocations, each taking groups from a counter;
-//! breadth-first traversal with the frontier and the cell and particle
-//! interaction lists in workgroup memory (evaluated as they fill), and a
-//! per-workgroup stack of set-aside subtrees in global memory.
+//! workgroups of WALK_LANES invocations, two particles of a group per
+//! invocation, each workgroup taking groups from a counter; breadth-first
+//! traversal with the frontier and the cell and particle interaction lists
+//! in workgroup memory (evaluated as they fill), and a per-workgroup stack
+//! of set-aside subtrees in global memory.
+//!
+//! Two paths, chosen per device ([`WalkPath::for_context`]): the portable
+//! one (`shaders/walk_portable.wgsl`, any WebGPU device) and the subgroup
+//! fast path (`shaders/walk_subgroups.wgsl`) where the device has WebGPU's
+//! `subgroups` feature and its subgroups are never larger than a walk
+//! workgroup. Both give the same forces to f32 rounding (the lists are
+//! filled in a different order); `tests/tree.rs` compares them.
 
-use super::TreeBuffers;
+use super::{TreeBuffers, WALK_LANES};
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
+use crate::gpu::GpuContext;
 
 const WALK_WGSL: &str = include_str!("../../shaders/walk.wgsl");
+const WALK_PORTABLE_WGSL: &str = include_str!("../../shaders/walk_portable.wgsl");
+const WALK_SUBGROUPS_WGSL: &str = include_str!("../../shaders/walk_subgroups.wgsl");
 
-pub fn wgsl() -> String {
-    super::compose(WALK_WGSL)
+/// How the walk's invocations share list slots and list entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkPath {
+    /// Workgroup atomics and staging in workgroup memory: every device.
+    Portable,
+    /// Subgroup prefix sums and shuffles (WebGPU `subgroups`).
+    Subgroups,
+}
+
+impl WalkPath {
+    /// The subgroup path where the device offers it (and the context does
+    /// not ask for portable kernels), else the portable one.
+    pub fn for_context(ctx: &GpuContext) -> Self {
+        match ctx.subgroup_sizes {
+            Some((_, max)) if ctx.prefer_subgroups && max <= WALK_LANES => Self::Subgroups,
+            _ => Self::Portable,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Portable => "portable",
+            Self::Subgroups => "subgroups",
+        }
+    }
+}
+
+/// The composed WGSL of the walk on `path`.
+pub fn wgsl(path: WalkPath) -> String {
+    match path {
+        WalkPath::Portable => super::compose(&format!("{WALK_WGSL}\n{WALK_PORTABLE_WGSL}")),
+        // Without `enable subgroups;`: naga 30 takes subgroup operations
+        // from the device's features and refuses the directive (a browser
+        // would need it; wgpu's browser backend never offers the path).
+        WalkPath::Subgroups => super::compose(&format!("{WALK_WGSL}\n{WALK_SUBGROUPS_WGSL}")),
+    }
 }
 
 pub struct TreeWalk {
     kernel: Kernel,
     bind: wgpu::BindGroup,
     dispatch: wgpu::Buffer,
+    pub path: WalkPath,
 }
 
-/// The binding contract of `shaders/walk.wgsl`.
+/// The binding contract of `shaders/walk.wgsl` (both paths).
 pub const BINDINGS: &[Slot] = &[
     ("params", Binding::Uniform),
     ("pos_mass", Binding::StorageRead),
@@ -34,8 +80,10 @@ pub const BINDINGS: &[Slot] = &[
 ];
 
 impl TreeWalk {
-    pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let kernel = Kernel::new(device, "tree walk", &wgsl(), "walk", BINDINGS);
+    pub fn new(ctx: &GpuContext, b: &TreeBuffers) -> Self {
+        let device = &ctx.device;
+        let path = WalkPath::for_context(ctx);
+        let kernel = Kernel::new(device, "tree walk", &wgsl(path), "walk", BINDINGS);
         let bind = kernel.bind(
             device,
             &[
@@ -54,6 +102,7 @@ impl TreeWalk {
             kernel,
             bind,
             dispatch: b.dispatch[0].clone(),
+            path,
         }
     }
 

@@ -41,7 +41,16 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             tree::groups::wgsl(),
             tree::groups::BINDINGS,
         ),
-        ("walk".into(), tree::walk::wgsl(), tree::walk::BINDINGS),
+        (
+            "walk".into(),
+            tree::walk::wgsl(tree::walk::WalkPath::Portable),
+            tree::walk::BINDINGS,
+        ),
+        (
+            "walk subgroups".into(),
+            tree::walk::wgsl(tree::walk::WalkPath::Subgroups),
+            tree::walk::BINDINGS,
+        ),
         ("predict".into(), predict::wgsl(), predict::BINDINGS),
         ("predict dp".into(), predict::wgsl_dp(), predict::BINDINGS),
         (

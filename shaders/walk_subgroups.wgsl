@@ -1,0 +1,138 @@
+// The tree walk's subgroup half (WebGPU's optional `subgroups` feature),
+// appended to walk.wgsl: list and frontier slots come from prefix sums
+// within subgroups (combined across them in workgroup memory when a
+// workgroup holds several), the lists' lengths are kept in registers, and
+// listed cells and particles reach every invocation by shuffles within its
+// subgroup, with no staging in workgroup memory and no barriers.
+// src/tree/walk.rs uses it only where subgroups are never larger than a
+// workgroup (WALK_LANES), so every subgroup is full.
+
+// Subgroup totals of one reservation, one entry per subgroup.
+var<workgroup> subgroup_sums: array<u32, WALK_LANES>;
+// Ranges of nodes that had no room elsewhere, counted since the group's
+// walk began (rare; never reset during a walk, so no reset can race a
+// reservation).
+var<workgroup> spilled_total: atomic<u32>;
+var<private> spilled_seen: u32;
+
+@compute @workgroup_size(WALK_LANES)
+fn walk(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(subgroup_id) sg_id: u32,
+    @builtin(subgroup_size) sg_size: u32,
+    @builtin(num_subgroups) sg_count: u32,
+) {
+    walk_groups(wid.x, nwg.x, Lane(lid, sg_lane, sg_id, sg_size, sg_count));
+}
+
+// Cells (8 bits), ranges (8 bits) and children (16 bits) of one chunk in
+// one word: a chunk adds at most WALK_LANES, WALK_LANES and 8 WALK_LANES.
+fn pack(want: vec3<u32>) -> u32 {
+    return want.x | (want.y << 8u) | (want.z << 16u);
+}
+
+fn unpack(w: u32) -> vec3<u32> {
+    return vec3<u32>(w & 0xffu, (w >> 8u) & 0xffu, w >> 16u);
+}
+
+// Slots for what this invocation adds (cells, ranges, children): positions
+// in the cell list, the range list and the next frontier level. Called by
+// the whole workgroup; `lens` advances by the workgroup's total.
+fn reserve(want: vec3<u32>, lane: Lane, lens: ptr<function, Lengths>) -> vec3<u32> {
+    let packed = pack(want);
+    var before = subgroupExclusiveAdd(packed);
+    var total = subgroupAdd(packed);
+    if (lane.sg_count > 1u) {
+        // Every invocation has read the last reservation's sums.
+        workgroupBarrier();
+        if (lane.sg_lane == 0u) {
+            subgroup_sums[lane.sg_id] = total;
+        }
+        workgroupBarrier();
+        total = 0u;
+        for (var s = 0u; s < lane.sg_count; s++) {
+            let t = subgroup_sums[s];
+            before += select(0u, t, s < lane.sg_id);
+            total += t;
+        }
+    }
+    let base = vec3<u32>((*lens).cells, (*lens).ranges, (*lens).next);
+    let t = unpack(total);
+    *lens = Lengths(base.x + t.x, base.y + t.y, base.z + t.z);
+    return base + unpack(before);
+}
+
+// A slot in the range list for a node that had no room elsewhere (rare):
+// after this chunk's reservations, in the order the spills come.
+fn reserve_spilled_range(lens: ptr<function, Lengths>) -> u32 {
+    return (*lens).ranges + atomicAdd(&spilled_total, 1u) - spilled_seen;
+}
+
+// After every invocation's reservations: the entries visible to all, and
+// the spilled ranges counted in.
+fn gather_lengths(lid: u32, lens: ptr<function, Lengths>) {
+    let spilled = workgroupUniformLoad(&spilled_total);
+    (*lens).ranges += spilled - spilled_seen;
+    spilled_seen = spilled;
+}
+
+// Sets the lengths (whole workgroup, uniform `l`).
+fn set_lengths(l: Lengths, lid: u32, lens: ptr<function, Lengths>) {
+    if (l.cells + l.ranges + l.next == 0u) {
+        // A new group: restart the spill count.
+        workgroupBarrier();
+        if (lid == 0u) {
+            atomicStore(&spilled_total, 0u);
+        }
+        workgroupBarrier();
+        spilled_seen = 0u;
+    }
+    *lens = l;
+}
+
+// Adds the forces of the `len` listed cells: each subgroup loads
+// sg_size of them, one per invocation, and passes them round.
+fn cell_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>) {
+    for (var base = 0u; base < len; base += lane.sg_size) {
+        var mine = Moments(vec4<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+        if (base + lane.sg_lane < len) {
+            mine = moments_of(cell_list[base + lane.sg_lane]);
+        }
+        let batch = min(lane.sg_size, len - base);
+        var e = 0u;
+        for (; e + 2u <= batch; e += 2u) {
+            add_cells(xs, shuffled_moments(mine, e), shuffled_moments(mine, e + 1u), acc);
+        }
+        if (e < batch) {
+            add_cell(xs, shuffled_moments(mine, e), acc);
+        }
+    }
+}
+
+fn shuffled_moments(m: Moments, source: u32) -> Moments {
+    return Moments(subgroupShuffle(m.com_mass, source), subgroupShuffle(m.diag, source), subgroupShuffle(m.off, source));
+}
+
+// Adds the forces of all particles of the `len` listed ranges and returns
+// their number. Whole workgroup, uniform `len`.
+fn range_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>) -> u32 {
+    let total = scan_range_offsets(len, lane.id);
+    for (var base = 0u; base < total; base += lane.sg_size) {
+        var mine = vec4<f32>(0.0);
+        if (base + lane.sg_lane < total) {
+            mine = listed_particle(base + lane.sg_lane, len);
+        }
+        let batch = min(lane.sg_size, total - base);
+        var e = 0u;
+        for (; e + 2u <= batch; e += 2u) {
+            add_particles(xs, subgroupShuffle(mine, e), subgroupShuffle(mine, e + 1u), acc);
+        }
+        if (e < batch) {
+            add_particle(xs, subgroupShuffle(mine, e), acc);
+        }
+    }
+    return total;
+}
