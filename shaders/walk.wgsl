@@ -1,19 +1,22 @@
 // Group-based tree walk (Bonsai 2012, §4.3.4). Workgroups of WALK_LANES
 // invocations are persistent: each takes groups from a shared counter (at
 // most its share, min(groups, walk_workgroups) of them are dispatched) and
-// walks them one after the other. A group holds up to NCRIT = 2 WALK_LANES
-// particles; invocation k owns particles k and k + WALK_LANES, so every
-// list entry brought in serves two particles per invocation (Bonsai's NI = 2).
+// walks them one after the other. A group holds up to NCRIT particles;
+// with WALK_LANES = NCRIT invocation k owns particle k, with WALK_LANES =
+// NCRIT / 2 particles k and k + WALK_LANES (Bonsai's NI = 2: every list
+// entry brought in serves two particles per invocation).
 // The walk is breadth-first: the current level of the frontier is tested
 // against the MAC in chunks of WALK_LANES cells, one per invocation, using
 // the distance from the group's box to the cell's centre of mass (eq. 4.1):
 //   accepted        -> its index joins the cell list (monopole+quadrupole),
 //   opened leaf     -> its particle range joins the particle list (direct),
 //   opened node     -> its children join the next frontier level.
-// Where each goes is reserved by `reserve` and the lists' lengths made
-// common by `gather_lengths`: these functions, and how listed entries are
-// brought to every invocation (`cell_list_force`, `range_list_force`), come
-// from one of two files appended to this one (src/tree/walk.rs chooses):
+// Where each goes is reserved by `reserve` and the lengths made common by
+// `gather_lengths` and `gather_next_length` (and reset by `start_group`,
+// `start_level`, `empty_lists`): these functions, and how
+// listed entries are brought to every invocation (`cell_list_force`,
+// `range_list_force`), come from one of two files appended to this one
+// (src/tree/walk.rs chooses):
 //   walk_portable.wgsl   plain WebGPU: workgroup atomics, entries staged in
 //                        workgroup memory between barriers;
 //   walk_subgroups.wgsl  the `subgroups` feature: prefix sums and shuffles
@@ -47,11 +50,13 @@ const PARTICLE_BATCH: u32 = 2u * WALK_LANES;
 const SERIAL_SCAN: u32 = 16u;
 // Entries of the range list each invocation scans in a parallel scan.
 const SCAN_PER_LANE: u32 = LIST_CAPACITY / WALK_LANES;
-// A chunk adds at most WALK_LANES accepted cells; at most 2 WALK_LANES
-// ranges (an opened leaf per invocation, and a node whose subtree had no
-// room anywhere); so a list is evaluated when it might not hold that.
+// A chunk adds at most WALK_LANES cells and WALK_LANES ranges (one per
+// invocation: an opened leaf, or a node that had no room anywhere), so a
+// list is evaluated when it might not hold that.
 const FLUSH_CELLS: u32 = LIST_CAPACITY - WALK_LANES;
-const FLUSH_RANGES: u32 = LIST_CAPACITY - 2u * WALK_LANES;
+const FLUSH_RANGES: u32 = LIST_CAPACITY - WALK_LANES;
+// Invocations hold two particles of a group each (else one).
+const TWO_PER_LANE: bool = WALK_LANES < NCRIT;
 
 var<workgroup> cell_list: array<u32, LIST_CAPACITY>;
 var<workgroup> range_list: array<vec2<u32>, LIST_CAPACITY>;
@@ -92,8 +97,9 @@ struct Accum {
 
 const ZERO = Accum(vec3<f32>(0.0), 0.0);
 
-// The invocation's two particles, and two independent accumulators for
-// each (a long dependent chain per evaluation: four chains hide latency).
+// The invocation's two particles (the second unused with one per
+// invocation), and two independent accumulators for each (a long dependent
+// chain per evaluation: several chains hide latency).
 struct Pair {
     x0: vec3<f32>,
     x1: vec3<f32>,
@@ -157,30 +163,66 @@ fn pair_force(x: vec3<f32>, p: vec4<f32>, a: Accum) -> Accum {
     return Accum(a.acc + (mrinv * rinv * rinv) * d, a.pot - mrinv);
 }
 
-// Two cells on both particles (one chain each per particle) ...
-fn add_cells(xs: Pair, c: Moments, d: Moments, acc: ptr<function, PairAccum>) {
-    (*acc).a0 = multipole_force(xs.x0, c, (*acc).a0);
-    (*acc).a1 = multipole_force(xs.x1, c, (*acc).a1);
-    (*acc).b0 = multipole_force(xs.x0, d, (*acc).b0);
-    (*acc).b1 = multipole_force(xs.x1, d, (*acc).b1);
+// Four cells on the invocation's particles: with two particles each, two
+// chains per particle (c0, c2 and c1, c3); with one, four chains.
+fn add_cells(xs: Pair, c0: Moments, c1: Moments, c2: Moments, c3: Moments, acc: ptr<function, PairAccum>) {
+    (*acc).a0 = multipole_force(xs.x0, c0, (*acc).a0);
+    (*acc).b0 = multipole_force(xs.x0, c1, (*acc).b0);
+    if (TWO_PER_LANE) {
+        (*acc).a1 = multipole_force(xs.x1, c0, (*acc).a1);
+        (*acc).b1 = multipole_force(xs.x1, c1, (*acc).b1);
+        (*acc).a0 = multipole_force(xs.x0, c2, (*acc).a0);
+        (*acc).b0 = multipole_force(xs.x0, c3, (*acc).b0);
+        (*acc).a1 = multipole_force(xs.x1, c2, (*acc).a1);
+        (*acc).b1 = multipole_force(xs.x1, c3, (*acc).b1);
+    } else {
+        (*acc).a1 = multipole_force(xs.x0, c2, (*acc).a1);
+        (*acc).b1 = multipole_force(xs.x0, c3, (*acc).b1);
+    }
 }
 
 // ... and one.
 fn add_cell(xs: Pair, c: Moments, acc: ptr<function, PairAccum>) {
     (*acc).a0 = multipole_force(xs.x0, c, (*acc).a0);
-    (*acc).a1 = multipole_force(xs.x1, c, (*acc).a1);
+    if (TWO_PER_LANE) {
+        (*acc).a1 = multipole_force(xs.x1, c, (*acc).a1);
+    }
 }
 
-fn add_particles(xs: Pair, p: vec4<f32>, q: vec4<f32>, acc: ptr<function, PairAccum>) {
-    (*acc).a0 = pair_force(xs.x0, p, (*acc).a0);
-    (*acc).a1 = pair_force(xs.x1, p, (*acc).a1);
-    (*acc).b0 = pair_force(xs.x0, q, (*acc).b0);
-    (*acc).b1 = pair_force(xs.x1, q, (*acc).b1);
+// The same for particles.
+fn add_particles(xs: Pair, p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>, acc: ptr<function, PairAccum>) {
+    (*acc).a0 = pair_force(xs.x0, p0, (*acc).a0);
+    (*acc).b0 = pair_force(xs.x0, p1, (*acc).b0);
+    if (TWO_PER_LANE) {
+        (*acc).a1 = pair_force(xs.x1, p0, (*acc).a1);
+        (*acc).b1 = pair_force(xs.x1, p1, (*acc).b1);
+        (*acc).a0 = pair_force(xs.x0, p2, (*acc).a0);
+        (*acc).b0 = pair_force(xs.x0, p3, (*acc).b0);
+        (*acc).a1 = pair_force(xs.x1, p2, (*acc).a1);
+        (*acc).b1 = pair_force(xs.x1, p3, (*acc).b1);
+    } else {
+        (*acc).a1 = pair_force(xs.x0, p2, (*acc).a1);
+        (*acc).b1 = pair_force(xs.x0, p3, (*acc).b1);
+    }
 }
 
 fn add_particle(xs: Pair, p: vec4<f32>, acc: ptr<function, PairAccum>) {
     (*acc).a0 = pair_force(xs.x0, p, (*acc).a0);
-    (*acc).a1 = pair_force(xs.x1, p, (*acc).a1);
+    if (TWO_PER_LANE) {
+        (*acc).a1 = pair_force(xs.x1, p, (*acc).a1);
+    }
+}
+
+// The summed forces on the invocation's first and second particle.
+fn first_force(acc: PairAccum) -> Accum {
+    if (TWO_PER_LANE) {
+        return add(acc.a0, acc.b0);
+    }
+    return add(add(acc.a0, acc.b0), add(acc.a1, acc.b1));
+}
+
+fn second_force(acc: PairAccum) -> Accum {
+    return add(acc.a1, acc.b1);
 }
 
 // Exclusive prefix sums of the first `len` listed ranges' particle counts
@@ -273,7 +315,7 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
     var pp = 0u;
     var pc = 0u;
     var lens = Lengths(0u, 0u, 0u);
-    set_lengths(lens, lid, &lens);
+    start_group(lid, &lens);
     // Subtrees still to walk: the root, then nodes that did not fit the
     // frontier. Each is walked breadth-first from an empty frontier.
     loop {
@@ -294,7 +336,7 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
             break;
         }
         let next = FRONTIER_CAPACITY - cur;
-        set_lengths(Lengths(lens.cells, lens.ranges, 0u), lid, &lens);
+        start_level(lid, &lens);
         for (var chunk = 0u; chunk < cur_len; chunk += WALK_LANES) {
             let k = chunk + lid;
             var c = SKIP;
@@ -361,9 +403,10 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
                 pp += range_list_force(xs, lens.ranges, lane, &acc);
             }
             if (flush_cells || flush_ranges) {
-                set_lengths(Lengths(select(lens.cells, 0u, flush_cells), select(lens.ranges, 0u, flush_ranges), lens.next), lid, &lens);
+                empty_lists(flush_cells, flush_ranges, lid, &lens);
             }
         }
+        gather_next_length(&lens);
         cur_len = min(lens.next, FRONTIER_CAPACITY);
         cur = next;
     }
@@ -374,13 +417,13 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
     // The particle met itself in its own leaf: remove -m/eps.
     let soft = params.eps2 > 0.0;
     if (lid < grp.count) {
-        let a = add(acc.a0, acc.b0);
+        let a = first_force(acc);
         let self_pot = select(0.0, p0.mass * inverseSqrt(params.eps2), soft);
         acc_pot[i0] = AccPot(a.acc, a.pot + self_pot);
         interactions[i0] = InteractionCount(pp, pc);
     }
-    if (lid + WALK_LANES < grp.count) {
-        let a = add(acc.a1, acc.b1);
+    if (TWO_PER_LANE && lid + WALK_LANES < grp.count) {
+        let a = second_force(acc);
         let self_pot = select(0.0, p1.mass * inverseSqrt(params.eps2), soft);
         acc_pot[i1] = AccPot(a.acc, a.pot + self_pot);
         interactions[i1] = InteractionCount(pp, pc);

@@ -4,10 +4,13 @@
 // PARTICLE_BATCH particles at a time, between barriers.
 
 // Lengths of both lists in one word (cells in the low 16 bits, ranges in
-// the high 16), so one uniform load reads both.
+// the high 16), so one uniform load reads both; the next frontier level's
+// apart, read once per level (two words: fewer invocations contend for
+// each atomic).
 var<workgroup> list_lens: atomic<u32>;
 var<workgroup> next_len: atomic<u32>;
 const RANGE_ONE: u32 = 0x10000u;
+
 // Staged moments of up to WALK_LANES listed cells.
 var<workgroup> staged_cells: array<Moments, WALK_LANES>;
 var<workgroup> staged_particles: array<vec4<f32>, PARTICLE_BATCH>;
@@ -40,24 +43,51 @@ fn reserve_spilled_range(lens: ptr<function, Lengths>) -> u32 {
     return atomicAdd(&list_lens, RANGE_ONE) >> 16u;
 }
 
-// After every invocation's reservations: the lengths, the same for all.
+// After every invocation's reservations: the lists' lengths, the same
+// for all.
 fn gather_lengths(lid: u32, lens: ptr<function, Lengths>) {
     let lr = workgroupUniformLoad(&list_lens);
     (*lens).cells = lr & 0xffffu;
     (*lens).ranges = lr >> 16u;
+}
+
+// After a level's last chunk: the next level's length too.
+fn gather_next_length(lens: ptr<function, Lengths>) {
     (*lens).next = workgroupUniformLoad(&next_len);
 }
 
-// Sets the lengths (whole workgroup, uniform `l`).
-fn set_lengths(l: Lengths, lid: u32, lens: ptr<function, Lengths>) {
-    // Every invocation has read the old lengths and entries.
+// Empty lists and frontier level for a new group (whole workgroup).
+fn start_group(lid: u32, lens: ptr<function, Lengths>) {
     workgroupBarrier();
     if (lid == 0u) {
-        atomicStore(&list_lens, l.cells + l.ranges * RANGE_ONE);
-        atomicStore(&next_len, l.next);
+        atomicStore(&list_lens, 0u);
+        atomicStore(&next_len, 0u);
     }
     workgroupBarrier();
-    *lens = l;
+    *lens = Lengths(0u, 0u, 0u);
+}
+
+// An empty next frontier level (whole workgroup).
+fn start_level(lid: u32, lens: ptr<function, Lengths>) {
+    // Every invocation has read the last level's length and entries.
+    workgroupBarrier();
+    if (lid == 0u) {
+        atomicStore(&next_len, 0u);
+    }
+    workgroupBarrier();
+    (*lens).next = 0u;
+}
+
+// Empties the evaluated lists (whole workgroup, uniform flags).
+fn empty_lists(cells: bool, ranges: bool, lid: u32, lens: ptr<function, Lengths>) {
+    // Every invocation is done with the entries.
+    workgroupBarrier();
+    if (lid == 0u) {
+        atomicAnd(&list_lens, select(0xffffu, 0u, cells) | select(0xffff0000u, 0u, ranges));
+    }
+    workgroupBarrier();
+    (*lens).cells = select((*lens).cells, 0u, cells);
+    (*lens).ranges = select((*lens).ranges, 0u, ranges);
 }
 
 // Adds the forces of the `len` listed cells. Whole workgroup, uniform `len`.
@@ -69,10 +99,10 @@ fn cell_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>
         workgroupBarrier();
         let batch = min(WALK_LANES, len - base);
         var e = 0u;
-        for (; e + 2u <= batch; e += 2u) {
-            add_cells(xs, staged_cells[e], staged_cells[e + 1u], acc);
+        for (; e + 4u <= batch; e += 4u) {
+            add_cells(xs, staged_cells[e], staged_cells[e + 1u], staged_cells[e + 2u], staged_cells[e + 3u], acc);
         }
-        if (e < batch) {
+        for (; e < batch; e++) {
             add_cell(xs, staged_cells[e], acc);
         }
         workgroupBarrier();
@@ -92,10 +122,10 @@ fn range_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum
         workgroupBarrier();
         let batch = min(PARTICLE_BATCH, total - base);
         var e = 0u;
-        for (; e + 2u <= batch; e += 2u) {
-            add_particles(xs, staged_particles[e], staged_particles[e + 1u], acc);
+        for (; e + 4u <= batch; e += 4u) {
+            add_particles(xs, staged_particles[e], staged_particles[e + 1u], staged_particles[e + 2u], staged_particles[e + 3u], acc);
         }
-        if (e < batch) {
+        for (; e < batch; e++) {
             add_particle(xs, staged_particles[e], acc);
         }
         workgroupBarrier();

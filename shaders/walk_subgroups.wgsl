@@ -29,7 +29,8 @@ fn walk(
 }
 
 // Cells (8 bits), ranges (8 bits) and children (16 bits) of one chunk in
-// one word: a chunk adds at most WALK_LANES, WALK_LANES and 8 WALK_LANES.
+// one word, so one scan reserves all three: a chunk adds at most
+// WALK_LANES, WALK_LANES and 8 WALK_LANES.
 fn pack(want: vec3<u32>) -> u32 {
     return want.x | (want.y << 8u) | (want.z << 16u);
 }
@@ -79,18 +80,31 @@ fn gather_lengths(lid: u32, lens: ptr<function, Lengths>) {
     spilled_seen = spilled;
 }
 
-// Sets the lengths (whole workgroup, uniform `l`).
-fn set_lengths(l: Lengths, lid: u32, lens: ptr<function, Lengths>) {
-    if (l.cells + l.ranges + l.next == 0u) {
-        // A new group: restart the spill count.
-        workgroupBarrier();
-        if (lid == 0u) {
-            atomicStore(&spilled_total, 0u);
-        }
-        workgroupBarrier();
-        spilled_seen = 0u;
+// After a level's last chunk: the next level's length (kept up to date).
+fn gather_next_length(lens: ptr<function, Lengths>) {}
+
+// Empty lists and frontier level for a new group (whole workgroup), and
+// a new count of spilled ranges.
+fn start_group(lid: u32, lens: ptr<function, Lengths>) {
+    workgroupBarrier();
+    if (lid == 0u) {
+        atomicStore(&spilled_total, 0u);
     }
-    *lens = l;
+    workgroupBarrier();
+    spilled_seen = 0u;
+    *lens = Lengths(0u, 0u, 0u);
+}
+
+// An empty next frontier level (the lengths live in registers: the
+// entries were made visible by the last gather_lengths).
+fn start_level(lid: u32, lens: ptr<function, Lengths>) {
+    (*lens).next = 0u;
+}
+
+// Empties the evaluated lists (whole workgroup, uniform flags).
+fn empty_lists(cells: bool, ranges: bool, lid: u32, lens: ptr<function, Lengths>) {
+    (*lens).cells = select((*lens).cells, 0u, cells);
+    (*lens).ranges = select((*lens).ranges, 0u, ranges);
 }
 
 // Adds the forces of the `len` listed cells: each subgroup loads
@@ -103,10 +117,10 @@ fn cell_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>
         }
         let batch = min(lane.sg_size, len - base);
         var e = 0u;
-        for (; e + 2u <= batch; e += 2u) {
-            add_cells(xs, shuffled_moments(mine, e), shuffled_moments(mine, e + 1u), acc);
+        for (; e + 4u <= batch; e += 4u) {
+            add_cells(xs, shuffled_moments(mine, e), shuffled_moments(mine, e + 1u), shuffled_moments(mine, e + 2u), shuffled_moments(mine, e + 3u), acc);
         }
-        if (e < batch) {
+        for (; e < batch; e++) {
             add_cell(xs, shuffled_moments(mine, e), acc);
         }
     }
@@ -127,10 +141,10 @@ fn range_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum
         }
         let batch = min(lane.sg_size, total - base);
         var e = 0u;
-        for (; e + 2u <= batch; e += 2u) {
-            add_particles(xs, subgroupShuffle(mine, e), subgroupShuffle(mine, e + 1u), acc);
+        for (; e + 4u <= batch; e += 4u) {
+            add_particles(xs, subgroupShuffle(mine, e), subgroupShuffle(mine, e + 1u), subgroupShuffle(mine, e + 2u), subgroupShuffle(mine, e + 3u), acc);
         }
-        if (e < batch) {
+        for (; e < batch; e++) {
             add_particle(xs, subgroupShuffle(mine, e), acc);
         }
     }

@@ -466,7 +466,7 @@ fn refitted_tree_keeps_its_accuracy() {
 // than a walk workgroup, and the portable path every device runs. They
 // fill the interaction lists in different orders, so the forces agree to
 // f32 rounding, not bit for bit, and the interaction counts exactly; both
-// match the f64 direct sum as a θ = 0.5 tree does. With 24 workgroups each
+// match the f64 direct sum as a θ = 0.5 tree does. With 48 workgroups each
 // walks several groups, and a θ of 0.2 fills the frontier (set-aside
 // subtrees). Where the adapter has no usable subgroups
 // (SwiftShader; lavapipe offers them with subgroups of 4–8) the test says so
@@ -478,12 +478,13 @@ fn subgroup_and_portable_walks_agree() {
     let p = Model::Plummer.generate(6000, 11).unwrap();
     let eps = 0.01;
     let reference = forces(&p.pos_mass, eps as f64);
-    // θ = 0.5 on 24 workgroups; θ = 0.2 on the usual number (lavapipe caps
-    // the loop iterations of one invocation, which 24 workgroups walking
-    // a θ = 0.2 tree exceed).
+    // θ = 0.5 on 48 workgroups (each walks three groups or more); θ = 0.2
+    // on the usual number. lavapipe caps the loop iterations of one
+    // invocation, and the groups past the cap get no force: 24 workgroups
+    // walking these trees exceed it.
     let walk = |ctx: &GpuContext, theta: f32| {
         let state = GpuParticles::upload(ctx, &p).unwrap();
-        let workgroups = if theta < 0.5 { WALK_WORKGROUPS } else { 24 };
+        let workgroups = if theta < 0.5 { WALK_WORKGROUPS } else { 48 };
         let config = TreeConfig { theta, eps };
         let tree = TreeSolver::with_limits(ctx, &state, config, 4000, workgroups).unwrap();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
@@ -518,7 +519,10 @@ fn subgroup_and_portable_walks_agree() {
         assert_eq!(portable_counts, fast_counts, "the same interactions");
         let mut worst = 0.0f64;
         for (a, b) in portable.acc_pot.iter().zip(&fast.acc_pot) {
-            let norm = (0..3).map(|k| (a.acc[k] as f64).powi(2)).sum::<f64>().sqrt();
+            let norm = (0..3)
+                .map(|k| (a.acc[k] as f64).powi(2))
+                .sum::<f64>()
+                .sqrt();
             let diff = (0..3)
                 .map(|k| (a.acc[k] as f64 - b.acc[k] as f64).powi(2))
                 .sum::<f64>()

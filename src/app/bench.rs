@@ -6,7 +6,7 @@
 //!
 //! - `tree`: whole leapfrog steps of a `run::Run`, phase by phase (GPU
 //!   timestamps where the adapter has them), the wall time of a step
-//!   waited for alone and of 32 steps run as a run runs them.
+//!   waited for alone and of 64 steps run as a run runs them.
 //! - `direct`: the f32 direct-summation kernel alone.
 //! - `hermite4|6` (and `direct` with active blocks or double-single): M
 //!   active sinks against N sources with prediction, j-splitting and
@@ -285,7 +285,7 @@ async fn bench_direct(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec)
 
 /// Whole leapfrog steps of a tree run: per-phase GPU times (median over
 /// `repeat` steps after one warm-up step, each submitted and waited for
-/// alone: `step_wall_ms`), the wall time per step of 32 steps run as a run
+/// alone: `step_wall_ms`), the wall time per step of 64 steps run as a run
 /// runs them (`steady_step_wall_ms`), interactions and GPU memory.
 async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -> Result<Value> {
     {
@@ -317,7 +317,7 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
     // Steps as a run takes them (batches in one submission, waited for at
     // the batch's end, no timestamps): the wall time per step that
     // production runs see, and what the host adds to the GPU's time.
-    const STEADY_STEPS: u32 = 32;
+    const STEADY_STEPS: u32 = 64;
     let dt = run.config().params().dt;
     let t_end = run.time() + STEADY_STEPS as f64 * dt;
     let start = now_ms();
@@ -362,6 +362,7 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "theta": spec.theta,
         "eps": spec.eps,
         "rebuild": spec.rebuild,
+        "walk": crate::tree::walk::WalkPath::for_context(ctx).name(),
         "timing": if timed { "gpu-timestamp" } else { "wall" },
         "repeat": spec.repeat,
         "phase_ms": phase_ms,

@@ -49,6 +49,10 @@ pub struct BenchArgs {
     /// --repeat).
     #[arg(long, default_value_t = 1, value_name = "K")]
     rebuild: u32,
+    /// Run the portable kernels even where the device offers a fast path
+    /// (the tree walk's subgroup path), to compare the two.
+    #[arg(long)]
+    portable: bool,
     #[command(flatten)]
     direct: DirectBenchArgs,
 }
@@ -127,7 +131,8 @@ pub async fn bench(a: BenchArgs) -> Result<()> {
     for s in &specs {
         s.config()?;
     }
-    let ctx = GpuContext::headless().await?;
+    let mut ctx = GpuContext::headless().await?;
+    ctx.prefer_subgroups = !a.portable;
     let host = Host::native();
     for s in &specs {
         bench::run(&ctx, s, &host, &mut |line| emit(line)).await?;

@@ -103,7 +103,10 @@ impl GpuContext {
         let subgroup_sizes = adapter
             .features()
             .contains(wgpu::Features::SUBGROUP)
-            .then_some((adapter_info.subgroup_min_size, adapter_info.subgroup_max_size));
+            .then_some((
+                adapter_info.subgroup_min_size,
+                adapter_info.subgroup_max_size,
+            ));
         if subgroup_sizes.is_some() {
             required_features |= wgpu::Features::SUBGROUP;
         }
@@ -161,6 +164,32 @@ impl GpuContext {
             .map_err(|_| Error::Readback("the GPU device was lost".into()))
     }
 
+    /// Marks the work submitted so far; `wait_for` then returns once that
+    /// work is done, without waiting for work submitted after the mark
+    /// (so the host can queue more while the GPU finishes it).
+    pub fn mark(&self) -> WorkMark {
+        let index = self.queue.submit([]);
+        let (tx, done) = futures_channel::oneshot::channel();
+        self.queue.on_submitted_work_done(move || {
+            let _ = tx.send(());
+        });
+        WorkMark { index, done }
+    }
+
+    /// Waits for the work before `mark` (natively by polling for its
+    /// submission; in the browser the event loop completes it).
+    pub async fn wait_for(&self, mark: WorkMark) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(mark.index),
+                timeout: None,
+            })
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        mark.done
+            .await
+            .map_err(|_| Error::Readback("the GPU device was lost".into()))
+    }
+
     pub fn adapter_summary(&self) -> String {
         let i = &self.adapter_info;
         format!(
@@ -194,6 +223,12 @@ impl GpuContext {
         }
         Ok(())
     }
+}
+
+/// The work submitted up to a point (`GpuContext::mark`).
+pub struct WorkMark {
+    index: wgpu::SubmissionIndex,
+    done: futures_channel::oneshot::Receiver<()>,
 }
 
 /// Workgroup counts for a 1-D launch of `threads` invocations, split over y

@@ -42,18 +42,6 @@ use wgpu::util::DeviceExt;
 pub const NLEAF: u32 = 16;
 /// Maximum particles per walk group (Bonsai's NCRIT).
 pub const NCRIT: u32 = 64;
-/// Invocations per walk workgroup: two particles of a group each (Bonsai's
-/// NI = 2), so every list entry brought in serves two evaluations. Measured
-/// on the H100 (walk ms at N = 2^20, θ = 0.73): 64 invocations, one particle
-/// each: 6.92; see BENCHMARKS.md for 32.
-pub const WALK_LANES: u32 = NCRIT / 2;
-/// Entries of each of the walk's two frontier levels (workgroup memory:
-/// 2 × 512 × 4 bytes of the 16 KiB WebGPU guarantees). A node whose
-/// children do not fit is walked later from the workgroup's stack, so the
-/// capacity trades occupancy against restarts. Measured on the H100
-/// (walk ms at N = 2^20, θ = 0.73 / 0.49): 1024: 8.22 / 17.68; 512: 6.92 /
-/// 16.25; 384: 6.95 / 19.02; 256: 6.40 / 17.97.
-pub const FRONTIER_CAPACITY: u32 = 512;
 /// A group whose box is wider than 1/GROUP_SPLIT_DIVISOR of the system is
 /// split into one-particle groups (see shaders/groups.wgsl). Measured on
 /// the H100 (N = 2^20, θ = 0.75): 8 → 9.9 ms, 16 → 10.2 ms, 32 → 11.2 ms per
@@ -69,8 +57,6 @@ pub const DEFERRED_CAPACITY: u32 = 2048;
 /// at most its share (more than an H100 holds at once; their stacks take
 /// WALK_WORKGROUPS × DEFERRED_CAPACITY × 4 bytes = 32 MiB).
 pub const WALK_WORKGROUPS: u32 = 4096;
-/// Entries of the walk's cell and particle-range lists (workgroup memory).
-pub const LIST_CAPACITY: u32 = 2 * NCRIT;
 /// Workgroups of the first bounding-box reduction, at most.
 pub const BBOX_GROUPS: u32 = 256;
 /// Particles per workgroup of the first bounding-box reduction, at least
@@ -82,21 +68,23 @@ const TREE_COMMON_WGSL: &str = include_str!("../../shaders/tree_common.wgsl");
 /// The WGSL of a tree kernel: shared layouts, the tree's layouts and key
 /// functions, then `body`, with the tree constants defined from Rust.
 pub(crate) fn compose(body: &str) -> String {
-    let consts = [
+    compose_with(&[], body)
+}
+
+/// `compose` with the kernel's own constants `extra` as well.
+pub(crate) fn compose_with(extra: &[(&str, u32)], body: &str) -> String {
+    let common = [
         ("MAX_DEPTH", MAX_DEPTH),
         ("LEVEL_SLOTS", LEVEL_SLOTS as u32),
         ("NLEAF", NLEAF),
         ("NCRIT", NCRIT),
-        ("WALK_LANES", WALK_LANES),
-        ("FRONTIER_CAPACITY", FRONTIER_CAPACITY),
-        ("LIST_CAPACITY", LIST_CAPACITY),
-        ("LIST_CAPACITY_PLUS_ONE", LIST_CAPACITY + 1),
         ("DEFERRED_CAPACITY", DEFERRED_CAPACITY),
         ("GROUP_SPLIT_DIVISOR", GROUP_SPLIT_DIVISOR),
         ("BBOX_GROUPS", BBOX_GROUPS),
         ("BBOX_PARTICLES_PER_GROUP", BBOX_PARTICLES_PER_GROUP),
         ("KEY_CELLS", keys::KEY_CELLS),
     ];
+    let consts: Vec<(&str, u32)> = common.iter().chain(extra).copied().collect();
     shader::compose(
         &consts,
         &format!("{TREE_LAYOUT_WGSL}\n{TREE_COMMON_WGSL}\n{body}"),

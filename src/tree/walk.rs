@@ -12,7 +12,7 @@
 //! workgroup. Both give the same forces to f32 rounding (the lists are
 //! filled in a different order); `tests/tree.rs` compares them.
 
-use super::{TreeBuffers, WALK_LANES};
+use super::{TreeBuffers, NCRIT};
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 use crate::gpu::GpuContext;
@@ -30,13 +30,47 @@ pub enum WalkPath {
     Subgroups,
 }
 
+/// The walk's workgroup shape on one path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkShape {
+    /// Invocations per workgroup: NCRIT (one particle of the group each)
+    /// or NCRIT / 2 (two each, Bonsai's NI = 2).
+    pub lanes: u32,
+    /// Entries of each of the frontier's two levels (workgroup memory). A
+    /// node whose children do not fit is walked later from the workgroup's
+    /// stack, so the capacity trades occupancy against restarts.
+    pub frontier: u32,
+}
+
+impl WalkShape {
+    /// Entries of the cell and particle-range lists (workgroup memory).
+    pub const LIST_CAPACITY: u32 = 2 * NCRIT;
+}
+
 impl WalkPath {
     /// The subgroup path where the device offers it (and the context does
     /// not ask for portable kernels), else the portable one.
     pub fn for_context(ctx: &GpuContext) -> Self {
+        let lanes = Self::Subgroups.shape().lanes;
         match ctx.subgroup_sizes {
-            Some((_, max)) if ctx.prefer_subgroups && max <= WALK_LANES => Self::Subgroups,
+            Some((_, max)) if ctx.prefer_subgroups && max <= lanes => Self::Subgroups,
             _ => Self::Portable,
+        }
+    }
+
+    /// Measured on the H100 (walk ms at N = 2^20, θ = 0.73 / 0.49; see
+    /// BENCHMARKS.md): portable, 64 lanes, frontier 1024: 8.22 / 17.68;
+    /// 512: 6.92 / 16.25; 384: 6.95 / 19.02; 256: 6.40 / 17.97.
+    pub fn shape(self) -> WalkShape {
+        match self {
+            Self::Portable => WalkShape {
+                lanes: NCRIT,
+                frontier: 512,
+            },
+            Self::Subgroups => WalkShape {
+                lanes: NCRIT / 2,
+                frontier: 256,
+            },
         }
     }
 
@@ -50,13 +84,21 @@ impl WalkPath {
 
 /// The composed WGSL of the walk on `path`.
 pub fn wgsl(path: WalkPath) -> String {
-    match path {
-        WalkPath::Portable => super::compose(&format!("{WALK_WGSL}\n{WALK_PORTABLE_WGSL}")),
+    let shape = path.shape();
+    let consts = [
+        ("WALK_LANES", shape.lanes),
+        ("FRONTIER_CAPACITY", shape.frontier),
+        ("LIST_CAPACITY", WalkShape::LIST_CAPACITY),
+        ("LIST_CAPACITY_PLUS_ONE", WalkShape::LIST_CAPACITY + 1),
+    ];
+    let half = match path {
+        WalkPath::Portable => WALK_PORTABLE_WGSL,
         // Without `enable subgroups;`: naga 30 takes subgroup operations
         // from the device's features and refuses the directive (a browser
         // would need it; wgpu's browser backend never offers the path).
-        WalkPath::Subgroups => super::compose(&format!("{WALK_WGSL}\n{WALK_SUBGROUPS_WGSL}")),
-    }
+        WalkPath::Subgroups => WALK_SUBGROUPS_WGSL,
+    };
+    super::compose_with(&consts, &format!("{WALK_WGSL}\n{half}"))
 }
 
 pub struct TreeWalk {
