@@ -255,7 +255,9 @@ impl Engine {
     /// the current time) without the GIL. `on_steps(done, of)` is called
     /// with the GIL after every batch of steps (Hermite: every block step,
     /// `of` 0); an exception it raises (or a pending KeyboardInterrupt)
-    /// stops the run at that batch and is raised here.
+    /// stops the run at a whole batch and is raised here: a leapfrog run
+    /// keeps the next batch queued behind the one reported (the GPU runs
+    /// it while the host hears of the last), so it stops after that one.
     #[pyo3(signature = (t_end, on_steps=None))]
     fn evolve(&mut self, py: Python<'_>, t_end: f64, on_steps: Option<Py<PyAny>>) -> PyResult<()> {
         let p = *self.run().config().params();

@@ -43,9 +43,10 @@ def test_callback_error_stops_at_a_batch():
     dt = sim.params["dt"]
     with pytest.raises(KeyboardInterrupt):
         sim._engine.evolve(64 * dt, on_steps)
-    # Stopped after the first batch of 16 steps, with that state.
+    # Told of the first batch of 16 steps; stopped after the batch the
+    # GPU already had queued behind it, with that state.
     assert calls == [(16, 64)]
-    assert sim.steps == 16 and sim.time == 16 * dt
+    assert sim.steps == 32 and sim.time == 32 * dt
     sim.evolve(64 * dt, progress=False)
     assert sim.steps == 64
 
