@@ -388,7 +388,10 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
                 }
             }
             if (spill) {
-                range_list[reserve_spilled_range(&lens)] = vec2<u32>(cell.start, cell.count);
+                // (The lengths go by value: a pointer passed in non-uniform
+                // control flow would make them non-uniform to WGSL's
+                // uniformity analysis.)
+                range_list[reserve_spilled_range(lens.ranges)] = vec2<u32>(cell.start, cell.count);
             }
             // Every invocation's entries are in place; evaluate a list when
             // it might not hold another chunk.

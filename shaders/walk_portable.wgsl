@@ -38,8 +38,9 @@ fn reserve(want: vec3<u32>, lane: Lane, lens: ptr<function, Lengths>) -> vec3<u3
     return vec3<u32>(lr & 0xffffu, lr >> 16u, nx);
 }
 
-// A slot in the range list for a node that had no room elsewhere (rare).
-fn reserve_spilled_range(lens: ptr<function, Lengths>) -> u32 {
+// A slot in the range list for a node that had no room elsewhere (rare;
+// `ranges` is unused: the atomic holds the length).
+fn reserve_spilled_range(ranges: u32) -> u32 {
     return atomicAdd(&list_lens, RANGE_ONE) >> 16u;
 }
 

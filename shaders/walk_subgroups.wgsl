@@ -68,8 +68,8 @@ fn reserve(want: vec3<u32>, lane: Lane, lens: ptr<function, Lengths>) -> vec3<u3
 
 // A slot in the range list for a node that had no room elsewhere (rare):
 // after this chunk's reservations, in the order the spills come.
-fn reserve_spilled_range(lens: ptr<function, Lengths>) -> u32 {
-    return (*lens).ranges + atomicAdd(&spilled_total, 1u) - spilled_seen;
+fn reserve_spilled_range(ranges: u32) -> u32 {
+    return ranges + atomicAdd(&spilled_total, 1u) - spilled_seen;
 }
 
 // After every invocation's reservations: the entries visible to all, and
