@@ -502,12 +502,12 @@ impl TreeSolver {
         Ok(read_vec::<TreeCounters>(&ctx.device, &ctx.queue, &self.buffers.counters).await?[0])
     }
 
-    /// Per-particle interaction counts of the last walk — a read-back.
     /// Which walk this solver runs (portable or subgroup fast path).
     pub fn walk_path(&self) -> walk::WalkPath {
         self.walk.path
     }
 
+    /// Per-particle interaction counts of the last walk — a read-back.
     pub async fn interaction_counts(&self, ctx: &GpuContext) -> Result<Vec<InteractionCount>> {
         let mut v =
             read_vec::<InteractionCount>(&ctx.device, &ctx.queue, &self.buffers.interactions)

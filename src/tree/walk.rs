@@ -1,6 +1,6 @@
 //! The group-based tree walk (drives `shaders/walk.wgsl`): persistent
-//! workgroups of WALK_LANES invocations, two particles of a group per
-//! invocation, each workgroup taking groups from a counter; breadth-first
+//! workgroups of WALK_LANES invocations, one or two particles of a group
+//! per invocation, each workgroup taking groups from a counter; breadth-first
 //! traversal with the frontier and the cell and particle interaction lists
 //! in workgroup memory (evaluated as they fill), and a per-workgroup stack
 //! of set-aside subtrees in global memory.
@@ -59,8 +59,12 @@ impl WalkPath {
     }
 
     /// Measured on the H100 (walk ms at N = 2^20, θ = 0.73 / 0.49; see
-    /// BENCHMARKS.md): portable, 64 lanes, frontier 1024: 8.22 / 17.68;
-    /// 512: 6.92 / 16.25; 384: 6.95 / 19.02; 256: 6.40 / 17.97.
+    /// BENCHMARKS.md). Portable, 64 lanes, frontier 1024: 8.22 / 17.68;
+    /// 512: 6.92 / 16.25; 384: 6.95 / 19.02; 256: 6.40 / 17.97 (32 lanes
+    /// with two particles each lose there: 8.04 / 18.62 at 512). Subgroups,
+    /// 32 lanes with two particles each, frontier 512: 7.04 / 16.13; 384:
+    /// 6.26 / 15.90; 320: 6.06 / 15.38; 256: 5.91 / 15.13; 192: 6.13 /
+    /// 14.75; 128: 6.60 / 15.15; 64 lanes, 256: 6.37 / 17.23.
     pub fn shape(self) -> WalkShape {
         match self {
             Self::Portable => WalkShape {
