@@ -116,22 +116,29 @@ fn add(a: Accum, b: Accum) -> Accum {
     return Accum(a.acc + b.acc, a.pot + b.pot);
 }
 
-// A cell's moments as the walk uses them.
+// A cell's moments as the walk uses them, scaled once per cell when it is
+// loaded so that each of the many evaluations does less: com and mass,
+// 3S (S the second moments about the com: xx, yy, zz in `diag`, xy, xz,
+// yz in `off`) and tr(S)/2 in diag.w.
 struct Moments {
     com_mass: vec4<f32>,
-    diag: vec3<f32>,
+    diag: vec4<f32>,
     off: vec3<f32>,
 }
 
 fn moments_of(c: u32) -> Moments {
     let p = props[c];
-    return Moments(p.com_mass, p.quad_diag.xyz, p.quad_off.xyz);
+    let s = p.quad_diag.xyz;
+    return Moments(p.com_mass, vec4<f32>(3.0 * s, 0.5 * (s.x + s.y + s.z)), 3.0 * p.quad_off.xyz);
 }
 
 // Monopole + quadrupole of a cell at position `x` (softened as the
 // direct sum): with r = x - com, S the second moments, q = r·S·r,
 //   φ = -M/r - 3q/(2r⁵) + tr(S)/(2r³),
-//   a = -M r/r³ + 3 S r/r⁵ - 15 q r/(2r⁷) + 3 tr(S) r/(2r⁵).
+//   a = -M r/r³ + 3 S r/r⁵ - 15 q r/(2r⁷) + 3 tr(S) r/(2r⁵),
+// here from 3S and tr(S)/2 (`Moments`): with sr = 3S r and q3 = r·sr,
+//   φ = -M/r - q3/(2r⁵) + (tr/2)/r³,
+//   a = (-M/r³ - 5 q3/(2r⁷) + 3 (tr/2)/r⁵) r + sr/r⁵.
 fn multipole_force(x: vec3<f32>, c: Moments, a: Accum) -> Accum {
     let r = x - c.com_mass.xyz;
     let r2 = dot(r, r) + params.eps2;
@@ -139,19 +146,19 @@ fn multipole_force(x: vec3<f32>, c: Moments, a: Accum) -> Accum {
     let rinv2 = rinv * rinv;
     let rinv3 = rinv * rinv2;
     let rinv5 = rinv3 * rinv2;
-    let s = c.diag;
+    let s = c.diag.xyz;
     let o = c.off;
     let sr = vec3<f32>(
         s.x * r.x + o.x * r.y + o.y * r.z,
         o.x * r.x + s.y * r.y + o.z * r.z,
         o.y * r.x + o.z * r.y + s.z * r.z,
     );
-    let q = dot(r, sr);
-    let tr = s.x + s.y + s.z;
+    let q3 = dot(r, sr);
+    let half_tr = c.diag.w;
     let m = c.com_mass.w;
     var out = a;
-    out.pot += -m * rinv - 1.5 * q * rinv5 + 0.5 * tr * rinv3;
-    out.acc += (-m * rinv3 - 7.5 * q * rinv5 * rinv2 + 1.5 * tr * rinv5) * r + (3.0 * rinv5) * sr;
+    out.pot += -m * rinv - 0.5 * q3 * rinv5 + half_tr * rinv3;
+    out.acc += (-m * rinv3 - 2.5 * q3 * rinv5 * rinv2 + 3.0 * half_tr * rinv5) * r + rinv5 * sr;
     return out;
 }
 

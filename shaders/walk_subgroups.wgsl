@@ -111,7 +111,7 @@ fn empty_lists(cells: bool, ranges: bool, lid: u32, lens: ptr<function, Lengths>
 // sg_size of them, one per invocation, and passes them round.
 fn cell_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>) {
     for (var base = 0u; base < len; base += lane.sg_size) {
-        var mine = Moments(vec4<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+        var mine = Moments(vec4<f32>(0.0), vec4<f32>(0.0), vec3<f32>(0.0));
         if (base + lane.sg_lane < len) {
             mine = moments_of(cell_list[base + lane.sg_lane]);
         }
