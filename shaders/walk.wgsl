@@ -103,6 +103,10 @@ const ZERO = Accum(vec3<f32>(0.0), 0.0);
 struct Pair {
     x0: vec3<f32>,
     x1: vec3<f32>,
+    // Only the first particle is real in every invocation (one particle
+    // per invocation, or a group of at most WALK_LANES): its forces take
+    // all four chains and the second particle's are not computed.
+    single: bool,
 }
 
 struct PairAccum {
@@ -188,10 +192,18 @@ fn add_cells(xs: Pair, c0: Moments, c1: Moments, c2: Moments, c3: Moments, acc: 
     }
 }
 
+// Four cells on the first particle alone, four chains.
+fn add_cells_single(xs: Pair, c0: Moments, c1: Moments, c2: Moments, c3: Moments, acc: ptr<function, PairAccum>) {
+    (*acc).a0 = multipole_force(xs.x0, c0, (*acc).a0);
+    (*acc).b0 = multipole_force(xs.x0, c1, (*acc).b0);
+    (*acc).a1 = multipole_force(xs.x0, c2, (*acc).a1);
+    (*acc).b1 = multipole_force(xs.x0, c3, (*acc).b1);
+}
+
 // ... and one.
 fn add_cell(xs: Pair, c: Moments, acc: ptr<function, PairAccum>) {
     (*acc).a0 = multipole_force(xs.x0, c, (*acc).a0);
-    if (TWO_PER_LANE) {
+    if (!xs.single) {
         (*acc).a1 = multipole_force(xs.x1, c, (*acc).a1);
     }
 }
@@ -213,16 +225,23 @@ fn add_particles(xs: Pair, p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4
     }
 }
 
+fn add_particles_single(xs: Pair, p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>, acc: ptr<function, PairAccum>) {
+    (*acc).a0 = pair_force(xs.x0, p0, (*acc).a0);
+    (*acc).b0 = pair_force(xs.x0, p1, (*acc).b0);
+    (*acc).a1 = pair_force(xs.x0, p2, (*acc).a1);
+    (*acc).b1 = pair_force(xs.x0, p3, (*acc).b1);
+}
+
 fn add_particle(xs: Pair, p: vec4<f32>, acc: ptr<function, PairAccum>) {
     (*acc).a0 = pair_force(xs.x0, p, (*acc).a0);
-    if (TWO_PER_LANE) {
+    if (!xs.single) {
         (*acc).a1 = pair_force(xs.x1, p, (*acc).a1);
     }
 }
 
 // The summed forces on the invocation's first and second particle.
-fn first_force(acc: PairAccum) -> Accum {
-    if (TWO_PER_LANE) {
+fn first_force(xs: Pair, acc: PairAccum) -> Accum {
+    if (!xs.single) {
         return add(acc.a0, acc.b0);
     }
     return add(add(acc.a0, acc.b0), add(acc.a1, acc.b1));
@@ -317,7 +336,7 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
     let i1 = grp.start + min(lid + WALK_LANES, grp.count - 1u);
     let p0 = pos_mass[i0];
     let p1 = pos_mass[i1];
-    let xs = Pair(p0.pos, p1.pos);
+    let xs = Pair(p0.pos, p1.pos, !TWO_PER_LANE || grp.count <= WALK_LANES);
     var acc = PairAccum(ZERO, ZERO, ZERO, ZERO);
     var pp = 0u;
     var pc = 0u;
@@ -427,7 +446,7 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
     // The particle met itself in its own leaf: remove -m/eps.
     let soft = params.eps2 > 0.0;
     if (lid < grp.count) {
-        let a = first_force(acc);
+        let a = first_force(xs, acc);
         let self_pot = select(0.0, p0.mass * inverseSqrt(params.eps2), soft);
         acc_pot[i0] = AccPot(a.acc, a.pot + self_pot);
         interactions[i0] = InteractionCount(pp, pc);

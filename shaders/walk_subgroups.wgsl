@@ -117,8 +117,14 @@ fn cell_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>
         }
         let batch = min(lane.sg_size, len - base);
         var e = 0u;
-        for (; e + 4u <= batch; e += 4u) {
-            add_cells(xs, shuffled_moments(mine, e), shuffled_moments(mine, e + 1u), shuffled_moments(mine, e + 2u), shuffled_moments(mine, e + 3u), acc);
+        if (xs.single) {
+            for (; e + 4u <= batch; e += 4u) {
+                add_cells_single(xs, shuffled_moments(mine, e), shuffled_moments(mine, e + 1u), shuffled_moments(mine, e + 2u), shuffled_moments(mine, e + 3u), acc);
+            }
+        } else {
+            for (; e + 4u <= batch; e += 4u) {
+                add_cells(xs, shuffled_moments(mine, e), shuffled_moments(mine, e + 1u), shuffled_moments(mine, e + 2u), shuffled_moments(mine, e + 3u), acc);
+            }
         }
         for (; e < batch; e++) {
             add_cell(xs, shuffled_moments(mine, e), acc);
@@ -141,8 +147,14 @@ fn range_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum
         }
         let batch = min(lane.sg_size, total - base);
         var e = 0u;
-        for (; e + 4u <= batch; e += 4u) {
-            add_particles(xs, subgroupShuffle(mine, e), subgroupShuffle(mine, e + 1u), subgroupShuffle(mine, e + 2u), subgroupShuffle(mine, e + 3u), acc);
+        if (xs.single) {
+            for (; e + 4u <= batch; e += 4u) {
+                add_particles_single(xs, subgroupShuffle(mine, e), subgroupShuffle(mine, e + 1u), subgroupShuffle(mine, e + 2u), subgroupShuffle(mine, e + 3u), acc);
+            }
+        } else {
+            for (; e + 4u <= batch; e += 4u) {
+                add_particles(xs, subgroupShuffle(mine, e), subgroupShuffle(mine, e + 1u), subgroupShuffle(mine, e + 2u), subgroupShuffle(mine, e + 3u), acc);
+            }
         }
         for (; e < batch; e++) {
             add_particle(xs, subgroupShuffle(mine, e), acc);
