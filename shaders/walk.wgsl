@@ -175,21 +175,20 @@ fn pair_force(x: vec3<f32>, p: vec4<f32>, a: Accum) -> Accum {
 }
 
 // Four cells on the invocation's particles: with two particles each, two
-// chains per particle (c0, c2 and c1, c3); with one, four chains.
+// chains per particle (c0, c2 and c1, c3); with one, add_cells_single.
 fn add_cells(xs: Pair, c0: Moments, c1: Moments, c2: Moments, c3: Moments, acc: ptr<function, PairAccum>) {
+    if (!TWO_PER_LANE) {
+        add_cells_single(xs, c0, c1, c2, c3, acc);
+        return;
+    }
     (*acc).a0 = multipole_force(xs.x0, c0, (*acc).a0);
     (*acc).b0 = multipole_force(xs.x0, c1, (*acc).b0);
-    if (TWO_PER_LANE) {
-        (*acc).a1 = multipole_force(xs.x1, c0, (*acc).a1);
-        (*acc).b1 = multipole_force(xs.x1, c1, (*acc).b1);
-        (*acc).a0 = multipole_force(xs.x0, c2, (*acc).a0);
-        (*acc).b0 = multipole_force(xs.x0, c3, (*acc).b0);
-        (*acc).a1 = multipole_force(xs.x1, c2, (*acc).a1);
-        (*acc).b1 = multipole_force(xs.x1, c3, (*acc).b1);
-    } else {
-        (*acc).a1 = multipole_force(xs.x0, c2, (*acc).a1);
-        (*acc).b1 = multipole_force(xs.x0, c3, (*acc).b1);
-    }
+    (*acc).a1 = multipole_force(xs.x1, c0, (*acc).a1);
+    (*acc).b1 = multipole_force(xs.x1, c1, (*acc).b1);
+    (*acc).a0 = multipole_force(xs.x0, c2, (*acc).a0);
+    (*acc).b0 = multipole_force(xs.x0, c3, (*acc).b0);
+    (*acc).a1 = multipole_force(xs.x1, c2, (*acc).a1);
+    (*acc).b1 = multipole_force(xs.x1, c3, (*acc).b1);
 }
 
 // Four cells on the first particle alone, four chains.
@@ -210,19 +209,18 @@ fn add_cell(xs: Pair, c: Moments, acc: ptr<function, PairAccum>) {
 
 // The same for particles.
 fn add_particles(xs: Pair, p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>, acc: ptr<function, PairAccum>) {
+    if (!TWO_PER_LANE) {
+        add_particles_single(xs, p0, p1, p2, p3, acc);
+        return;
+    }
     (*acc).a0 = pair_force(xs.x0, p0, (*acc).a0);
     (*acc).b0 = pair_force(xs.x0, p1, (*acc).b0);
-    if (TWO_PER_LANE) {
-        (*acc).a1 = pair_force(xs.x1, p0, (*acc).a1);
-        (*acc).b1 = pair_force(xs.x1, p1, (*acc).b1);
-        (*acc).a0 = pair_force(xs.x0, p2, (*acc).a0);
-        (*acc).b0 = pair_force(xs.x0, p3, (*acc).b0);
-        (*acc).a1 = pair_force(xs.x1, p2, (*acc).a1);
-        (*acc).b1 = pair_force(xs.x1, p3, (*acc).b1);
-    } else {
-        (*acc).a1 = pair_force(xs.x0, p2, (*acc).a1);
-        (*acc).b1 = pair_force(xs.x0, p3, (*acc).b1);
-    }
+    (*acc).a1 = pair_force(xs.x1, p0, (*acc).a1);
+    (*acc).b1 = pair_force(xs.x1, p1, (*acc).b1);
+    (*acc).a0 = pair_force(xs.x0, p2, (*acc).a0);
+    (*acc).b0 = pair_force(xs.x0, p3, (*acc).b0);
+    (*acc).a1 = pair_force(xs.x1, p2, (*acc).a1);
+    (*acc).b1 = pair_force(xs.x1, p3, (*acc).b1);
 }
 
 fn add_particles_single(xs: Pair, p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>, acc: ptr<function, PairAccum>) {
