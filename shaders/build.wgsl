@@ -5,9 +5,10 @@
 // sorted keys); children are appended contiguously after one atomicAdd on
 // the cell counter (stream compaction), so a node needs only its first child
 // and child count. Cells with <= NLEAF particles, or at MAX_DEPTH, are
-// leaves. Groups for the walk (<= NCRIT particles) are formed from the first
-// cells with <= NCRIT particles on each path from the root, consecutive
-// siblings packed together up to NCRIT.
+// leaves. Groups for the walk (<= NCRIT particles) are cut from the first
+// cells with <= GROUP_CELL particles on each path from the root
+// (consecutive siblings packed together up to GROUP_CELL), in pieces of
+// NCRIT consecutive particles.
 // Dispatches: init_tree; per level l, split_cells (indirect, from
 // level_args[l] of dispatch buffer l % 2), which also sizes level l+1: the
 // end of its range and its workgroup count grow by atomicMax as children are
@@ -32,11 +33,12 @@ fn push_group(start: u32, count: u32) {
     }
 }
 
-// A cell that stays a leaf with more than NCRIT particles (only at
-// MAX_DEPTH or after an overflow) is walked as several groups.
-fn push_groups_of_leaf(cell: TreeCell) {
-    for (var s = 0u; s < cell.count; s += NCRIT) {
-        push_group(cell.start + s, min(NCRIT, cell.count - s));
+// Groups of at most NCRIT consecutive particles covering [start, start +
+// count): a run of siblings, or a cell that stays a leaf with more than
+// GROUP_CELL particles (only at MAX_DEPTH or after an overflow).
+fn push_pieces(start: u32, count: u32) {
+    for (var s = 0u; s < count; s += NCRIT) {
+        push_group(start + s, min(NCRIT, count - s));
     }
 }
 
@@ -54,24 +56,32 @@ fn init_tree() {
         atomicStore(&counters.level_start[l], 0u);
     }
     atomicStore(&counters.level_start[1], 1u);
-    if (params.n <= NCRIT) {
-        push_group(0u, params.n);
+    if (params.n <= GROUP_CELL) {
+        push_pieces(0u, params.n);
     }
 }
 
-// First index in [lo, hi) whose octant at `level` is >= `octant`.
-fn lower_bound(lo: u32, hi: u32, octant: u32, level: u32) -> u32 {
-    var a = lo;
-    var b = hi;
-    while (a < b) {
-        let mid = (a + b) / 2u;
-        if (key_octant(keys[mid], level) < octant) {
-            a = mid + 1u;
-        } else {
-            b = mid;
+// The children's boundaries in the cell's range [start, end): bound[o] is
+// the first index whose octant at `level` is >= o (bound[0] = start,
+// bound[8] = end). The seven binary searches advance together, one probe
+// of each per step: the probes are independent loads, so a step waits for
+// one memory latency rather than seven in a row. The top levels (few
+// cells, long ranges) are bound by that latency.
+fn octant_bounds(start: u32, end: u32, level: u32) -> array<u32, 9> {
+    var lo = array<u32, 8>(start, start, start, start, start, start, start, start);
+    var hi = array<u32, 8>(end, end, end, end, end, end, end, end);
+    let last = end - 1u;
+    let steps = 32u - countLeadingZeros(end - start);
+    for (var step = 0u; step < steps; step++) {
+        for (var o = 1u; o < 8u; o++) {
+            let mid = (lo[o] + hi[o]) / 2u;
+            let below = key_octant(keys[min(mid, last)], level) < o;
+            let open = lo[o] < hi[o];
+            lo[o] = select(lo[o], mid + 1u, open && below);
+            hi[o] = select(hi[o], mid, open && !below);
         }
     }
-    return a;
+    return array<u32, 9>(start, lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7], end);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -83,18 +93,13 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let cell = cells[c];
     if (cell.count <= NLEAF || level >= MAX_DEPTH) {
-        if (cell.count > NCRIT) {
-            push_groups_of_leaf(cell);
+        if (cell.count > GROUP_CELL) {
+            push_pieces(cell.start, cell.count);
         }
         return;
     }
-    var bound: array<u32, 9>;
-    bound[0] = cell.start;
-    bound[8] = cell.start + cell.count;
+    var bound = octant_bounds(cell.start, cell.start + cell.count, level + 1u);
     var children = 0u;
-    for (var o = 1u; o < 8u; o++) {
-        bound[o] = lower_bound(bound[o - 1u], bound[8], o, level + 1u);
-    }
     for (var o = 0u; o < 8u; o++) {
         children += select(0u, 1u, bound[o + 1u] > bound[o]);
     }
@@ -113,15 +118,15 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
         for (var k = first; k < params.cell_capacity; k++) {
             cells[k] = TreeCell(0u, 0u, 0u, 0u);
         }
-        if (cell.count > NCRIT) {
-            push_groups_of_leaf(cell);
+        if (cell.count > GROUP_CELL) {
+            push_pieces(cell.start, cell.count);
         }
         return;
     }
     var k = first;
-    // Groups: consecutive children with <= NCRIT particles are packed
-    // greedily into runs of <= NCRIT (siblings are neighbours in space, so
-    // the run's box stays compact), which keeps walk workgroups full.
+    // Groups: consecutive children with <= GROUP_CELL particles are packed
+    // greedily into runs of <= GROUP_CELL (siblings are neighbours in
+    // space), each cut into pieces of NCRIT, which keeps walk lanes full.
     var run_start = cell.start;
     var run_count = 0u;
     for (var o = 0u; o < 8u; o++) {
@@ -129,14 +134,14 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (count > 0u) {
             cells[k] = TreeCell(bound[o], count, 0u, 0u);
             k++;
-            if (cell.count > NCRIT) {
-                if (count > NCRIT || run_count + count > NCRIT) {
+            if (cell.count > GROUP_CELL) {
+                if (count > GROUP_CELL || run_count + count > GROUP_CELL) {
                     if (run_count > 0u) {
-                        push_group(run_start, run_count);
+                        push_pieces(run_start, run_count);
                     }
                     run_count = 0u;
                 }
-                if (count <= NCRIT) {
+                if (count <= GROUP_CELL) {
                     if (run_count == 0u) {
                         run_start = bound[o];
                     }
@@ -146,7 +151,7 @@ fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     if (run_count > 0u) {
-        push_group(run_start, run_count);
+        push_pieces(run_start, run_count);
     }
     cells[c].first_child = first;
     cells[c].child_count = children;
@@ -157,5 +162,5 @@ fn finish_groups() {
     let groups_made = min(atomicLoad(&counters.group_count), params.group_capacity);
     atomicStore(&counters.group_count, groups_made);
     counters.groups_built = groups_made;
-    next_dispatch.group_args = DispatchArgs((groups_made + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);
+    next_dispatch.group_args = group_box_args(groups_made);
 }

@@ -1,6 +1,6 @@
-// Bounding boxes of the walk's particle groups, one invocation per group
-// built by the tree (indirect dispatch sized by the build), then the walk's
-// dispatch size. A group whose box is large compared with the whole system
+// Bounding boxes of the walk's particle groups, GROUP_BOX_LANES invocations
+// per group built by the tree (indirect dispatch sized by the build), then
+// the walk's dispatch size. A group whose box is large compared with the whole system
 // (sparse outskirts, where a few particles span a big cell) would open most
 // of the tree for all its particles; it is split into one-particle groups,
 // appended to the list, each of which walks with a point box.
@@ -23,20 +23,45 @@ fn point_group(j: u32) -> GroupBox {
     return GroupBox(p, p, j, 1u, 0u, 0u);
 }
 
+// Each lane's part of its group's box, combined within the group.
+var<workgroup> lane_lo: array<vec3<f32>, WORKGROUP_SIZE>;
+var<workgroup> lane_hi: array<vec3<f32>, WORKGROUP_SIZE>;
+
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn group_boxes_of(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let g = gid.x;
-    if (g >= counters.groups_built) {
-        return;
-    }
-    let grp = groups[g];
+fn group_boxes_of(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let g = (wid.y * nwg.x + wid.x) * GROUP_BOXES_PER_WORKGROUP + lid / GROUP_BOX_LANES;
+    let lane = lid % GROUP_BOX_LANES;
+    let built = g < counters.groups_built;
+    var grp = Group(0u, 0u);
     var lo = vec3<f32>(3.0e38);
     var hi = vec3<f32>(-3.0e38);
-    for (var j = grp.start; j < grp.start + grp.count; j++) {
-        let p = pos_mass[j].pos;
-        lo = min(lo, p);
-        hi = max(hi, p);
+    if (built) {
+        grp = groups[g];
+        for (var j = grp.start + lane; j < grp.start + grp.count; j += GROUP_BOX_LANES) {
+            let p = pos_mass[j].pos;
+            lo = min(lo, p);
+            hi = max(hi, p);
+        }
     }
+    lane_lo[lid] = lo;
+    lane_hi[lid] = hi;
+    for (var s = GROUP_BOX_LANES / 2u; s > 0u; s /= 2u) {
+        workgroupBarrier();
+        if (lane < s) {
+            lane_lo[lid] = min(lane_lo[lid], lane_lo[lid + s]);
+            lane_hi[lid] = max(lane_hi[lid], lane_hi[lid + s]);
+        }
+    }
+    workgroupBarrier();
+    if (!built || lane != 0u) {
+        return;
+    }
+    lo = lane_lo[lid];
+    hi = lane_hi[lid];
     let side = hi - lo;
     let too_big = max(side.x, max(side.y, side.z)) > cube_side(bounds) / f32(GROUP_SPLIT_DIVISOR);
     if (too_big && grp.count > 1u) {

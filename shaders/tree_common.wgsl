@@ -1,5 +1,18 @@
 // Functions shared by the tree shaders that work with keys and cubes.
 
+// Invocations per group in the group-box kernel (shaders/groups.wgsl):
+// each reads every GROUP_BOX_LANES-th particle of the group, so a group's
+// loads are in flight together instead of one after the other.
+const GROUP_BOX_LANES: u32 = 8u;
+const GROUP_BOXES_PER_WORKGROUP: u32 = WORKGROUP_SIZE / GROUP_BOX_LANES;
+
+// The group-box dispatch for `groups` groups (2-D past 65535 workgroups).
+fn group_box_args(groups: u32) -> DispatchArgs {
+    let workgroups = (groups + GROUP_BOXES_PER_WORKGROUP - 1u) / GROUP_BOXES_PER_WORKGROUP;
+    let rows = max((workgroups + 65534u) / 65535u, 1u);
+    return DispatchArgs((workgroups + rows - 1u) / rows, rows, 1u);
+}
+
 // Side of the cube that holds the bounding box (slightly enlarged so the
 // largest coordinate maps below 2^21).
 fn cube_side(b: Bounds) -> f32 {

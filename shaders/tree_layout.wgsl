@@ -88,7 +88,7 @@ struct TreeDispatch {
     // level_args[l]: one invocation per cell of level l (valid in the
     // buffer of l's parity).
     level_args: array<LevelArgs, LEVEL_SLOTS>,
-    // One invocation per group.
+    // GROUP_BOX_LANES invocations per group (group_box_args).
     group_args: DispatchArgs,
     // The persistent walk workgroups: min(groups, walk_workgroups).
     walk_args: DispatchArgs,

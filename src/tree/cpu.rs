@@ -3,7 +3,7 @@
 
 use super::keys::key_octant;
 use super::layout::{TreeCell, MAX_DEPTH};
-use super::{NCRIT, NLEAF};
+use super::{GROUP_CELL, NCRIT, NLEAF};
 use crate::gpu::layout::PosMass;
 
 /// The octree of sorted `keys`, level by level: the same cells (as particle
@@ -49,42 +49,52 @@ pub fn build(keys: &[u64]) -> Vec<TreeCell> {
 }
 
 /// The walk groups of a tree, as (start, count), sorted: the first cells
-/// with at most NCRIT particles on each path from the root, consecutive
-/// siblings packed greedily into runs of at most NCRIT particles; leaves
-/// with more than NCRIT particles are cut into runs of NCRIT.
+/// with at most GROUP_CELL particles on each path from the root,
+/// consecutive siblings packed greedily into runs of at most GROUP_CELL
+/// particles, every run (and every leaf with more than GROUP_CELL
+/// particles) cut into pieces of NCRIT in key order.
 pub fn groups(cells: &[TreeCell]) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
-    if cells[0].count <= NCRIT {
-        out.push((cells[0].start, cells[0].count));
+    if cells[0].count <= GROUP_CELL {
+        push_pieces(&mut out, (cells[0].start, cells[0].count));
     }
-    for cell in cells.iter().filter(|c| c.count > NCRIT) {
+    for cell in cells.iter().filter(|c| c.count > GROUP_CELL) {
         if cell.child_count == 0 {
-            let mut s = 0;
-            while s < cell.count {
-                out.push((cell.start + s, NCRIT.min(cell.count - s)));
-                s += NCRIT;
-            }
+            push_pieces(&mut out, (cell.start, cell.count));
             continue;
         }
         let mut run: Option<(u32, u32)> = None;
         for child in
             &cells[cell.first_child as usize..(cell.first_child + cell.child_count) as usize]
         {
-            let fits = run.is_some_and(|(_, c)| c + child.count <= NCRIT);
-            if child.count > NCRIT || !fits {
-                out.extend(run.take());
+            let fits = run.is_some_and(|(_, c)| c + child.count <= GROUP_CELL);
+            if child.count > GROUP_CELL || !fits {
+                if let Some(r) = run.take() {
+                    push_pieces(&mut out, r);
+                }
             }
-            if child.count <= NCRIT {
+            if child.count <= GROUP_CELL {
                 run = Some(match run {
                     Some((s, c)) => (s, c + child.count),
                     None => (child.start, child.count),
                 });
             }
         }
-        out.extend(run);
+        if let Some(r) = run {
+            push_pieces(&mut out, r);
+        }
     }
     out.sort_unstable();
     out
+}
+
+/// Groups of at most NCRIT consecutive particles covering `start..start + count`.
+fn push_pieces(out: &mut Vec<(u32, u32)>, (start, count): (u32, u32)) {
+    let mut s = 0;
+    while s < count {
+        out.push((start + s, NCRIT.min(count - s)));
+        s += NCRIT;
+    }
 }
 
 /// Mass, centre of mass and second moments about it, in f64.

@@ -1,7 +1,8 @@
 //! Particle groups for the walk (drives `shaders/groups.wgsl`). The build
 //! forms the groups: contiguous runs in key order of at most NCRIT = 64
-//! particles (Bonsai's group size) made of the first cells with at most
-//! NCRIT particles on each path from the root, siblings packed together.
+//! particles (Bonsai's group size) cut from the first cells with at most
+//! GROUP_CELL particles on each path from the root, siblings packed
+//! together.
 //! This phase gives each its bounding box, splits groups that span too much
 //! of the system into one-particle groups, and sizes the walk's dispatch.
 //! A refit (`encode_refit`) does the same for the groups of the last build

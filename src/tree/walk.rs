@@ -129,7 +129,16 @@ impl TreeWalk {
     pub fn new(ctx: &GpuContext, b: &TreeBuffers) -> Self {
         let device = &ctx.device;
         let path = WalkPath::for_context(ctx);
-        let kernel = Kernel::new(device, "tree walk", &wgsl(path), "walk", BINDINGS);
+        // SAFETY: every index into the walk's workgroup arrays is bounded
+        // by construction: list slots stay below LIST_CAPACITY (a list is
+        // evaluated once it might not hold another chunk of WALK_LANES
+        // entries), frontier slots below FRONTIER_CAPACITY (children that
+        // do not fit are set aside on the stack, whose index is checked
+        // against DEFERRED_CAPACITY), subgroup ids below WALK_LANES. Every
+        // loop ends: the stack only takes children of a popped node, and
+        // children always have larger indices than their parent.
+        let kernel =
+            unsafe { Kernel::new_unchecked(device, "tree walk", &wgsl(path), "walk", BINDINGS) };
         let bind = kernel.bind(
             device,
             &[
