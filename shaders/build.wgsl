@@ -68,20 +68,33 @@ fn init_tree() {
 // one memory latency rather than seven in a row. The top levels (few
 // cells, long ranges) are bound by that latency.
 fn octant_bounds(start: u32, end: u32, level: u32) -> array<u32, 9> {
-    var lo = array<u32, 8>(start, start, start, start, start, start, start, start);
-    var hi = array<u32, 8>(end, end, end, end, end, end, end, end);
-    let last = end - 1u;
+    // Octants 1-4 in `a`, 5-7 in `b` (b.w is unused). Vectors, not arrays,
+    // so that every search stays in registers.
+    let octant_a = vec4<u32>(1u, 2u, 3u, 4u);
+    let octant_b = vec4<u32>(5u, 6u, 7u, 8u);
+    var lo_a = vec4<u32>(start);
+    var hi_a = vec4<u32>(end);
+    var lo_b = vec4<u32>(start);
+    var hi_b = vec4<u32>(end);
+    let last = vec4<u32>(end - 1u);
     let steps = 32u - countLeadingZeros(end - start);
     for (var step = 0u; step < steps; step++) {
-        for (var o = 1u; o < 8u; o++) {
-            let mid = (lo[o] + hi[o]) / 2u;
-            let below = key_octant(keys[min(mid, last)], level) < o;
-            let open = lo[o] < hi[o];
-            lo[o] = select(lo[o], mid + 1u, open && below);
-            hi[o] = select(hi[o], mid, open && !below);
-        }
+        let mid_a = (lo_a + hi_a) / 2u;
+        let mid_b = (lo_b + hi_b) / 2u;
+        let at_a = min(mid_a, last);
+        let at_b = min(mid_b, last);
+        let key_a = vec4<u32>(key_octant(keys[at_a.x], level), key_octant(keys[at_a.y], level), key_octant(keys[at_a.z], level), key_octant(keys[at_a.w], level));
+        let key_b = vec4<u32>(key_octant(keys[at_b.x], level), key_octant(keys[at_b.y], level), key_octant(keys[at_b.z], level), 8u);
+        let open_a = lo_a < hi_a;
+        let open_b = lo_b < hi_b;
+        let below_a = key_a < octant_a;
+        let below_b = key_b < octant_b;
+        lo_a = select(lo_a, mid_a + 1u, open_a & below_a);
+        hi_a = select(hi_a, mid_a, open_a & !below_a);
+        lo_b = select(lo_b, mid_b + 1u, open_b & below_b);
+        hi_b = select(hi_b, mid_b, open_b & !below_b);
     }
-    return array<u32, 9>(start, lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7], end);
+    return array<u32, 9>(start, lo_a.x, lo_a.y, lo_a.z, lo_a.w, lo_b.x, lo_b.y, lo_b.z, end);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
