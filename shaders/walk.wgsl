@@ -140,35 +140,38 @@ fn moments_of(c: u32) -> Moments {
 // direct sum): with r = x - com, S the second moments, q = r·S·r,
 //   φ = -M/r - 3q/(2r⁵) + tr(S)/(2r³),
 //   a = -M r/r³ + 3 S r/r⁵ - 15 q r/(2r⁷) + 3 tr(S) r/(2r⁵),
-// here from 3S and tr(S)/2 (`Moments`): with sr = 3S r and q3 = r·sr,
-//   φ = -M/r - q3/(2r⁵) + (tr/2)/r³,
-//   a = (-M/r³ - 5 q3/(2r⁷) + 3 (tr/2)/r⁵) r + sr/r⁵.
+// here from 3S and h = tr(S)/2 (`Moments`): with sr = 3S r, t = 1/r² and
+// u = (r·sr) t, nested so that nearly every operation is one fused
+// multiply-add,
+//   φ = -(M + t (u/2 - h)) / r,
+//   a = -(M + t (5u/2 - 3h)) r / r³ + sr t / r³.
 fn multipole_force(x: vec3<f32>, c: Moments, a: Accum) -> Accum {
     let r = x - c.com_mass.xyz;
-    let r2 = dot(r, r) + params.eps2;
+    let r2 = fma(r.x, r.x, fma(r.y, r.y, fma(r.z, r.z, params.eps2)));
     let rinv = inverseSqrt(r2);
-    let rinv2 = rinv * rinv;
-    let rinv3 = rinv * rinv2;
-    let rinv5 = rinv3 * rinv2;
+    let t = rinv * rinv;
     let s = c.diag.xyz;
     let o = c.off;
     let sr = vec3<f32>(
-        s.x * r.x + o.x * r.y + o.y * r.z,
-        o.x * r.x + s.y * r.y + o.z * r.z,
-        o.y * r.x + o.z * r.y + s.z * r.z,
+        fma(s.x, r.x, fma(o.x, r.y, o.y * r.z)),
+        fma(o.x, r.x, fma(s.y, r.y, o.z * r.z)),
+        fma(o.y, r.x, fma(o.z, r.y, s.z * r.z)),
     );
-    let q3 = dot(r, sr);
-    let half_tr = c.diag.w;
+    let u = dot(r, sr) * t;
+    let h = c.diag.w;
     let m = c.com_mass.w;
+    let pot_term = fma(t, fma(0.5, u, -h), m);
+    let acc_term = fma(t, fma(2.5, u, -3.0 * h), m);
+    let rinv3 = rinv * t;
     var out = a;
-    out.pot += -m * rinv - 0.5 * q3 * rinv5 + half_tr * rinv3;
-    out.acc += (-m * rinv3 - 2.5 * q3 * rinv5 * rinv2 + 3.0 * half_tr * rinv5) * r + rinv5 * sr;
+    out.pot = fma(-rinv, pot_term, out.pot);
+    out.acc = fma(vec3<f32>(rinv3 * t), sr, fma(vec3<f32>(-rinv3 * acc_term), r, out.acc));
     return out;
 }
 
 fn pair_force(x: vec3<f32>, p: vec4<f32>, a: Accum) -> Accum {
     let d = p.xyz - x;
-    let r2 = dot(d, d) + params.eps2;
+    let r2 = fma(d.x, d.x, fma(d.y, d.y, fma(d.z, d.z, params.eps2)));
     let rinv = select(0.0, inverseSqrt(r2), r2 > 0.0);
     let mrinv = p.w * rinv;
     return Accum(a.acc + (mrinv * rinv * rinv) * d, a.pot - mrinv);
