@@ -24,17 +24,20 @@ pub const RADIX: u32 = 1 << RADIX_BITS;
 /// bin-wise steps (clearing, writing and scanning counts) give one
 /// invocation to each digit.
 pub const SORT_THREADS: u32 = RADIX;
-/// Pairs each invocation handles per pass. Larger blocks keep the
-/// [digit][block] table (and its scan) small relative to the data.
-pub const KEYS_PER_THREAD: u32 = 16;
+/// Pairs each invocation handles per pass. Smaller blocks spread a pass
+/// over more workgroups; larger ones keep the [digit][block] table (and its
+/// scan) small. Measured on the H100 (the tree's 63-bit sort, ms at N =
+/// 2^18 / 2^20 / 2^22): 4: 0.18 / 0.48 / 1.85; 8: 0.21 / 0.46 / 1.97; 16:
+/// 0.33 / 0.52 / 2.33; 32: 0.69 / 0.66 / 2.56.
+pub const KEYS_PER_THREAD: u32 = 4;
 /// Consecutive pairs per block.
 pub const BLOCK_KEYS: u32 = SORT_THREADS * KEYS_PER_THREAD;
 /// u32 words of one digit's invocation mask in the scatter ranking.
 const MASK_WORDS: u32 = SORT_THREADS / 32;
-/// Up to this many blocks (N ≤ 32 × BLOCK_KEYS = 131,072) the [digit][block]
+/// Up to this many blocks (N ≤ 128 × BLOCK_KEYS = 131,072) the [digit][block]
 /// rows are scanned by one workgroup, one row per invocation, without
 /// barriers (`scan_digit_rows_serial`); longer rows by a workgroup each.
-pub const SERIAL_SCAN_MAX_BLOCKS: u32 = 32;
+pub const SERIAL_SCAN_MAX_BLOCKS: u32 = 128;
 
 const SORT_WGSL: &str = include_str!("../../shaders/sort.wgsl");
 
