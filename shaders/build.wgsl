@@ -97,32 +97,66 @@ fn octant_bounds(start: u32, end: u32, level: u32) -> array<u32, 9> {
     return array<u32, 9>(start, lo_a.x, lo_a.y, lo_a.z, lo_a.w, lo_b.x, lo_b.y, lo_b.z, end);
 }
 
+// Children allocated by this workgroup's cells, and where they start: one
+// global atomicAdd (and one sizing of the next level) per workgroup rather
+// than per cell, since every cell of a level would otherwise contend for
+// the same few counters.
+var<workgroup> workgroup_children: atomic<u32>;
+var<workgroup> workgroup_first: u32;
+
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn split_cells(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn split_cells(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
     let level = level_params.level;
     let c = atomicLoad(&counters.level_start[level]) + gid.x;
-    if (c >= atomicLoad(&counters.level_start[level + 1u])) {
-        return;
-    }
-    let cell = cells[c];
-    if (cell.count <= NLEAF || level >= MAX_DEPTH) {
-        if (cell.count > GROUP_CELL) {
-            push_pieces(cell.start, cell.count);
+    var cell = TreeCell(0u, 0u, 0u, 0u);
+    var splits = false;
+    if (c < atomicLoad(&counters.level_start[level + 1u])) {
+        cell = cells[c];
+        if (cell.count <= NLEAF || level >= MAX_DEPTH) {
+            if (cell.count > GROUP_CELL) {
+                push_pieces(cell.start, cell.count);
+            }
+        } else {
+            splits = true;
         }
+    }
+    var bound = array<u32, 9>();
+    var children = 0u;
+    if (splits) {
+        bound = octant_bounds(cell.start, cell.start + cell.count, level + 1u);
+        for (var o = 0u; o < 8u; o++) {
+            children += select(0u, 1u, bound[o + 1u] > bound[o]);
+        }
+    }
+    if (lid == 0u) {
+        atomicStore(&workgroup_children, 0u);
+    }
+    workgroupBarrier();
+    var offset = 0u;
+    if (children > 0u) {
+        offset = atomicAdd(&workgroup_children, children);
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        let total = atomicLoad(&workgroup_children);
+        if (total > 0u) {
+            workgroup_first = atomicAdd(&counters.cell_count, total);
+            // Size level + 1 (its start, the end of this level, is final
+            // by now).
+            let end = min(workgroup_first + total, params.cell_capacity);
+            atomicMax(&counters.level_start[level + 2u], end);
+            let next_cells = end - atomicLoad(&counters.level_start[level + 1u]);
+            atomicMax(&next_dispatch.level_args[level + 1u].x, (next_cells + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
+            atomicMax(&counters.depth, level + 1u);
+        }
+    }
+    let first = workgroupUniformLoad(&workgroup_first) + offset;
+    if (!splits) {
         return;
     }
-    var bound = octant_bounds(cell.start, cell.start + cell.count, level + 1u);
-    var children = 0u;
-    for (var o = 0u; o < 8u; o++) {
-        children += select(0u, 1u, bound[o + 1u] > bound[o]);
-    }
-    let first = atomicAdd(&counters.cell_count, children);
-    // Size level + 1 (its start, the end of this level, is final by now).
-    let end = min(first + children, params.cell_capacity);
-    atomicMax(&counters.level_start[level + 2u], end);
-    let next_cells = end - atomicLoad(&counters.level_start[level + 1u]);
-    atomicMax(&next_dispatch.level_args[level + 1u].x, (next_cells + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
-    atomicMax(&counters.depth, level + 1u);
     if (first + children > params.cell_capacity) {
         // No room: the cell stays a leaf holding all its particles, which the
         // walk then sums directly (exact, only slower). Slots below the
