@@ -7,7 +7,7 @@ mod common;
 use webgrav::direct::reference::{acc_errors, forces, ErrorStats};
 use webgrav::gpu::buffers::read_vec;
 use webgrav::gpu::layout::PosMass;
-use webgrav::gpu::GpuContext;
+use webgrav::gpu::{GpuContext, SubgroupUse};
 use webgrav::state::{GpuParticles, Model, Particles};
 use webgrav::tree::layout::*;
 use webgrav::tree::{cpu, keys, TreeConfig, TreeSolver, NCRIT, NLEAF, WALK_WORKGROUPS};
@@ -494,10 +494,11 @@ fn subgroup_and_portable_walks_agree() {
         let counts = pollster::block_on(tree.interaction_counts(ctx)).unwrap();
         (tree.walk_path(), s, counts)
     };
-    let subgroups = WalkPath::for_context(&ctx) == WalkPath::Subgroups;
+    ctx.subgroups = SubgroupUse::Always;
+    let subgroups = WalkPath::for_tree(&ctx, p.len() as u32) == WalkPath::Subgroups;
     eprintln!("subgroup sizes {:?}", ctx.subgroup_sizes);
     for theta in [0.5f32, 0.2] {
-        ctx.prefer_subgroups = false;
+        ctx.subgroups = SubgroupUse::Never;
         let (path, portable, portable_counts) = walk(&ctx, theta);
         assert_eq!(path, WalkPath::Portable);
         let check = |s: &webgrav::state::particles::StateReadback, what: &str| {
@@ -511,7 +512,7 @@ fn subgroup_and_portable_walks_agree() {
             eprintln!("no usable subgroups on this adapter: the portable walk alone");
             continue;
         }
-        ctx.prefer_subgroups = true;
+        ctx.subgroups = SubgroupUse::Always;
         let (path, fast, fast_counts) = walk(&ctx, theta);
         assert_eq!(path, WalkPath::Subgroups);
         check(&fast, "subgroup");

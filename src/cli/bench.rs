@@ -6,7 +6,7 @@
 use super::{emit, precision_parser};
 use crate::app::bench::{self, BenchKind, BenchSpec, Host, KernelShape};
 use crate::error::Result;
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, SubgroupUse};
 use crate::hermite::Precision;
 use clap::{Args, ValueEnum};
 
@@ -51,8 +51,12 @@ pub struct BenchArgs {
     rebuild: u32,
     /// Run the portable kernels even where the device offers a fast path
     /// (the tree walk's subgroup path), to compare the two.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "subgroups")]
     portable: bool,
+    /// Take the tree walk's subgroup path wherever the device offers it,
+    /// also below the N from which it is taken by default.
+    #[arg(long)]
+    subgroups: bool,
     #[command(flatten)]
     direct: DirectBenchArgs,
 }
@@ -132,7 +136,11 @@ pub async fn bench(a: BenchArgs) -> Result<()> {
         s.config()?;
     }
     let mut ctx = GpuContext::headless().await?;
-    ctx.prefer_subgroups = !a.portable;
+    if a.portable {
+        ctx.subgroups = SubgroupUse::Never;
+    } else if a.subgroups {
+        ctx.subgroups = SubgroupUse::Always;
+    }
     let host = Host::native();
     for s in &specs {
         bench::run(&ctx, s, &host, &mut |line| emit(line)).await?;

@@ -9,6 +9,18 @@ const REQUIRED_WORKGROUP_INVOCATIONS: u32 = 256;
 /// Workgroup memory the kernels need at most (bytes).
 const REQUIRED_WORKGROUP_STORAGE: u32 = 16 * 1024;
 
+/// Whether kernels with a subgroup fast path take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubgroupUse {
+    /// Where the device allows and the kernel's own rule says it pays
+    /// (the tree walk: from `tree::walk::SUBGROUP_WALK_MIN_PARTICLES`).
+    Auto,
+    /// Wherever the device allows (tests of the fast paths).
+    Always,
+    /// Never: the portable kernels (`bench --portable`, tests).
+    Never,
+}
+
 /// Adapter, device and queue, plus what the adapter told us about itself.
 /// Cloning shares the device.
 #[derive(Clone)]
@@ -25,9 +37,9 @@ pub struct GpuContext {
     /// `subgroups` feature (natively where the driver offers it; wgpu's
     /// browser backend does not request it yet, so never in the page).
     pub subgroup_sizes: Option<(u32, u32)>,
-    /// Kernels with a subgroup fast path take it where `subgroup_sizes`
-    /// allows; false forces the portable kernels (tests, benchmarks).
-    pub prefer_subgroups: bool,
+    /// When kernels with a subgroup fast path take it (where
+    /// `subgroup_sizes` allows): tests and benchmarks force either path.
+    pub subgroups: SubgroupUse,
     /// Pairwise interactions one submission may hold (see
     /// `submission_budget`); lower it to test the splitting.
     pub interactions_per_submission: f64,
@@ -137,7 +149,7 @@ impl GpuContext {
             has_timestamps,
             has_f64,
             subgroup_sizes,
-            prefer_subgroups: true,
+            subgroups: SubgroupUse::Auto,
         })
     }
 

@@ -5,7 +5,7 @@
 //! in workgroup memory (evaluated as they fill), and a per-workgroup stack
 //! of set-aside subtrees in global memory.
 //!
-//! Two paths, chosen per device ([`WalkPath::for_context`]): the portable
+//! Two paths, chosen per device and N ([`WalkPath::for_tree`]): the portable
 //! one (`shaders/walk_portable.wgsl`, any WebGPU device) and the subgroup
 //! fast path (`shaders/walk_subgroups.wgsl`) where the device has WebGPU's
 //! `subgroups` feature and its subgroups are never larger than a walk
@@ -15,11 +15,18 @@
 use super::{TreeBuffers, NCRIT};
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, SubgroupUse};
 
 const WALK_WGSL: &str = include_str!("../../shaders/walk.wgsl");
 const WALK_PORTABLE_WGSL: &str = include_str!("../../shaders/walk_portable.wgsl");
 const WALK_SUBGROUPS_WGSL: &str = include_str!("../../shaders/walk_subgroups.wgsl");
+
+/// Below this N the portable path runs even where subgroups are offered:
+/// its workgroups of 64 invocations (one particle each) put twice as many
+/// warps on the GPU for the same few groups, which fills it better. H100,
+/// walk ms at θ = 0.75, subgroup / portable: 2^18 1.33 / 1.22, 2^20 4.72 /
+/// 4.99 (BENCHMARKS.md).
+pub const SUBGROUP_WALK_MIN_PARTICLES: u32 = 1 << 19;
 
 /// How the walk's invocations share list slots and list entries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,13 +55,21 @@ impl WalkShape {
 }
 
 impl WalkPath {
-    /// The subgroup path where the device offers it (and the context does
-    /// not ask for portable kernels), else the portable one.
-    pub fn for_context(ctx: &GpuContext) -> Self {
+    /// The path of a walk over `n` particles: the subgroup path where the
+    /// device offers it (`ctx.subgroups` permitting) and, unless forced,
+    /// `n` is at least SUBGROUP_WALK_MIN_PARTICLES; else the portable one.
+    pub fn for_tree(ctx: &GpuContext, n: u32) -> Self {
         let lanes = Self::Subgroups.shape().lanes;
-        match ctx.subgroup_sizes {
-            Some((_, max)) if ctx.prefer_subgroups && max <= lanes => Self::Subgroups,
-            _ => Self::Portable,
+        let usable = matches!(ctx.subgroup_sizes, Some((_, max)) if max <= lanes);
+        let wanted = match ctx.subgroups {
+            SubgroupUse::Always => true,
+            SubgroupUse::Auto => n >= SUBGROUP_WALK_MIN_PARTICLES,
+            SubgroupUse::Never => false,
+        };
+        if usable && wanted {
+            Self::Subgroups
+        } else {
+            Self::Portable
         }
     }
 
@@ -128,7 +143,7 @@ pub const BINDINGS: &[Slot] = &[
 impl TreeWalk {
     pub fn new(ctx: &GpuContext, b: &TreeBuffers) -> Self {
         let device = &ctx.device;
-        let path = WalkPath::for_context(ctx);
+        let path = WalkPath::for_tree(ctx, b.state.n);
         // SAFETY: every index into the walk's workgroup arrays is bounded
         // by construction: list slots stay below LIST_CAPACITY (a list is
         // evaluated once it might not hold another chunk of WALK_LANES
