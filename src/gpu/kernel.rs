@@ -101,6 +101,14 @@ pub fn bind_group(
     })
 }
 
+/// The module descriptor of WGSL `source`.
+fn wgsl_module<'a>(label: &'a str, source: &'a str) -> wgpu::ShaderModuleDescriptor<'a> {
+    wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    }
+}
+
 /// A compute pipeline and the layout of its bind group 0.
 pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
@@ -119,38 +127,33 @@ impl Kernel {
         entry: &str,
         bindings: &'static [Slot],
     ) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
+        let module = device.create_shader_module(wgsl_module(label, source));
         Self::from_module(device, label, &module, entry, bindings)
     }
 
-    /// As `new`, without the checks wgpu adds to a native shader: no index
-    /// clamping of arrays and no loop counters (storage buffers stay
-    /// bounded where the driver has robust buffer access, as Vulkan
-    /// drivers with `robustBufferAccess2` do). In the browser this is
-    /// `new`: WebGPU keeps its own checks. Worth it only for a hot kernel
-    /// (the tree walk: 4–6 % faster on the H100, BENCHMARKS.md).
+    /// As `new`, with the given runtime checks in place of wgpu's default
+    /// ones. `ShaderRuntimeChecks::unchecked()` leaves a native shader
+    /// without index clamping of arrays and without loop counters
+    /// (storage buffers stay bounded where the driver has robust buffer
+    /// access, as Vulkan drivers with `robustBufferAccess2` do). In the
+    /// browser this is `new`: WebGPU keeps its own checks. Worth it only
+    /// for a hot kernel (the tree walk: 4–6 % faster on the H100,
+    /// BENCHMARKS.md).
     ///
     /// # Safety
-    /// Every index into an array of `source` must be in bounds by the
-    /// kernel's construction, and every loop must end.
-    pub unsafe fn new_unchecked(
+    /// With checks off, every index into an array of `source` must be in
+    /// bounds by the kernel's construction, and every loop must end.
+    pub unsafe fn new_with_checks(
         device: &wgpu::Device,
         label: &str,
         source: &str,
         entry: &str,
         bindings: &'static [Slot],
+        checks: wgpu::ShaderRuntimeChecks,
     ) -> Self {
-        let desc = wgpu::ShaderModuleDescriptor {
-            label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        };
         // SAFETY: the caller's promise is this function's contract.
-        let module = unsafe {
-            device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
-        };
+        let module =
+            unsafe { device.create_shader_module_trusted(wgsl_module(label, source), checks) };
         Self::from_module(device, label, &module, entry, bindings)
     }
 

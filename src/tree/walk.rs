@@ -152,8 +152,16 @@ impl TreeWalk {
         // against DEFERRED_CAPACITY), subgroup ids below WALK_LANES. Every
         // loop ends: the stack only takes children of a popped node, and
         // children always have larger indices than their parent.
-        let kernel =
-            unsafe { Kernel::new_unchecked(device, "tree walk", &wgsl(path), "walk", BINDINGS) };
+        let kernel = unsafe {
+            Kernel::new_with_checks(
+                device,
+                "tree walk",
+                &wgsl(path),
+                "walk",
+                BINDINGS,
+                wgpu::ShaderRuntimeChecks::unchecked(),
+            )
+        };
         let bind = kernel.bind(
             device,
             &[
