@@ -4,8 +4,8 @@
 // as the boundaries of the octant digit at level l+1 (binary searches in the
 // sorted keys); children are appended contiguously after one atomicAdd on
 // the cell counter (stream compaction), so a node needs only its first child
-// and child count. Cells with <= NLEAF particles, or at MAX_DEPTH, are
-// leaves. Groups for the walk (<= NCRIT particles) are cut from the first
+// and child count. Cells with <= NLEAF particles, or at the deepest level
+// recorded (MAX_DEPTH unless the host fitted fewer levels), are leaves. Groups for the walk (<= NCRIT particles) are cut from the first
 // cells with <= GROUP_CELL particles on each path from the root
 // (consecutive siblings packed together up to GROUP_CELL), in pieces of
 // NCRIT consecutive particles.
@@ -115,9 +115,15 @@ fn split_cells(
     var splits = false;
     if (c < atomicLoad(&counters.level_start[level + 1u])) {
         cell = cells[c];
-        if (cell.count <= NLEAF || level >= MAX_DEPTH) {
+        if (cell.count <= NLEAF || level >= level_params.deepest) {
             if (cell.count > GROUP_CELL) {
                 push_pieces(cell.start, cell.count);
+            }
+            if (cell.count > NLEAF && level < MAX_DEPTH) {
+                // The host recorded too few levels (it guessed from the last
+                // build): the cell stays a leaf (exact, only slower), and the
+                // depth it wanted tells the host to record more.
+                atomicMax(&counters.depth, level + 1u);
             }
         } else {
             splits = true;

@@ -30,7 +30,8 @@ struct TreeParams {
 // level) so each level's dispatch knows its depth.
 struct LevelParams {
     level: u32,
-    _pad0: u32,
+    // The deepest level this build records: its cells stay leaves.
+    deepest: u32,
     _pad1: u32,
     _pad2: u32,
 }

@@ -144,7 +144,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "LevelParams",
         size_of::<LevelParams>(),
-        fields!(LevelParams: level, _pad0, _pad1, _pad2),
+        fields!(LevelParams: level, deepest, _pad1, _pad2),
     );
     check_in(
         &src,

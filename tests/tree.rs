@@ -364,6 +364,58 @@ fn cell_overflow_is_reported_and_forces_stay_complete() {
     assert!(acc.median < 3e-4, "{acc:?}");
 }
 
+// A build that records fewer levels than the tree needs (the host fits
+// them to the last build's depth, `fit_levels`) keeps every force exact:
+// cells at the deepest recorded level stay leaves, summed directly, and
+// the counters' depth says the build wanted more, so the next fit records
+// every level and the tree comes out as a fresh solver's.
+#[test]
+fn too_few_recorded_levels_keep_forces_exact_and_are_refitted() {
+    let ctx = common::gpu();
+    let p = Model::Plummer.generate(3000, 6).unwrap();
+    let config = TreeConfig {
+        theta: 0.5,
+        eps: 0.01,
+    };
+    let reference = forces(&p.pos_mass, 0.01);
+    let (_, fresh) = evaluate(&ctx, &p, config);
+    let full_depth = pollster::block_on(fresh.counters(&ctx)).unwrap().depth;
+    assert!(
+        full_depth > 4,
+        "a 3000-particle Plummer tree is deeper: {full_depth}"
+    );
+
+    let state = GpuParticles::upload(&ctx, &p).unwrap();
+    let tree = TreeSolver::new(&ctx, &state, config).unwrap();
+    let step = || {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        tree.encode(&ctx.device, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+        let counters = pollster::block_on(tree.counters(&ctx)).unwrap();
+        let s = pollster::block_on(state.read(&ctx)).unwrap();
+        let r: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
+        (counters, ErrorStats::of(&acc_errors(&s.acc_pot, &r)))
+    };
+    tree.set_deepest_level(&ctx.queue, 3);
+    let (counters, acc) = step();
+    eprintln!("levels 0..=3: {counters:?}\n{acc:?}");
+    assert_eq!(counters.depth, 4, "the build says it wanted a fourth level");
+    assert!(acc.max < 0.05 && acc.median < 3e-4, "{acc:?}");
+
+    tree.fit_levels(&ctx.queue, counters.depth);
+    let (counters, acc) = step();
+    eprintln!("refitted: {counters:?}\n{acc:?}");
+    assert_eq!(counters.depth, full_depth, "every level recorded again");
+    assert!(acc.max < 0.05 && acc.median < 3e-4, "{acc:?}");
+
+    // Fitted to this depth: LEVEL_MARGIN levels more, the same tree.
+    tree.fit_levels(&ctx.queue, counters.depth);
+    let (trimmed, acc) = step();
+    assert_eq!(trimmed.depth, full_depth);
+    assert_eq!(trimmed.cell_count, counters.cell_count);
+    assert!(acc.max < 0.05 && acc.median < 3e-4, "{acc:?}");
+}
+
 // The walk's workgroups are persistent: each takes groups from a shared
 // counter, at most its share ceil(groups / workgroups). With 24 workgroups
 // for ~100 groups each walks several, one after the other (fresh lists,

@@ -304,6 +304,8 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         let (wall, times) = run.timed_step(ctx).await?;
         timed = !times.is_empty();
         if rep == 0 {
+            // Record only the levels this model's tree needs, as runs do.
+            run.fit_tree_levels(ctx).await?;
             continue;
         }
         walls.push(wall);

@@ -240,6 +240,10 @@ fn first_non_finite(snap: &Snapshot, acc_pot: &[AccPot]) -> Option<Error> {
     })
 }
 
+/// Batches of `run_to` between fits of a tree run's recorded levels (each
+/// fit waits for the queued work once).
+const FIT_EVERY: u64 = 64;
+
 /// A simulation: particles, a solver and an integrator, on one GPU.
 pub struct Run {
     engine: Engine,
@@ -258,6 +262,9 @@ pub struct Run {
     timer: PhaseTimer,
     /// The timer holds a step's timestamps not yet read.
     timer_recorded: bool,
+    /// Batches of `run_to` since the tree's levels were last fitted
+    /// (`fit_tree_levels`).
+    batches_since_fit: u64,
     e0: Option<Diagnostics>,
     de_max: f64,
     /// The state of the last read-out that was finite everywhere.
@@ -294,6 +301,7 @@ impl Run {
             progress,
             timer: PhaseTimer::new(ctx, TIMER_PASSES),
             timer_recorded: false,
+            batches_since_fit: FIT_EVERY,
             e0: None,
             de_max: 0.0,
             last_good: Some(Snapshot {
@@ -459,6 +467,10 @@ impl Run {
                         ctx.finish().await?;
                         return Ok(false);
                     }
+                    self.batches_since_fit += 1;
+                    if self.batches_since_fit >= FIT_EVERY && done < steps {
+                        self.fit_tree_levels(ctx).await?;
+                    }
                 }
                 Ok(true)
             }
@@ -563,6 +575,7 @@ impl Run {
             progress,
             timer: PhaseTimer::new(ctx, TIMER_PASSES),
             timer_recorded: false,
+            batches_since_fit: FIT_EVERY,
             e0: c.e0,
             de_max: c.de_max,
             last_good: None,
@@ -589,6 +602,22 @@ impl Run {
         self.time = self.base_time + self.steps_since_base as f64 * self.config.params().dt;
         self.progress.set_done(self.steps, self.time);
         Ok(r)
+    }
+
+    /// Tree runs: records only the levels the last build needed, and
+    /// `tree::LEVEL_MARGIN` more, from now on (`TreeSolver::fit_levels`;
+    /// forces stay exact if the tree later needs more). Waits for the
+    /// queued work (one read-back). `run_to` does it after the run's first
+    /// batch and every FIT_EVERY batches after.
+    pub async fn fit_tree_levels(&mut self, ctx: &GpuContext) -> Result<()> {
+        self.batches_since_fit = 0;
+        if let Engine::Leapfrog(l) = &self.engine {
+            if let ForceSolver::Tree(t) = &l.solver {
+                let depth = t.counters(ctx).await?.depth;
+                t.fit_levels(&ctx.queue, depth);
+            }
+        }
+        Ok(())
     }
 
     /// The tree's counters, interaction counts and memory (tree runs).

@@ -71,7 +71,14 @@ impl TreeBuild {
         }
     }
 
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+    /// Records the build of levels 0..=`deepest` (the slots of the level
+    /// buffer must say the same `deepest`: `level_slots`).
+    pub fn encode(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        deepest: u32,
+        timer: Option<&mut PhaseTimer>,
+    ) {
         // Fresh dispatch sizes: the root level's one workgroup, zero elsewhere.
         for d in &self.dispatch {
             encoder.copy_buffer_to_buffer(&self.dispatch_template, 0, d, 0, d.size());
@@ -83,7 +90,7 @@ impl TreeBuild {
             pass.dispatch_workgroups(1, 1, 1);
         };
         one(&mut pass, &self.init, &self.writing[1]);
-        for level in 0..=MAX_DEPTH {
+        for level in 0..=deepest.min(MAX_DEPTH) {
             // Level l is dispatched from buffer l % 2 and sizes level l + 1
             // in the other buffer.
             let from = (level % 2) as usize;
@@ -112,13 +119,15 @@ pub fn dispatch_template() -> TreeDispatch {
     t
 }
 
-/// The contents of the per-level uniform buffer: slot `l` holds level `l`.
-pub fn level_slots() -> Vec<u8> {
+/// The contents of the per-level uniform buffer: slot `l` holds level `l`
+/// and the deepest level recorded.
+pub fn level_slots(deepest: u32) -> Vec<u8> {
     let slot = crate::gpu::kernel::DYNAMIC_SLOT as usize;
     let mut bytes = vec![0u8; slot * (MAX_DEPTH as usize + 1)];
     for level in 0..=MAX_DEPTH {
         let p = LevelParams {
             level,
+            deepest,
             ..Default::default()
         };
         bytes[level as usize * slot..][..16].copy_from_slice(bytemuck::bytes_of(&p));

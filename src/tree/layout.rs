@@ -39,7 +39,9 @@ pub struct TreeParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct LevelParams {
     pub level: u32,
-    pub _pad0: u32,
+    /// The deepest level this build records (`TreeSolver::fit_levels`):
+    /// its cells stay leaves.
+    pub deepest: u32,
     pub _pad1: u32,
     pub _pad2: u32,
 }

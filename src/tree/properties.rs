@@ -58,9 +58,16 @@ impl CellProperties {
         }
     }
 
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+    /// Records the properties of levels `deepest` up to the root (the
+    /// deepest level the tree's build recorded).
+    pub fn encode(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        deepest: u32,
+        timer: Option<&mut PhaseTimer>,
+    ) {
         let mut pass = timed_pass(encoder, "properties", timer);
-        for level in (0..=MAX_DEPTH).rev() {
+        for level in (0..=deepest.min(MAX_DEPTH)).rev() {
             self.kernel.dispatch_indirect(
                 &mut pass,
                 &self.bind,
