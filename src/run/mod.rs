@@ -493,11 +493,16 @@ impl Run {
     pub async fn checkpoint(&mut self, ctx: &GpuContext) -> Result<Vec<u8>> {
         let engine = match &self.engine {
             Engine::Leapfrog(l) => {
-                // A resumed run builds its tree at its first step; so does
-                // this one, so that both continue bit-identically.
+                // A resumed run builds its tree at its first step, with
+                // every level, and fits its levels after its first batch;
+                // so does this one, so that both continue bit-identically
+                // (a build given too few levels gives other, still exact,
+                // forces).
                 if let leapfrog::ForceSolver::Tree(t) = &l.solver {
                     t.rebuild_next();
+                    t.set_deepest_level(&ctx.queue, crate::tree::layout::MAX_DEPTH);
                 }
+                self.batches_since_fit = FIT_EVERY;
                 checkpoint::EngineState::Leapfrog(l.read(ctx).await?)
             }
             Engine::Hermite(h) => checkpoint::EngineState::Hermite {
