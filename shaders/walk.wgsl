@@ -43,8 +43,6 @@
 @group(0) @binding(8) var<storage, read_write> deferred: array<u32>;
 
 const SKIP: u32 = 0xffffffffu;
-// Particles staged per batch of the particle list: two per invocation.
-const PARTICLE_BATCH: u32 = 2u * WALK_LANES;
 // Range lists up to this long are scanned by one invocation (the final
 // evaluation of a walk), longer ones (flushes) by all.
 const SERIAL_SCAN: u32 = 16u;

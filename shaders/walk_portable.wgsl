@@ -11,6 +11,8 @@ var<workgroup> list_lens: atomic<u32>;
 var<workgroup> next_len: atomic<u32>;
 const RANGE_ONE: u32 = 0x10000u;
 
+// Particles staged per batch of the particle list: two per invocation.
+const PARTICLE_BATCH: u32 = 2u * WALK_LANES;
 // Staged moments of up to WALK_LANES listed cells.
 var<workgroup> staged_cells: array<Moments, WALK_LANES>;
 var<workgroup> staged_particles: array<vec4<f32>, PARTICLE_BATCH>;

@@ -364,7 +364,7 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "theta": spec.theta,
         "eps": spec.eps,
         "rebuild": spec.rebuild,
-        "walk": crate::tree::walk::WalkPath::for_tree(ctx, particles.len() as u32).name(),
+        "walk": tree.walk.name(),
         "timing": if timed { "gpu-timestamp" } else { "wall" },
         "repeat": spec.repeat,
         "phase_ms": phase_ms,

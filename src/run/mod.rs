@@ -175,6 +175,8 @@ pub struct TreeStats {
     pub counters: TreeCounters,
     pub interactions: Vec<InteractionCount>,
     pub gpu_bytes: u64,
+    /// The walk the solver runs.
+    pub walk: crate::tree::walk::WalkPath,
 }
 
 enum Engine {
@@ -633,6 +635,7 @@ impl Run {
                     counters: t.counters(ctx).await?,
                     interactions: t.interaction_counts(ctx).await?,
                     gpu_bytes: t.gpu_bytes(),
+                    walk: t.walk_path(),
                 })),
                 ForceSolver::Direct(_) => Ok(None),
             },
