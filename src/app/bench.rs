@@ -299,9 +299,11 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
     let mut run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
     let mut phases: Vec<(&'static str, Vec<f64>)> = Vec::new();
     let mut walls = Vec::new();
+    let mut spans = Vec::new();
     let mut timed = false;
     for rep in 0..=spec.repeat {
         let (wall, times) = run.timed_step(ctx).await?;
+        spans.extend(run.last_step_span_ms().filter(|_| rep > 0));
         timed = !times.is_empty();
         if rep == 0 {
             // Record only the levels this model's tree needs, as runs do.
@@ -352,6 +354,7 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
     }
     // Without timestamps the step's wall time stands in for the GPU time.
     let wall = median(&mut walls);
+    let span = (!spans.is_empty()).then(|| median(&mut spans));
     if !timed {
         total = wall;
         force = wall;
@@ -373,6 +376,10 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "step_wall_ms": wall,
         "steady_step_wall_ms": steady_ms,
         "steady_host_ms": steady_ms - total,
+        // The GPU's own time between the phases (untimed copies, idle
+        // between passes): part of steady_host_ms that is not the host's.
+        "step_span_ms": span,
+        "step_gaps_ms": span.map(|s| s - total),
         "particles_per_s": n / (force * 1e-3),
         "interactions_per_s": n * (pp + pc) / (force * 1e-3),
         "pp_per_particle": pp,

@@ -51,6 +51,10 @@ pub struct PhaseTimer {
     resolve: Option<wgpu::Buffer>,
     capacity: u32,
     labels: Vec<&'static str>,
+    /// From the first timed pass's beginning to the last one's end, as of
+    /// the last `read`: the phases plus what lies between them (untimed
+    /// copies, the GPU's idle time between passes).
+    span_ms: std::cell::Cell<Option<f64>>,
 }
 
 impl PhaseTimer {
@@ -78,6 +82,7 @@ impl PhaseTimer {
             resolve,
             capacity,
             labels: Vec::new(),
+            span_ms: std::cell::Cell::new(None),
         }
     }
 
@@ -116,6 +121,12 @@ impl PhaseTimer {
         }
     }
 
+    /// Milliseconds from the first timed pass's beginning to the last one's
+    /// end, as of the last `read` (None before one, or without timestamps).
+    pub fn span_ms(&self) -> Option<f64> {
+        self.span_ms.get()
+    }
+
     /// Milliseconds per phase, summed over passes with the same label, in the
     /// order phases first appeared. Empty when timestamps are unavailable.
     pub async fn read(&self, ctx: &GpuContext) -> Result<Phases> {
@@ -127,6 +138,9 @@ impl PhaseTimer {
         }
         let ticks: Vec<u64> = read_vec(&ctx.device, &ctx.queue, buf).await?;
         let ns_per_tick = ctx.queue.get_timestamp_period() as f64;
+        let used = 2 * self.labels.len();
+        let span = ticks[used - 1].saturating_sub(ticks[0]) as f64 * ns_per_tick * 1e-6;
+        self.span_ms.set(Some(span));
         let mut out: Vec<(&'static str, f64)> = Vec::new();
         for (k, label) in self.labels.iter().enumerate() {
             let ms = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * ns_per_tick * 1e-6;

@@ -611,6 +611,13 @@ impl Run {
         Ok(r)
     }
 
+    /// GPU milliseconds from the last timed step's first pass to its last
+    /// (`timed_step`; None without timestamps): its phases and the gaps
+    /// between them.
+    pub fn last_step_span_ms(&self) -> Option<f64> {
+        self.timer.span_ms()
+    }
+
     /// Tree runs: records only the levels the last build needed, and
     /// `tree::LEVEL_MARGIN` more, from now on (`TreeSolver::fit_levels`;
     /// forces stay exact if the tree later needs more). Waits for the

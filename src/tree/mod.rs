@@ -453,10 +453,16 @@ impl TreeSolver {
     ) {
         self.bbox.encode(encoder, timer.as_deref_mut());
         self.keys.encode(device, encoder, timer.as_deref_mut());
-        self.sort.encode(device, encoder, timer.as_deref_mut());
-        self.reorder.encode(device, encoder, timer.as_deref_mut());
         let deepest = self.deepest.load(Ordering::Relaxed);
         self.built_deepest.store(deepest, Ordering::Relaxed);
+        // Cells down to level `deepest` are told apart by the key's top
+        // 3 deepest bits: within a deepest cell (a leaf, summed directly)
+        // the particles' order does not matter, so lower digits go unsorted
+        // (at 2^20, 2 of 8 passes).
+        let unused_key_bits = KEY_BITS.saturating_sub(3 * deepest);
+        self.sort
+            .encode_high_bits(encoder, unused_key_bits, timer.as_deref_mut());
+        self.reorder.encode(device, encoder, timer.as_deref_mut());
         self.build.encode(encoder, deepest, timer.as_deref_mut());
         self.properties
             .encode(encoder, deepest, timer.as_deref_mut());

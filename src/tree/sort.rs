@@ -7,7 +7,10 @@
 //! [digit][block] count table, and a stable scatter (see the WGSL header).
 //! Passes alternate between the caller's buffers and a scratch pair; an odd
 //! pass count ends with a copy back, so the result is always in the caller's
-//! buffers.
+//! buffers. A caller that only needs the keys' high bits in order (the tree,
+//! whose recorded levels are fitted to the tree's depth) skips the passes
+//! over lower digits (`encode_high_bits`): pairs equal in the bits sorted
+//! keep their input order.
 
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
@@ -79,9 +82,11 @@ pub struct RadixSort {
     count_digits: Kernel,
     scan_digit_rows: Kernel,
     scatter: Kernel,
-    /// One bind group per digit pass, lowest digit first; pass p reads the
-    /// caller's buffers when p is even and the scratch pair when p is odd.
-    pass_binds: Vec<wgpu::BindGroup>,
+    /// One bind group per digit pass, lowest digit first, for either
+    /// parity of the first pass run: `pass_binds[s][p]` reads the caller's
+    /// buffers when p % 2 == s and the scratch pair otherwise, so that the
+    /// first pass run always reads the caller's buffers.
+    pass_binds: [Vec<wgpu::BindGroup>; 2],
     keys: wgpu::Buffer,
     values: wgpu::Buffer,
     scratch_keys: wgpu::Buffer,
@@ -180,11 +185,11 @@ impl RadixSort {
         } else {
             key_bits.div_ceil(RADIX_BITS)
         };
-        let pass_binds = (0..passes)
+        let params: Vec<wgpu::Buffer> = (0..passes)
             .map(|pass| {
                 let shift = pass * RADIX_BITS;
                 let digit_bits = (key_bits - shift).min(RADIX_BITS);
-                let params = uniform_buffer(
+                uniform_buffer(
                     device,
                     "radix sort pass params",
                     &SortParams {
@@ -193,29 +198,39 @@ impl RadixSort {
                         shift,
                         digit_mask: (1 << digit_bits) - 1,
                     },
-                );
-                scratch_bytes += params.size();
-                let (src_keys, src_values, dst_keys, dst_values) = if pass % 2 == 0 {
-                    (keys, values, &scratch_keys, &scratch_values)
-                } else {
-                    (&scratch_keys, &scratch_values, keys, values)
-                };
-                // One bind group serves all three kernels: their layouts
-                // are identical (BINDINGS), hence compatible.
-                count_digits.bind(
-                    device,
-                    &[
-                        &params,
-                        src_keys,
-                        src_values,
-                        &block_offsets,
-                        &digit_totals,
-                        dst_keys,
-                        dst_values,
-                    ],
                 )
             })
             .collect();
+        scratch_bytes += params.iter().map(|p| p.size()).sum::<u64>();
+        let binds_from = |parity: u32| -> Vec<wgpu::BindGroup> {
+            params
+                .iter()
+                .enumerate()
+                .map(|(pass, params)| {
+                    let (src_keys, src_values, dst_keys, dst_values) = if pass as u32 % 2 == parity
+                    {
+                        (keys, values, &scratch_keys, &scratch_values)
+                    } else {
+                        (&scratch_keys, &scratch_values, keys, values)
+                    };
+                    // One bind group serves all three kernels: their layouts
+                    // are identical (BINDINGS), hence compatible.
+                    count_digits.bind(
+                        device,
+                        &[
+                            params,
+                            src_keys,
+                            src_values,
+                            &block_offsets,
+                            &digit_totals,
+                            dst_keys,
+                            dst_values,
+                        ],
+                    )
+                })
+                .collect()
+        };
+        let pass_binds = [binds_from(0), binds_from(1)];
 
         Self {
             count_digits,
@@ -243,14 +258,30 @@ impl RadixSort {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
-        if self.pass_binds.is_empty() {
+        self.encode_high_bits(encoder, 0, timer);
+    }
+
+    /// Records a sort by the key bits from `ignored_low_bits` up: the passes
+    /// over digits that lie wholly below it are skipped (a digit that
+    /// straddles it is sorted whole). Pairs whose keys differ only in the
+    /// skipped digits keep their input order.
+    pub fn encode_high_bits(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        ignored_low_bits: u32,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        let passes = self.passes();
+        let first = (ignored_low_bits / RADIX_BITS).min(passes);
+        if first == passes {
             return;
         }
+        let binds = &self.pass_binds[first as usize % 2][first as usize..];
         {
             let mut pass = timed_pass(encoder, "sort", timer);
             // Each dispatch sees all writes of the previous one: WebGPU
             // orders dispatches of one pass that share writable storage.
-            for bind in &self.pass_binds {
+            for bind in binds {
                 self.count_digits
                     .dispatch(&mut pass, bind, self.block_groups);
                 self.scan_digit_rows
@@ -258,7 +289,7 @@ impl RadixSort {
                 self.scatter.dispatch(&mut pass, bind, self.block_groups);
             }
         }
-        if self.pass_binds.len() % 2 == 1 {
+        if binds.len() % 2 == 1 {
             // An odd pass count leaves the result in the scratch pair.
             encoder.copy_buffer_to_buffer(
                 &self.scratch_keys,
@@ -287,7 +318,7 @@ impl RadixSort {
     /// Digit passes recorded by `encode`: ceil(key_bits / RADIX_BITS), or 0
     /// when there is nothing to sort.
     pub fn passes(&self) -> u32 {
-        self.pass_binds.len() as u32
+        self.pass_binds[0].len() as u32
     }
 }
 
