@@ -13,8 +13,9 @@
 // level_args[l] of dispatch buffer l % 2), which also sizes level l+1: the
 // end of its range and its workgroup count grow by atomicMax as children are
 // allocated, written into the other dispatch buffer (a dispatch may not
-// write the buffer it is dispatched from); finally finish_groups. The Rust
-// side resets both dispatch buffers from a template before init_tree.
+// write the buffer it is dispatched from); finally finish_groups. First,
+// init_tree (bound to dispatch buffer 0) and reset_level_args (bound to
+// buffer 1) reset both buffers' level sizes.
 // Driven by src/tree/build.rs.
 
 @group(0) @binding(0) var<uniform> level_params: LevelParams;
@@ -42,8 +43,25 @@ fn push_pieces(start: u32, count: u32) {
     }
 }
 
+// The bound dispatch buffer's level sizes as a build starts: one workgroup
+// for the root (read from buffer 0), none for the levels below, which grow
+// by atomicMax as their parents allocate cells.
+fn reset_next_level_args() {
+    for (var l = 0u; l < LEVEL_SLOTS; l++) {
+        atomicStore(&next_dispatch.level_args[l].x, select(0u, 1u, l == 0u));
+        next_dispatch.level_args[l].y = 1u;
+        next_dispatch.level_args[l].z = 1u;
+    }
+}
+
+@compute @workgroup_size(1)
+fn reset_level_args() {
+    reset_next_level_args();
+}
+
 @compute @workgroup_size(1)
 fn init_tree() {
+    reset_next_level_args();
     cells[0] = TreeCell(0u, params.n, 0u, 0u);
     atomicStore(&counters.cell_count, 1u);
     atomicStore(&counters.group_count, 0u);

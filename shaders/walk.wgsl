@@ -305,6 +305,39 @@ fn listed_particle(idx: u32, len: u32) -> vec4<f32> {
     return vec4<f32>(p.pos, p.mass);
 }
 
+// The moments of listed cell `k` (zero past the list's end).
+fn listed_moments(k: u32, len: u32) -> Moments {
+    if (k < len) {
+        return moments_of(cell_list[k]);
+    }
+    return Moments(vec4<f32>(0.0), vec4<f32>(0.0), vec3<f32>(0.0));
+}
+
+// Listed particle `idx` of `total` (zero past the end).
+fn listed_particle_or_zero(idx: u32, total: u32, len: u32) -> vec4<f32> {
+    if (idx < total) {
+        return listed_particle(idx, len);
+    }
+    return vec4<f32>(0.0);
+}
+
+// A frontier entry as the MAC needs it: the cell (SKIP past the level's
+// end), its range and children, its centre of mass and opening radius².
+struct Probe {
+    c: u32,
+    cell: TreeCell,
+    com: vec3<f32>,
+    open_r2: f32,
+}
+
+fn frontier_probe(cur: u32, k: u32, cur_len: u32) -> Probe {
+    if (k >= cur_len) {
+        return Probe(SKIP, TreeCell(0u, 0u, 0u, 0u), vec3<f32>(0.0), 0.0);
+    }
+    let c = frontier[cur + k];
+    return Probe(c, cells[c], props[c].com_mass.xyz, props[c].quad_diag.w);
+}
+
 fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
     let lid = lane.id;
     let stack = wid * DEFERRED_CAPACITY;
@@ -362,19 +395,19 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
         }
         let next = FRONTIER_CAPACITY - cur;
         start_level(lid, &lens);
+        // The level's entries stay put while it is walked (children go to
+        // the other half), so each chunk's cells are loaded one chunk ahead.
+        var ahead = frontier_probe(cur, lid, cur_len);
         for (var chunk = 0u; chunk < cur_len; chunk += WALK_LANES) {
-            let k = chunk + lid;
-            var c = SKIP;
-            if (k < cur_len) {
-                c = frontier[cur + k];
-            }
-            var cell = TreeCell(0u, 0u, 0u, 0u);
+            let probe = ahead;
+            ahead = frontier_probe(cur, chunk + WALK_LANES + lid, cur_len);
+            let c = probe.c;
+            let cell = probe.cell;
             // What this invocation's cell adds: (cells, ranges, children).
             var want = vec3<u32>(0u);
             if (c != SKIP) {
-                cell = cells[c];
-                let open_r2 = props[c].quad_diag.w;
-                let d2 = box_distance2(props[c].com_mass.xyz, glo, ghi);
+                let open_r2 = probe.open_r2;
+                let d2 = box_distance2(probe.com, glo, ghi);
                 if (cell.count == 0u) {
                     // empty (only after an overflow): nothing to add
                 } else if (d2 > open_r2) {

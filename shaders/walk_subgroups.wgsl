@@ -108,13 +108,14 @@ fn empty_lists(cells: bool, ranges: bool, lid: u32, lens: ptr<function, Lengths>
 }
 
 // Adds the forces of the `len` listed cells: each subgroup loads
-// sg_size of them, one per invocation, and passes them round.
+// sg_size of them, one per invocation, and passes them round. The next
+// batch is loaded before this one is evaluated, so that its loads are in
+// flight during the evaluations rather than waited for after them.
 fn cell_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>) {
+    var next = listed_moments(lane.sg_lane, len);
     for (var base = 0u; base < len; base += lane.sg_size) {
-        var mine = Moments(vec4<f32>(0.0), vec4<f32>(0.0), vec3<f32>(0.0));
-        if (base + lane.sg_lane < len) {
-            mine = moments_of(cell_list[base + lane.sg_lane]);
-        }
+        let mine = next;
+        next = listed_moments(base + lane.sg_size + lane.sg_lane, len);
         let batch = min(lane.sg_size, len - base);
         var e = 0u;
         if (xs.single) {
@@ -140,11 +141,11 @@ fn shuffled_moments(m: Moments, source: u32) -> Moments {
 // their number. Whole workgroup, uniform `len`.
 fn range_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>) -> u32 {
     let total = scan_range_offsets(len, lane.id);
+    // As for cells, the next batch is loaded ahead.
+    var next = listed_particle_or_zero(lane.sg_lane, total, len);
     for (var base = 0u; base < total; base += lane.sg_size) {
-        var mine = vec4<f32>(0.0);
-        if (base + lane.sg_lane < total) {
-            mine = listed_particle(base + lane.sg_lane, len);
-        }
+        let mine = next;
+        next = listed_particle_or_zero(base + lane.sg_size + lane.sg_lane, total, len);
         let batch = min(lane.sg_size, total - base);
         var e = 0u;
         if (xs.single) {

@@ -8,7 +8,7 @@
 //! level is one indirect dispatch sized on the GPU by the previous level, so
 //! the build is queued without any read-back.
 
-use super::layout::{DispatchArgs, LevelParams, TreeDispatch, LEVEL_SLOTS, MAX_DEPTH};
+use super::layout::{LevelParams, MAX_DEPTH};
 use super::TreeBuffers;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
@@ -21,12 +21,12 @@ pub fn wgsl() -> String {
 
 pub struct TreeBuild {
     init: Kernel,
+    reset_level_args: Kernel,
     split: Kernel,
     finish_groups: Kernel,
     /// `writing[p]` binds dispatch buffer `p` as the next level's.
     writing: [wgpu::BindGroup; 2],
     dispatch: [wgpu::Buffer; 2],
-    dispatch_template: wgpu::Buffer,
 }
 
 /// The binding contract of `shaders/build.wgsl`.
@@ -45,6 +45,7 @@ impl TreeBuild {
         let module = super::module(device, "build", &wgsl());
         let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
         let init = k("build init", "init_tree");
+        let reset_level_args = k("build reset level sizes", "reset_level_args");
         let split = k("build split", "split_cells");
         let finish_groups = k("build finish groups", "finish_groups");
         let writing = [0, 1].map(|p| {
@@ -63,11 +64,11 @@ impl TreeBuild {
         });
         Self {
             init,
+            reset_level_args,
             split,
             finish_groups,
             writing,
             dispatch: b.dispatch.clone(),
-            dispatch_template: b.dispatch_template.clone(),
         }
     }
 
@@ -79,17 +80,16 @@ impl TreeBuild {
         deepest: u32,
         timer: Option<&mut PhaseTimer>,
     ) {
-        // Fresh dispatch sizes: the root level's one workgroup, zero elsewhere.
-        for d in &self.dispatch {
-            encoder.copy_buffer_to_buffer(&self.dispatch_template, 0, d, 0, d.size());
-        }
         let mut pass = timed_pass(encoder, "build", timer);
         let one = |pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, bind: &wgpu::BindGroup| {
             pass.set_pipeline(&kernel.pipeline);
             pass.set_bind_group(0, bind, &[0]);
             pass.dispatch_workgroups(1, 1, 1);
         };
-        one(&mut pass, &self.init, &self.writing[1]);
+        // Fresh dispatch sizes in both buffers (kernels, not buffer copies:
+        // no switch between copy and compute work).
+        one(&mut pass, &self.init, &self.writing[0]);
+        one(&mut pass, &self.reset_level_args, &self.writing[1]);
         for level in 0..=deepest.min(MAX_DEPTH) {
             // Level l is dispatched from buffer l % 2 and sizes level l + 1
             // in the other buffer.
@@ -105,18 +105,6 @@ impl TreeBuild {
         // Group and walk sizes live in buffer 0.
         one(&mut pass, &self.finish_groups, &self.writing[0]);
     }
-}
-
-/// The initial contents of both dispatch buffers.
-pub fn dispatch_template() -> TreeDispatch {
-    let empty = DispatchArgs { x: 0, y: 1, z: 1 };
-    let mut t = TreeDispatch {
-        level_args: [empty; LEVEL_SLOTS],
-        group_args: empty,
-        walk_args: empty,
-    };
-    t.level_args[0].x = 1;
-    t
 }
 
 /// The contents of the per-level uniform buffer: slot `l` holds level `l`

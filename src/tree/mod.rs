@@ -36,7 +36,6 @@ use crate::gpu::GpuContext;
 use crate::state::particles::{GpuParticles, STATE_BYTES_PER_PARTICLE};
 use layout::*;
 use std::sync::atomic::{AtomicU32, Ordering};
-use wgpu::util::DeviceExt;
 
 /// Maximum particles per leaf (the paper's N_leaf).
 pub const NLEAF: u32 = 16;
@@ -198,7 +197,6 @@ pub struct TreeBuffers {
     pub counters: wgpu::Buffer,
     /// Indirect dispatch sizes; tree levels alternate between the two.
     pub dispatch: [wgpu::Buffer; 2],
-    pub dispatch_template: wgpu::Buffer,
     pub groups: wgpu::Buffer,
     pub group_boxes: wgpu::Buffer,
     pub interactions: wgpu::Buffer,
@@ -304,11 +302,6 @@ impl TreeBuffers {
                     wgpu::BufferUsages::INDIRECT,
                 )?,
             ],
-            dispatch_template: d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("tree dispatch args template"),
-                contents: bytemuck::bytes_of(&build::dispatch_template()),
-                usage: wgpu::BufferUsages::COPY_SRC,
-            }),
             groups: storage("groups", gcap * size(std::mem::size_of::<Group>()), none)?,
             group_boxes: storage(
                 "group boxes",

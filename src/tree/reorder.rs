@@ -1,6 +1,7 @@
 //! Reorders the particle state into key order after the sort (drives
-//! `shaders/reorder.wgsl`): a gather into scratch arrays, then copies back,
-//! so every later phase and the integrator see one consistent order.
+//! `shaders/reorder.wgsl`): a gather into scratch arrays, then a copy back
+//! (a second dispatch), so every later phase and the integrator see one
+//! consistent order.
 
 use super::TreeBuffers;
 use crate::gpu::context::dispatch_size;
@@ -15,30 +16,32 @@ pub fn wgsl() -> String {
 }
 
 pub struct Reorder {
-    kernel: Kernel,
+    gather: Kernel,
+    settle: Kernel,
     bind: wgpu::BindGroup,
     n: u32,
-    copies: [(wgpu::Buffer, wgpu::Buffer); 3],
-    acc_pot: wgpu::Buffer,
 }
 
 /// The binding contract of `shaders/reorder.wgsl`.
 pub const BINDINGS: &[Slot] = &[
     ("params", Binding::Uniform),
     ("order", Binding::StorageRead),
-    ("pos_mass", Binding::StorageRead),
-    ("vel", Binding::StorageRead),
-    ("id", Binding::StorageRead),
-    ("pos_mass_out", Binding::StorageReadWrite),
-    ("vel_out", Binding::StorageReadWrite),
-    ("id_out", Binding::StorageReadWrite),
+    ("pos_mass", Binding::StorageReadWrite),
+    ("vel", Binding::StorageReadWrite),
+    ("id", Binding::StorageReadWrite),
+    ("pos_mass_tmp", Binding::StorageReadWrite),
+    ("vel_tmp", Binding::StorageReadWrite),
+    ("id_tmp", Binding::StorageReadWrite),
 ];
 
 impl Reorder {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let kernel = Kernel::new(device, "reorder", &wgsl(), "gather", BINDINGS);
+        let module = super::module(device, "reorder", &wgsl());
+        let gather = Kernel::from_module(device, "reorder gather", &module, "gather", BINDINGS);
+        let settle = Kernel::from_module(device, "reorder settle", &module, "settle", BINDINGS);
         let s = &b.state;
-        let bind = kernel.bind(
+        // One bind group serves both kernels: their layouts are identical.
+        let bind = gather.bind(
             device,
             &[
                 &b.params,
@@ -54,15 +57,10 @@ impl Reorder {
             ],
         );
         Self {
-            kernel,
+            gather,
+            settle,
             bind,
             n: s.n,
-            acc_pot: s.acc_pot.clone(),
-            copies: [
-                (b.pos_mass_tmp.clone(), s.pos_mass.clone()),
-                (s.acc_pot.clone(), s.vel.clone()),
-                (b.id_tmp.clone(), s.id.clone()),
-            ],
         }
     }
 
@@ -72,19 +70,9 @@ impl Reorder {
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
-        {
-            let mut pass = timed_pass(encoder, "reorder", timer);
-            self.kernel.dispatch(
-                &mut pass,
-                &self.bind,
-                dispatch_size(device, self.n, WORKGROUP_SIZE),
-            );
-        }
-        for (from, to) in &self.copies {
-            encoder.copy_buffer_to_buffer(from, 0, to, 0, to.size());
-        }
-        // acc_pot held the gathered velocities: zero it, so a particle the
-        // walk ever missed would show no force rather than a velocity.
-        encoder.clear_buffer(&self.acc_pot, 0, None);
+        let mut pass = timed_pass(encoder, "reorder", timer);
+        let groups = dispatch_size(device, self.n, WORKGROUP_SIZE);
+        self.gather.dispatch(&mut pass, &self.bind, groups);
+        self.settle.dispatch(&mut pass, &self.bind, groups);
     }
 }
