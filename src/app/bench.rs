@@ -382,6 +382,12 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "step_gaps_ms": span.map(|s| s - total),
         "particles_per_s": n / (force * 1e-3),
         "interactions_per_s": n * (pp + pc) / (force * 1e-3),
+        // The walk's own rate (issue 18's measure, and Bonsai's): the
+        // interactions over the walk phase alone.
+        "walk_interactions_per_s": phase_ms
+            .get("walk")
+            .and_then(Value::as_f64)
+            .map(|walk| n * (pp + pc) / (walk * 1e-3)),
         "pp_per_particle": pp,
         "pc_per_particle": pc,
         "max_pp": max_pp,
