@@ -40,11 +40,10 @@ fn settle(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let k = flat_index(wid, nwg, lid);
-    if (k >= params.n) {
-        return;
+    if (k < params.n) {
+        pos_mass[k] = pos_mass_tmp[k];
+        vel[k] = vel_tmp[k];
+        id[k] = id_tmp[k];
+        vel_tmp[k] = Velocity();
     }
-    pos_mass[k] = pos_mass_tmp[k];
-    vel[k] = vel_tmp[k];
-    id[k] = id_tmp[k];
-    vel_tmp[k] = Velocity();
 }
