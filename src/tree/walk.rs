@@ -24,9 +24,10 @@ const WALK_SUBGROUPS_WGSL: &str = include_str!("../../shaders/walk_subgroups.wgs
 /// Below this N the portable path runs even where subgroups are offered:
 /// its workgroups of 64 invocations (one particle each) put twice as many
 /// warps on the GPU for the same few groups, which fills it better. H100,
-/// walk ms at θ = 0.75, subgroup / portable: 2^18 1.33 / 1.22, 2^20 4.72 /
-/// 4.99 (BENCHMARKS.md).
-pub const SUBGROUP_WALK_MIN_PARTICLES: u32 = 1 << 19;
+/// walk ms at θ = 0.75 / 0.5, subgroup / portable (the subgroup walk
+/// loading ahead): 2^18 1.23 / 1.22 and 2.94 / 3.00, 393,216 1.75 / 1.80
+/// and 4.26 / 4.53, 2^20 4.49 / 4.99 (BENCHMARKS.md).
+pub const SUBGROUP_WALK_MIN_PARTICLES: u32 = 3 << 17;
 
 /// How the walk's invocations share list slots and list entries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
