@@ -5,17 +5,18 @@
 // sorted keys); children are appended contiguously after one atomicAdd on
 // the cell counter (stream compaction), so a node needs only its first child
 // and child count. Cells with <= NLEAF particles, or at the deepest level
-// recorded (MAX_DEPTH unless the host fitted fewer levels), are leaves. Groups for the walk (<= NCRIT particles) are cut from the first
-// cells with <= GROUP_CELL particles on each path from the root
-// (consecutive siblings packed together up to GROUP_CELL), in pieces of
-// NCRIT consecutive particles.
-// Dispatches: init_tree; per level l, split_cells (indirect, from
-// level_args[l] of dispatch buffer l % 2), which also sizes level l+1: the
-// end of its range and its workgroup count grow by atomicMax as children are
-// allocated, written into the other dispatch buffer (a dispatch may not
-// write the buffer it is dispatched from); finally finish_groups. First,
-// init_tree (bound to dispatch buffer 0) and reset_level_args (bound to
-// buffer 1) reset both buffers' level sizes.
+// recorded (MAX_DEPTH unless the host fitted fewer levels), are leaves.
+// Groups for the walk (<= NCRIT particles) are cut from the first cells
+// with <= GROUP_CELL particles on each path from the root (consecutive
+// siblings packed together up to GROUP_CELL), in pieces of NCRIT
+// consecutive particles.
+// Dispatches: init_tree (bound to dispatch buffer 0) and reset_level_args
+// (bound to buffer 1), which reset both buffers' level sizes; per level l,
+// split_cells (indirect, from level_args[l] of dispatch buffer l % 2),
+// which also sizes level l+1: the end of its range and its workgroup count
+// grow by atomicMax as children are allocated, written into the other
+// dispatch buffer (a dispatch may not write the buffer it is dispatched
+// from); finally finish_groups.
 // Driven by src/tree/build.rs.
 
 @group(0) @binding(0) var<uniform> level_params: LevelParams;
@@ -36,7 +37,8 @@ fn push_group(start: u32, count: u32) {
 
 // Groups of at most NCRIT consecutive particles covering [start, start +
 // count): a run of siblings, or a cell that stays a leaf with more than
-// GROUP_CELL particles (only at MAX_DEPTH or after an overflow).
+// GROUP_CELL particles (only at the deepest level recorded or after an
+// overflow).
 fn push_pieces(start: u32, count: u32) {
     for (var s = 0u; s < count; s += NCRIT) {
         push_group(start + s, min(NCRIT, count - s));

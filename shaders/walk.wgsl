@@ -305,24 +305,9 @@ fn listed_particle(idx: u32, len: u32) -> vec4<f32> {
     return vec4<f32>(p.pos, p.mass);
 }
 
-// The moments of listed cell `k` (zero past the list's end).
-fn listed_moments(k: u32, len: u32) -> Moments {
-    if (k < len) {
-        return moments_of(cell_list[k]);
-    }
-    return Moments(vec4<f32>(0.0), vec4<f32>(0.0), vec3<f32>(0.0));
-}
-
-// Listed particle `idx` of `total` (zero past the end).
-fn listed_particle_or_zero(idx: u32, total: u32, len: u32) -> vec4<f32> {
-    if (idx < total) {
-        return listed_particle(idx, len);
-    }
-    return vec4<f32>(0.0);
-}
-
 // A frontier entry as the MAC needs it: the cell (SKIP past the level's
-// end), its range and children, its centre of mass and opening radius².
+// end, or where a node's children had no room), its range and children,
+// its centre of mass and opening radius².
 struct Probe {
     c: u32,
     cell: TreeCell,
@@ -331,10 +316,13 @@ struct Probe {
 }
 
 fn frontier_probe(cur: u32, k: u32, cur_len: u32) -> Probe {
-    if (k >= cur_len) {
+    var c = SKIP;
+    if (k < cur_len) {
+        c = frontier[cur + k];
+    }
+    if (c == SKIP) {
         return Probe(SKIP, TreeCell(0u, 0u, 0u, 0u), vec3<f32>(0.0), 0.0);
     }
-    let c = frontier[cur + k];
     return Probe(c, cells[c], props[c].com_mass.xyz, props[c].quad_diag.w);
 }
 

@@ -133,6 +133,22 @@ fn cell_list_force(xs: Pair, len: u32, lane: Lane, acc: ptr<function, PairAccum>
     }
 }
 
+// The moments of listed cell `k` (zero past the list's end).
+fn listed_moments(k: u32, len: u32) -> Moments {
+    if (k < len) {
+        return moments_of(cell_list[k]);
+    }
+    return Moments(vec4<f32>(0.0), vec4<f32>(0.0), vec3<f32>(0.0));
+}
+
+// Listed particle `idx` of `total` (zero past the end).
+fn listed_particle_or_zero(idx: u32, total: u32, len: u32) -> vec4<f32> {
+    if (idx < total) {
+        return listed_particle(idx, len);
+    }
+    return vec4<f32>(0.0);
+}
+
 fn shuffled_moments(m: Moments, source: u32) -> Moments {
     return Moments(subgroupShuffle(m.com_mass, source), subgroupShuffle(m.diag, source), subgroupShuffle(m.off, source));
 }
