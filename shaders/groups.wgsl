@@ -7,6 +7,9 @@
 // Between rebuilds (a refit: the same tree, moved particles) the split
 // groups of the last step are dropped first (restart_groups), and the
 // boxes are taken again from the particles' current positions.
+// With the acceleration MAC each group also gets its tolerance from the
+// smallest |a_old| of its particles (`group_tolerance`), which
+// `remember_forces` keeps in the velocities' fourth lane after every walk.
 // Driven by src/tree/groups.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
@@ -15,17 +18,39 @@
 @group(0) @binding(3) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(4) var<storage, read_write> group_boxes: array<GroupBox>;
 @group(0) @binding(5) var<storage, read> bounds: Bounds;
+@group(0) @binding(6) var<storage, read_write> vel: array<Velocity>;
+@group(0) @binding(7) var<storage, read> acc_pot: array<AccPot>;
 // Bound only for walk_dispatch (group_boxes_of is dispatched from it).
-@group(0) @binding(6) var<storage, read_write> dispatch: TreeDispatch;
+@group(0) @binding(8) var<storage, read_write> dispatch: TreeDispatch;
+
+// How the walk tests cells for a group whose particles' smallest |a_old|
+// is `a_min`: (open_scale, accel_tol) of GroupBox. The acceleration MAC
+// accepts a cell at distance d > b from the group when M b^3 / (d^3
+// (d - b)^2), a bound on the acceleration error of its quadrupole
+// expansion, is at most alpha |a_old|; a group with a particle that has no
+// force yet (a first evaluation) gets the geometric test alone, as an
+// opening angle on b: d > b/θ.
+fn group_tolerance(a_min: f32) -> vec2<f32> {
+    if (params.alpha == 0.0) {
+        return vec2<f32>(1.0, 0.0);
+    }
+    if (a_min > 0.0) {
+        return vec2<f32>(1.0, params.alpha * a_min);
+    }
+    return vec2<f32>(params.inv_theta * params.inv_theta, 3.0e38);
+}
 
 fn point_group(j: u32) -> GroupBox {
     let p = vec4<f32>(pos_mass[j].pos, 0.0);
-    return GroupBox(p, p, j, 1u, 0u, 0u);
+    let tol = group_tolerance(vel[j].last_acc);
+    return GroupBox(p, p, j, 1u, tol.x, tol.y);
 }
 
-// Each lane's part of its group's box, combined within the group.
+// Each lane's part of its group's box and smallest |a_old|, combined
+// within the group.
 var<workgroup> lane_lo: array<vec3<f32>, WORKGROUP_SIZE>;
 var<workgroup> lane_hi: array<vec3<f32>, WORKGROUP_SIZE>;
+var<workgroup> lane_acc: array<f32, WORKGROUP_SIZE>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn group_boxes_of(
@@ -39,21 +64,28 @@ fn group_boxes_of(
     var grp = Group(0u, 0u);
     var lo = vec3<f32>(3.0e38);
     var hi = vec3<f32>(-3.0e38);
+    var a_min = 3.0e38;
+    let accel = params.alpha > 0.0;
     if (built) {
         grp = groups[g];
         for (var j = grp.start + lane; j < grp.start + grp.count; j += GROUP_BOX_LANES) {
             let p = pos_mass[j].pos;
             lo = min(lo, p);
             hi = max(hi, p);
+            if (accel) {
+                a_min = min(a_min, vel[j].last_acc);
+            }
         }
     }
     lane_lo[lid] = lo;
     lane_hi[lid] = hi;
+    lane_acc[lid] = a_min;
     for (var s = GROUP_BOX_LANES / 2u; s > 0u; s /= 2u) {
         workgroupBarrier();
         if (lane < s) {
             lane_lo[lid] = min(lane_lo[lid], lane_lo[lid + s]);
             lane_hi[lid] = max(lane_hi[lid], lane_hi[lid + s]);
+            lane_acc[lid] = min(lane_acc[lid], lane_acc[lid + s]);
         }
     }
     workgroupBarrier();
@@ -85,7 +117,23 @@ fn group_boxes_of(
             first = r.old_value;
         }
     }
-    group_boxes[g] = GroupBox(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), grp.start, grp.count, 0u, 0u);
+    let tol = group_tolerance(lane_acc[lid]);
+    group_boxes[g] = GroupBox(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), grp.start, grp.count, tol.x, tol.y);
+}
+
+// After a walk (acceleration MAC only): every particle's |a| kept as its
+// |a_old| for the next evaluation's group tolerances.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn remember_forces(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = flat_index(wid, nwg, lid);
+    if (i >= params.n) {
+        return;
+    }
+    vel[i].last_acc = length(acc_pot[i].acc);
 }
 
 @compute @workgroup_size(1)

@@ -12,7 +12,8 @@ struct PosMass {
 // Velocity of one particle; w is padding so the array stride is 16 bytes.
 struct Velocity {
     vel: vec3<f32>,
-    _pad: f32,
+    // |a| of the tree's last force on this particle (0: none yet).
+    last_acc: f32,
 }
 
 // Acceleration and (softened, self-excluded) potential of one particle.

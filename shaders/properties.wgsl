@@ -1,8 +1,11 @@
 // Cell properties bottom-up, one level per dispatch from the deepest level
 // to the root (Bonsai 2012, §4.3.2): mass, centre of mass, second moments
-// about the centre of mass (quadrupole), tight box, and the squared opening
-// radius (l/θ + δ)² of the MAC (eq. 4.1), with l the largest side of the box
-// and δ the distance between the box centre and the centre of mass.
+// about the centre of mass (quadrupole), tight box, and what the MAC needs:
+// with Bonsai's opening angle the squared opening radius (l/θ + δ)² (eq.
+// 4.1), l the largest side of the box and δ the distance between the box
+// centre and the centre of mass; with the acceleration MAC (params.alpha >
+// 0) b² and M b³, b the distance from the centre of mass to the box's
+// farthest corner (see walk.wgsl).
 // Precision without f64: every sum is taken relative to a nearby origin
 // (the first particle or the first child's centre of mass) so that the f32
 // terms are small differences, and a node's moments are its children's
@@ -76,14 +79,27 @@ fn cell_properties(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (mass <= 0.0) {
         com = 0.5 * (lo + hi);
     }
-    let side = hi - lo;
-    let l = max(side.x, max(side.y, side.z));
-    let delta = length(com - 0.5 * (lo + hi));
-    let r_open = l * params.inv_theta + delta;
+    var open_r2: f32;
+    var mb3 = 0.0;
+    if (params.alpha > 0.0) {
+        // Acceleration MAC: the box corner farthest from the com bounds
+        // every particle's distance b; the walk weighs M b^3 (the size of
+        // the octupole the expansion leaves out) against the group's
+        // tolerance, and never accepts a cell nearer than b.
+        let b = length(max(com - lo, hi - com));
+        open_r2 = b * b;
+        mb3 = mass * b * b * b;
+    } else {
+        let side = hi - lo;
+        let l = max(side.x, max(side.y, side.z));
+        let delta = length(com - 0.5 * (lo + hi));
+        let r_open = l * params.inv_theta + delta;
+        open_r2 = r_open * r_open;
+    }
     props[c] = CellProps(
         vec4<f32>(com, mass),
-        vec4<f32>(diag, r_open * r_open),
-        vec4<f32>(off, 0.0),
+        vec4<f32>(diag, open_r2),
+        vec4<f32>(off, mb3),
         vec4<f32>(lo, 0.0),
         vec4<f32>(hi, 0.0),
     );

@@ -22,7 +22,8 @@ struct TreeParams {
     group_capacity: u32,
     // Most persistent walk workgroups (each has a stack of set-aside nodes).
     walk_workgroups: u32,
-    _pad1: u32,
+    // Tolerance alpha of the acceleration MAC; 0: Bonsai's opening angle.
+    alpha: f32,
     _pad2: u32,
 }
 
@@ -52,9 +53,11 @@ struct CellProps {
     // Centre of mass and total mass.
     com_mass: vec4<f32>,
     // Second moments about the centre of mass: xx, yy, zz, and the squared
-    // opening radius (l/θ + δ)² in w.
+    // opening radius in w: (l/θ + δ)² (opening angle MAC) or b² (the
+    // acceleration MAC: b bounds the particles' distance from the com).
     quad_diag: vec4<f32>,
-    // Second moments xy, xz, yz; w unused.
+    // Second moments xy, xz, yz, and M b^3 in w for the acceleration MAC
+    // (0 with the opening angle's).
     quad_off: vec4<f32>,
     // Tight box of the cell's particles.
     box_lo: vec4<f32>,
@@ -120,8 +123,11 @@ struct GroupBox {
     hi: vec4<f32>,
     start: u32,
     count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    // Factor on the cells' squared opening radii for this group.
+    open_scale: f32,
+    // alpha |a_old|: the acceleration error the group's particles accept
+    // from one cell (3e38: none, the radii decide alone).
+    accel_tol: f32,
 }
 
 // Per-particle interaction counts of the walk.

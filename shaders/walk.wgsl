@@ -7,7 +7,8 @@
 // entry brought in serves two particles per invocation).
 // The walk is breadth-first: the current level of the frontier is tested
 // against the MAC in chunks of WALK_LANES cells, one per invocation, using
-// the distance from the group's box to the cell's centre of mass (eq. 4.1):
+// the distance d from the group's box to the cell's centre of mass: Bonsai's
+// opening angle (eq. 4.1, d > l/θ + δ) or the acceleration MAC (`accepts`):
 //   accepted        -> its index joins the cell list (monopole+quadrupole),
 //   opened leaf     -> its particle range joins the particle list (direct),
 //   opened node     -> its children join the next frontier level.
@@ -307,12 +308,13 @@ fn listed_particle(idx: u32, len: u32) -> vec4<f32> {
 
 // A frontier entry as the MAC needs it: the cell (SKIP past the level's
 // end, or where a node's children had no room), its range and children,
-// its centre of mass and opening radius².
+// its centre of mass, opening radius² and (acceleration MAC) M b³.
 struct Probe {
     c: u32,
     cell: TreeCell,
     com: vec3<f32>,
     open_r2: f32,
+    mb3: f32,
 }
 
 fn frontier_probe(cur: u32, k: u32, cur_len: u32) -> Probe {
@@ -321,9 +323,35 @@ fn frontier_probe(cur: u32, k: u32, cur_len: u32) -> Probe {
         c = frontier[cur + k];
     }
     if (c == SKIP) {
-        return Probe(SKIP, TreeCell(0u, 0u, 0u, 0u), vec3<f32>(0.0), 0.0);
+        return Probe(SKIP, TreeCell(0u, 0u, 0u, 0u), vec3<f32>(0.0), 0.0, 0.0);
     }
-    return Probe(c, cells[c], props[c].com_mass.xyz, props[c].quad_diag.w);
+    var mb3 = 0.0;
+    if (params.alpha > 0.0) {
+        mb3 = props[c].quad_off.w;
+    }
+    return Probe(c, cells[c], props[c].com_mass.xyz, props[c].quad_diag.w, mb3);
+}
+
+// Whether the group (box [lo, hi], tolerances of GroupBox) takes the probed
+// cell at squared distance d2 as a multipole. Opening angle MAC: d beyond
+// the opening radius, d > l/θ + δ. Acceleration MAC (Springel 2005;
+// Miki & Umemura 2017, GOTHIC), with b the cell's radius about its centre
+// of mass: d > b (so the expansion converges for every particle of the
+// group) and M b³ / (d³ (d − b)²), a bound on the acceleration error the
+// quadrupole expansion leaves (its octupole), at most accel_tol = α |a_old|
+// of the group's smallest |a_old|. For the same median error it opens far
+// fewer cells than the opening angle (see BENCHMARKS.md): it spends
+// interactions where the force is weak, not everywhere alike.
+fn accepts(probe: Probe, d2: f32, open_scale: f32, accel_tol: f32) -> bool {
+    if (d2 <= probe.open_r2 * open_scale) {
+        return false;
+    }
+    if (params.alpha == 0.0) {
+        return true;
+    }
+    let d = sqrt(d2);
+    let near = d - sqrt(probe.open_r2);
+    return probe.mb3 <= accel_tol * (d2 * d) * (near * near);
 }
 
 fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
@@ -394,11 +422,10 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
             // What this invocation's cell adds: (cells, ranges, children).
             var want = vec3<u32>(0u);
             if (c != SKIP) {
-                let open_r2 = probe.open_r2;
                 let d2 = box_distance2(probe.com, glo, ghi);
                 if (cell.count == 0u) {
                     // empty (only after an overflow): nothing to add
-                } else if (d2 > open_r2) {
+                } else if (accepts(probe, d2, grp.open_scale, grp.accel_tol)) {
                     want.x = 1u;
                 } else if (cell.child_count == 0u) {
                     want.y = 1u;

@@ -66,7 +66,7 @@ fn layouts_match_wgsl() {
         size_of::<Velocity>(),
         &[
             ("vel", offset_of!(Velocity, vel)),
-            ("_pad", offset_of!(Velocity, _pad)),
+            ("last_acc", offset_of!(Velocity, last_acc)),
         ],
     );
     check(
@@ -138,7 +138,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "TreeParams",
         size_of::<TreeParams>(),
-        fields!(TreeParams: n, cell_capacity, eps2, inv_theta, group_capacity, walk_workgroups, _pad1, _pad2),
+        fields!(TreeParams: n, cell_capacity, eps2, inv_theta, group_capacity, walk_workgroups, alpha, _pad2),
     );
     check_in(
         &src,
@@ -193,7 +193,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "GroupBox",
         size_of::<GroupBox>(),
-        fields!(GroupBox: lo, hi, start, count, _pad0, _pad1),
+        fields!(GroupBox: lo, hi, start, count, open_scale, accel_tol),
     );
     check_in(
         &src,

@@ -573,6 +573,7 @@ impl Engine {
         d.set_item("eps", p.eps)?;
         d.set_item("dt", p.dt)?;
         d.set_item("theta", p.theta)?;
+        d.set_item("alpha", p.alpha)?;
         d.set_item("rebuild", p.rebuild)?;
         d.set_item("eta", p.eta)?;
         d.set_item("criterion", p.criterion.name())?;

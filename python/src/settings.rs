@@ -1,5 +1,5 @@
 //! Run parameters from Python keywords: every key of `webgrav::run::RUN_PARAMS`
-//! that configures a run (solver, eps, dt, theta, rebuild, eta, criterion,
+//! that configures a run (solver, eps, dt, theta, alpha, rebuild, eta, criterion,
 //! precision, dt_max), checked by `RunParams::validate`, so Python gets
 //! the CLI's and the page's ranges and messages; and the table itself
 //! (`run_params()`) for the Python signatures' defaults and help.
@@ -19,6 +19,7 @@ pub const RUN_KEYS: &[&str] = &[
     "eps",
     "dt",
     "theta",
+    "alpha",
     "rebuild",
     "eta",
     "criterion",
@@ -59,6 +60,7 @@ pub fn config(base: RunParams, params: Option<&Bound<'_, PyDict>>) -> PyResult<R
             "eps" => p.eps = number("eps", &value)? as f32,
             "dt" => p.dt = number("dt", &value)?,
             "theta" => p.theta = number("theta", &value)? as f32,
+            "alpha" => p.alpha = number("alpha", &value)? as f32,
             "rebuild" => {
                 // Checked as given, so 2.5 is refused rather than truncated.
                 let k = number("rebuild", &value)?;

@@ -43,7 +43,10 @@ class Simulation:
     - ``solver``: "tree" (Bonsai-style octree, leapfrog), "direct" (O(N²)
       f32, leapfrog), "hermite4" or "hermite6" (block time steps, Sapporo
       style forces, f64 state on the host);
-    - ``theta``: the tree's opening angle; ``rebuild``: the tree is built
+    - ``theta``: the tree's opening angle; ``alpha``: the tolerance of its
+      acceleration MAC (0: the opening angle decides; above 0 a cell is
+      taken when its error bound is at most ``alpha`` times the group's
+      last smallest |a|); ``rebuild``: the tree is built
       every ``rebuild`` steps and refitted in between (1: every step);
       ``eps``: Plummer softening; ``dt``: the leapfrog's time step;
     - Hermite: ``eta`` (time-step accuracy), ``criterion`` ("sapporo2" or
@@ -69,6 +72,7 @@ class Simulation:
         time=0.0,
         solver=DEFAULTS["solver"],
         theta=DEFAULTS["theta"],
+        alpha=DEFAULTS["alpha"],
         rebuild=DEFAULTS["rebuild"],
         eps=DEFAULTS["eps"],
         dt=DEFAULTS["dt"],
@@ -89,6 +93,7 @@ class Simulation:
             dict(
                 solver=solver,
                 theta=theta,
+                alpha=alpha,
                 rebuild=rebuild,
                 eps=eps,
                 dt=dt,

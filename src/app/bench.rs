@@ -79,6 +79,8 @@ pub struct BenchSpec {
     pub seed: u64,
     /// Opening angle, time step and rebuild interval (`tree`).
     pub theta: f32,
+    /// Tolerance of the acceleration MAC (`tree`; 0: the opening angle's).
+    pub alpha: f32,
     pub dt: f64,
     pub rebuild: u32,
     /// Arithmetic of `direct` and `hermite4|6`.
@@ -99,6 +101,7 @@ impl BenchSpec {
             eps: 0.01,
             seed: 1,
             theta: 0.75,
+            alpha: 0.0,
             dt: 1.0 / 64.0,
             rebuild: 1,
             precision: Precision::F32,
@@ -124,6 +127,7 @@ impl BenchSpec {
             eps: self.eps,
             dt: self.dt,
             theta: self.theta,
+            alpha: self.alpha,
             rebuild: self.rebuild,
             ..RunParams::default()
         }
@@ -365,6 +369,7 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "bench": "tree",
         "n": particles.len(),
         "theta": spec.theta,
+        "alpha": spec.alpha,
         "eps": spec.eps,
         "rebuild": spec.rebuild,
         "walk": tree.walk.name(),

@@ -282,6 +282,7 @@ impl Settings {
             "satellites" => self.model_params.satellites = number()? as u32,
             "solver" => r.solver = SolverKind::from_name(choice()?).expect("a listed solver"),
             "theta" => r.theta = float()?,
+            "alpha" => r.alpha = float()?,
             "rebuild" => r.rebuild = number()? as u32,
             "eta" => r.eta = number()?,
             "criterion" => {
@@ -331,6 +332,7 @@ impl Settings {
             "satellites" => self.model_params.satellites.to_string(),
             "solver" => r.solver.name().to_string(),
             "theta" => r.theta.to_string(),
+            "alpha" => r.alpha.to_string(),
             "rebuild" => r.rebuild.to_string(),
             "eta" => r.eta.to_string(),
             "criterion" => r.criterion.name().to_string(),

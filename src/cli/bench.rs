@@ -41,6 +41,10 @@ pub struct BenchArgs {
     /// Opening angle(s) of `bench tree` (repeat the flag for several).
     #[arg(long, default_values_t = [0.75f32], allow_negative_numbers = true)]
     theta: Vec<f32>,
+    /// Tolerance(s) of the acceleration MAC for `bench tree` (repeat the
+    /// flag for several; 0: the opening angle MAC).
+    #[arg(long, default_values_t = [0.0f32], allow_negative_numbers = true)]
+    alpha: Vec<f32>,
     /// Time step of `bench tree`.
     #[arg(long, default_value_t = 1.0 / 64.0, allow_negative_numbers = true)]
     dt: f64,
@@ -100,19 +104,23 @@ fn specs(a: &BenchArgs) -> Vec<BenchSpec> {
                 .collect()
         }
     };
-    let thetas = if kind == BenchKind::Tree {
-        a.theta.clone()
+    let (thetas, alphas) = if kind == BenchKind::Tree {
+        (a.theta.clone(), a.alpha.clone())
     } else {
-        vec![a.theta[0]]
+        (vec![a.theta[0]], vec![a.alpha[0]])
     };
     let mut out = Vec::new();
     for &n in &a.n {
-        for &theta in &thetas {
+        for (&theta, &alpha) in thetas
+            .iter()
+            .flat_map(|t| alphas.iter().map(move |al| (t, al)))
+        {
             out.push(BenchSpec {
                 repeat: a.repeat,
                 eps: a.eps,
                 seed: a.seed,
                 theta,
+                alpha,
                 dt: a.dt,
                 rebuild: a.rebuild,
                 precision: a.direct.precision,

@@ -42,6 +42,10 @@ pub struct ForcesArgs {
     /// each, same reference) instead of --theta.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     thetas: Vec<f32>,
+    /// Tree solver: evaluate with the acceleration MAC at each of these
+    /// tolerances (one JSON line each, for every θ) instead of --alpha.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    alphas: Vec<f32>,
     /// Accelerations another code computed for the same particles, compared
     /// with the same reference (one more JSON line each, "solver": "file";
     /// may be repeated): CSV
@@ -80,9 +84,9 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
             "--against needs a reference: give --compare direct|ds".into(),
         ));
     }
-    if !a.thetas.is_empty() && a.solver.solver != SolverKind::Tree {
+    if (!a.thetas.is_empty() || !a.alphas.is_empty()) && a.solver.solver != SolverKind::Tree {
         return Err(Error::InvalidParameter(
-            "--thetas applies to --solver tree".into(),
+            "--thetas and --alphas apply to --solver tree".into(),
         ));
     }
     if let Some(path) = &a.out {
@@ -95,11 +99,18 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
     } else {
         a.thetas.clone()
     };
+    let alphas = if a.alphas.is_empty() {
+        vec![a.solver.alpha]
+    } else {
+        a.alphas.clone()
+    };
     let configs = thetas
         .iter()
-        .map(|&theta| {
+        .flat_map(|&theta| alphas.iter().map(move |&alpha| (theta, alpha)))
+        .map(|(theta, alpha)| {
             let mut s = a.solver.clone();
             s.theta = theta;
+            s.alpha = alpha;
             s.config(1.0)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -147,6 +158,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
             line["solver"] = rp.solver.name().into();
             line["n"] = n.into();
             line["theta"] = rp.theta.into();
+            line["alpha"] = rp.alpha.into();
             line["eps"] = rp.eps.into();
             if let Some((pp, pc)) = r.interactions {
                 line["pp_per_particle"] = pp.into();

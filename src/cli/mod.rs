@@ -277,6 +277,12 @@ struct SolverArgs {
     /// Opening angle θ of the tree solver's MAC.
     #[arg(long, default_value_t = 0.75, allow_negative_numbers = true)]
     theta: f32,
+    /// Tree: tolerance α of the acceleration MAC, which takes a cell when
+    /// its quadrupole error bound is at most α times the smallest last |a|
+    /// of the group; 0 (default) keeps Bonsai's opening angle θ (which then
+    /// only starts the run).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    alpha: f32,
     /// Tree: build the tree every K steps and only refit it (moments, tight
     /// boxes, groups at the new positions) in between, like Bonsai's
     /// --rebuild. 1 builds every step.
@@ -315,6 +321,7 @@ impl SolverArgs {
             eps: self.eps,
             dt,
             theta: self.theta,
+            alpha: self.alpha,
             rebuild: rebuild_steps(self.rebuild, self.solver)?,
             eta: self.eta,
             criterion: self.criterion,

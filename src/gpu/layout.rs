@@ -18,17 +18,20 @@ pub struct PosMass {
     pub mass: f32,
 }
 
-/// Velocity of one particle; the fourth lane is padding (16-byte stride).
+/// Velocity of one particle, and in the fourth lane the magnitude of the
+/// last acceleration the tree computed for it (0 before any), which the
+/// tree's acceleration MAC reads as |a_old| (it travels with the particle
+/// when the tree reorders the state).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Velocity {
     pub vel: [f32; 3],
-    pub _pad: f32,
+    pub last_acc: f32,
 }
 
 impl Velocity {
     pub fn new(vel: [f32; 3]) -> Self {
-        Self { vel, _pad: 0.0 }
+        Self { vel, last_acc: 0.0 }
     }
 }
 

@@ -11,8 +11,9 @@
 //! an FNV-1a 64 checksum of everything before it. Version 2 added the
 //! 6th-order time-step criterion to the parameters and `dp` (code 2) to
 //! the precisions; version 3 the tree's rebuild interval (version 2 files
-//! read as rebuilding every step); version 1 files are refused with a
-//! message.
+//! read as rebuilding every step); version 4 the tolerance of the tree's
+//! acceleration MAC (older files read as the opening angle MAC); version 1
+//! files are refused with a message.
 
 use super::params::RunParams;
 use super::SolverKind;
@@ -22,8 +23,8 @@ use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
-/// The format's version; a reader takes it and version 2.
-pub const VERSION: u32 = 3;
+/// The format's version; a reader takes it and versions 2 and 3.
+pub const VERSION: u32 = 4;
 
 /// The state of one integrator.
 #[derive(Clone, Debug, PartialEq)]
@@ -207,6 +208,7 @@ impl Checkpoint {
         });
         o.f64(p.dt_max);
         o.u32(p.rebuild);
+        o.f32(p.alpha);
         o.f64(self.time);
         o.u64(self.steps);
         o.f64(self.base_time);
@@ -268,9 +270,9 @@ impl Checkpoint {
         i.b = body;
         i.take(8)?;
         let version = i.u32()?;
-        if version != VERSION && version != 2 {
+        if !(2..=VERSION).contains(&version) {
             return Err(i.bad(format!(
-                "version {version}; this webgrav reads versions 2 and {VERSION}"
+                "version {version}; this webgrav reads versions 2 to {VERSION}"
             )));
         }
         let solver = *SolverKind::ALL
@@ -294,6 +296,7 @@ impl Checkpoint {
             },
             dt_max: i.f64()?,
             rebuild: if version >= 3 { i.u32()? } else { 1 },
+            alpha: if version >= 4 { i.f32()? } else { 0.0 },
         };
         let time = i.f64()?;
         let steps = i.u64()?;

@@ -183,7 +183,15 @@ impl LeapfrogEngine {
     /// a checkpoint holds it: no force evaluation is queued, the next step
     /// kicks with the stored forces.
     pub fn restore(ctx: &GpuContext, state: &StateReadback, params: RunParams) -> Result<Self> {
-        Self::with_state(ctx, GpuParticles::restore(ctx, state)?, params)
+        let engine = Self::with_state(ctx, GpuParticles::restore(ctx, state)?, params)?;
+        if let ForceSolver::Tree(tree) = &engine.solver {
+            // The acceleration MAC's |a_old| are the stored forces, as in
+            // the run that was saved.
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            tree.encode_remember(&ctx.device, &mut encoder);
+            ctx.queue.submit(Some(encoder.finish()));
+        }
+        Ok(engine)
     }
 
     fn with_state(ctx: &GpuContext, state: GpuParticles, params: RunParams) -> Result<Self> {
@@ -195,6 +203,7 @@ impl LeapfrogEngine {
                     TreeConfig {
                         theta: params.theta,
                         eps: params.eps,
+                        alpha: params.alpha,
                     },
                 )?;
                 tree.set_rebuild_every(params.rebuild);
@@ -234,6 +243,7 @@ impl LeapfrogEngine {
                     encoder = ctx.device.create_command_encoder(&Default::default());
                 }
             }
+            ForceSolver::Tree(t) => t.encode_fresh(&ctx.device, &mut encoder, None),
             solver => solver.encode(&ctx.device, &mut encoder, None),
         }
         ctx.queue.submit(Some(encoder.finish()));
@@ -310,6 +320,7 @@ impl LeapfrogEngine {
                     TreeConfig {
                         theta: params.theta,
                         eps: params.eps,
+                        alpha: params.alpha,
                     },
                 );
                 t.set_rebuild_every(params.rebuild);

@@ -182,6 +182,14 @@ pub const RUN_PARAMS: &[Param] = &[
         models: &[],
     },
     Param {
+        key: "alpha",
+        label: "tolerance α of the tree's acceleration MAC (0: Bonsai's opening angle θ; above 0 a cell is taken when its quadrupole error bound is at most α times the group's smallest last |a|, and θ only starts the run)",
+        kind: number(0.0, 1.0),
+        default: "0",
+        solvers: &[SolverKind::Tree],
+        models: &[],
+    },
+    Param {
         key: "rebuild",
         label: "tree rebuilt every K steps (in between only its moments, boxes and groups are refitted to the moved particles: Bonsai's --rebuild)",
         kind: Kind::Whole { min: 1, max: 64 },
@@ -357,6 +365,8 @@ pub struct RunParams {
     pub dt: f64,
     /// Opening angle of the tree's MAC.
     pub theta: f32,
+    /// Tolerance of the tree's acceleration MAC (0: the opening angle's).
+    pub alpha: f32,
     /// The tree is built anew every `rebuild` force evaluations and refitted
     /// in between (1: every step).
     pub rebuild: u32,
@@ -384,6 +394,7 @@ impl Default for RunParams {
             eps: number("eps") as f32,
             dt: number("dt"),
             theta: number("theta") as f32,
+            alpha: number("alpha") as f32,
             rebuild: number("rebuild") as u32,
             eta: number("eta"),
             criterion: Criterion::from_name(param("criterion").expect("criterion").default)
@@ -403,6 +414,7 @@ impl RunParams {
             ("eps", self.eps as f64),
             ("dt", self.dt),
             ("theta", self.theta as f64),
+            ("alpha", self.alpha as f64),
             ("rebuild", self.rebuild as f64),
             ("eta", self.eta),
             ("dt_max", self.dt_max),
@@ -439,6 +451,14 @@ mod tests {
     #[test]
     fn theta_limit_is_the_trees() {
         assert_eq!(THETA_MAX as f32, MAX_THETA);
+    }
+
+    #[test]
+    fn alpha_limit_is_the_trees() {
+        let Kind::Number(r) = param("alpha").unwrap().kind else {
+            panic!("alpha is a number");
+        };
+        assert_eq!(r.max as f32, crate::tree::MAX_ALPHA);
     }
 
     #[test]

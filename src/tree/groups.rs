@@ -7,9 +7,13 @@
 //! of the system into one-particle groups, and sizes the walk's dispatch.
 //! A refit (`encode_refit`) does the same for the groups of the last build
 //! at the particles' current positions.
+//! With the acceleration MAC, each group's tolerance comes from its
+//! particles' last forces, which `encode_remember` keeps after each walk.
 
 use super::TreeBuffers;
+use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
+use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const GROUPS_WGSL: &str = include_str!("../../shaders/groups.wgsl");
@@ -22,9 +26,11 @@ pub struct GroupBoxes {
     boxes: Kernel,
     walk_dispatch: Kernel,
     restart: Kernel,
+    remember: Kernel,
     boxes_bind: wgpu::BindGroup,
     walk_dispatch_bind: wgpu::BindGroup,
     dispatch: wgpu::Buffer,
+    n: u32,
 }
 
 /// The binding contract of `shaders/groups.wgsl`.
@@ -35,12 +41,14 @@ pub const BINDINGS: &[Slot] = &[
     ("counters", Binding::StorageReadWrite),
     ("group_boxes", Binding::StorageReadWrite),
     ("bounds", Binding::StorageRead),
+    ("vel", Binding::StorageReadWrite),
+    ("acc_pot", Binding::StorageRead),
     ("dispatch", Binding::StorageReadWrite),
 ];
 
 /// `group_boxes_of` is dispatched from `dispatch`, so it must not bind it:
 /// its layout stops before the last binding.
-const BOX_BINDINGS: &[Slot] = BINDINGS.split_at(6).0;
+const BOX_BINDINGS: &[Slot] = BINDINGS.split_at(8).0;
 
 impl GroupBoxes {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
@@ -66,6 +74,13 @@ impl GroupBoxes {
             "restart_groups",
             BOX_BINDINGS,
         );
+        let remember = Kernel::from_module(
+            device,
+            "remember forces",
+            &module,
+            "remember_forces",
+            BOX_BINDINGS,
+        );
         let shared = [
             &b.params,
             &b.state.pos_mass,
@@ -73,6 +88,8 @@ impl GroupBoxes {
             &b.counters,
             &b.group_boxes,
             &b.bounds,
+            &b.state.vel,
+            &b.state.acc_pot,
         ];
         let boxes_bind = boxes.bind(device, &shared);
         let mut with_dispatch = shared.to_vec();
@@ -82,10 +99,26 @@ impl GroupBoxes {
             boxes,
             walk_dispatch,
             restart,
+            remember,
             boxes_bind,
             walk_dispatch_bind,
             dispatch: b.dispatch[0].clone(),
+            n: b.state.n,
         }
+    }
+
+    /// Records every particle's |a| from `acc_pot` as its |a_old|
+    /// (`Velocity::last_acc`), which the next evaluation's group
+    /// tolerances read (acceleration MAC).
+    pub fn encode_remember(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        let mut pass = timed_pass(encoder, "remember", timer);
+        let groups = dispatch_size(device, self.n, WORKGROUP_SIZE);
+        self.remember.dispatch(&mut pass, &self.boxes_bind, groups);
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {

@@ -31,7 +31,9 @@ pub struct TreeParams {
     pub group_capacity: u32,
     /// Most persistent walk workgroups (each has a stack in `walk_stack`).
     pub walk_workgroups: u32,
-    pub _pad1: u32,
+    /// Tolerance α of the acceleration MAC; 0 selects Bonsai's opening
+    /// angle MAC (see `TreeConfig::alpha`).
+    pub alpha: f32,
     pub _pad2: u32,
 }
 
@@ -61,9 +63,11 @@ pub struct TreeCell {
 pub struct CellProps {
     /// Centre of mass (xyz) and mass (w).
     pub com_mass: [f32; 4],
-    /// Second moments about the centre of mass xx, yy, zz; w: (l/θ + δ)².
+    /// Second moments about the centre of mass xx, yy, zz; w: the squared
+    /// opening radius, (l/θ + δ)² (opening angle MAC) or b² (acceleration
+    /// MAC: b bounds the particles' distance from the centre of mass).
     pub quad_diag: [f32; 4],
-    /// Second moments xy, xz, yz; w unused.
+    /// Second moments xy, xz, yz; w: M b³ (acceleration MAC), else 0.
     pub quad_off: [f32; 4],
     /// Tight box of the cell's particles.
     pub box_lo: [f32; 4],
@@ -119,8 +123,11 @@ pub struct GroupBox {
     pub hi: [f32; 4],
     pub start: u32,
     pub count: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
+    /// Factor on the cells' squared opening radii for this group.
+    pub open_scale: f32,
+    /// α |a_old|: the acceleration error the group's particles accept
+    /// from one cell (f32::MAX: none, the radii decide alone).
+    pub accel_tol: f32,
 }
 
 #[repr(C)]

@@ -125,16 +125,31 @@ pub(crate) fn walk_args_offset() -> u64 {
 /// Settings of the tree solver.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TreeConfig {
-    /// Opening angle θ of the MAC (d > l/θ + δ accepts a cell).
+    /// Opening angle θ of the MAC (d > l/θ + δ accepts a cell). With the
+    /// acceleration MAC, the opening angle on b (d > b/θ) of an evaluation
+    /// that has no earlier forces to go by (`TreeSolver::encode_fresh`).
     pub theta: f32,
     /// Plummer softening length.
     pub eps: f32,
+    /// Tolerance α of the acceleration MAC (0: Bonsai's opening angle).
+    /// A group takes a cell of mass M and radius b (about its centre of
+    /// mass) at distance d > b as a multipole when M b³ / (d³ (d − b)²),
+    /// which bounds the acceleration error of its quadrupole expansion, is
+    /// at most α |a_old|, |a_old| the smallest of the group's last
+    /// accelerations: a relative error criterion (Springel 2005, GADGET-2;
+    /// Miki & Umemura 2017, GOTHIC).
+    pub alpha: f32,
 }
 
 /// Largest opening angle: a particle lies within δ + (√3/2)·l of its cell's
 /// centre of mass, so for θ < 2/√3 the MAC always opens the cells holding
 /// the particle itself; beyond, a particle could feel its own mass.
 pub const MAX_THETA: f32 = 1.15;
+
+/// Largest tolerance of the acceleration MAC: its bound on one cell's
+/// acceleration error as a fraction of the group's smallest |a| (every
+/// cell beyond its radius b is accepted long before).
+pub const MAX_ALPHA: f32 = 1.0;
 
 /// Largest N of the tree: each build level is one 1-D indirect dispatch of
 /// at most 65535 workgroups of 256 cells, and a level can hold up to
@@ -154,6 +169,13 @@ impl TreeConfig {
             return Err(Error::InvalidParameter(format!(
                 "softening must be >= 0, got {}",
                 self.eps
+            )));
+        }
+        if !(self.alpha.is_finite() && (0.0..=MAX_ALPHA).contains(&self.alpha)) {
+            return Err(Error::InvalidParameter(format!(
+                "alpha (acceleration MAC tolerance) must be in [0, {MAX_ALPHA}] (0: the \
+                 opening angle MAC), got {}",
+                self.alpha
             )));
         }
         Ok(())
@@ -176,6 +198,7 @@ fn tree_params(n: u32, capacities: [u32; 3], config: TreeConfig) -> TreeParams {
         inv_theta: 1.0 / config.theta,
         group_capacity,
         walk_workgroups,
+        alpha: config.alpha,
         ..Default::default()
     }
 }
@@ -371,6 +394,9 @@ pub struct TreeSolver {
     /// The deepest level of the current tree's build (what a refit
     /// recomputes).
     built_deepest: AtomicU32,
+    /// `TreeConfig::alpha` as bits: evaluations with the acceleration MAC
+    /// remember their forces for the next.
+    alpha_bits: AtomicU32,
 }
 
 /// Levels recorded beyond the depth of the last build when the levels are
@@ -433,7 +459,41 @@ impl TreeSolver {
             on_this_tree: AtomicU32::new(u32::MAX),
             deepest: AtomicU32::new(MAX_DEPTH),
             built_deepest: AtomicU32::new(MAX_DEPTH),
+            alpha_bits: AtomicU32::new(config.alpha.to_bits()),
         })
+    }
+
+    /// Whether the acceleration MAC is in use (`TreeConfig::alpha` > 0).
+    fn accel_mac(&self) -> bool {
+        f32::from_bits(self.alpha_bits.load(Ordering::Relaxed)) > 0.0
+    }
+
+    /// Records a force evaluation that relies on no earlier one (a run's
+    /// first, or after its settings or state changed): with the
+    /// acceleration MAC, one evaluation with the opening angle on b (no
+    /// |a_old| known), whose forces then serve as |a_old| for a second.
+    /// Otherwise as `encode`.
+    pub fn encode_fresh(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        if self.accel_mac() {
+            // No force is remembered: every group starts from the radii.
+            encoder.clear_buffer(&self.buffers.state.acc_pot, 0, None);
+            self.groups.encode_remember(device, encoder, None);
+            self.encode(device, encoder, None);
+        }
+        self.encode(device, encoder, timer);
+    }
+
+    /// Records the forces in `acc_pot` as the particles' |a_old| for the
+    /// next evaluation (acceleration MAC; every evaluation does this
+    /// itself). A run restored with its forces calls it, so that it goes
+    /// on exactly as the run it was saved from.
+    pub fn encode_remember(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
+        self.groups.encode_remember(device, encoder, None);
     }
 
     /// Records one force evaluation: after it, the state is in key order and
@@ -460,7 +520,10 @@ impl TreeSolver {
         self.properties
             .encode(encoder, deepest, timer.as_deref_mut());
         self.groups.encode(encoder, timer.as_deref_mut());
-        self.walk.encode(encoder, timer);
+        self.walk.encode(encoder, timer.as_deref_mut());
+        if self.accel_mac() {
+            self.groups.encode_remember(device, encoder, timer);
+        }
         self.on_this_tree.store(1, Ordering::Relaxed);
     }
 
@@ -488,7 +551,7 @@ impl TreeSolver {
         if used >= self.rebuild_every.load(Ordering::Relaxed) {
             self.encode(device, encoder, timer);
         } else {
-            self.encode_refit(encoder, timer);
+            self.encode_refit(device, encoder, timer);
             self.on_this_tree.store(used + 1, Ordering::Relaxed);
         }
     }
@@ -501,12 +564,20 @@ impl TreeSolver {
     /// boxes; what a stale tree costs is more interactions as cells spread.
     /// Only valid after an `encode` of this solver, hence private:
     /// `encode_scheduled` is the way in.
-    fn encode_refit(&self, encoder: &mut wgpu::CommandEncoder, mut timer: Option<&mut PhaseTimer>) {
+    fn encode_refit(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        mut timer: Option<&mut PhaseTimer>,
+    ) {
         let deepest = self.built_deepest.load(Ordering::Relaxed);
         self.properties
             .encode(encoder, deepest, timer.as_deref_mut());
         self.groups.encode_refit(encoder, timer.as_deref_mut());
-        self.walk.encode(encoder, timer);
+        self.walk.encode(encoder, timer.as_deref_mut());
+        if self.accel_mac() {
+            self.groups.encode_remember(device, encoder, timer);
+        }
     }
 
     /// Builds from now on record levels 0..=`deepest` only (at most
@@ -534,8 +605,11 @@ impl TreeSolver {
         self.set_deepest_level(queue, deepest);
     }
 
-    /// Changes θ and the softening of later evaluations.
+    /// Changes θ, the softening and the MAC of later evaluations (start
+    /// them with `encode_fresh`).
     pub fn set_config(&self, queue: &wgpu::Queue, config: TreeConfig) {
+        self.alpha_bits
+            .store(config.alpha.to_bits(), Ordering::Relaxed);
         let b = &self.buffers;
         let p = tree_params(
             b.state.n,
