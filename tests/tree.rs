@@ -439,6 +439,11 @@ fn tree_run_forces_as_in_the_browser() {
     assert!(acc.median < TREE_HALF_MEDIAN, "median {}", acc.median);
     assert!(acc.p99 < TREE_HALF_P99, "p99 {}", acc.p99);
     assert!(acc.max < TREE_HALF_MAX, "max {}", acc.max);
+    let accel = pollster::block_on(tree_accel_errors(&ctx, 4096, TREE_ACCEL_ALPHA));
+    eprintln!("tree α = {TREE_ACCEL_ALPHA} through a run: {accel:?}");
+    assert!(accel.median < TREE_ACCEL_MEDIAN, "median {}", accel.median);
+    assert!(accel.p99 < TREE_ACCEL_P99, "p99 {}", accel.p99);
+    assert!(accel.max < TREE_ACCEL_MAX, "max {}", accel.max);
 }
 
 // Forced to run out of cells (64 for 4096 particles), the build keeps the

@@ -59,6 +59,12 @@ async fn tree_solver_matches_f64_in_browser() {
     assert!(acc.median < TREE_HALF_MEDIAN, "median {}", acc.median);
     assert!(acc.p99 < TREE_HALF_P99, "p99 {}", acc.p99);
     assert!(acc.max < TREE_HALF_MAX, "max {}", acc.max);
+    // The acceleration MAC on the page's (portable) walk, as natively.
+    let accel = tree_accel_errors(&ctx, 4096, TREE_ACCEL_ALPHA).await;
+    log(format!("browser tree α={TREE_ACCEL_ALPHA}: {accel:?}"));
+    assert!(accel.median < TREE_ACCEL_MEDIAN, "median {}", accel.median);
+    assert!(accel.p99 < TREE_ACCEL_P99, "p99 {}", accel.p99);
+    assert!(accel.max < TREE_ACCEL_MAX, "max {}", accel.max);
 }
 
 // The Hermite kernels (6th order: acc, pot, jerk, snap, nearest neighbour)

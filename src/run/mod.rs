@@ -678,7 +678,9 @@ impl Run {
                     for (k, &i) in s.index.iter().enumerate() {
                         let i = i as usize;
                         p.pos_mass[i] = s.pos_mass[k];
-                        p.vel[i] = s.vel[k];
+                        // The velocity alone: the tree's remembered |a|
+                        // is its own, not the particle's.
+                        p.vel[i] = Velocity::new(s.vel[k].vel);
                         acc_pot[i] = s.acc_pot[k];
                     }
                     let snap = Snapshot {

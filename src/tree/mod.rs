@@ -8,8 +8,10 @@
 //! 4. `reorder`: particle arrays gathered into key order,
 //! 5. `build`: level-by-level sparse octree (indirect dispatch per level),
 //! 6. `properties`: monopole + quadrupole moments and opening radii,
-//! 7. `groups`: bounding boxes of the walk's particle groups,
-//! 8. `walk`: group-based breadth-first tree walk with Bonsai's MAC.
+//! 7. `groups`: bounding boxes (and MAC tolerances) of the walk's groups,
+//! 8. `walk`: group-based breadth-first tree walk with Bonsai's MAC or the
+//!    acceleration MAC (`TreeConfig::alpha`), which then keeps each
+//!    particle's |a| for the next evaluation's tolerances.
 //!
 //! Between rebuilds (`--rebuild K`), `encode_refit` reruns only 6–8 on the
 //! last tree at the particles' new positions.
@@ -489,11 +491,13 @@ impl TreeSolver {
     }
 
     /// Records the forces in `acc_pot` as the particles' |a_old| for the
-    /// next evaluation (acceleration MAC; every evaluation does this
+    /// next evaluation (acceleration MAC only; every evaluation does this
     /// itself). A run restored with its forces calls it, so that it goes
     /// on exactly as the run it was saved from.
     pub fn encode_remember(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
-        self.groups.encode_remember(device, encoder, None);
+        if self.accel_mac() {
+            self.groups.encode_remember(device, encoder, None);
+        }
     }
 
     /// Records one force evaluation: after it, the state is in key order and
