@@ -636,8 +636,9 @@ fn refitted_tree_keeps_its_accuracy() {
 // fill the interaction lists in different orders, so the forces agree to
 // f32 rounding, not bit for bit, and the interaction counts exactly; both
 // match the f64 direct sum as a θ = 0.5 tree does. With 48 workgroups each
-// walks several groups, and a θ of 0.2 fills the frontier (set-aside
-// subtrees). Where the adapter has no usable subgroups
+// walks several groups, a θ of 0.2 fills the frontier (set-aside
+// subtrees), and the acceleration MAC (α = 0.003, its fresh evaluation:
+// two walks) tests the same cells on both. Where the adapter has no usable subgroups
 // (SwiftShader; lavapipe offers them with subgroups of 4–8) the test says so
 // and checks the portable path alone.
 #[test]
@@ -651,17 +652,13 @@ fn subgroup_and_portable_walks_agree() {
     // on the usual number. lavapipe caps the loop iterations of one
     // invocation, and the groups past the cap get no force: 24 workgroups
     // walking these trees exceed it.
-    let walk = |ctx: &GpuContext, theta: f32| {
+    let walk = |ctx: &GpuContext, theta: f32, alpha: f32| {
         let state = GpuParticles::upload(ctx, &p).unwrap();
         let workgroups = if theta < 0.5 { WALK_WORKGROUPS } else { 48 };
-        let config = TreeConfig {
-            theta,
-            eps,
-            alpha: 0.0,
-        };
+        let config = TreeConfig { theta, eps, alpha };
         let tree = TreeSolver::with_limits(ctx, &state, config, 4000, workgroups).unwrap();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        tree.encode(&ctx.device, &mut encoder, None);
+        tree.encode_fresh(&ctx.device, &mut encoder, None);
         ctx.queue.submit(Some(encoder.finish()));
         let s = pollster::block_on(state.read(ctx)).unwrap();
         let counts = pollster::block_on(tree.interaction_counts(ctx)).unwrap();
@@ -670,14 +667,14 @@ fn subgroup_and_portable_walks_agree() {
     ctx.subgroups = SubgroupUse::Always;
     let subgroups = WalkPath::for_tree(&ctx, p.len() as u32) == WalkPath::Subgroups;
     eprintln!("subgroup sizes {:?}", ctx.subgroup_sizes);
-    for theta in [0.5f32, 0.2] {
+    for (theta, alpha) in [(0.5f32, 0.0f32), (0.2, 0.0), (0.75, 0.003)] {
         ctx.subgroups = SubgroupUse::Never;
-        let (path, portable, portable_counts) = walk(&ctx, theta);
+        let (path, portable, portable_counts) = walk(&ctx, theta, alpha);
         assert_eq!(path, WalkPath::Portable);
         let check = |s: &webgrav::state::particles::StateReadback, what: &str| {
             let r: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
             let e = ErrorStats::of(&acc_errors(&s.acc_pot, &r));
-            eprintln!("θ = {theta}, {what} walk: {e:?}");
+            eprintln!("θ = {theta}, α = {alpha}, {what} walk: {e:?}");
             assert!(e.max < 0.05 && e.median < 3e-4, "{what}: {e:?}");
         };
         check(&portable, "portable");
@@ -686,7 +683,7 @@ fn subgroup_and_portable_walks_agree() {
             continue;
         }
         ctx.subgroups = SubgroupUse::Always;
-        let (path, fast, fast_counts) = walk(&ctx, theta);
+        let (path, fast, fast_counts) = walk(&ctx, theta, alpha);
         assert_eq!(path, WalkPath::Subgroups);
         check(&fast, "subgroup");
         assert_eq!(portable.index, fast.index, "the same tree");
@@ -704,7 +701,9 @@ fn subgroup_and_portable_walks_agree() {
             worst = worst.max(diff / norm);
             assert!(((a.pot - b.pot) / a.pot).abs() < 1e-5, "{a:?} vs {b:?}");
         }
-        eprintln!("θ = {theta}: largest relative difference between the paths {worst:.2e}");
+        eprintln!(
+            "θ = {theta}, α = {alpha}: largest relative difference between the paths {worst:.2e}"
+        );
         // Sums of ~10^3 f32 terms in another order.
         assert!(worst < 1e-5, "paths differ by {worst:e}");
     }
