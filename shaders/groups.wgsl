@@ -8,8 +8,9 @@
 // groups of the last step are dropped first (restart_groups), and the
 // boxes are taken again from the particles' current positions.
 // With the acceleration MAC each group also gets its tolerance from the
-// smallest |a_old| of its particles (`group_tolerance`), which
-// `remember_forces` keeps in the velocities' fourth lane after every walk.
+// smallest |a_old| of its particles (`group_tolerance`), kept in the
+// velocities' fourth lane by the leapfrog's kicks (leapfrog.wgsl), or by
+// `remember_forces` for evaluations outside a run's steps.
 // Driven by src/tree/groups.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
@@ -121,8 +122,9 @@ fn group_boxes_of(
     group_boxes[g] = GroupBox(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), grp.start, grp.count, tol.x, tol.y);
 }
 
-// After a walk (acceleration MAC only): every particle's |a| kept as its
-// |a_old| for the next evaluation's group tolerances.
+// After an evaluation outside a run's steps (acceleration MAC only): every
+// particle's |a| kept as its |a_old| for the next evaluation's group
+// tolerances, as the kicks keep it within a run.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn remember_forces(
     @builtin(workgroup_id) wid: vec3<u32>,

@@ -1,6 +1,9 @@
 // Kick-drift-kick leapfrog on the GPU, one invocation per particle.
 // A step is: kick_drift (v += a dt/2; x += v dt), forces, kick (v += a dt/2).
-// Driven by src/sim/leapfrog.rs.
+// Each kick also keeps |a| in the velocity's fourth lane: the tree's
+// acceleration MAC reads it as |a_old| in the next evaluation (free here,
+// the kick reads a and writes the velocity anyway).
+// Driven by src/run/leapfrog.rs.
 
 @group(0) @binding(0) var<uniform> params: LeapfrogParams;
 @group(0) @binding(1) var<storage, read_write> pos_mass: array<PosMass>;
@@ -17,8 +20,9 @@ fn kick_drift(
     if (i >= params.n) {
         return;
     }
-    let v = vel[i].vel + params.half_dt * acc_pot[i].acc;
-    vel[i].vel = v;
+    let a = acc_pot[i].acc;
+    let v = vel[i].vel + params.half_dt * a;
+    vel[i] = Velocity(v, length(a));
     pos_mass[i].pos += params.dt * v;
 }
 
@@ -32,5 +36,6 @@ fn kick(
     if (i >= params.n) {
         return;
     }
-    vel[i].vel += params.half_dt * acc_pot[i].acc;
+    let a = acc_pot[i].acc;
+    vel[i] = Velocity(vel[i].vel + params.half_dt * a, length(a));
 }

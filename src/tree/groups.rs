@@ -8,7 +8,8 @@
 //! A refit (`encode_refit`) does the same for the groups of the last build
 //! at the particles' current positions.
 //! With the acceleration MAC, each group's tolerance comes from its
-//! particles' last forces, which `encode_remember` keeps after each walk.
+//! particles' last forces: the leapfrog's kicks keep them, and
+//! `encode_remember` does for evaluations outside a run's steps.
 
 use super::TreeBuffers;
 use crate::gpu::context::dispatch_size;

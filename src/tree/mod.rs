@@ -473,8 +473,8 @@ impl TreeSolver {
     /// Records a force evaluation that relies on no earlier one (a run's
     /// first, or after its settings or state changed): with the
     /// acceleration MAC, one evaluation with the opening angle on b (no
-    /// |a_old| known), whose forces then serve as |a_old| for a second.
-    /// Otherwise as `encode`.
+    /// |a_old| known), whose forces then serve as |a_old| for a second,
+    /// whose forces are kept in turn. Otherwise as `encode`.
     pub fn encode_fresh(
         &self,
         device: &wgpu::Device,
@@ -486,14 +486,18 @@ impl TreeSolver {
             encoder.clear_buffer(&self.buffers.state.acc_pot, 0, None);
             self.groups.encode_remember(device, encoder, None);
             self.encode(device, encoder, None);
+            self.groups.encode_remember(device, encoder, None);
         }
         self.encode(device, encoder, timer);
+        self.encode_remember(device, encoder);
     }
 
     /// Records the forces in `acc_pot` as the particles' |a_old| for the
-    /// next evaluation (acceleration MAC only; every evaluation does this
-    /// itself). A run restored with its forces calls it, so that it goes
-    /// on exactly as the run it was saved from.
+    /// next evaluation (acceleration MAC only). Within a run the leapfrog's
+    /// kicks keep |a| as they apply it, at no cost; evaluations outside
+    /// a run's steps call this (`encode_fresh` does), and so does a run
+    /// restored with its forces, which then goes on exactly as the run it
+    /// was saved from.
     pub fn encode_remember(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
         if self.accel_mac() {
             self.groups.encode_remember(device, encoder, None);
@@ -501,7 +505,10 @@ impl TreeSolver {
     }
 
     /// Records one force evaluation: after it, the state is in key order and
-    /// `acc_pot` holds every particle's acceleration and potential.
+    /// `acc_pot` holds every particle's acceleration and potential. With
+    /// the acceleration MAC, the groups take |a_old| from
+    /// `Velocity::last_acc`: the kicks of a run keep it, other callers
+    /// `encode_remember` between evaluations.
     pub fn encode(
         &self,
         device: &wgpu::Device,
@@ -524,10 +531,7 @@ impl TreeSolver {
         self.properties
             .encode(encoder, deepest, timer.as_deref_mut());
         self.groups.encode(encoder, timer.as_deref_mut());
-        self.walk.encode(encoder, timer.as_deref_mut());
-        if self.accel_mac() {
-            self.groups.encode_remember(device, encoder, timer);
-        }
+        self.walk.encode(encoder, timer);
         self.on_this_tree.store(1, Ordering::Relaxed);
     }
 
@@ -578,10 +582,7 @@ impl TreeSolver {
         self.properties
             .encode(encoder, deepest, timer.as_deref_mut());
         self.groups.encode_refit(encoder, timer.as_deref_mut());
-        self.walk.encode(encoder, timer.as_deref_mut());
-        if self.accel_mac() {
-            self.groups.encode_remember(device, encoder, timer);
-        }
+        self.walk.encode(encoder, timer);
     }
 
     /// Builds from now on record levels 0..=`deepest` only (at most
