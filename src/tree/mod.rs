@@ -559,7 +559,7 @@ impl TreeSolver {
         if used >= self.rebuild_every.load(Ordering::Relaxed) {
             self.encode(device, encoder, timer);
         } else {
-            self.encode_refit(device, encoder, timer);
+            self.encode_refit(encoder, timer);
             self.on_this_tree.store(used + 1, Ordering::Relaxed);
         }
     }
@@ -572,12 +572,7 @@ impl TreeSolver {
     /// boxes; what a stale tree costs is more interactions as cells spread.
     /// Only valid after an `encode` of this solver, hence private:
     /// `encode_scheduled` is the way in.
-    fn encode_refit(
-        &self,
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        mut timer: Option<&mut PhaseTimer>,
-    ) {
+    fn encode_refit(&self, encoder: &mut wgpu::CommandEncoder, mut timer: Option<&mut PhaseTimer>) {
         let deepest = self.built_deepest.load(Ordering::Relaxed);
         self.properties
             .encode(encoder, deepest, timer.as_deref_mut());
