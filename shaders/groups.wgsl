@@ -27,10 +27,13 @@
 // How the walk tests cells for a group whose particles' smallest |a_old|
 // is `a_min`: (open_scale, accel_tol) of GroupBox. The acceleration MAC
 // accepts a cell at distance d > b from the group when M b^3 / (d^3
-// (d - b)^2), a bound on the acceleration error of its quadrupole
-// expansion, is at most alpha |a_old|; a group with a particle that has no
+// (d - b)^2), the size of the acceleration error its quadrupole
+// expansion leaves (Salmon & Warren's bound up to a constant, which alpha
+// absorbs), is at most alpha |a_old|; a group with a particle that has no
 // force yet (a first evaluation) gets the geometric test alone, as an
-// opening angle on b: d > b/θ.
+// opening angle on b: d > b/θ, and never nearer than b (θ may exceed 1,
+// which l/θ + δ allows but b/θ does not: a cell around the group itself
+// could pass).
 fn group_tolerance(a_min: f32) -> vec2<f32> {
     if (params.alpha == 0.0) {
         return vec2<f32>(1.0, 0.0);
@@ -38,7 +41,7 @@ fn group_tolerance(a_min: f32) -> vec2<f32> {
     if (a_min > 0.0) {
         return vec2<f32>(1.0, params.alpha * a_min);
     }
-    return vec2<f32>(params.inv_theta * params.inv_theta, 3.0e38);
+    return vec2<f32>(max(params.inv_theta * params.inv_theta, 1.0), 3.0e38);
 }
 
 fn point_group(j: u32) -> GroupBox {

@@ -337,9 +337,10 @@ fn frontier_probe(cur: u32, k: u32, cur_len: u32) -> Probe {
 // the opening radius, d > l/θ + δ. Acceleration MAC (Springel 2005;
 // Miki & Umemura 2017, GOTHIC), with b the cell's radius about its centre
 // of mass: d > b (so the expansion converges for every particle of the
-// group) and M b³ / (d³ (d − b)²), a bound on the acceleration error the
-// quadrupole expansion leaves (its octupole), at most accel_tol = α |a_old|
-// of the group's smallest |a_old|. For the same median error it opens far
+// group) and M b³ / (d³ (d − b)²), the size of the acceleration error the
+// quadrupole expansion leaves (Salmon & Warren's bound on it, up to a
+// constant that α absorbs), at most accel_tol = α |a_old| of the group's
+// smallest |a_old|. For the same median error it opens far
 // fewer cells than the opening angle (see BENCHMARKS.md): it spends
 // interactions where the force is weak, not everywhere alike.
 fn accepts(probe: Probe, d2: f32, open_scale: f32, accel_tol: f32) -> bool {

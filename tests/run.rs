@@ -280,35 +280,39 @@ fn resume_with_refits_is_bit_identical() {
 
 // A tree run with the acceleration MAC: each step's groups take their
 // tolerance from the last step's forces (kept in the velocities' fourth
-// lane, carried through the reorder). A checkpoint keeps α and the forces,
-// so the resumed run takes the same tolerances and goes on bit-identically;
-// and energy is conserved as with the opening angle (its errors are as
-// small at this α).
+// lane, carried through the reorder), with the tree built every step and
+// rebuilt every 4 (refits in between). A checkpoint keeps α and the
+// forces, so the resumed run takes the same tolerances and goes on
+// bit-identically; and energy is conserved as with the opening angle (its
+// errors are as small at this α).
 #[test]
 fn resume_with_the_acceleration_mac_is_bit_identical() {
     let ctx = common::gpu();
     let p = start();
-    let config = RunParams {
-        alpha: 0.003,
-        ..params(SolverKind::Tree)
+    for rebuild in [1, 4] {
+        let config = RunParams {
+            alpha: 0.003,
+            rebuild,
+            ..params(SolverKind::Tree)
+        }
+        .validate()
+        .unwrap();
+        let (went_on, resumed, energy) = block_on(async {
+            let mut run = Run::new(&ctx, &p, 0.0, config).await.unwrap();
+            run.run_to(&ctx, 0.125, |_, _| true).await.unwrap();
+            let bytes = run.checkpoint(&ctx).await.unwrap();
+            run.run_to(&ctx, 0.25, |_, _| true).await.unwrap();
+            let went_on = run.readout(&ctx).await.unwrap();
+            let mut run = Run::resume(&ctx, &bytes, "test").await.unwrap();
+            assert_eq!(run.config().params().alpha, 0.003);
+            run.run_to(&ctx, 0.25, |_, _| true).await.unwrap();
+            let resumed = run.readout(&ctx).await.unwrap();
+            let energy = resumed.energy_error();
+            (went_on, resumed, energy)
+        });
+        assert_eq!(went_on.snapshot, resumed.snapshot, "rebuild {rebuild}");
+        assert_eq!(went_on.acc_pot, resumed.acc_pot, "rebuild {rebuild}");
+        assert_eq!(went_on.steps, resumed.steps);
+        assert!(energy < 1e-4, "rebuild {rebuild}: energy error {energy}");
     }
-    .validate()
-    .unwrap();
-    let (went_on, resumed, energy) = block_on(async {
-        let mut run = Run::new(&ctx, &p, 0.0, config).await.unwrap();
-        run.run_to(&ctx, 0.125, |_, _| true).await.unwrap();
-        let bytes = run.checkpoint(&ctx).await.unwrap();
-        run.run_to(&ctx, 0.25, |_, _| true).await.unwrap();
-        let went_on = run.readout(&ctx).await.unwrap();
-        let mut run = Run::resume(&ctx, &bytes, "test").await.unwrap();
-        assert_eq!(run.config().params().alpha, 0.003);
-        run.run_to(&ctx, 0.25, |_, _| true).await.unwrap();
-        let resumed = run.readout(&ctx).await.unwrap();
-        let energy = resumed.energy_error();
-        (went_on, resumed, energy)
-    });
-    assert_eq!(went_on.snapshot, resumed.snapshot);
-    assert_eq!(went_on.acc_pot, resumed.acc_pot);
-    assert_eq!(went_on.steps, resumed.steps);
-    assert!(energy < 1e-4, "energy error {energy}");
 }

@@ -280,8 +280,8 @@ fn tree_forces_converge_to_the_direct_sum_as_theta_shrinks() {
 // The acceleration MAC (TreeConfig::alpha): a fresh evaluation (one with
 // the opening angle on b, whose forces then serve as |a_old|) against the
 // f64 direct sum. Its errors must shrink with α, its worst particle must
-// stay within 2α (each accepted cell's error is bounded by α |a_old| of the
-// group's weakest particle, and they add up with mixed signs: measured
+// stay within 2α (each accepted cell's estimated error is at most α |a_old|
+// of the group's weakest particle, and they add up with mixed signs: measured
 // 0.3–1.1 α), and against Bonsai's opening angle at a like median it must
 // cut the tail (p99, max) with fewer interactions: what the criterion is
 // for. Every evaluation leaves |a| in the velocities' fourth lane for the
@@ -649,12 +649,18 @@ fn subgroup_and_portable_walks_agree() {
     let eps = 0.01;
     let reference = forces(&p.pos_mass, eps as f64);
     // θ = 0.5 on 48 workgroups (each walks three groups or more); θ = 0.2
-    // on the usual number. lavapipe caps the loop iterations of one
-    // invocation, and the groups past the cap get no force: 24 workgroups
-    // walking these trees exceed it.
+    // and the acceleration MAC on the usual number. lavapipe caps the loop
+    // iterations of one invocation, and the groups past the cap get no
+    // force: 24 workgroups walking these trees exceed it, and so, in one
+    // CI run of several, did 48 at α = 0.003 (which groups a workgroup
+    // takes varies from run to run).
     let walk = |ctx: &GpuContext, theta: f32, alpha: f32| {
         let state = GpuParticles::upload(ctx, &p).unwrap();
-        let workgroups = if theta < 0.5 { WALK_WORKGROUPS } else { 48 };
+        let workgroups = if theta < 0.5 || alpha > 0.0 {
+            WALK_WORKGROUPS
+        } else {
+            48
+        };
         let config = TreeConfig { theta, eps, alpha };
         let tree = TreeSolver::with_limits(ctx, &state, config, 4000, workgroups).unwrap();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());

@@ -45,7 +45,7 @@ class Simulation:
       style forces, f64 state on the host);
     - ``theta``: the tree's opening angle; ``alpha``: the tolerance of its
       acceleration MAC (0: the opening angle decides; above 0 a cell is
-      taken when its error bound is at most ``alpha`` times the group's
+      taken when its error estimate is at most ``alpha`` times the group's
       last smallest |a|); ``rebuild``: the tree is built
       every ``rebuild`` steps and refitted in between (1: every step);
       ``eps``: Plummer softening; ``dt``: the leapfrog's time step;

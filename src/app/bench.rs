@@ -499,6 +499,15 @@ fn identity(line: &Value) -> Option<String> {
     if let Some(t) = line.get("theta").and_then(Value::as_f64) {
         id += &format!(" θ={}", (t * 1e4).round() / 1e4);
     }
+    // The acceleration MAC's tolerance; 0 (or absent, in files written
+    // before it) is the opening angle MAC and adds nothing.
+    if let Some(a) = line
+        .get("alpha")
+        .and_then(Value::as_f64)
+        .filter(|&a| a > 0.0)
+    {
+        id += &format!(" α={}", (a * 1e6).round() / 1e6);
+    }
     if let Some(p) = line.get("precision").and_then(Value::as_str) {
         id += &format!(" {p}");
     }

@@ -278,9 +278,9 @@ struct SolverArgs {
     #[arg(long, default_value_t = 0.75, allow_negative_numbers = true)]
     theta: f32,
     /// Tree: tolerance α of the acceleration MAC, which takes a cell when
-    /// its quadrupole error bound is at most α times the smallest last |a|
-    /// of the group; 0 (default) keeps Bonsai's opening angle θ (which then
-    /// only starts the run).
+    /// its quadrupole error estimate is at most α times the smallest last
+    /// |a| of the group (θ then only starts the run); 0 (default) keeps
+    /// Bonsai's opening angle θ.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     alpha: f32,
     /// Tree: build the tree every K steps and only refit it (moments, tight

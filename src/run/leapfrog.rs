@@ -181,17 +181,10 @@ impl LeapfrogEngine {
 
     /// A run of a state read back earlier (GPU order, forces included), as
     /// a checkpoint holds it: no force evaluation is queued, the next step
-    /// kicks with the stored forces.
+    /// kicks with the stored forces. With the acceleration MAC, that kick
+    /// also takes |a_old| from them, as in the run that was saved.
     pub fn restore(ctx: &GpuContext, state: &StateReadback, params: RunParams) -> Result<Self> {
-        let engine = Self::with_state(ctx, GpuParticles::restore(ctx, state)?, params)?;
-        if let ForceSolver::Tree(tree) = &engine.solver {
-            // The acceleration MAC's |a_old| are the stored forces, as in
-            // the run that was saved.
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            tree.encode_remember(&ctx.device, &mut encoder);
-            ctx.queue.submit(Some(encoder.finish()));
-        }
-        Ok(engine)
+        Self::with_state(ctx, GpuParticles::restore(ctx, state)?, params)
     }
 
     fn with_state(ctx: &GpuContext, state: GpuParticles, params: RunParams) -> Result<Self> {

@@ -183,7 +183,7 @@ pub const RUN_PARAMS: &[Param] = &[
     },
     Param {
         key: "alpha",
-        label: "tolerance α of the tree's acceleration MAC (0: Bonsai's opening angle θ; above 0 a cell is taken when its quadrupole error bound is at most α times the group's smallest last |a|, and θ only starts the run)",
+        label: "tolerance α of the tree's acceleration MAC (0: Bonsai's opening angle θ; above 0 a cell is taken when its quadrupole error estimate is at most α times the group's smallest last |a|, and θ only starts the run)",
         kind: number(0.0, 1.0),
         default: "0",
         solvers: &[SolverKind::Tree],

@@ -47,6 +47,8 @@ pub const BINDINGS: &[Slot] = &[
     ("dispatch", Binding::StorageReadWrite),
 ];
 
+/// With `dispatch`, `walk_dispatch` binds 8 storage buffers: WebGPU's
+/// default per-stage limit, so nothing more fits here.
 /// `group_boxes_of` is dispatched from `dispatch`, so it must not bind it:
 /// its layout stops before the last binding.
 const BOX_BINDINGS: &[Slot] = BINDINGS.split_at(8).0;

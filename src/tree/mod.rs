@@ -10,8 +10,9 @@
 //! 6. `properties`: monopole + quadrupole moments and opening radii,
 //! 7. `groups`: bounding boxes (and MAC tolerances) of the walk's groups,
 //! 8. `walk`: group-based breadth-first tree walk with Bonsai's MAC or the
-//!    acceleration MAC (`TreeConfig::alpha`), which then keeps each
-//!    particle's |a| for the next evaluation's tolerances.
+//!    acceleration MAC (`TreeConfig::alpha`), whose groups take their
+//!    tolerances from each particle's last |a| (the leapfrog's kicks keep
+//!    it; `encode_fresh` primes a first evaluation).
 //!
 //! Between rebuilds (`--rebuild K`), `encode_refit` reruns only 6–8 on the
 //! last tree at the particles' new positions.
@@ -136,7 +137,8 @@ pub struct TreeConfig {
     /// Tolerance α of the acceleration MAC (0: Bonsai's opening angle).
     /// A group takes a cell of mass M and radius b (about its centre of
     /// mass) at distance d > b as a multipole when M b³ / (d³ (d − b)²),
-    /// which bounds the acceleration error of its quadrupole expansion, is
+    /// the size of the acceleration error its quadrupole expansion leaves
+    /// (Salmon & Warren's bound up to a constant, which α absorbs), is
     /// at most α |a_old|, |a_old| the smallest of the group's last
     /// accelerations: a relative error criterion (Springel 2005, GADGET-2;
     /// Miki & Umemura 2017, GOTHIC).
@@ -148,9 +150,10 @@ pub struct TreeConfig {
 /// the particle itself; beyond, a particle could feel its own mass.
 pub const MAX_THETA: f32 = 1.15;
 
-/// Largest tolerance of the acceleration MAC: its bound on one cell's
-/// acceleration error as a fraction of the group's smallest |a| (every
-/// cell beyond its radius b is accepted long before).
+/// Largest tolerance of the acceleration MAC: one cell's estimated
+/// acceleration error as large as the group's smallest |a|. Beyond that
+/// the criterion stops meaning anything (BENCHMARKS.md: Bonsai's θ = 0.75
+/// errors at α = 0.1, and d > b alone decides from about α = 0.3 on).
 pub const MAX_ALPHA: f32 = 1.0;
 
 /// Largest N of the tree: each build level is one 1-D indirect dispatch of
@@ -494,10 +497,8 @@ impl TreeSolver {
 
     /// Records the forces in `acc_pot` as the particles' |a_old| for the
     /// next evaluation (acceleration MAC only). Within a run the leapfrog's
-    /// kicks keep |a| as they apply it, at no cost; evaluations outside
-    /// a run's steps call this (`encode_fresh` does), and so does a run
-    /// restored with its forces, which then goes on exactly as the run it
-    /// was saved from.
+    /// kicks keep |a| as they apply it, at no cost; evaluations outside a
+    /// run's steps call this (`encode_fresh` does).
     pub fn encode_remember(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
         if self.accel_mac() {
             self.groups.encode_remember(device, encoder, None);
