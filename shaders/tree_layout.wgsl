@@ -24,7 +24,8 @@ struct TreeParams {
     walk_workgroups: u32,
     // Tolerance alpha of the acceleration MAC; 0: Bonsai's opening angle.
     alpha: f32,
-    _pad2: u32,
+    // Most groups one walk workgroup takes per dispatch (0: no limit).
+    walk_share_cap: u32,
 }
 
 // Per-level parameter, bound with a dynamic offset (one 256-byte slot per

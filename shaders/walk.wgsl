@@ -365,7 +365,11 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
     // most its share ceil(groups / workgroups), so that together they take
     // every group (and no invocation runs unboundedly long: some drivers,
     // e.g. lavapipe, cap the loop iterations of one invocation).
-    let share = (workgroupUniformLoad(&group_count) + nwg - 1u) / nwg;
+    var share = (workgroupUniformLoad(&group_count) + nwg - 1u) / nwg;
+    if (params.walk_share_cap > 0u) {
+        // CPU adapters: the rest in later dispatches (src/tree/walk.rs).
+        share = min(share, params.walk_share_cap);
+    }
     for (var taken = 0u; taken < share; taken++) {
     // Every invocation is done with the last group's workgroup state.
     workgroupBarrier();

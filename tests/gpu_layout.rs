@@ -138,7 +138,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "TreeParams",
         size_of::<TreeParams>(),
-        fields!(TreeParams: n, cell_capacity, eps2, inv_theta, group_capacity, walk_workgroups, alpha, _pad2),
+        fields!(TreeParams: n, cell_capacity, eps2, inv_theta, group_capacity, walk_workgroups, alpha, walk_share_cap),
     );
     check_in(
         &src,

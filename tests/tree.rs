@@ -565,6 +565,39 @@ fn persistent_walk_workgroups_take_every_group() {
     assert!(acc.median < 3e-4, "{acc:?}");
 }
 
+// Four walk workgroups for ~370 groups at α = 0.003: ~90 groups each.
+// llvmpipe ends every loop of an invocation after 65,535 iterations in all,
+// so on lavapipe one dispatch would drop the forces of most of them; there
+// the walk takes CPU_WALK_SHARE groups per workgroup per dispatch and is
+// dispatched as often as the groups may need. Every particle must get its
+// full force on any adapter.
+#[test]
+fn few_walk_workgroups_leave_no_group_out_on_any_adapter() {
+    let ctx = common::gpu();
+    let p = Model::Plummer.generate(6000, 11).unwrap();
+    let state = GpuParticles::upload(&ctx, &p).unwrap();
+    let config = TreeConfig {
+        theta: 0.75,
+        eps: 0.01,
+        alpha: 0.003,
+    };
+    let tree = TreeSolver::with_limits(&ctx, &state, config, 4000, 4).unwrap();
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    tree.encode_fresh(&ctx.device, &mut encoder, None);
+    ctx.queue.submit(Some(encoder.finish()));
+    let counters = pollster::block_on(tree.counters(&ctx)).unwrap();
+    assert!(counters.group_count > 50 * 4, "{counters:?}");
+    let s = pollster::block_on(state.read(&ctx)).unwrap();
+    let reference = forces(&p.pos_mass, 0.01);
+    let reference: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
+    let acc = ErrorStats::of(&acc_errors(&s.acc_pot, &reference));
+    eprintln!(
+        "4 walk workgroups ({}): {counters:?}\n{acc:?}",
+        ctx.adapter_summary()
+    );
+    assert!(acc.max < 0.05 && acc.median < 3e-4, "{acc:?}");
+}
+
 // Between rebuilds (`rebuild` K > 1) the tree is refitted: the same cells,
 // with moments, tight boxes, opening radii and group boxes taken from the
 // moved particles. The MAC works from those tight boxes, so the forces stay
@@ -648,19 +681,14 @@ fn subgroup_and_portable_walks_agree() {
     let p = Model::Plummer.generate(6000, 11).unwrap();
     let eps = 0.01;
     let reference = forces(&p.pos_mass, eps as f64);
-    // θ = 0.5 on 48 workgroups (each walks three groups or more); θ = 0.2
-    // and the acceleration MAC on the usual number. lavapipe caps the loop
-    // iterations of one invocation, and the groups past the cap get no
-    // force: 24 workgroups walking these trees exceed it, and so, in one
-    // CI run of several, did 48 at α = 0.003 (which groups a workgroup
-    // takes varies from run to run).
+    // θ = 0.5 and the acceleration MAC on 48 workgroups (each walks eight
+    // groups or more: on lavapipe, two per dispatch, `CPU_WALK_SHARE`,
+    // since llvmpipe ends an invocation's loops after 65,535 iterations in
+    // all, which eight groups at α = 0.003 once exceeded); θ = 0.2 on the
+    // usual number.
     let walk = |ctx: &GpuContext, theta: f32, alpha: f32| {
         let state = GpuParticles::upload(ctx, &p).unwrap();
-        let workgroups = if theta < 0.5 || alpha > 0.0 {
-            WALK_WORKGROUPS
-        } else {
-            48
-        };
+        let workgroups = if theta < 0.5 { WALK_WORKGROUPS } else { 48 };
         let config = TreeConfig { theta, eps, alpha };
         let tree = TreeSolver::with_limits(ctx, &state, config, 4000, workgroups).unwrap();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());

@@ -34,7 +34,9 @@ pub struct TreeParams {
     /// Tolerance α of the acceleration MAC; 0 selects Bonsai's opening
     /// angle MAC (see `TreeConfig::alpha`).
     pub alpha: f32,
-    pub _pad2: u32,
+    /// Most groups one walk workgroup takes per dispatch (0: no limit; see
+    /// `CPU_WALK_SHARE`).
+    pub walk_share_cap: u32,
 }
 
 #[repr(C)]

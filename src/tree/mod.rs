@@ -65,6 +65,13 @@ pub const GROUP_SPLIT_DIVISOR: u32 = 8;
 /// In workgroup memory, 384 entries took N = 2^20, θ = 0.3 from 108 to 67 ms
 /// on the H100 compared with 128.
 pub const DEFERRED_CAPACITY: u32 = 2048;
+/// On CPU adapters (lavapipe, SwiftShader) a walk workgroup takes at most
+/// this many groups per dispatch, and the walk is dispatched as often as
+/// the group capacity may need: llvmpipe ends every loop of an invocation
+/// after 65,535 iterations in all, and a workgroup that walked many groups
+/// in one dispatch lost the forces of those past the limit (seen with 8
+/// groups per workgroup in tests). GPUs take their whole share at once.
+pub const CPU_WALK_SHARE: u32 = 2;
 /// Walk workgroups: persistent, each takes groups from an atomic counter,
 /// at most its share (more than an H100 holds at once; their stacks take
 /// WALK_WORKGROUPS × DEFERRED_CAPACITY × 4 bytes = 32 MiB).
@@ -193,9 +200,9 @@ impl TreeConfig {
 const CELLS_PER_PARTICLE: f64 = 0.3;
 
 /// The parameters of `n` particles with capacities [cells, groups, walk
-/// workgroups].
-fn tree_params(n: u32, capacities: [u32; 3], config: TreeConfig) -> TreeParams {
-    let [cell_capacity, group_capacity, walk_workgroups] = capacities;
+/// workgroups, walk share cap].
+fn tree_params(n: u32, capacities: [u32; 4], config: TreeConfig) -> TreeParams {
+    let [cell_capacity, group_capacity, walk_workgroups, walk_share_cap] = capacities;
     TreeParams {
         n,
         cell_capacity,
@@ -204,7 +211,7 @@ fn tree_params(n: u32, capacities: [u32; 3], config: TreeConfig) -> TreeParams {
         group_capacity,
         walk_workgroups,
         alpha: config.alpha,
-        ..Default::default()
+        walk_share_cap,
     }
 }
 
@@ -238,6 +245,9 @@ pub struct TreeBuffers {
     /// is a cell or an NCRIT-sized piece of a leaf, so the build never
     /// runs out of group slots, even when it ran out of cells.
     pub group_capacity: u32,
+    /// Most groups a walk workgroup takes per dispatch: `CPU_WALK_SHARE`
+    /// on CPU adapters, 0 (no limit) elsewhere.
+    pub walk_share_cap: u32,
 }
 
 impl TreeBuffers {
@@ -279,7 +289,20 @@ impl TreeBuffers {
         let gcap = group_capacity as u64;
         let size = |s: usize| s as u64;
         let walk_workgroups = walk_workgroups.clamp(1, WALK_WORKGROUPS);
-        let params = tree_params(n, [cell_capacity, group_capacity, walk_workgroups], config);
+        let walk_share_cap = match ctx.adapter_info.device_type {
+            wgpu::DeviceType::Cpu => CPU_WALK_SHARE,
+            _ => 0,
+        };
+        let params = tree_params(
+            n,
+            [
+                cell_capacity,
+                group_capacity,
+                walk_workgroups,
+                walk_share_cap,
+            ],
+            config,
+        );
         let dispatch_bytes = size(std::mem::size_of::<TreeDispatch>());
         let levels = d.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tree level slots"),
@@ -349,6 +372,7 @@ impl TreeBuffers {
             cell_capacity,
             walk_workgroups,
             group_capacity,
+            walk_share_cap,
         })
     }
 
@@ -614,7 +638,12 @@ impl TreeSolver {
         let b = &self.buffers;
         let p = tree_params(
             b.state.n,
-            [b.cell_capacity, b.group_capacity, b.walk_workgroups],
+            [
+                b.cell_capacity,
+                b.group_capacity,
+                b.walk_workgroups,
+                b.walk_share_cap,
+            ],
             config,
         );
         queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&p));

@@ -125,6 +125,10 @@ pub struct TreeWalk {
     kernel: Kernel,
     bind: wgpu::BindGroup,
     dispatch: wgpu::Buffer,
+    /// Dispatches per walk: 1, or on CPU adapters as many as the groups
+    /// may need at `walk_share_cap` groups per workgroup each (those with
+    /// nothing left end at once).
+    dispatches: u32,
     pub path: WalkPath,
 }
 
@@ -177,22 +181,33 @@ impl TreeWalk {
                 &b.walk_stack,
             ],
         );
+        let dispatches = match b.walk_share_cap {
+            0 => 1,
+            cap => b
+                .group_capacity
+                .div_ceil(b.walk_workgroups.min(b.group_capacity) * cap)
+                .max(1),
+        };
         Self {
             kernel,
             bind,
             dispatch: b.dispatch[0].clone(),
+            dispatches,
             path,
         }
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
         let mut pass = timed_pass(encoder, "walk", timer);
-        self.kernel.dispatch_indirect(
-            &mut pass,
-            &self.bind,
-            None,
-            &self.dispatch,
-            super::walk_args_offset(),
-        );
+        // Later dispatches go on from the shared group counter.
+        for _ in 0..self.dispatches {
+            self.kernel.dispatch_indirect(
+                &mut pass,
+                &self.bind,
+                None,
+                &self.dispatch,
+                super::walk_args_offset(),
+            );
+        }
     }
 }
