@@ -9,7 +9,7 @@
 // boxes are taken again from the particles' current positions.
 // With the acceleration MAC each group also gets its tolerance from the
 // smallest |a_old| of its particles (`group_tolerance`), kept in the
-// velocities' fourth lane by the leapfrog's kicks (leapfrog.wgsl), or by
+// velocities' fourth lane by the leapfrog's kick_drift (leapfrog.wgsl), or by
 // `remember_forces` for evaluations outside a run's steps.
 // Driven by src/tree/groups.rs.
 
@@ -127,7 +127,7 @@ fn group_boxes_of(
 
 // After an evaluation outside a run's steps (acceleration MAC only): every
 // particle's |a| kept as its |a_old| for the next evaluation's group
-// tolerances, as the kicks keep it within a run.
+// tolerances, as kick_drift keeps it within a run.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn remember_forces(
     @builtin(workgroup_id) wid: vec3<u32>,

@@ -1,8 +1,10 @@
 // Kick-drift-kick leapfrog on the GPU, one invocation per particle.
 // A step is: kick_drift (v += a dt/2; x += v dt), forces, kick (v += a dt/2).
-// Each kick also keeps |a| in the velocity's fourth lane: the tree's
-// acceleration MAC reads it as |a_old| in the next evaluation (free here,
-// the kick reads a and writes the velocity anyway).
+// kick_drift also keeps |a| in the velocity's fourth lane: the tree's
+// acceleration MAC reads it as |a_old| in the evaluation that follows
+// (free here, the kick reads a and writes the velocity anyway; every
+// evaluation of a run follows a kick_drift, so the closing kick leaves the
+// lane alone).
 // Driven by src/run/leapfrog.rs.
 
 @group(0) @binding(0) var<uniform> params: LeapfrogParams;
@@ -36,6 +38,5 @@ fn kick(
     if (i >= params.n) {
         return;
     }
-    let a = acc_pot[i].acc;
-    vel[i] = Velocity(vel[i].vel + params.half_dt * a, length(a));
+    vel[i].vel += params.half_dt * acc_pot[i].acc;
 }

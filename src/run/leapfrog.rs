@@ -181,8 +181,9 @@ impl LeapfrogEngine {
 
     /// A run of a state read back earlier (GPU order, forces included), as
     /// a checkpoint holds it: no force evaluation is queued, the next step
-    /// kicks with the stored forces. With the acceleration MAC, that kick
-    /// also takes |a_old| from them, as in the run that was saved.
+    /// kicks with the stored forces. With the acceleration MAC, that
+    /// kick_drift also takes |a_old| from them, as in the run that was
+    /// saved.
     pub fn restore(ctx: &GpuContext, state: &StateReadback, params: RunParams) -> Result<Self> {
         Self::with_state(ctx, GpuParticles::restore(ctx, state)?, params)
     }

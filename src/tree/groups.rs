@@ -8,7 +8,7 @@
 //! A refit (`encode_refit`) does the same for the groups of the last build
 //! at the particles' current positions.
 //! With the acceleration MAC, each group's tolerance comes from its
-//! particles' last forces: the leapfrog's kicks keep them, and
+//! particles' last forces: the leapfrog's kick_drift keeps them, and
 //! `encode_remember` does for evaluations outside a run's steps.
 
 use super::TreeBuffers;
@@ -34,7 +34,9 @@ pub struct GroupBoxes {
     n: u32,
 }
 
-/// The binding contract of `shaders/groups.wgsl`.
+/// The binding contract of `shaders/groups.wgsl`. With `dispatch`,
+/// `walk_dispatch` binds 8 storage buffers: WebGPU's default per-stage
+/// limit, so nothing more fits here.
 pub const BINDINGS: &[Slot] = &[
     ("params", Binding::Uniform),
     ("pos_mass", Binding::StorageRead),
@@ -47,8 +49,6 @@ pub const BINDINGS: &[Slot] = &[
     ("dispatch", Binding::StorageReadWrite),
 ];
 
-/// With `dispatch`, `walk_dispatch` binds 8 storage buffers: WebGPU's
-/// default per-stage limit, so nothing more fits here.
 /// `group_boxes_of` is dispatched from `dispatch`, so it must not bind it:
 /// its layout stops before the last binding.
 const BOX_BINDINGS: &[Slot] = BINDINGS.split_at(8).0;
@@ -113,13 +113,8 @@ impl GroupBoxes {
     /// Records every particle's |a| from `acc_pot` as its |a_old|
     /// (`Velocity::last_acc`), which the next evaluation's group
     /// tolerances read (acceleration MAC).
-    pub fn encode_remember(
-        &self,
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        timer: Option<&mut PhaseTimer>,
-    ) {
-        let mut pass = timed_pass(encoder, "remember", timer);
+    pub fn encode_remember(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = timed_pass(encoder, "remember", None);
         let groups = dispatch_size(device, self.n, WORKGROUP_SIZE);
         self.remember.dispatch(&mut pass, &self.boxes_bind, groups);
     }

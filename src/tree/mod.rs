@@ -11,8 +11,8 @@
 //! 7. `groups`: bounding boxes (and MAC tolerances) of the walk's groups,
 //! 8. `walk`: group-based breadth-first tree walk with Bonsai's MAC or the
 //!    acceleration MAC (`TreeConfig::alpha`), whose groups take their
-//!    tolerances from each particle's last |a| (the leapfrog's kicks keep
-//!    it; `encode_fresh` primes a first evaluation).
+//!    tolerances from each particle's last |a| (the leapfrog's kick_drift
+//!    keeps it; `encode_fresh` primes a first evaluation).
 //!
 //! Between rebuilds (`--rebuild K`), `encode_refit` reruns only 6–8 on the
 //! last tree at the particles' new positions.
@@ -511,9 +511,9 @@ impl TreeSolver {
         if self.accel_mac() {
             // No force is remembered: every group starts from the radii.
             encoder.clear_buffer(&self.buffers.state.acc_pot, 0, None);
-            self.groups.encode_remember(device, encoder, None);
+            self.encode_remember(device, encoder);
             self.encode(device, encoder, None);
-            self.groups.encode_remember(device, encoder, None);
+            self.encode_remember(device, encoder);
         }
         self.encode(device, encoder, timer);
         self.encode_remember(device, encoder);
@@ -521,18 +521,18 @@ impl TreeSolver {
 
     /// Records the forces in `acc_pot` as the particles' |a_old| for the
     /// next evaluation (acceleration MAC only). Within a run the leapfrog's
-    /// kicks keep |a| as they apply it, at no cost; evaluations outside a
-    /// run's steps call this (`encode_fresh` does).
+    /// kick_drift keeps |a| as it applies it, at no cost; evaluations
+    /// outside a run's steps call this (`encode_fresh` does).
     pub fn encode_remember(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
         if self.accel_mac() {
-            self.groups.encode_remember(device, encoder, None);
+            self.groups.encode_remember(device, encoder);
         }
     }
 
     /// Records one force evaluation: after it, the state is in key order and
     /// `acc_pot` holds every particle's acceleration and potential. With
     /// the acceleration MAC, the groups take |a_old| from
-    /// `Velocity::last_acc`: the kicks of a run keep it, other callers
+    /// `Velocity::last_acc`: a run's kick_drift keeps it, other callers
     /// `encode_remember` between evaluations.
     pub fn encode(
         &self,
