@@ -176,6 +176,14 @@ fn bench_tree_reports_phases_and_both_wall_times() {
         assert!(x.is_finite() && x > 0.0, "{key}: {v}");
     }
     assert!(v["steady_host_ms"].as_f64().unwrap().is_finite(), "{v}");
+    if v["timing"] == "gpu-timestamp" {
+        // The GPU's busy time in the steady steps: some, and no more than
+        // their wall time.
+        let gpu = v["steady_step_gpu_ms"].as_f64().unwrap();
+        let wall = v["steady_step_wall_ms"].as_f64().unwrap();
+        assert!(gpu > 0.0 && gpu <= wall, "{v}");
+        assert!(v["steady_host_ms"].as_f64().unwrap() >= 0.0, "{v}");
+    }
 }
 
 // `bench suite`: the page's set (the browser prints the same keys; the

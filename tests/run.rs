@@ -150,6 +150,46 @@ fn split_submissions_change_nothing() {
     assert_eq!(run_with(f64::INFINITY), run_with(1e3));
 }
 
+// The batch clock times each batch it has room for, as GPU time within the
+// wall time of the batches, and changes nothing the run computes.
+#[test]
+fn clocked_batches_are_timed_and_change_nothing() {
+    let ctx = common::gpu();
+    let p = start();
+    let config = params(SolverKind::Tree).validate().unwrap();
+    let run_with = |clock: bool| {
+        block_on(async {
+            let mut run = Run::new(&ctx, &p, 0.0, config).await.unwrap();
+            run.readout(&ctx).await.unwrap();
+            if clock {
+                run.clock_batches(&ctx, 2);
+            }
+            let start = std::time::Instant::now();
+            for _ in 0..3 {
+                run.queue(&ctx, 2);
+            }
+            let batches = run.batch_gpu_ms(&ctx).await.unwrap();
+            let wall_ms = start.elapsed().as_secs_f64() * 1e3;
+            (run.readout(&ctx).await.unwrap().snapshot, batches, wall_ms)
+        })
+    };
+    let (plain, unclocked, _) = run_with(false);
+    assert!(unclocked.is_none());
+    let (clocked, batches, wall_ms) = run_with(true);
+    assert_eq!(plain, clocked);
+    if ctx.has_timestamps {
+        let batches = batches.expect("timestamps clock batches");
+        assert_eq!(batches.len(), 2, "room for two of three batches");
+        assert!(batches.iter().all(|&ms| ms > 0.0), "{batches:?}");
+        assert!(
+            batches.iter().sum::<f64>() <= wall_ms,
+            "{batches:?} in {wall_ms} ms"
+        );
+    } else {
+        assert!(batches.is_none());
+    }
+}
+
 // A run stopped at a checkpoint and resumed from it ends bit-identical to
 // the run that went on: leapfrog with direct and tree forces, Hermite 4
 // and 6 (f64 bodies with their own times and steps), energy reference and

@@ -289,8 +289,10 @@ async fn bench_direct(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec)
 
 /// Whole leapfrog steps of a tree run: per-phase GPU times (median over
 /// `repeat` steps after one warm-up step, each submitted and waited for
-/// alone: `step_wall_ms`), the wall time per step of 64 steps run as a run
-/// runs them (`steady_step_wall_ms`), interactions and GPU memory.
+/// alone: `step_wall_ms`), the wall and GPU time per step of 64 steps run
+/// as a run runs them (`steady_step_wall_ms`, `steady_step_gpu_ms`; their
+/// difference is the host's, `steady_host_ms`), interactions and GPU
+/// memory.
 async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -> Result<Value> {
     {
         // The GPU warms up on a run of its own: the timed run then starts
@@ -328,9 +330,19 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
     const STEADY_STEPS: u32 = 64;
     let dt = run.config().params().dt;
     let t_end = run.time() + STEADY_STEPS as f64 * dt;
+    run.clock_batches(ctx, STEADY_STEPS);
     let start = now_ms();
     run.run_to(ctx, t_end, |_, _| true).await?;
     let steady_ms = (now_ms() - start) / STEADY_STEPS as f64;
+    // The GPU's busy time in those steps (each batch from the end of the
+    // work before it to its own end): what is left of the wall time is
+    // the host's. The timed steps above are no stand-in for it: the GPU
+    // may run a long batch at other clocks than single steps with pauses
+    // between them.
+    let steady_gpu_ms = run
+        .batch_gpu_ms(ctx)
+        .await?
+        .map(|batches| batches.iter().sum::<f64>() / STEADY_STEPS as f64);
     let tree = run
         .tree_stats(ctx)
         .await?
@@ -380,7 +392,10 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "step_gpu_ms": total,
         "step_wall_ms": wall,
         "steady_step_wall_ms": steady_ms,
-        "steady_host_ms": steady_ms - total,
+        "steady_step_gpu_ms": steady_gpu_ms,
+        // Wall minus the GPU's busy time in the same steps (without
+        // timestamps, minus the timed steps' GPU time).
+        "steady_host_ms": steady_ms - steady_gpu_ms.unwrap_or(total),
         // The GPU's own time between the phases (untimed copies, idle
         // between passes): part of steady_host_ms that is not the host's.
         "step_span_ms": span,

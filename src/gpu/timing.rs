@@ -153,6 +153,92 @@ impl PhaseTimer {
     }
 }
 
+/// GPU time of whole submissions, e.g. a run's batches of steps, as the
+/// GPU ran them back to back: an empty pass opens each batch with a
+/// timestamp and another closes it. Vulkan (and WebGPU's implementations
+/// of it) write a pass's timestamp once the work before it is done, so a
+/// batch queued behind another is counted from the other's end, and time
+/// the GPU spent waiting for the host is left out. This is what tells the
+/// host's share of a run's wall time from the GPU's (`bench tree`).
+pub struct BatchClock {
+    query_set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    capacity: u32,
+    /// Batches begun (and, once their encoder is recorded, ended).
+    batches: u32,
+}
+
+impl BatchClock {
+    /// A clock for up to `capacity` batches; `None` without timestamps.
+    pub fn new(ctx: &GpuContext, capacity: u32) -> Option<Self> {
+        if !ctx.has_timestamps || capacity == 0 {
+            return None;
+        }
+        let query_set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("batch timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2 * capacity,
+        });
+        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("batch timestamps resolved"),
+            size: 16 * capacity as u64,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Some(Self {
+            query_set,
+            resolve,
+            capacity,
+            batches: 0,
+        })
+    }
+
+    /// Opens a batch in `encoder` (before its first pass): the batch's
+    /// number, to `end` it with; `None` when every slot is used (the
+    /// batch then goes unclocked).
+    pub fn begin(&mut self, encoder: &mut wgpu::CommandEncoder) -> Option<u32> {
+        if self.batches >= self.capacity {
+            return None;
+        }
+        let k = self.batches;
+        self.batches += 1;
+        self.mark(encoder, Some(2 * k), None);
+        Some(k)
+    }
+
+    /// Closes batch `k` in `encoder` (after its last pass).
+    pub fn end(&self, encoder: &mut wgpu::CommandEncoder, k: u32) {
+        self.mark(encoder, None, Some(2 * k + 1));
+    }
+
+    fn mark(&self, encoder: &mut wgpu::CommandEncoder, begin: Option<u32>, end: Option<u32>) {
+        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("batch clock"),
+            timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                query_set: &self.query_set,
+                beginning_of_pass_write_index: begin,
+                end_of_pass_write_index: end,
+            }),
+        });
+    }
+
+    /// GPU milliseconds of each clocked batch, in order. Call once every
+    /// clocked batch has been submitted.
+    pub async fn read(&self, ctx: &GpuContext) -> Result<Vec<f64>> {
+        if self.batches == 0 {
+            return Ok(Vec::new());
+        }
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        encoder.resolve_query_set(&self.query_set, 0..2 * self.batches, &self.resolve, 0);
+        ctx.queue.submit(Some(encoder.finish()));
+        let ticks: Vec<u64> = read_vec(&ctx.device, &ctx.queue, &self.resolve).await?;
+        let ns_per_tick = ctx.queue.get_timestamp_period() as f64;
+        Ok((0..self.batches as usize)
+            .map(|k| ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * ns_per_tick * 1e-6)
+            .collect())
+    }
+}
+
 /// Begins a compute pass for `phase`, timed when `timer` is given (the
 /// phase label doubles as the pass label seen in GPU debuggers).
 pub fn timed_pass<'e>(

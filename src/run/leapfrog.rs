@@ -14,7 +14,7 @@ use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::{LeapfrogParams, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
-use crate::gpu::timing::{timed_pass, PhaseTimer};
+use crate::gpu::timing::{timed_pass, BatchClock, PhaseTimer};
 use crate::gpu::GpuContext;
 use crate::state::particles::StateReadback;
 use crate::state::{GpuParticles, Particles};
@@ -243,12 +243,18 @@ impl LeapfrogEngine {
         ctx.queue.submit(Some(encoder.finish()));
     }
 
-    /// Submits `count` steps, the first timed by `timer` if given. Steps
-    /// share one submission, unless a force evaluation is split into
-    /// chunks to keep each submission short (see `DirectSolver`): then
-    /// every chunk is a submission of its own, the kicks riding along with
-    /// the first and last.
-    pub fn submit_steps(&self, ctx: &GpuContext, count: u32, mut timer: Option<&mut PhaseTimer>) {
+    /// Submits `count` steps, the first timed by `timer` if given, the
+    /// whole batch by `clock` if given. Steps share one submission, unless
+    /// a force evaluation is split into chunks to keep each submission
+    /// short (see `DirectSolver`): then every chunk is a submission of its
+    /// own, the kicks riding along with the first and last.
+    pub fn submit_steps(
+        &self,
+        ctx: &GpuContext,
+        count: u32,
+        mut timer: Option<&mut PhaseTimer>,
+        clock: Option<&mut BatchClock>,
+    ) {
         let device = &ctx.device;
         let new_encoder = || {
             device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -256,6 +262,7 @@ impl LeapfrogEngine {
             })
         };
         let mut encoder = new_encoder();
+        let clocked = clock.and_then(|c| Some((c.begin(&mut encoder)?, c)));
         for step in 0..count {
             let mut t = if step == 0 {
                 timer.as_deref_mut()
@@ -281,6 +288,9 @@ impl LeapfrogEngine {
             if let (0, Some(t)) = (step, timer.as_deref_mut()) {
                 t.resolve(&mut encoder);
             }
+        }
+        if let Some((k, c)) = clocked {
+            c.end(&mut encoder, k);
         }
         ctx.queue.submit(Some(encoder.finish()));
     }

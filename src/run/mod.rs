@@ -19,7 +19,7 @@ pub use params::{Param, RunConfig, RunParams, RUN_PARAMS};
 
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
-use crate::gpu::timing::{PhaseTimer, Phases};
+use crate::gpu::timing::{BatchClock, PhaseTimer, Phases};
 use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
@@ -264,6 +264,9 @@ pub struct Run {
     timer: PhaseTimer,
     /// The timer holds a step's timestamps not yet read.
     timer_recorded: bool,
+    /// Clocks the GPU time of each batch `queue` submits, while set
+    /// (`clock_batches`; benchmarks).
+    batch_clock: Option<BatchClock>,
     /// Batches of `run_to` since the tree's levels were last fitted
     /// (`fit_tree_levels`).
     batches_since_fit: u64,
@@ -303,6 +306,7 @@ impl Run {
             progress,
             timer: PhaseTimer::new(ctx, TIMER_PASSES),
             timer_recorded: false,
+            batch_clock: None,
             batches_since_fit: FIT_EVERY,
             e0: None,
             de_max: 0.0,
@@ -382,7 +386,12 @@ impl Run {
                     self.timer.reset();
                     self.timer_recorded = true;
                 }
-                l.submit_steps(ctx, steps, timed.then_some(&mut self.timer));
+                l.submit_steps(
+                    ctx,
+                    steps,
+                    timed.then_some(&mut self.timer),
+                    self.batch_clock.as_mut(),
+                );
                 self.steps += steps as u64;
                 self.steps_since_base += steps as u64;
                 self.time = self.base_time + self.steps_since_base as f64 * self.config.params().dt;
@@ -582,6 +591,7 @@ impl Run {
             progress,
             timer: PhaseTimer::new(ctx, TIMER_PASSES),
             timer_recorded: false,
+            batch_clock: None,
             batches_since_fit: FIT_EVERY,
             e0: c.e0,
             de_max: c.de_max,
@@ -609,6 +619,23 @@ impl Run {
         self.time = self.base_time + self.steps_since_base as f64 * self.config.params().dt;
         self.progress.set_done(self.steps, self.time);
         Ok(r)
+    }
+
+    /// Clocks the GPU time of the next `batches` batches of leapfrog steps
+    /// that `queue` (or `run_to`) submits, as the GPU runs them one after
+    /// the other (`batch_gpu_ms` reads them). Without timestamps nothing
+    /// is clocked.
+    pub fn clock_batches(&mut self, ctx: &GpuContext, batches: u32) {
+        self.batch_clock = BatchClock::new(ctx, batches);
+    }
+
+    /// GPU milliseconds of each batch clocked since `clock_batches`, which
+    /// ends; `None` without timestamps. Waits for the queued work.
+    pub async fn batch_gpu_ms(&mut self, ctx: &GpuContext) -> Result<Option<Vec<f64>>> {
+        match self.batch_clock.take() {
+            Some(clock) => Ok(Some(clock.read(ctx).await?)),
+            None => Ok(None),
+        }
     }
 
     /// GPU milliseconds from the last timed step's first pass to its last
