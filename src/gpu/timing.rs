@@ -45,6 +45,30 @@ pub async fn timed_run(
     Ok((wall_ms, timer.read(ctx).await?))
 }
 
+/// Timestamp queries for `pairs` begin/end pairs and the buffer they are
+/// resolved into; `None` where the adapter has no timestamps.
+fn timestamp_pairs(
+    ctx: &GpuContext,
+    label: &str,
+    pairs: u32,
+) -> Option<(wgpu::QuerySet, wgpu::Buffer)> {
+    if !ctx.has_timestamps {
+        return None;
+    }
+    let query_set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some(label),
+        ty: wgpu::QueryType::Timestamp,
+        count: 2 * pairs,
+    });
+    let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(&format!("{label} resolved")),
+        size: 16 * pairs as u64,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    Some((query_set, resolve))
+}
+
 /// Timestamp query slots for up to `capacity` passes of one submission.
 pub struct PhaseTimer {
     query_set: Option<wgpu::QuerySet>,
@@ -61,21 +85,9 @@ impl PhaseTimer {
     /// A timer for up to `capacity` passes; inert when the adapter has no
     /// timestamp queries (then `writes` returns `None`).
     pub fn new(ctx: &GpuContext, capacity: u32) -> Self {
-        let (query_set, resolve) = if ctx.has_timestamps {
-            let qs = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("phase timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2 * capacity,
-            });
-            let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("phase timestamps resolved"),
-                size: 16 * capacity as u64,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            (Some(qs), Some(buf))
-        } else {
-            (None, None)
+        let (query_set, resolve) = match timestamp_pairs(ctx, "phase timestamps", capacity) {
+            Some((qs, buf)) => (Some(qs), Some(buf)),
+            None => (None, None),
         };
         Self {
             query_set,
@@ -171,20 +183,10 @@ pub struct BatchClock {
 impl BatchClock {
     /// A clock for up to `capacity` batches; `None` without timestamps.
     pub fn new(ctx: &GpuContext, capacity: u32) -> Option<Self> {
-        if !ctx.has_timestamps || capacity == 0 {
+        if capacity == 0 {
             return None;
         }
-        let query_set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("batch timestamps"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2 * capacity,
-        });
-        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("batch timestamps resolved"),
-            size: 16 * capacity as u64,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
+        let (query_set, resolve) = timestamp_pairs(ctx, "batch timestamps", capacity)?;
         Some(Self {
             query_set,
             resolve,
