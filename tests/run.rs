@@ -6,9 +6,10 @@
 mod common;
 
 use pollster::block_on;
+use webgrav::gpu::GpuContext;
 use webgrav::hermite::{HermiteSimulation, Precision};
 use webgrav::run::hermite::hermite_config;
-use webgrav::run::{Run, RunParams, SolverKind};
+use webgrav::run::{Readout, Run, RunConfig, RunParams, SolverKind};
 use webgrav::state::{Model, Particles};
 
 fn params(solver: SolverKind) -> RunParams {
@@ -287,6 +288,28 @@ fn hermite_csv_keeps_every_f64_bit() {
     assert_eq!(back.particles.pos_mass, r.snapshot.particles.pos_mass);
 }
 
+// A run of `config` from `p` that writes a checkpoint at `t_checkpoint` and
+// goes on to `t_end`, and a run resumed from that checkpoint to `t_end`:
+// the read-outs of both at `t_end`, and the parameters the resumed run
+// took from the checkpoint.
+async fn went_on_and_resumed(
+    ctx: &GpuContext,
+    p: &Particles,
+    config: RunConfig,
+    t_checkpoint: f64,
+    t_end: f64,
+) -> (Readout, Readout, RunParams) {
+    let mut run = Run::new(ctx, p, 0.0, config).await.unwrap();
+    run.run_to(ctx, t_checkpoint, |_, _| true).await.unwrap();
+    let bytes = run.checkpoint(ctx).await.unwrap();
+    run.run_to(ctx, t_end, |_, _| true).await.unwrap();
+    let went_on = run.readout(ctx).await.unwrap();
+    let mut run = Run::resume(ctx, &bytes, "test").await.unwrap();
+    let resumed_params = *run.config().params();
+    run.run_to(ctx, t_end, |_, _| true).await.unwrap();
+    (went_on, run.readout(ctx).await.unwrap(), resumed_params)
+}
+
 // With the tree rebuilt every K steps, writing a checkpoint makes the next
 // step rebuild (a resumed run has no tree to refit): the run that wrote the
 // checkpoint and the run resumed from it then continue bit-identically.
@@ -300,19 +323,11 @@ fn resume_with_refits_is_bit_identical() {
     }
     .validate()
     .unwrap();
-    let (went_on, resumed) = block_on(async {
-        let mut run = Run::new(&ctx, &p, 0.0, config).await.unwrap();
-        // 0.125 / (1/128) = 16 steps; 17 is not a multiple of 4, so the
-        // checkpoint moves the rebuild (steps 18, 22, ... would refit).
-        run.run_to(&ctx, 17.0 / 128.0, |_, _| true).await.unwrap();
-        let bytes = run.checkpoint(&ctx).await.unwrap();
-        run.run_to(&ctx, 0.25, |_, _| true).await.unwrap();
-        let went_on = run.readout(&ctx).await.unwrap();
-        let mut run = Run::resume(&ctx, &bytes, "test").await.unwrap();
-        assert_eq!(run.config().params().rebuild, 4);
-        run.run_to(&ctx, 0.25, |_, _| true).await.unwrap();
-        (went_on, run.readout(&ctx).await.unwrap())
-    });
+    // 17 steps of 1/128 to the checkpoint: not a multiple of 4, so the
+    // checkpoint moves the rebuild (steps 18, 22, ... would refit).
+    let (went_on, resumed, resumed_params) =
+        block_on(went_on_and_resumed(&ctx, &p, config, 17.0 / 128.0, 0.25));
+    assert_eq!(resumed_params.rebuild, 4);
     assert_eq!(went_on.snapshot, resumed.snapshot);
     assert_eq!(went_on.acc_pot, resumed.acc_pot);
     assert_eq!(went_on.steps, resumed.steps);
@@ -337,19 +352,10 @@ fn resume_with_the_acceleration_mac_is_bit_identical() {
         }
         .validate()
         .unwrap();
-        let (went_on, resumed, energy) = block_on(async {
-            let mut run = Run::new(&ctx, &p, 0.0, config).await.unwrap();
-            run.run_to(&ctx, 0.125, |_, _| true).await.unwrap();
-            let bytes = run.checkpoint(&ctx).await.unwrap();
-            run.run_to(&ctx, 0.25, |_, _| true).await.unwrap();
-            let went_on = run.readout(&ctx).await.unwrap();
-            let mut run = Run::resume(&ctx, &bytes, "test").await.unwrap();
-            assert_eq!(run.config().params().alpha, 0.003);
-            run.run_to(&ctx, 0.25, |_, _| true).await.unwrap();
-            let resumed = run.readout(&ctx).await.unwrap();
-            let energy = resumed.energy_error();
-            (went_on, resumed, energy)
-        });
+        let (went_on, resumed, resumed_params) =
+            block_on(went_on_and_resumed(&ctx, &p, config, 0.125, 0.25));
+        assert_eq!(resumed_params.alpha, 0.003);
+        let energy = resumed.energy_error();
         assert_eq!(went_on.snapshot, resumed.snapshot, "rebuild {rebuild}");
         assert_eq!(went_on.acc_pot, resumed.acc_pot, "rebuild {rebuild}");
         assert_eq!(went_on.steps, resumed.steps);

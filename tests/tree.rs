@@ -541,24 +541,14 @@ fn too_few_recorded_levels_keep_forces_exact_and_are_refitted() {
 fn persistent_walk_workgroups_take_every_group() {
     let ctx = common::gpu();
     let p = Model::Plummer.generate(3000, 5).unwrap();
-    let state = GpuParticles::upload(&ctx, &p).unwrap();
     let config = TreeConfig {
         theta: 0.5,
         eps: 0.01,
         alpha: 0.0,
     };
-    let tree = TreeSolver::with_limits(&ctx, &state, config, 1000, 24).unwrap();
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    tree.encode(&ctx.device, &mut encoder, None);
-    ctx.queue.submit(Some(encoder.finish()));
-    let counters = pollster::block_on(tree.counters(&ctx)).unwrap();
+    let (counters, acc) = walk_on_workgroups(&ctx, &p, config, 1000, 24);
     assert!(counters.group_count > 3 * 24, "{counters:?}");
     assert!(counters.next_group >= counters.group_count, "{counters:?}");
-    let s = pollster::block_on(state.read(&ctx)).unwrap();
-    let reference = forces(&p.pos_mass, 0.01);
-    let reference: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
-    let acc = ErrorStats::of(&acc_errors(&s.acc_pot, &reference));
-    eprintln!("24 walk workgroups: {counters:?}\n{acc:?}");
     // θ = 0.5 (Bonsai 2012 fig. 4.8: median ~1e-4); a group left out gives
     // its particles an error of 1.
     assert!(acc.max < 0.05, "{acc:?}");
@@ -575,27 +565,41 @@ fn persistent_walk_workgroups_take_every_group() {
 fn few_walk_workgroups_leave_no_group_out_on_any_adapter() {
     let ctx = common::gpu();
     let p = Model::Plummer.generate(6000, 11).unwrap();
-    let state = GpuParticles::upload(&ctx, &p).unwrap();
     let config = TreeConfig {
         theta: 0.75,
         eps: 0.01,
         alpha: 0.003,
     };
-    let tree = TreeSolver::with_limits(&ctx, &state, config, 4000, 4).unwrap();
+    let (counters, acc) = walk_on_workgroups(&ctx, &p, config, 4000, 4);
+    assert!(counters.group_count > 50 * 4, "{counters:?}");
+    assert!(acc.max < 0.05 && acc.median < 3e-4, "{acc:?}");
+}
+
+// A fresh evaluation of `p` by a tree of `cells` cells walked by
+// `workgroups` persistent workgroups: its counters, and its errors against
+// the f64 direct sum (a group left out gives its particles an error of 1).
+fn walk_on_workgroups(
+    ctx: &GpuContext,
+    p: &Particles,
+    config: TreeConfig,
+    cells: u32,
+    workgroups: u32,
+) -> (TreeCounters, ErrorStats) {
+    let state = GpuParticles::upload(ctx, p).unwrap();
+    let tree = TreeSolver::with_limits(ctx, &state, config, cells, workgroups).unwrap();
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     tree.encode_fresh(&ctx.device, &mut encoder, None);
     ctx.queue.submit(Some(encoder.finish()));
-    let counters = pollster::block_on(tree.counters(&ctx)).unwrap();
-    assert!(counters.group_count > 50 * 4, "{counters:?}");
-    let s = pollster::block_on(state.read(&ctx)).unwrap();
-    let reference = forces(&p.pos_mass, 0.01);
+    let counters = pollster::block_on(tree.counters(ctx)).unwrap();
+    let s = pollster::block_on(state.read(ctx)).unwrap();
+    let reference = forces(&p.pos_mass, config.eps as f64);
     let reference: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
     let acc = ErrorStats::of(&acc_errors(&s.acc_pot, &reference));
     eprintln!(
-        "4 walk workgroups ({}): {counters:?}\n{acc:?}",
+        "{workgroups} walk workgroups ({}): {counters:?}\n{acc:?}",
         ctx.adapter_summary()
     );
-    assert!(acc.max < 0.05 && acc.median < 3e-4, "{acc:?}");
+    (counters, acc)
 }
 
 // Between rebuilds (`rebuild` K > 1) the tree is refitted: the same cells,
