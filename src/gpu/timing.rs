@@ -69,6 +69,12 @@ fn timestamp_pairs(
     Some((query_set, resolve))
 }
 
+/// Milliseconds from timestamp `from` to `to` (0 if a driver's clock ran
+/// backwards).
+fn ticks_ms(from: u64, to: u64, ns_per_tick: f64) -> f64 {
+    to.saturating_sub(from) as f64 * ns_per_tick * 1e-6
+}
+
 /// Timestamp query slots for up to `capacity` passes of one submission.
 pub struct PhaseTimer {
     query_set: Option<wgpu::QuerySet>,
@@ -151,11 +157,11 @@ impl PhaseTimer {
         let ticks: Vec<u64> = read_vec(&ctx.device, &ctx.queue, buf).await?;
         let ns_per_tick = ctx.queue.get_timestamp_period() as f64;
         let used = 2 * self.labels.len();
-        let span = ticks[used - 1].saturating_sub(ticks[0]) as f64 * ns_per_tick * 1e-6;
+        let span = ticks_ms(ticks[0], ticks[used - 1], ns_per_tick);
         self.span_ms.set(Some(span));
         let mut out: Vec<(&'static str, f64)> = Vec::new();
         for (k, label) in self.labels.iter().enumerate() {
-            let ms = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * ns_per_tick * 1e-6;
+            let ms = ticks_ms(ticks[2 * k], ticks[2 * k + 1], ns_per_tick);
             match out.iter_mut().find(|(l, _)| l == label) {
                 Some((_, t)) => *t += ms,
                 None => out.push((label, ms)),
@@ -236,7 +242,7 @@ impl BatchClock {
         let ticks: Vec<u64> = read_vec(&ctx.device, &ctx.queue, &self.resolve).await?;
         let ns_per_tick = ctx.queue.get_timestamp_period() as f64;
         Ok((0..self.batches as usize)
-            .map(|k| ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * ns_per_tick * 1e-6)
+            .map(|k| ticks_ms(ticks[2 * k], ticks[2 * k + 1], ns_per_tick))
             .collect())
     }
 }
