@@ -12,8 +12,9 @@
 // consecutive particles.
 // Dispatches: init_tree (bound to dispatch buffer 0) and reset_level_args
 // (bound to buffer 1), which reset both buffers' level sizes; per level l,
-// split_cells (indirect, from level_args[l] of dispatch buffer l % 2),
-// which also sizes level l+1: the end of its range and its workgroup count
+// split_cells (indirect, from level_args[l] of dispatch buffer l % 2, or
+// a fixed number of workgroups striding over the level), which also sizes
+// level l+1: the end of its range and its workgroup count
 // grow by atomicMax as children are allocated, written into the other
 // dispatch buffer (a dispatch may not write the buffer it is dispatched
 // from); finally finish_groups.
@@ -124,16 +125,40 @@ fn octant_bounds(start: u32, end: u32, level: u32) -> array<u32, 9> {
 var<workgroup> workgroup_children: atomic<u32>;
 var<workgroup> workgroup_first: u32;
 
+// This workgroup's level range [start, end), read once by one invocation
+// and shared, so the loop over it is uniform (barriers inside).
+var<workgroup> level_range: vec2<u32>;
+
+// A level's cells in tiles of WORKGROUP_SIZE, workgroup w taking tiles w,
+// w + W, ... of the W dispatched: sized exactly by the level's indirect
+// arguments (one tile each, natively), or a fixed W that strides over any
+// level (browsers, where every indirect dispatch costs an extra validation
+// pass: BENCHMARKS.md, "browser engine").
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn split_cells(
-    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
     let level = level_params.level;
-    let c = atomicLoad(&counters.level_start[level]) + gid.x;
+    if (lid == 0u) {
+        level_range = vec2<u32>(
+            atomicLoad(&counters.level_start[level]),
+            atomicLoad(&counters.level_start[level + 1u]),
+        );
+    }
+    let range = workgroupUniformLoad(&level_range);
+    for (var tile = range.x + wid.x * WORKGROUP_SIZE; tile < range.y; tile += nwg.x * WORKGROUP_SIZE) {
+        split_tile_cell(tile + lid, range.y, lid, level);
+    }
+}
+
+// One cell of a tile (c >= end: none, but the invocation still takes part
+// in the tile's barriers).
+fn split_tile_cell(c: u32, end: u32, lid: u32, level: u32) {
     var cell = TreeCell(0u, 0u, 0u, 0u);
     var splits = false;
-    if (c < atomicLoad(&counters.level_start[level + 1u])) {
+    if (c < end) {
         cell = cells[c];
         if (cell.count <= NLEAF || level >= level_params.deepest) {
             if (cell.count > GROUP_CELL) {
@@ -172,17 +197,23 @@ fn split_cells(
             workgroup_first = atomicAdd(&counters.cell_count, total);
             // Size level + 1 (its start, the end of this level, is final
             // by now).
-            let end = min(workgroup_first + total, params.cell_capacity);
-            atomicMax(&counters.level_start[level + 2u], end);
-            let next_cells = end - atomicLoad(&counters.level_start[level + 1u]);
+            let next_end = min(workgroup_first + total, params.cell_capacity);
+            atomicMax(&counters.level_start[level + 2u], next_end);
+            let next_cells = next_end - end;
             atomicMax(&next_dispatch.level_args[level + 1u].x, (next_cells + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
             atomicMax(&counters.depth, level + 1u);
         }
     }
+    // Also the barrier that lets the next tile reset workgroup_children.
     let first = workgroupUniformLoad(&workgroup_first) + offset;
-    if (!splits) {
-        return;
+    if (splits) {
+        write_children(c, cell, bound, children, first);
     }
+}
+
+// Writes the children of cell `c` (found in `bound`) from slot `first` on,
+// and the groups cut from them.
+fn write_children(c: u32, cell: TreeCell, bound: array<u32, 9>, children: u32, first: u32) {
     if (first + children > params.cell_capacity) {
         // No room: the cell stays a leaf holding all its particles, which the
         // walk then sums directly (exact, only slower). Slots below the

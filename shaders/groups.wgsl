@@ -1,5 +1,6 @@
 // Bounding boxes of the walk's particle groups, GROUP_BOX_LANES invocations
-// per group built by the tree (indirect dispatch sized by the build), then
+// per group built by the tree (indirect dispatch sized by the build, or a
+// fixed number of workgroups striding over the groups), then
 // the walk's dispatch size. A group whose box is large compared with the whole system
 // (sparse outskirts, where a few particles span a big cell) would open most
 // of the tree for all its particles; it is split into one-particle groups,
@@ -56,21 +57,40 @@ var<workgroup> lane_lo: array<vec3<f32>, WORKGROUP_SIZE>;
 var<workgroup> lane_hi: array<vec3<f32>, WORKGROUP_SIZE>;
 var<workgroup> lane_acc: array<f32, WORKGROUP_SIZE>;
 
+// The groups the build made, read once by one invocation and shared, so the
+// loop over tiles is uniform (barriers inside).
+var<workgroup> built_groups: u32;
+
+// Tiles of GROUP_BOXES_PER_WORKGROUP groups, workgroup w taking tiles w,
+// w + W, ... of the W dispatched: sized exactly by the build (one tile
+// each, natively), or a fixed W for any number of groups (browsers, where
+// every indirect dispatch costs an extra validation pass).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn group_boxes_of(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let g = (wid.y * nwg.x + wid.x) * GROUP_BOXES_PER_WORKGROUP + lid / GROUP_BOX_LANES;
+    if (lid == 0u) {
+        built_groups = counters.groups_built;
+    }
+    let built = workgroupUniformLoad(&built_groups);
+    for (var tile = wid.y * nwg.x + wid.x; tile * GROUP_BOXES_PER_WORKGROUP < built; tile += nwg.x * nwg.y) {
+        box_of_tile_group(tile * GROUP_BOXES_PER_WORKGROUP + lid / GROUP_BOX_LANES, lid, built);
+    }
+}
+
+// This invocation's lane of group `g` of a tile (g >= built: none, but the
+// invocation takes part in the tile's barriers).
+fn box_of_tile_group(g: u32, lid: u32, built: u32) {
     let lane = lid % GROUP_BOX_LANES;
-    let built = g < counters.groups_built;
+    let is_group = g < built;
     var grp = Group(0u, 0u);
     var lo = vec3<f32>(3.0e38);
     var hi = vec3<f32>(-3.0e38);
     var a_min = 3.0e38;
     let accel = params.alpha > 0.0;
-    if (built) {
+    if (is_group) {
         grp = groups[g];
         for (var j = grp.start + lane; j < grp.start + grp.count; j += GROUP_BOX_LANES) {
             let p = pos_mass[j].pos;
@@ -93,11 +113,14 @@ fn group_boxes_of(
         }
     }
     workgroupBarrier();
-    if (!built || lane != 0u) {
-        return;
+    if (is_group && lane == 0u) {
+        write_group_box(g, grp, lane_lo[lid], lane_hi[lid], lane_acc[lid]);
     }
-    lo = lane_lo[lid];
-    hi = lane_hi[lid];
+}
+
+// Group g's box (or, for a group too large for the system, one point group
+// per particle).
+fn write_group_box(g: u32, grp: Group, lo: vec3<f32>, hi: vec3<f32>, a_min: f32) {
     let side = hi - lo;
     let too_big = max(side.x, max(side.y, side.z)) > cube_side(bounds) / f32(GROUP_SPLIT_DIVISOR);
     if (too_big && grp.count > 1u) {
@@ -121,7 +144,7 @@ fn group_boxes_of(
             first = r.old_value;
         }
     }
-    let tol = group_tolerance(lane_acc[lid]);
+    let tol = group_tolerance(a_min);
     group_boxes[g] = GroupBox(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), grp.start, grp.count, tol.x, tol.y);
 }
 

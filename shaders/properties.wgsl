@@ -19,13 +19,22 @@
 @group(0) @binding(4) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(5) var<storage, read_write> props: array<CellProps>;
 
+// Cells of the level strided over the dispatched invocations: one each
+// when the level's indirect arguments sized the dispatch (natively), or a
+// fixed number of workgroups for any level (browsers; see split_cells).
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn cell_properties(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn cell_properties(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let level = level_params.level;
-    let c = atomicLoad(&counters.level_start[level]) + gid.x;
-    if (c >= atomicLoad(&counters.level_start[level + 1u])) {
-        return;
+    let end = atomicLoad(&counters.level_start[level + 1u]);
+    for (var c = atomicLoad(&counters.level_start[level]) + gid.x; c < end; c += nwg.x * WORKGROUP_SIZE) {
+        properties_of(c);
     }
+}
+
+fn properties_of(c: u32) {
     let cell = cells[c];
     var mass = 0.0;
     var com = vec3<f32>(0.0);

@@ -1,9 +1,7 @@
 // Functions shared by the tree shaders that work with keys and cubes.
 
-// Invocations per group in the group-box kernel (shaders/groups.wgsl):
-// each reads every GROUP_BOX_LANES-th particle of the group, so a group's
-// loads are in flight together instead of one after the other.
-const GROUP_BOX_LANES: u32 = 8u;
+// GROUP_BOX_LANES (src/tree/layout.rs): invocations per group in the
+// group-box kernel (shaders/groups.wgsl).
 const GROUP_BOXES_PER_WORKGROUP: u32 = WORKGROUP_SIZE / GROUP_BOX_LANES;
 
 // The group-box dispatch for `groups` groups (2-D past 65535 workgroups).

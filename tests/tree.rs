@@ -746,3 +746,68 @@ fn subgroup_and_portable_walks_agree() {
         assert!(worst < 1e-5, "paths differ by {worst:e}");
     }
 }
+
+// Browsers dispatch the tree's GPU-sized work (build and properties levels,
+// group boxes, walk) with a fixed number of workgroups striding over it
+// (`DispatchSizing::Strided`) instead of indirect dispatches, which Dawn
+// validates at a high cost: the same tree (cells per level, groups, depth),
+// the same interactions per particle and the same forces to f32 rounding.
+// With one or three workgroups per dispatch every kernel takes many
+// strides (and levels end mid-tile).
+#[test]
+fn strided_and_indirect_dispatches_build_the_same_tree() {
+    use webgrav::gpu::context::MAX_STRIDED_WORKGROUPS;
+    use webgrav::gpu::DispatchSizing;
+    let mut ctx = common::gpu();
+    let p = Model::Plummer.generate(6000, 12).unwrap();
+    let config = TreeConfig {
+        theta: 0.5,
+        eps: 0.01,
+        alpha: 0.0,
+    };
+    let build_and_walk = |ctx: &GpuContext| {
+        let (state, tree) = evaluate(ctx, &p, config);
+        let counters = pollster::block_on(tree.counters(ctx)).unwrap();
+        let counts = pollster::block_on(tree.interaction_counts(ctx)).unwrap();
+        let s = pollster::block_on(state.read(ctx)).unwrap();
+        (counters, counts, s)
+    };
+    ctx.dispatch_sizing = DispatchSizing::Indirect;
+    let (c0, n0, s0) = build_and_walk(&ctx);
+    let reference = forces(&p.pos_mass, 0.01);
+    for max_workgroups in [1, 3, MAX_STRIDED_WORKGROUPS] {
+        ctx.dispatch_sizing = DispatchSizing::Strided { max_workgroups };
+        let (c, n, s) = build_and_walk(&ctx);
+        let what = format!("{max_workgroups} workgroups");
+        assert_eq!(c.level_start, c0.level_start, "{what}: cells per level");
+        assert_eq!(
+            (
+                c.cell_count,
+                c.groups_built,
+                c.group_count,
+                c.depth,
+                c.overflow
+            ),
+            (c0.cell_count, c0.groups_built, c0.group_count, c0.depth, 0),
+            "{what}: counters"
+        );
+        assert_eq!(s.index, s0.index, "{what}: the same key order");
+        assert_eq!(n, n0, "{what}: interactions per particle");
+        let r: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
+        let e = ErrorStats::of(&acc_errors(&s.acc_pot, &r));
+        assert!(e.max < 0.05 && e.median < 3e-4, "{what}: {e:?}");
+        for (a, b) in s.acc_pot.iter().zip(&s0.acc_pot) {
+            let norm = a
+                .acc
+                .iter()
+                .map(|x| (*x as f64).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let diff = (0..3)
+                .map(|k| (a.acc[k] as f64 - b.acc[k] as f64).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            assert!(diff <= 1e-5 * norm, "{what}: {a:?} vs {b:?}");
+        }
+    }
+}

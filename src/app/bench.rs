@@ -17,8 +17,8 @@
 
 use crate::direct::{DirectConfig, DirectSolver};
 use crate::error::{Error, Result};
-use crate::gpu::timing::{now_ms, timed_run, PhaseTimer};
-use crate::gpu::GpuContext;
+use crate::gpu::timing::{now_ms, timed_run, BatchClock, PhaseTimer};
+use crate::gpu::{DispatchSizing, GpuContext};
 use crate::hermite::{Body, HermiteGpu, Order, Precision, Sinks};
 use crate::run::{mean_interactions, Run, RunConfig, RunParams, SolverKind};
 use crate::state::stats::median;
@@ -36,6 +36,9 @@ pub enum BenchKind {
     Hermite4,
     /// Hermite forces with jerk and snap.
     Hermite6,
+    /// The page's frame: a tree step plus the particles drawn into an
+    /// offscreen target of a desktop page's size.
+    Frame,
 }
 
 impl BenchKind {
@@ -45,13 +48,14 @@ impl BenchKind {
             BenchKind::Tree => "tree",
             BenchKind::Hermite4 => "hermite4",
             BenchKind::Hermite6 => "hermite6",
+            BenchKind::Frame => "frame",
         }
     }
 
     /// The solver whose particle limit applies.
     pub fn solver(self) -> SolverKind {
         match self {
-            BenchKind::Tree => SolverKind::Tree,
+            BenchKind::Tree | BenchKind::Frame => SolverKind::Tree,
             BenchKind::Hermite4 | BenchKind::Hermite6 => SolverKind::Hermite4,
             BenchKind::Direct => SolverKind::Direct,
         }
@@ -135,6 +139,97 @@ impl BenchSpec {
     }
 }
 
+impl BenchSpec {
+    /// A configuration from a JSON object with the CLI's option names:
+    /// `{"bench": "tree", "n": 262144, "theta": 0.75, "alpha": 0.1}`
+    /// (also `repeat`, `eps`, `seed`, `dt`, `rebuild`, `precision`,
+    /// `active`); what is absent takes `new`'s default. How the browser
+    /// engine lab (`tests/browser-engine/`) asks the web build for exactly
+    /// the configurations it asks the CLI for.
+    pub fn from_json(v: &Value) -> Result<Self> {
+        let bad = |what: String| Error::InvalidParameter(format!("benchmark spec: {what}"));
+        let obj = v
+            .as_object()
+            .ok_or_else(|| bad(format!("expected an object, got {v}")))?;
+        const KEYS: &[&str] = &[
+            "bench",
+            "n",
+            "repeat",
+            "eps",
+            "seed",
+            "theta",
+            "alpha",
+            "dt",
+            "rebuild",
+            "precision",
+            "active",
+        ];
+        if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(bad(format!(
+                "unknown key {k:?} (known: {})",
+                KEYS.join(", ")
+            )));
+        }
+        let kind = match obj.get("bench").and_then(Value::as_str) {
+            Some("direct") => BenchKind::Direct,
+            Some("tree") => BenchKind::Tree,
+            Some("hermite4") => BenchKind::Hermite4,
+            Some("hermite6") => BenchKind::Hermite6,
+            Some("frame") => BenchKind::Frame,
+            other => {
+                return Err(bad(format!(
+                    "\"bench\" must be direct, tree, hermite4, hermite6 or frame, got {other:?}"
+                )))
+            }
+        };
+        let uint = |key: &str| -> Result<Option<u64>> {
+            obj.get(key)
+                .map(|x| {
+                    x.as_u64()
+                        .ok_or_else(|| bad(format!("{key} must be a whole number, got {x}")))
+                })
+                .transpose()
+        };
+        let float = |key: &str| -> Result<Option<f64>> {
+            obj.get(key)
+                .map(|x| {
+                    x.as_f64()
+                        .ok_or_else(|| bad(format!("{key} must be a number, got {x}")))
+                })
+                .transpose()
+        };
+        let n = uint("n")?.ok_or_else(|| bad("\"n\" is missing".into()))? as usize;
+        let mut spec = Self::new(kind, n);
+        if let Some(r) = uint("repeat")? {
+            spec.repeat = u32::try_from(r).map_err(|_| bad(format!("repeat {r} is too large")))?;
+        }
+        if let Some(s) = uint("seed")? {
+            spec.seed = s;
+        }
+        if let Some(k) = uint("rebuild")? {
+            spec.rebuild =
+                u32::try_from(k).map_err(|_| bad(format!("rebuild {k} is too large")))?;
+        }
+        spec.eps = float("eps")?.map_or(spec.eps, |x| x as f32);
+        spec.theta = float("theta")?.map_or(spec.theta, |x| x as f32);
+        spec.alpha = float("alpha")?.map_or(spec.alpha, |x| x as f32);
+        spec.dt = float("dt")?.unwrap_or(spec.dt);
+        if let Some(p) = obj.get("precision") {
+            spec.precision = p
+                .as_str()
+                .and_then(Precision::from_name)
+                .ok_or_else(|| bad(format!("unknown precision {p}")))?;
+        }
+        if let Some(a) = obj.get("active") {
+            spec.active = a
+                .as_array()
+                .and_then(|a| a.iter().map(|x| x.as_u64().map(|x| x as usize)).collect())
+                .ok_or_else(|| bad(format!("active must be an array of counts, got {a}")))?;
+        }
+        Ok(spec)
+    }
+}
+
 /// The page's benchmark set at one size: the direct kernel and both
 /// Hermite orders (double-single, the browser's best) at N = `size`, the
 /// tree at 4 × `size`.
@@ -185,8 +280,12 @@ pub async fn run(
     super::check_device_particle_count(ctx, spec.n as u64, spec.kind.solver())?;
     #[cfg(not(target_arch = "wasm32"))]
     super::check_host_memory(spec.n as u64)?;
+    let start = now_ms();
     let particles: Particles = Model::Plummer.generate(spec.n, spec.seed)?;
-    let lines = if spec.on_hermite_kernel() {
+    let generate_ms = now_ms() - start;
+    let lines = if spec.kind == BenchKind::Frame {
+        vec![bench_frame(ctx, &particles, spec, generate_ms).await?]
+    } else if spec.on_hermite_kernel() {
         bench_hermite(ctx, &particles, spec).await?
     } else if spec.kind == BenchKind::Tree {
         vec![bench_tree(ctx, &particles, spec).await?]
@@ -385,6 +484,10 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "eps": spec.eps,
         "rebuild": spec.rebuild,
         "walk": tree.walk.name(),
+        "dispatch": match ctx.dispatch_sizing {
+            DispatchSizing::Indirect => "indirect",
+            DispatchSizing::Strided { .. } => "strided",
+        },
         "timing": if timed { "gpu-timestamp" } else { "wall" },
         "repeat": spec.repeat,
         "phase_ms": phase_ms,
@@ -418,6 +521,112 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "cell_overflow": c.overflow != 0,
         "gpu_bytes": tree.gpu_bytes,
         "bytes_per_particle": tree.gpu_bytes as f64 / n,
+    }))
+}
+
+/// The page's canvas size the frame benchmark draws at (a desktop window).
+pub const FRAME_SIZE: (u32, u32) = (1920, 1080);
+
+/// The page's frames on a tree run: the draw pass alone (GPU time,
+/// median of `repeat`), 64 frames of one step plus a draw each, with at
+/// most two frames queued as a browser's frame pacing allows
+/// (`frame_wall_ms`: the frame rate the GPU and host sustain), and the
+/// first frame: generation, run set-up, one step and one draw, waited for
+/// (`first_frame_ms`, what a visitor waits for once the page has its GPU).
+async fn bench_frame(
+    ctx: &GpuContext,
+    particles: &Particles,
+    spec: &BenchSpec,
+    generate_ms: f64,
+) -> Result<Value> {
+    use crate::render::{Camera, ColorRanges, PointRenderer, OFFSCREEN_FORMAT};
+    let (width, height) = FRAME_SIZE;
+    let start = now_ms();
+    let mut run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
+    let renderer = PointRenderer::new(&ctx.device, OFFSCREEN_FORMAT);
+    let points = renderer.bind(&ctx.device, run.display(), &[]);
+    let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("frame benchmark target"),
+        size: wgpu::Extent3d {
+            width,
+            height,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: OFFSCREEN_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+        view_formats: &[],
+    });
+    let view = texture.create_view(&Default::default());
+    // The page's view of a new model: fitted to its mass.
+    let mut camera = Camera::default();
+    let (center, radius) = super::readout::view_sphere(&particles.pos_mass);
+    camera.fit(center, radius, width, height);
+    let ranges = ColorRanges::of(&particles.vel, None);
+    let uniform = camera.uniform(width, height, run.n(), ranges.for_mode(camera.color_mode));
+    // One draw in a submission of its own, as the page's; bracketed by
+    // the clock's timestamps where given.
+    let draw = |mut clock: Option<&mut BatchClock>| {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let slot = clock.as_deref_mut().and_then(|c| c.begin(&mut encoder));
+        renderer.draw(&ctx.queue, &mut encoder, &view, &points, &uniform);
+        if let (Some(c), Some(k)) = (clock, slot) {
+            c.end(&mut encoder, k);
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+    };
+    run.queue(ctx, 1);
+    draw(None);
+    ctx.finish().await?;
+    let first_frame_ms = generate_ms + (now_ms() - start);
+    run.fit_tree_levels(ctx).await?;
+    warm_up(ctx, || {
+        run.queue(ctx, 1);
+        draw(None);
+    })
+    .await?;
+    // The draw pass alone.
+    let mut clock = BatchClock::new(ctx, spec.repeat);
+    for _ in 0..spec.repeat {
+        draw(clock.as_mut());
+        ctx.finish().await?;
+    }
+    let mut draw_ms = match &clock {
+        Some(c) => c.read(ctx).await?,
+        None => Vec::new(),
+    };
+    // Frames as the page makes them.
+    const FRAMES: u32 = 64;
+    let begin = now_ms();
+    let mut in_flight = std::collections::VecDeque::new();
+    for _ in 0..FRAMES {
+        if in_flight.len() >= 2 {
+            ctx.wait_for(in_flight.pop_front().expect("two queued"))
+                .await?;
+        }
+        run.queue(ctx, 1);
+        draw(None);
+        in_flight.push_back(ctx.mark());
+    }
+    ctx.finish().await?;
+    let frame_wall_ms = (now_ms() - begin) / FRAMES as f64;
+    Ok(json!({
+        "bench": "frame",
+        "n": particles.len(),
+        "theta": spec.theta,
+        "alpha": spec.alpha,
+        "eps": spec.eps,
+        "width": width,
+        "height": height,
+        "timing": if clock.is_some() { "gpu-timestamp" } else { "wall" },
+        "repeat": spec.repeat,
+        "draw_gpu_ms": (!draw_ms.is_empty()).then(|| median(&mut draw_ms)),
+        "frame_wall_ms": frame_wall_ms,
+        "frames_per_s": 1e3 / frame_wall_ms,
+        "first_frame_ms": first_frame_ms,
+        "generate_ms": generate_ms,
     }))
 }
 
@@ -560,7 +769,15 @@ pub fn parse_lines(text: &str, what: &str) -> Result<Vec<Value>> {
 /// and steady-state times and each phase.
 fn time_figures(line: &Value) -> Vec<(String, f64)> {
     let mut out = Vec::new();
-    for key in ["ms", "step_gpu_ms", "steady_step_wall_ms", "predict_ms"] {
+    for key in [
+        "ms",
+        "step_gpu_ms",
+        "steady_step_wall_ms",
+        "predict_ms",
+        "draw_gpu_ms",
+        "frame_wall_ms",
+        "first_frame_ms",
+    ] {
         if let Some(v) = line.get(key).and_then(Value::as_f64) {
             out.push((key.to_string(), v));
         }
@@ -663,6 +880,52 @@ mod tests {
         let native = parse_lines(NATIVE, "n").unwrap();
         let e = compare(&other, &native).unwrap_err().to_string();
         assert!(e.contains("no configuration in common"), "{e}");
+    }
+
+    #[test]
+    fn specs_read_from_json_as_the_cli_reads_flags() {
+        let spec = BenchSpec::from_json(&json!({
+            "bench": "tree", "n": 4096, "theta": 0.5, "alpha": 0.1, "repeat": 3
+        }))
+        .unwrap();
+        assert_eq!(
+            spec,
+            BenchSpec {
+                theta: 0.5,
+                alpha: 0.1,
+                repeat: 3,
+                ..BenchSpec::new(BenchKind::Tree, 4096)
+            }
+        );
+        let h = BenchSpec::from_json(&json!({
+            "bench": "hermite6", "n": 1024, "precision": "ds-fast", "active": [16, 1024]
+        }))
+        .unwrap();
+        assert_eq!(
+            (h.kind, h.precision),
+            (BenchKind::Hermite6, Precision::DsFast)
+        );
+        assert_eq!(h.active, [16, 1024]);
+        for (bad, says) in [
+            (json!({"bench": "tree"}), "\"n\" is missing"),
+            (json!({"bench": "fmm", "n": 4}), "must be direct, tree"),
+            (
+                json!({"bench": "tree", "n": 4, "tehta": 1}),
+                "unknown key \"tehta\"",
+            ),
+            (
+                json!({"bench": "tree", "n": -4}),
+                "n must be a whole number",
+            ),
+            (
+                json!({"bench": "direct", "n": 4, "precision": "f16"}),
+                "unknown precision",
+            ),
+            (json!([1]), "expected an object"),
+        ] {
+            let e = BenchSpec::from_json(&bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

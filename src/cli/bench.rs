@@ -6,7 +6,8 @@
 use super::{emit, precision_parser};
 use crate::app::bench::{self, BenchKind, BenchSpec, Host, KernelShape};
 use crate::error::Result;
-use crate::gpu::{GpuContext, SubgroupUse};
+use crate::gpu::context::MAX_STRIDED_WORKGROUPS;
+use crate::gpu::{DispatchSizing, GpuContext, SubgroupUse};
 use crate::hermite::Precision;
 use clap::{Args, ValueEnum};
 
@@ -20,6 +21,9 @@ enum BenchArg {
     Hermite4,
     /// Hermite forces with jerk and snap.
     Hermite6,
+    /// The page's frame: a tree step and the particles drawn offscreen at
+    /// 1920x1080 (draw pass, frames per second, first frame).
+    Frame,
     /// The benchmark page's set at size -n: direct, hermite4 and hermite6
     /// (ds) at N, the tree at 4N; the same lines the page prints.
     Suite,
@@ -61,6 +65,10 @@ pub struct BenchArgs {
     /// also below the N from which it is taken by default.
     #[arg(long)]
     subgroups: bool,
+    /// Dispatch the tree's GPU-sized work as browsers do: a fixed number of
+    /// workgroups striding over it, no indirect dispatches.
+    #[arg(long)]
+    strided: bool,
     #[command(flatten)]
     direct: DirectBenchArgs,
 }
@@ -96,6 +104,7 @@ fn specs(a: &BenchArgs) -> Vec<BenchSpec> {
         BenchArg::Tree => BenchKind::Tree,
         BenchArg::Hermite4 => BenchKind::Hermite4,
         BenchArg::Hermite6 => BenchKind::Hermite6,
+        BenchArg::Frame => BenchKind::Frame,
         BenchArg::Suite => {
             return a
                 .n
@@ -104,7 +113,7 @@ fn specs(a: &BenchArgs) -> Vec<BenchSpec> {
                 .collect()
         }
     };
-    let (thetas, alphas) = if kind == BenchKind::Tree {
+    let (thetas, alphas) = if matches!(kind, BenchKind::Tree | BenchKind::Frame) {
         (a.theta.clone(), a.alpha.clone())
     } else {
         (vec![a.theta[0]], vec![a.alpha[0]])
@@ -148,6 +157,11 @@ pub async fn bench(a: BenchArgs) -> Result<()> {
         ctx.subgroups = SubgroupUse::Never;
     } else if a.subgroups {
         ctx.subgroups = SubgroupUse::Always;
+    }
+    if a.strided {
+        ctx.dispatch_sizing = DispatchSizing::Strided {
+            max_workgroups: MAX_STRIDED_WORKGROUPS,
+        };
     }
     let host = Host::native();
     for s in &specs {

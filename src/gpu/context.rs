@@ -21,6 +21,42 @@ pub enum SubgroupUse {
     Never,
 }
 
+/// How kernels whose amount of work only the GPU knows (the tree's levels,
+/// groups and walk) are dispatched. The kernels stride over their work,
+/// so both give the same results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DispatchSizing {
+    /// Indirect dispatches of the size the GPU wrote: natively the
+    /// cheapest.
+    Indirect,
+    /// A fixed number of workgroups (at most `max_workgroups`, fewer where
+    /// the work can never need as many) striding over the work, with no
+    /// indirect dispatch: in browsers, where Dawn checks every indirect
+    /// dispatch with a validation pass, a buffer and a bind group of its
+    /// own (on an H100 about 0.1 ms of host time each, and 30 of them per
+    /// tree step made the page's steps 8-10 times slower than native:
+    /// BENCHMARKS.md, "browser engine").
+    Strided { max_workgroups: u32 },
+}
+
+/// Most workgroups of a strided dispatch: a few per multiprocessor of the
+/// largest GPUs, so that a large tree level takes a few strides and a
+/// level of one cell costs an empty launch of this many (microseconds).
+pub const MAX_STRIDED_WORKGROUPS: u32 = 1024;
+
+impl DispatchSizing {
+    /// What pays on `backend`.
+    pub fn for_backend(backend: wgpu::Backend) -> Self {
+        if backend == wgpu::Backend::BrowserWebGpu {
+            DispatchSizing::Strided {
+                max_workgroups: MAX_STRIDED_WORKGROUPS,
+            }
+        } else {
+            DispatchSizing::Indirect
+        }
+    }
+}
+
 /// Adapter, device and queue, plus what the adapter told us about itself.
 /// Cloning shares the device.
 #[derive(Clone)]
@@ -40,6 +76,9 @@ pub struct GpuContext {
     /// When kernels with a subgroup fast path take it (where
     /// `subgroup_sizes` allows): tests and benchmarks force either path.
     pub subgroups: SubgroupUse,
+    /// How GPU-sized work is dispatched (`DispatchSizing::for_backend`;
+    /// benchmarks and tests force either).
+    pub dispatch_sizing: DispatchSizing,
     /// Pairwise interactions one submission may hold (see
     /// `submission_budget`); lower it to test the splitting.
     pub interactions_per_submission: f64,
@@ -143,6 +182,7 @@ impl GpuContext {
             .map_err(|e| Error::DeviceRequest(e.to_string()))?;
         Ok(Self {
             interactions_per_submission: submission_budget(adapter_info.device_type),
+            dispatch_sizing: DispatchSizing::for_backend(adapter_info.backend),
             device,
             queue,
             adapter_info,

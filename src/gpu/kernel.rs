@@ -219,22 +219,27 @@ impl Kernel {
         pass.dispatch_workgroups(groups.0, groups.1, 1);
     }
 
-    /// Records one dispatch whose workgroup counts the GPU wrote into
-    /// `args` at byte `offset`; `slot` selects the dynamic uniform slot
-    /// (ignored by kernels without one).
-    pub fn dispatch_indirect(
+    /// Records one dispatch of work whose amount the GPU wrote: of the
+    /// workgroup counts in `args` at byte `offset`, or with `strided`, of
+    /// that many workgroups, over which the kernel strides its work
+    /// (`DispatchSizing`). `slot` selects the dynamic uniform slot (ignored
+    /// by kernels without one).
+    pub fn dispatch_gpu_sized(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         bind: &wgpu::BindGroup,
         slot: Option<u32>,
-        args: &wgpu::Buffer,
-        offset: u64,
+        (args, offset): (&wgpu::Buffer, u64),
+        strided: Option<u32>,
     ) {
         pass.set_pipeline(&self.pipeline);
         match slot {
             Some(s) => pass.set_bind_group(0, bind, &[s * DYNAMIC_SLOT as u32]),
             None => pass.set_bind_group(0, bind, &[]),
         }
-        pass.dispatch_workgroups_indirect(args, offset);
+        match strided {
+            Some(workgroups) => pass.dispatch_workgroups(workgroups, 1, 1),
+            None => pass.dispatch_workgroups_indirect(args, offset),
+        }
     }
 }

@@ -8,4 +8,4 @@ pub mod layout;
 pub mod shader;
 pub mod timing;
 
-pub use context::{GpuContext, SubgroupUse};
+pub use context::{DispatchSizing, GpuContext, SubgroupUse};

@@ -5,8 +5,9 @@
 //! against the number of cells (Bonsai's measured optimum). The depth is at
 //! most MAX_DEPTH = 21, the resolution of the 63-bit keys; a cell there with
 //! more than N_leaf particles (coincident particles) stays a leaf. Every
-//! level is one indirect dispatch sized on the GPU by the previous level, so
-//! the build is queued without any read-back.
+//! level is one dispatch sized on the GPU by the previous level (indirect,
+//! or a fixed number of workgroups striding over the level:
+//! `DispatchSizing`), so the build is queued without any read-back.
 
 use super::layout::{LevelParams, MAX_DEPTH};
 use super::TreeBuffers;
@@ -27,6 +28,8 @@ pub struct TreeBuild {
     /// `writing[p]` binds dispatch buffer `p` as the next level's.
     writing: [wgpu::BindGroup; 2],
     dispatch: [wgpu::Buffer; 2],
+    /// Workgroups of every level's split under `DispatchSizing::Strided`.
+    strided: Option<u32>,
 }
 
 /// The binding contract of `shaders/build.wgsl`.
@@ -69,6 +72,7 @@ impl TreeBuild {
             finish_groups,
             writing,
             dispatch: b.dispatch.clone(),
+            strided: b.strided.map(|s| s.cells),
         }
     }
 
@@ -94,12 +98,12 @@ impl TreeBuild {
             // Level l is dispatched from buffer l % 2 and sizes level l + 1
             // in the other buffer.
             let from = (level % 2) as usize;
-            self.split.dispatch_indirect(
+            self.split.dispatch_gpu_sized(
                 &mut pass,
                 &self.writing[1 - from],
                 Some(level),
-                &self.dispatch[from],
-                super::level_args_offset(level),
+                (&self.dispatch[from], super::level_args_offset(level)),
+                self.strided,
             );
         }
         // Group and walk sizes live in buffer 0.

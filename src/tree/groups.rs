@@ -31,6 +31,8 @@ pub struct GroupBoxes {
     boxes_bind: wgpu::BindGroup,
     walk_dispatch_bind: wgpu::BindGroup,
     dispatch: wgpu::Buffer,
+    /// Workgroups of the boxes under `DispatchSizing::Strided`.
+    strided: Option<u32>,
     n: u32,
 }
 
@@ -106,6 +108,7 @@ impl GroupBoxes {
             boxes_bind,
             walk_dispatch_bind,
             dispatch: b.dispatch[0].clone(),
+            strided: b.strided.map(|s| s.groups),
             n: b.state.n,
         }
     }
@@ -133,12 +136,12 @@ impl GroupBoxes {
     }
 
     fn encode_boxes(&self, pass: &mut wgpu::ComputePass<'_>) {
-        self.boxes.dispatch_indirect(
+        self.boxes.dispatch_gpu_sized(
             pass,
             &self.boxes_bind,
             None,
-            &self.dispatch,
-            super::group_args_offset(),
+            (&self.dispatch, super::group_args_offset()),
+            self.strided,
         );
         self.walk_dispatch
             .dispatch(pass, &self.walk_dispatch_bind, (1, 1));

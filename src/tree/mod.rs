@@ -33,9 +33,10 @@ pub mod walk;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_vec, uniform_buffer};
 use crate::gpu::layout::PosMass;
+use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::shader;
 use crate::gpu::timing::PhaseTimer;
-use crate::gpu::GpuContext;
+use crate::gpu::{DispatchSizing, GpuContext};
 use crate::state::particles::{GpuParticles, STATE_BYTES_PER_PARTICLE};
 use layout::*;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -59,6 +60,11 @@ pub const GROUP_CELL: u32 = 256;
 /// the H100 (N = 2^20, θ = 0.75): 8 → 9.9 ms, 16 → 10.2 ms, 32 → 11.2 ms per
 /// force evaluation; without splitting, N = 2^16 took 4.8 ms instead of 1.5.
 pub const GROUP_SPLIT_DIVISOR: u32 = 8;
+
+/// Invocations per group in the group-box kernel (`shaders/groups.wgsl`):
+/// each reads every GROUP_BOX_LANES-th particle of the group, so a group's
+/// loads are in flight together instead of one after the other.
+pub const GROUP_BOX_LANES: u32 = 8;
 /// Nodes a walk workgroup can set aside when its frontier is full, each
 /// walked later as a subtree of its own (a stack per workgroup in global
 /// memory; only when it is full too are a node's particles summed directly).
@@ -100,6 +106,7 @@ pub(crate) fn compose_with(extra: &[(&str, u32)], body: &str) -> String {
         ("GROUP_CELL", GROUP_CELL),
         ("DEFERRED_CAPACITY", DEFERRED_CAPACITY),
         ("GROUP_SPLIT_DIVISOR", GROUP_SPLIT_DIVISOR),
+        ("GROUP_BOX_LANES", GROUP_BOX_LANES),
         ("BBOX_GROUPS", BBOX_GROUPS),
         ("BBOX_PARTICLES_PER_GROUP", BBOX_PARTICLES_PER_GROUP),
         ("KEY_CELLS", keys::KEY_CELLS),
@@ -215,6 +222,34 @@ fn tree_params(n: u32, capacities: [u32; 4], config: TreeConfig) -> TreeParams {
     }
 }
 
+/// Workgroups of the tree's GPU-sized dispatches under
+/// `DispatchSizing::Strided`: every level of the build and the properties
+/// (`cells`), the group boxes (`groups`), the walk (`walk`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedWorkgroups {
+    pub cells: u32,
+    pub groups: u32,
+    pub walk: u32,
+}
+
+impl StridedWorkgroups {
+    /// No more than the capacities could need, at most `max` each (the
+    /// walk's persistent workgroups as they are).
+    fn for_capacities(
+        max: u32,
+        cell_capacity: u32,
+        group_capacity: u32,
+        walk_workgroups: u32,
+    ) -> Self {
+        let cap = |w: u32| w.clamp(1, max.max(1));
+        Self {
+            cells: cap(cell_capacity.div_ceil(WORKGROUP_SIZE)),
+            groups: cap(group_capacity.div_ceil(WORKGROUP_SIZE / GROUP_BOX_LANES)),
+            walk: walk_workgroups,
+        }
+    }
+}
+
 /// Every buffer of the tree code (labels name them in GPU debuggers).
 pub struct TreeBuffers {
     pub state: GpuParticles,
@@ -248,6 +283,9 @@ pub struct TreeBuffers {
     /// Most groups a walk workgroup takes per dispatch: `CPU_WALK_SHARE`
     /// on CPU adapters, 0 (no limit) elsewhere.
     pub walk_share_cap: u32,
+    /// Workgroups of the GPU-sized dispatches where they are strided rather
+    /// than indirect (`GpuContext::dispatch_sizing`).
+    pub strided: Option<StridedWorkgroups>,
 }
 
 impl TreeBuffers {
@@ -373,6 +411,17 @@ impl TreeBuffers {
             walk_workgroups,
             group_capacity,
             walk_share_cap,
+            strided: match ctx.dispatch_sizing {
+                DispatchSizing::Indirect => None,
+                DispatchSizing::Strided { max_workgroups } => {
+                    Some(StridedWorkgroups::for_capacities(
+                        max_workgroups,
+                        cell_capacity,
+                        group_capacity,
+                        walk_workgroups,
+                    ))
+                }
+            },
         })
     }
 

@@ -1,4 +1,4 @@
-//! Cell properties bottom-up, one indirect dispatch per level (drives
+//! Cell properties bottom-up, one GPU-sized dispatch per level (drives
 //! `shaders/properties.wgsl`): mass, centre of mass, second moments, tight
 //! box and opening radius. Accuracy without f64 comes from local origins and
 //! the parallel-axis theorem (see the shader header); tests/tree.rs checks
@@ -19,6 +19,8 @@ pub struct CellProperties {
     kernel: Kernel,
     bind: wgpu::BindGroup,
     dispatch: [wgpu::Buffer; 2],
+    /// Workgroups of every level under `DispatchSizing::Strided`.
+    strided: Option<u32>,
 }
 
 /// The binding contract of `shaders/properties.wgsl`.
@@ -55,6 +57,7 @@ impl CellProperties {
             kernel,
             bind,
             dispatch: b.dispatch.clone(),
+            strided: b.strided.map(|s| s.cells),
         }
     }
 
@@ -68,12 +71,15 @@ impl CellProperties {
     ) {
         let mut pass = timed_pass(encoder, "properties", timer);
         for level in (0..=deepest.min(MAX_DEPTH)).rev() {
-            self.kernel.dispatch_indirect(
+            self.kernel.dispatch_gpu_sized(
                 &mut pass,
                 &self.bind,
                 Some(level),
-                &self.dispatch[(level % 2) as usize],
-                super::level_args_offset(level),
+                (
+                    &self.dispatch[(level % 2) as usize],
+                    super::level_args_offset(level),
+                ),
+                self.strided,
             );
         }
     }

@@ -129,6 +129,10 @@ pub struct TreeWalk {
     /// may need at `walk_share_cap` groups per workgroup each (those with
     /// nothing left end at once).
     dispatches: u32,
+    /// The persistent workgroups under `DispatchSizing::Strided` (the walk
+    /// takes its groups from a shared counter, so workgroups beyond the
+    /// groups end at once).
+    strided: Option<u32>,
     pub path: WalkPath,
 }
 
@@ -193,6 +197,7 @@ impl TreeWalk {
             bind,
             dispatch: b.dispatch[0].clone(),
             dispatches,
+            strided: b.strided.map(|s| s.walk),
             path,
         }
     }
@@ -201,12 +206,12 @@ impl TreeWalk {
         let mut pass = timed_pass(encoder, "walk", timer);
         // Later dispatches go on from the shared group counter.
         for _ in 0..self.dispatches {
-            self.kernel.dispatch_indirect(
+            self.kernel.dispatch_gpu_sized(
                 &mut pass,
                 &self.bind,
                 None,
-                &self.dispatch,
-                super::walk_args_offset(),
+                (&self.dispatch, super::walk_args_offset()),
+                self.strided,
             );
         }
     }

@@ -57,3 +57,35 @@ pub fn compare_benchmarks(browser: &str, native: &str) -> Result<JsValue, JsValu
     }))
     .into())
 }
+
+/// Runs one configuration given as JSON in the CLI's option names
+/// (`app::bench::BenchSpec::from_json`: `{"bench": "tree", "n": 1048576,
+/// "alpha": 0.1}`) and calls `on_line(text)` with each JSON line: what the
+/// browser-engine lab (`tests/browser-engine/`) runs beside the same
+/// `webgrav bench` command line. Rejects with the error's message.
+#[wasm_bindgen(js_name = runBench)]
+pub async fn run_bench(
+    spec: String,
+    user_agent: String,
+    on_line: js_sys::Function,
+) -> Result<(), JsValue> {
+    let value: serde_json::Value = serde_json::from_str(&spec).map_err(|e| {
+        js_err(crate::Error::InvalidParameter(format!(
+            "benchmark spec: {e}"
+        )))
+    })?;
+    let spec = bench::BenchSpec::from_json(&value).map_err(js_err)?;
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let ctx = GpuContext::new(&instance, None).await.map_err(js_err)?;
+    let host = Host {
+        kind: "browser",
+        detail: user_agent,
+    };
+    bench::run(&ctx, &spec, &host, &mut |line| {
+        let _ = on_line.call1(&JsValue::NULL, &line.to_string().into());
+        Ok(())
+    })
+    .await
+    .map_err(js_err)
+}

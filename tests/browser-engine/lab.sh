@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# On the GPU machine (through the device tool), from the repository root,
+# with .gl/ (the Vulkan loader's packages) and .lab/ (prepare.sh) carried:
+#   bash tests/browser-engine/lab.sh SET [SET ...]
+# runs lab.mjs for each set and leaves the JSON lines in $OUT (or .lab/out).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+[ -x .lab/node ] || { xz -dc .lab/node.xz > .lab/node; chmod +x .lab/node; }
+[ -f .lab/dist/linux-x64/dawn.node ] || xz -dc .lab/dist/linux-x64/dawn.node.xz > .lab/dist/linux-x64/dawn.node
+[ -x .lab/webgrav ] || { xz -dc .lab/webgrav.xz > .lab/webgrav; chmod +x .lab/webgrav; }
+out="${OUT:-.lab/out}"
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true
+.lab/webgrav info || true
+for set in "$@"; do
+  echo "== $set"
+  .lab/node ${LAB_NODE_FLAGS:-} tests/browser-engine/lab.mjs "$set" --out "$out"
+done
