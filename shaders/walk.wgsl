@@ -355,7 +355,9 @@ fn accepts(probe: Probe, d2: f32, open_scale: f32, accel_tol: f32) -> bool {
     return probe.mb3 <= accel_tol * (d2 * d) * (near * near);
 }
 
-fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
+// `subgroups`: the workgroup's subgroup count (lane.sg_count), apart from
+// `lane` so that WGSL's uniformity analysis sees it is uniform.
+fn walk_groups(wid: u32, nwg: u32, lane: Lane, subgroups: u32) {
     let lid = lane.id;
     let stack = wid * DEFERRED_CAPACITY;
     if (lid == 0u) {
@@ -438,7 +440,7 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane) {
                     want.z = cell.child_count;
                 }
             }
-            let at = reserve(want, lane, &lens);
+            let at = reserve(want, lane, subgroups, &lens);
             // A node without room in the frontier or on the stack: its
             // particles are summed directly (exact, only slower).
             var spill = false;

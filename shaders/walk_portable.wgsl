@@ -23,12 +23,12 @@ fn walk(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    walk_groups(wid.x, nwg.x, Lane(lid, 0u, 0u, 1u, 1u));
+    walk_groups(wid.x, nwg.x, Lane(lid, 0u, 0u, 1u, 1u), 1u);
 }
 
 // Slots for what this invocation adds (cells, ranges, children): positions
 // in the cell list, the range list and the next frontier level.
-fn reserve(want: vec3<u32>, lane: Lane, lens: ptr<function, Lengths>) -> vec3<u32> {
+fn reserve(want: vec3<u32>, lane: Lane, subgroups: u32, lens: ptr<function, Lengths>) -> vec3<u32> {
     var lr = 0u;
     if (want.x + want.y != 0u) {
         lr = atomicAdd(&list_lens, want.x + want.y * RANGE_ONE);

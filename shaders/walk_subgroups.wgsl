@@ -9,11 +9,14 @@
 
 // Subgroup totals of one reservation, one entry per subgroup.
 var<workgroup> subgroup_sums: array<u32, WALK_LANES>;
-// Ranges of nodes that had no room elsewhere, counted since the group's
-// walk began (rare; never reset during a walk, so no reset can race a
-// reservation).
+// The workgroup's total of one reservation.
+var<workgroup> reserved_total: u32;
+// Ranges of nodes that had no room elsewhere (rare), counted since the
+// last gather_lengths, which takes them into the range list's length and
+// resets the count between barriers (no reservation can race the reset).
 var<workgroup> spilled_total: atomic<u32>;
-var<private> spilled_seen: u32;
+// The count gather_lengths took, shared so that it is workgroup-uniform.
+var<workgroup> spilled_taken: u32;
 
 @compute @workgroup_size(WALK_LANES)
 fn walk(
@@ -25,7 +28,7 @@ fn walk(
     @builtin(subgroup_size) sg_size: u32,
     @builtin(num_subgroups) sg_count: u32,
 ) {
-    walk_groups(wid.x, nwg.x, Lane(lid, sg_lane, sg_id, sg_size, sg_count));
+    walk_groups(wid.x, nwg.x, Lane(lid, sg_lane, sg_id, sg_size, sg_count), sg_count);
 }
 
 // Cells (8 bits), ranges (8 bits) and children (16 bits) of one chunk in
@@ -42,11 +45,11 @@ fn unpack(w: u32) -> vec3<u32> {
 // Slots for what this invocation adds (cells, ranges, children): positions
 // in the cell list, the range list and the next frontier level. Called by
 // the whole workgroup; `lens` advances by the workgroup's total.
-fn reserve(want: vec3<u32>, lane: Lane, lens: ptr<function, Lengths>) -> vec3<u32> {
+fn reserve(want: vec3<u32>, lane: Lane, subgroups: u32, lens: ptr<function, Lengths>) -> vec3<u32> {
     let packed = pack(want);
     var before = subgroupExclusiveAdd(packed);
     var total = subgroupAdd(packed);
-    if (lane.sg_count > 1u) {
+    if (subgroups > 1u) {
         // Every invocation has read the last reservation's sums.
         workgroupBarrier();
         if (lane.sg_lane == 0u) {
@@ -54,14 +57,21 @@ fn reserve(want: vec3<u32>, lane: Lane, lens: ptr<function, Lengths>) -> vec3<u3
         }
         workgroupBarrier();
         total = 0u;
-        for (var s = 0u; s < lane.sg_count; s++) {
+        for (var s = 0u; s < subgroups; s++) {
             let t = subgroup_sums[s];
             before += select(0u, t, s < lane.sg_id);
             total += t;
         }
     }
+    // The total through workgroup memory: the lists' lengths then are
+    // workgroup-uniform to WGSL's uniformity analysis (which browsers
+    // enforce: sums of subgroups are uniform only within one), as the
+    // walk's loops and barriers need.
+    if (lane.id == 0u) {
+        reserved_total = total;
+    }
+    let t = unpack(workgroupUniformLoad(&reserved_total));
     let base = vec3<u32>((*lens).cells, (*lens).ranges, (*lens).next);
-    let t = unpack(total);
     *lens = Lengths(base.x + t.x, base.y + t.y, base.z + t.z);
     return base + unpack(before);
 }
@@ -69,15 +79,17 @@ fn reserve(want: vec3<u32>, lane: Lane, lens: ptr<function, Lengths>) -> vec3<u3
 // A slot in the range list for a node that had no room elsewhere (rare):
 // after this chunk's reservations, in the order the spills come.
 fn reserve_spilled_range(ranges: u32) -> u32 {
-    return ranges + atomicAdd(&spilled_total, 1u) - spilled_seen;
+    return ranges + atomicAdd(&spilled_total, 1u);
 }
 
 // After every invocation's reservations: the entries visible to all, and
 // the spilled ranges counted in.
 fn gather_lengths(lid: u32, lens: ptr<function, Lengths>) {
-    let spilled = workgroupUniformLoad(&spilled_total);
-    (*lens).ranges += spilled - spilled_seen;
-    spilled_seen = spilled;
+    workgroupBarrier();
+    if (lid == 0u) {
+        spilled_taken = atomicExchange(&spilled_total, 0u);
+    }
+    (*lens).ranges += workgroupUniformLoad(&spilled_taken);
 }
 
 // After a level's last chunk: the next level's length (kept up to date).
@@ -91,7 +103,6 @@ fn start_group(lid: u32, lens: ptr<function, Lengths>) {
         atomicStore(&spilled_total, 0u);
     }
     workgroupBarrier();
-    spilled_seen = 0u;
     *lens = Lengths(0u, 0u, 0u);
 }
 

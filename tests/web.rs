@@ -67,6 +67,29 @@ async fn tree_solver_matches_f64_in_browser() {
     assert!(accel.max < TREE_ACCEL_MAX, "max {}", accel.max);
 }
 
+// wgpu's WebGPU backend never asks for `subgroups`; the context asks for it
+// around wgpu where the browser offers it (headless Chromium's SwiftShader
+// does), and the walk's subgroup path, with the directives a browser's
+// compiler needs, gives the same forces as natively.
+#[wasm_bindgen_test]
+async fn tree_subgroup_walk_matches_f64_in_browser() {
+    use webgrav::gpu::SubgroupUse;
+    use webgrav::tree::walk::WalkPath;
+    let mut ctx = gpu().await;
+    log(format!("browser subgroup sizes: {:?}", ctx.subgroup_sizes));
+    assert!(
+        ctx.subgroup_sizes.is_some(),
+        "the browser offers subgroups: the device must have them"
+    );
+    ctx.subgroups = SubgroupUse::Always;
+    assert_eq!(WalkPath::for_tree(&ctx, 4096), WalkPath::Subgroups);
+    let acc = tree_errors(&ctx, 4096, 0.5).await;
+    log(format!("browser subgroup tree θ=0.5: {acc:?}"));
+    assert!(acc.median < TREE_HALF_MEDIAN, "median {}", acc.median);
+    assert!(acc.p99 < TREE_HALF_P99, "p99 {}", acc.p99);
+    assert!(acc.max < TREE_HALF_MAX, "max {}", acc.max);
+}
+
 // The Hermite kernels (6th order: acc, pot, jerk, snap, nearest neighbour)
 // in f32 and double-single on N = 1024, including that DS is clearly more
 // accurate: a browser compiler that reassociated the two-sum error terms

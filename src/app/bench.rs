@@ -143,7 +143,8 @@ impl BenchSpec {
     /// A configuration from a JSON object with the CLI's option names:
     /// `{"bench": "tree", "n": 262144, "theta": 0.75, "alpha": 0.1}`
     /// (also `repeat`, `eps`, `seed`, `dt`, `rebuild`, `precision`,
-    /// `active`); what is absent takes `new`'s default. How the browser
+    /// `active`, and the direct kernel's `threads`, `ipt`, `unroll`); what
+    /// is absent takes `new`'s default. How the browser
     /// engine lab (`tests/browser-engine/`) asks the web build for exactly
     /// the configurations it asks the CLI for.
     pub fn from_json(v: &Value) -> Result<Self> {
@@ -163,6 +164,9 @@ impl BenchSpec {
             "rebuild",
             "precision",
             "active",
+            "threads",
+            "ipt",
+            "unroll",
         ];
         if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(bad(format!(
@@ -220,6 +224,16 @@ impl BenchSpec {
                 .and_then(Precision::from_name)
                 .ok_or_else(|| bad(format!("unknown precision {p}")))?;
         }
+        let shape = |key: &str| -> Result<Option<u32>> {
+            uint(key)?
+                .map(|v| u32::try_from(v).map_err(|_| bad(format!("{key} {v} is too large"))))
+                .transpose()
+        };
+        spec.shape = KernelShape {
+            threads: shape("threads")?,
+            i_per_thread: shape("ipt")?,
+            unroll: shape("unroll")?,
+        };
         if let Some(a) = obj.get("active") {
             spec.active = a
                 .as_array()

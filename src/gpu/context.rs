@@ -70,8 +70,9 @@ pub struct GpuContext {
     /// browsers): what `--precision dp` needs.
     pub has_f64: bool,
     /// Smallest and largest subgroup size, where the device has WebGPU's
-    /// `subgroups` feature (natively where the driver offers it; wgpu's
-    /// browser backend does not request it yet, so never in the page).
+    /// `subgroups` feature (natively where the driver offers it; in a
+    /// browser where it offers it, asked for around wgpu:
+    /// `browser_subgroups`).
     pub subgroup_sizes: Option<(u32, u32)>,
     /// When kernels with a subgroup fast path take it (where
     /// `subgroup_sizes` allows): tests and benchmarks force either path.
@@ -151,16 +152,18 @@ impl GpuContext {
         if has_f64 {
             required_features |= wgpu::Features::SHADER_F64;
         }
-        let subgroup_sizes = adapter
-            .features()
-            .contains(wgpu::Features::SUBGROUP)
-            .then_some((
-                adapter_info.subgroup_min_size,
-                adapter_info.subgroup_max_size,
-            ));
-        if subgroup_sizes.is_some() {
+        let sizes = (
+            adapter_info.subgroup_min_size,
+            adapter_info.subgroup_max_size,
+        );
+        let has_subgroups = adapter.features().contains(wgpu::Features::SUBGROUP);
+        if has_subgroups {
             required_features |= wgpu::Features::SUBGROUP;
         }
+        // In a browser wgpu never asks for `subgroups`: ask for it around
+        // wgpu (`browser_subgroups`).
+        #[cfg(target_arch = "wasm32")]
+        super::browser_subgroups::ask_for_subgroups();
         // WebGPU defaults, raised to what the adapter offers where large N
         // needs it (buffer sizes) and the kernels can use it.
         let required_limits = wgpu::Limits {
@@ -180,6 +183,10 @@ impl GpuContext {
             })
             .await
             .map_err(|e| Error::DeviceRequest(e.to_string()))?;
+        #[cfg(target_arch = "wasm32")]
+        let has_subgroups = has_subgroups
+            || (super::browser_subgroups::last_device_asked_for_subgroups() && sizes.0 > 0);
+        let subgroup_sizes = has_subgroups.then_some(sizes);
         Ok(Self {
             interactions_per_submission: submission_budget(adapter_info.device_type),
             dispatch_sizing: DispatchSizing::for_backend(adapter_info.backend),

@@ -1,6 +1,8 @@
 //! Everything that talks to wgpu directly: context, buffer layouts, shader
 //! composition, kernels, buffers and read-back, timestamp timing.
 
+#[cfg(target_arch = "wasm32")]
+mod browser_subgroups;
 pub mod buffers;
 pub mod context;
 pub mod kernel;

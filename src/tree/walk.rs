@@ -114,11 +114,28 @@ pub fn wgsl(path: WalkPath) -> String {
     let half = match path {
         WalkPath::Portable => WALK_PORTABLE_WGSL,
         // Without `enable subgroups;`: naga 30 takes subgroup operations
-        // from the device's features and refuses the directive (a browser
-        // would need it; wgpu's browser backend never offers the path).
+        // from the device's features and refuses the directive, which a
+        // browser needs (`TreeWalk::new` adds it there).
         WalkPath::Subgroups => WALK_SUBGROUPS_WGSL,
     };
     super::compose_with(&consts, &format!("{WALK_WGSL}\n{half}"))
+}
+
+/// `wgsl(path)` as `ctx`'s shader compiler takes it: a browser's (Tint)
+/// needs the `enable subgroups;` directive that naga refuses.
+fn wgsl_for(ctx: &GpuContext, path: WalkPath) -> String {
+    let source = wgsl(path);
+    if path == WalkPath::Subgroups && ctx.adapter_info.backend == wgpu::Backend::BrowserWebGpu {
+        // Shuffles of a pair's lanes sit in branches on whether the lane has
+        // one particle or two: uniform within a subgroup in practice, not
+        // to the analysis.
+        // The shuffles' loops run to the subgroup size, which is uniform
+        // but reaches them in `Lane` beside per-invocation fields, where
+        // the analysis cannot tell it apart.
+        format!("enable subgroups;\ndiagnostic(off, subgroup_uniformity);\n{source}")
+    } else {
+        source
+    }
 }
 
 pub struct TreeWalk {
@@ -165,7 +182,7 @@ impl TreeWalk {
             Kernel::new_with_checks(
                 device,
                 "tree walk",
-                &wgsl(path),
+                &wgsl_for(ctx, path),
                 "walk",
                 BINDINGS,
                 wgpu::ShaderRuntimeChecks::unchecked(),

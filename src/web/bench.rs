@@ -5,7 +5,7 @@
 
 use super::js::{array, js_err, set};
 use crate::app::bench::{self, Host};
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, SubgroupUse};
 use wasm_bindgen::prelude::*;
 
 /// Runs `bench::suite(size, repeat)` and calls `on_line(text)` with each
@@ -60,24 +60,38 @@ pub fn compare_benchmarks(browser: &str, native: &str) -> Result<JsValue, JsValu
 
 /// Runs one configuration given as JSON in the CLI's option names
 /// (`app::bench::BenchSpec::from_json`: `{"bench": "tree", "n": 1048576,
-/// "alpha": 0.1}`) and calls `on_line(text)` with each JSON line: what the
-/// browser-engine lab (`tests/browser-engine/`) runs beside the same
-/// `webgrav bench` command line. Rejects with the error's message.
+/// "alpha": 0.1}`, and `"walk": "portable"` or `"subgroups"` for the CLI's
+/// `--portable` and `--subgroups`) and calls `on_line(text)` with each JSON
+/// line: what the browser-engine lab (`tests/browser-engine/`) runs beside
+/// the same `webgrav bench` command line. Rejects with the error's message.
 #[wasm_bindgen(js_name = runBench)]
 pub async fn run_bench(
     spec: String,
     user_agent: String,
     on_line: js_sys::Function,
 ) -> Result<(), JsValue> {
-    let value: serde_json::Value = serde_json::from_str(&spec).map_err(|e| {
+    let bad = |what: String| {
         js_err(crate::Error::InvalidParameter(format!(
-            "benchmark spec: {e}"
+            "benchmark spec: {what}"
         )))
-    })?;
+    };
+    let mut value: serde_json::Value =
+        serde_json::from_str(&spec).map_err(|e| bad(e.to_string()))?;
+    let walk = match value.as_object_mut().and_then(|o| o.remove("walk")) {
+        None => SubgroupUse::Auto,
+        Some(w) if w == "portable" => SubgroupUse::Never,
+        Some(w) if w == "subgroups" => SubgroupUse::Always,
+        Some(w) => {
+            return Err(bad(format!(
+                "walk must be \"portable\" or \"subgroups\", got {w}"
+            )))
+        }
+    };
     let spec = bench::BenchSpec::from_json(&value).map_err(js_err)?;
     let instance =
         wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let ctx = GpuContext::new(&instance, None).await.map_err(js_err)?;
+    let mut ctx = GpuContext::new(&instance, None).await.map_err(js_err)?;
+    ctx.subgroups = walk;
     let host = Host {
         kind: "browser",
         detail: user_agent,

@@ -58,7 +58,21 @@ const SETS = {
     { bench: "tree", n, alpha: 0.1, flags: ["--portable"] },
   ]),
   // The largest tree the browser engine holds (2 GiB bindings on Dawn).
-  largest: [{ bench: "tree", n: 16777216, repeat: 3 }, { bench: "tree", n: 33554432, repeat: 3 }],
+  largest: [
+    { bench: "tree", n: 16777216, repeat: 3 },
+    { bench: "tree", n: 16777216, alpha: 0.1, repeat: 3 },
+    { bench: "tree", n: 33554432, repeat: 3 },
+  ],
+  // The direct kernel's shape at 2^20 (sinks per invocation, sources per
+  // loop trip) under both compilers.
+  "direct-shapes": [
+    [256, 8, 4], [256, 4, 4], [256, 8, 2], [256, 4, 2], [128, 8, 4], [256, 2, 4],
+  ].map(([threads, ipt, unroll]) => ({ bench: "direct", n: 1048576, threads, ipt, unroll })),
+  // The browser's walk paths at the sizes where they differ natively.
+  walks: [262144, 1048576].flatMap((n) => [
+    { bench: "tree", n, walk: "portable" },
+    { bench: "tree", n, walk: "subgroups" },
+  ]),
   probe: [
     { bench: "tree", n: 262144 },
     { bench: "frame", n: 16384 },
@@ -79,11 +93,13 @@ function args() {
 // A spec as `webgrav bench` flags.
 function cliArgs(spec) {
   const flags = { n: "-n", repeat: "--repeat", eps: "--eps", seed: "--seed", theta: "--theta",
-    alpha: "--alpha", dt: "--dt", rebuild: "--rebuild", precision: "--precision" };
+    alpha: "--alpha", dt: "--dt", rebuild: "--rebuild", precision: "--precision",
+    threads: "--threads", ipt: "--ipt", unroll: "--unroll" };
   const out = ["bench", spec.bench, ...(spec.flags || [])];
   for (const [k, v] of Object.entries(spec)) {
     if (k === "bench" || k === "flags") continue;
     if (k === "active") for (const m of v) out.push("--active", String(m));
+    else if (k === "walk") out.push(v === "portable" ? "--portable" : "--subgroups");
     else if (flags[k]) out.push(flags[k], String(v));
     else throw new Error(`no CLI flag for ${k}`);
   }
@@ -207,10 +223,10 @@ async function main() {
       console.log(JSON.stringify({ error: String(e.message || e).slice(0, 400), host: "browser", spec }));
     }
   }
-  if (outDir) {
+  if (outDir && SETS[a.set]) {
+    // One file per set, both hosts' lines (their `host` tells them apart).
     fs.mkdirSync(outDir, { recursive: true });
-    fs.writeFileSync(path.join(outDir, `native-${a.set}.jsonl`), native.join("\n") + "\n");
-    fs.writeFileSync(path.join(outDir, `browser-${a.set}.jsonl`), browser.join("\n") + "\n");
+    fs.writeFileSync(path.join(outDir, `${a.set}.jsonl`), [...native, ...browser].join("\n") + "\n");
   }
   if (native.length && browser.length) {
     const w = await browserEngine();

@@ -2,7 +2,10 @@
 # On the GPU machine (through the device tool), from the repository root,
 # with .gl/ (the Vulkan loader's packages) and .lab/ (prepare.sh) carried:
 #   bash tests/browser-engine/lab.sh SET [SET ...]
-# runs lab.mjs for each set and leaves the JSON lines in $OUT (or .lab/out).
+# runs lab.mjs for each set and leaves the JSON lines in $OUT (or .lab/out):
+# SET.jsonl, both builds' lines, and lab.log, everything printed.
+# LAB_ARGS (e.g. "--only browser") and DAWN_FLAGS (Dawn's toggles, for
+# experiments: a page gets Chrome's defaults) pass through to lab.mjs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -14,7 +17,8 @@ out="${OUT:-.lab/out}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true
 .lab/webgrav info || true
+# Every line (JSON and the ratio tables) also goes to $out/lab.log.
 for set in "$@"; do
   echo "== $set"
-  .lab/node ${LAB_NODE_FLAGS:-} tests/browser-engine/lab.mjs "$set" --out "$out"
-done
+  .lab/node ${LAB_NODE_FLAGS:-} tests/browser-engine/lab.mjs "$set" --out "$out" ${LAB_ARGS:-}
+done 2>&1 | tee -a "$out/lab.log"
