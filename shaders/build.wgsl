@@ -12,8 +12,8 @@
 // consecutive particles.
 // Dispatches: init_tree (bound to dispatch buffer 0) and reset_level_args
 // (bound to buffer 1), which reset both buffers' level sizes; per level l,
-// split_cells (indirect, from level_args[l] of dispatch buffer l % 2, or
-// a fixed number of workgroups striding over the level), which also sizes
+// split_cells (a fixed number of workgroups striding over the level, or
+// indirect, from level_args[l] of dispatch buffer l % 2), which also sizes
 // level l+1: the end of its range and its workgroup count
 // grow by atomicMax as children are allocated, written into the other
 // dispatch buffer (a dispatch may not write the buffer it is dispatched
@@ -130,10 +130,10 @@ var<workgroup> workgroup_first: u32;
 var<workgroup> level_range: vec2<u32>;
 
 // A level's cells in tiles of WORKGROUP_SIZE, workgroup w taking tiles w,
-// w + W, ... of the W dispatched: sized exactly by the level's indirect
-// arguments (one tile each, natively), or a fixed W that strides over any
-// level (browsers, where every indirect dispatch costs an extra validation
-// pass: BENCHMARKS.md, "browser engine").
+// w + W, ... of the W dispatched: a fixed W that strides over any level
+// (the default: no indirect dispatch, which browsers validate at a high
+// cost; BENCHMARKS.md, "browser engine"), or W sized exactly by the
+// level's indirect arguments, one tile each (`bench --indirect`).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn split_cells(
     @builtin(workgroup_id) wid: vec3<u32>,

@@ -62,9 +62,9 @@ var<workgroup> lane_acc: array<f32, WORKGROUP_SIZE>;
 var<workgroup> built_groups: u32;
 
 // Tiles of GROUP_BOXES_PER_WORKGROUP groups, workgroup w taking tiles w,
-// w + W, ... of the W dispatched: sized exactly by the build (one tile
-// each, natively), or a fixed W for any number of groups (browsers, where
-// every indirect dispatch costs an extra validation pass).
+// w + W, ... of the W dispatched: a fixed W for any number of groups (the
+// default; see split_cells), or W sized exactly by the build, one tile
+// each (indirect).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn group_boxes_of(
     @builtin(workgroup_id) wid: vec3<u32>,

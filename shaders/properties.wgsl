@@ -19,9 +19,9 @@
 @group(0) @binding(4) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(5) var<storage, read_write> props: array<CellProps>;
 
-// Cells of the level strided over the dispatched invocations: one each
-// when the level's indirect arguments sized the dispatch (natively), or a
-// fixed number of workgroups for any level (browsers; see split_cells).
+// Cells of the level strided over the dispatched invocations: a fixed
+// number of workgroups for any level, or one cell each where the level's
+// indirect arguments sized the dispatch (see split_cells).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cell_properties(
     @builtin(global_invocation_id) gid: vec3<u32>,

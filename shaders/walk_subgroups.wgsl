@@ -9,14 +9,12 @@
 
 // Subgroup totals of one reservation, one entry per subgroup.
 var<workgroup> subgroup_sums: array<u32, WALK_LANES>;
-// The workgroup's total of one reservation.
-var<workgroup> reserved_total: u32;
+// The lists' lengths as gather_lengths shares them.
+var<workgroup> gathered: vec3<u32>;
 // Ranges of nodes that had no room elsewhere (rare), counted since the
 // last gather_lengths, which takes them into the range list's length and
 // resets the count between barriers (no reservation can race the reset).
 var<workgroup> spilled_total: atomic<u32>;
-// The count gather_lengths took, shared so that it is workgroup-uniform.
-var<workgroup> spilled_taken: u32;
 
 @compute @workgroup_size(WALK_LANES)
 fn walk(
@@ -63,15 +61,8 @@ fn reserve(want: vec3<u32>, lane: Lane, subgroups: u32, lens: ptr<function, Leng
             total += t;
         }
     }
-    // The total through workgroup memory: the lists' lengths then are
-    // workgroup-uniform to WGSL's uniformity analysis (which browsers
-    // enforce: sums of subgroups are uniform only within one), as the
-    // walk's loops and barriers need.
-    if (lane.id == 0u) {
-        reserved_total = total;
-    }
-    let t = unpack(workgroupUniformLoad(&reserved_total));
     let base = vec3<u32>((*lens).cells, (*lens).ranges, (*lens).next);
+    let t = unpack(total);
     *lens = Lengths(base.x + t.x, base.y + t.y, base.z + t.z);
     return base + unpack(before);
 }
@@ -83,13 +74,18 @@ fn reserve_spilled_range(ranges: u32) -> u32 {
 }
 
 // After every invocation's reservations: the entries visible to all, and
-// the spilled ranges counted in.
+// the spilled ranges counted in. The lengths come back through workgroup
+// memory: sums over subgroups are uniform only within one to WGSL's
+// uniformity analysis (which browsers enforce), and the walk's loops and
+// barriers need them workgroup-uniform.
 fn gather_lengths(lid: u32, lens: ptr<function, Lengths>) {
     workgroupBarrier();
     if (lid == 0u) {
-        spilled_taken = atomicExchange(&spilled_total, 0u);
+        let spilled = atomicExchange(&spilled_total, 0u);
+        gathered = vec3<u32>((*lens).cells, (*lens).ranges + spilled, (*lens).next);
     }
-    (*lens).ranges += workgroupUniformLoad(&spilled_taken);
+    let g = workgroupUniformLoad(&gathered);
+    *lens = Lengths(g.x, g.y, g.z);
 }
 
 // After a level's last chunk: the next level's length (kept up to date).

@@ -6,7 +6,6 @@
 use super::{emit, precision_parser};
 use crate::app::bench::{self, BenchKind, BenchSpec, Host, KernelShape};
 use crate::error::Result;
-use crate::gpu::context::MAX_STRIDED_WORKGROUPS;
 use crate::gpu::{DispatchSizing, GpuContext, SubgroupUse};
 use crate::hermite::Precision;
 use clap::{Args, ValueEnum};
@@ -65,10 +64,11 @@ pub struct BenchArgs {
     /// also below the N from which it is taken by default.
     #[arg(long)]
     subgroups: bool,
-    /// Dispatch the tree's GPU-sized work as browsers do: a fixed number of
-    /// workgroups striding over it, no indirect dispatches.
+    /// Dispatch the tree's GPU-sized work (levels, group boxes, walk) with
+    /// indirect dispatches sized on the GPU instead of a fixed number of
+    /// workgroups striding over it, to compare the two.
     #[arg(long)]
-    strided: bool,
+    indirect: bool,
     #[command(flatten)]
     direct: DirectBenchArgs,
 }
@@ -158,10 +158,8 @@ pub async fn bench(a: BenchArgs) -> Result<()> {
     } else if a.subgroups {
         ctx.subgroups = SubgroupUse::Always;
     }
-    if a.strided {
-        ctx.dispatch_sizing = DispatchSizing::Strided {
-            max_workgroups: MAX_STRIDED_WORKGROUPS,
-        };
+    if a.indirect {
+        ctx.dispatch_sizing = DispatchSizing::Indirect;
     }
     let host = Host::native();
     for s in &specs {

@@ -24,15 +24,21 @@ pub struct DirectConfig {
     pub unroll: u32,
 }
 
+/// Most sinks per invocation: 8 natively, 4 in browsers, whose shader
+/// compiler (Tint) makes the 8-sink kernel slower than the 4-sink one (on
+/// an H100 at N = 2^20: 797 against 648 ms under Dawn; natively 606
+/// against 651; BENCHMARKS.md, "browser engine").
+const MAX_SINKS_PER_INVOCATION: u32 = if cfg!(target_arch = "wasm32") { 4 } else { 8 };
+
 impl Default for DirectConfig {
-    /// 256 invocations of 8 sinks, 4 sources per loop trip: the fastest
-    /// shape measured on an H100 at N = 2^20 (BENCHMARKS.md); it needs
-    /// only WebGPU's default limits (256 invocations, 4 KiB of workgroup
-    /// memory).
+    /// 256 invocations of `MAX_SINKS_PER_INVOCATION` sinks, 4 sources per
+    /// loop trip: the fastest shape measured on an H100 at N = 2^20
+    /// (BENCHMARKS.md); it needs only WebGPU's default limits (256
+    /// invocations, 4 KiB of workgroup memory).
     fn default() -> Self {
         Self {
             threads: 256,
-            i_per_thread: 8,
+            i_per_thread: MAX_SINKS_PER_INVOCATION,
             unroll: 4,
         }
     }

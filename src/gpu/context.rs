@@ -26,16 +26,17 @@ pub enum SubgroupUse {
 /// so both give the same results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DispatchSizing {
-    /// Indirect dispatches of the size the GPU wrote: natively the
-    /// cheapest.
+    /// Indirect dispatches of the size the GPU wrote (`bench --indirect`
+    /// and the tests compare it with the default).
     Indirect,
     /// A fixed number of workgroups (at most `max_workgroups`, fewer where
     /// the work can never need as many) striding over the work, with no
-    /// indirect dispatch: in browsers, where Dawn checks every indirect
-    /// dispatch with a validation pass, a buffer and a bind group of its
-    /// own (on an H100 about 0.1 ms of host time each, and 30 of them per
-    /// tree step made the page's steps 8-10 times slower than native:
-    /// BENCHMARKS.md, "browser engine").
+    /// indirect dispatch: the default. In browsers Dawn checks every
+    /// indirect dispatch with a validation pass, a buffer and a bind group
+    /// of its own (on an H100 about 0.1 ms of host time each, and 30 of
+    /// them per tree step made the page's steps 8-10 times slower than
+    /// native); natively strided steps are no slower either (1-9 % faster
+    /// on an H100: BENCHMARKS.md, "browser engine").
     Strided { max_workgroups: u32 },
 }
 
@@ -44,15 +45,10 @@ pub enum DispatchSizing {
 /// level of one cell costs an empty launch of this many (microseconds).
 pub const MAX_STRIDED_WORKGROUPS: u32 = 1024;
 
-impl DispatchSizing {
-    /// What pays on `backend`.
-    pub fn for_backend(backend: wgpu::Backend) -> Self {
-        if backend == wgpu::Backend::BrowserWebGpu {
-            DispatchSizing::Strided {
-                max_workgroups: MAX_STRIDED_WORKGROUPS,
-            }
-        } else {
-            DispatchSizing::Indirect
+impl Default for DispatchSizing {
+    fn default() -> Self {
+        DispatchSizing::Strided {
+            max_workgroups: MAX_STRIDED_WORKGROUPS,
         }
     }
 }
@@ -77,8 +73,8 @@ pub struct GpuContext {
     /// When kernels with a subgroup fast path take it (where
     /// `subgroup_sizes` allows): tests and benchmarks force either path.
     pub subgroups: SubgroupUse,
-    /// How GPU-sized work is dispatched (`DispatchSizing::for_backend`;
-    /// benchmarks and tests force either).
+    /// How GPU-sized work is dispatched (strided unless a benchmark or a
+    /// test asks for indirect dispatches).
     pub dispatch_sizing: DispatchSizing,
     /// Pairwise interactions one submission may hold (see
     /// `submission_budget`); lower it to test the splitting.
@@ -189,7 +185,7 @@ impl GpuContext {
         let subgroup_sizes = has_subgroups.then_some(sizes);
         Ok(Self {
             interactions_per_submission: submission_budget(adapter_info.device_type),
-            dispatch_sizing: DispatchSizing::for_backend(adapter_info.backend),
+            dispatch_sizing: DispatchSizing::default(),
             device,
             queue,
             adapter_info,

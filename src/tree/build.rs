@@ -5,9 +5,10 @@
 //! against the number of cells (Bonsai's measured optimum). The depth is at
 //! most MAX_DEPTH = 21, the resolution of the 63-bit keys; a cell there with
 //! more than N_leaf particles (coincident particles) stays a leaf. Every
-//! level is one dispatch sized on the GPU by the previous level (indirect,
-//! or a fixed number of workgroups striding over the level:
-//! `DispatchSizing`), so the build is queued without any read-back.
+//! level is one dispatch whose work the previous level sized on the GPU (a
+//! fixed number of workgroups striding over the level, or an indirect
+//! dispatch: `DispatchSizing`), so the build is queued without any
+//! read-back.
 
 use super::layout::{LevelParams, MAX_DEPTH};
 use super::TreeBuffers;

@@ -27,12 +27,14 @@ const NATIVE = path.join(LAB, "webgrav");
 
 // The configurations of issue 35, in the CLI's option names (`bench` is the
 // subcommand); each runs natively and in the browser engine.
+const TREES = [262144, 1048576, 4194304].flatMap((n) => [
+  { bench: "tree", n, theta: 0.75 },
+  { bench: "tree", n, alpha: 0.1 },
+]);
 const SETS = {
+  trees: TREES,
   "side-by-side": [
-    ...[262144, 1048576, 4194304].flatMap((n) => [
-      { bench: "tree", n, theta: 0.75 },
-      { bench: "tree", n, alpha: 0.1 },
-    ]),
+    ...TREES,
     { bench: "direct", n: 1048576 },
     ...["ds", "ds-fast"].flatMap((precision) =>
       ["hermite4", "hermite6"].flatMap((bench) =>
@@ -50,10 +52,10 @@ const SETS = {
   // The page's frame (a tree step and a 1920x1080 draw): the default
   // model's N (its first frame), 1M and 4M particles.
   frames: [16384, 1048576, 4194304].map((n) => ({ bench: "frame", n })),
-  // Native only: what the browser's dispatch sizing and its walk (no
-  // subgroups in wgpu's WebGPU backend) cost natively.
+  // Native only: indirect dispatches against the default strided ones, and
+  // the portable walk against the subgroup walk.
   "native-variants": [262144, 1048576, 4194304].flatMap((n) => [
-    { bench: "tree", n, flags: ["--strided"] },
+    { bench: "tree", n, flags: ["--indirect"] },
     { bench: "tree", n, flags: ["--portable"] },
     { bench: "tree", n, alpha: 0.1, flags: ["--portable"] },
   ]),
