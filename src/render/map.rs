@@ -38,14 +38,6 @@ impl Units {
         }
     }
 
-    /// Length unit's name ("" in N-body units).
-    pub fn length(self) -> &'static str {
-        match self {
-            Units::NBody => "",
-            Units::Bonsai => "kpc",
-        }
-    }
-
     /// Σ in the labels' unit per Σ in the state's unit.
     pub fn sigma_factor(self) -> f64 {
         match self {
@@ -73,11 +65,11 @@ impl Units {
         }
     }
 
-    /// A length as text with its unit ("5 kpc", "0.5").
+    /// A length as text with its unit ("5 kpc", "0.5 (N-body)").
     pub fn length_label(self, l: f64) -> String {
         let v = round_to(l, 3);
         match self {
-            Units::NBody => v,
+            Units::NBody => format!("{v} (N-body)"),
             Units::Bonsai => format!("{v} kpc"),
         }
     }
@@ -207,7 +199,7 @@ mod tests {
     #[test]
     fn labels_round_and_carry_units() {
         assert_eq!(Units::Bonsai.length_label(5.0), "5 kpc");
-        assert_eq!(Units::NBody.length_label(0.5), "0.5");
+        assert_eq!(Units::NBody.length_label(0.5), "0.5 (N-body)");
         assert_eq!(Units::Bonsai.time_label(30.0), "t = 293 Myr");
         assert_eq!(Units::NBody.time_label(1.2345), "t = 1.23");
     }
