@@ -229,6 +229,7 @@ impl ComponentTags {
 /// Component tags of a one-component state: the quarter of the mass, by
 /// radius about the centre of mass, that each particle starts in (0: the
 /// innermost quarter ... 3: the outermost), so mixing shows over time.
+/// Linear in N: three weighted selections of the radii, no sort.
 pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
     let total: f64 = pos_mass.iter().map(|p| p.mass as f64).sum();
     if pos_mass.is_empty() || total <= 0.0 {
@@ -240,14 +241,18 @@ pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
             *c += p.mass as f64 * x as f64 / total;
         }
     }
-    let r2 = |p: &PosMass| -> f64 { (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum() };
-    let mut order: Vec<usize> = (0..pos_mass.len()).collect();
-    order.sort_by(|&a, &b| r2(&pos_mass[a]).total_cmp(&r2(&pos_mass[b])));
-    let mut tags = vec![0; pos_mass.len()];
-    let mut enclosed = 0.0;
-    for k in order {
-        tags[k] = ((4.0 * enclosed / total) as u32).min(3);
-        enclosed += pos_mass[k].mass as f64;
-    }
-    tags
+    let r2: Vec<f64> = (pos_mass.iter())
+        .map(|p| (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum())
+        .collect();
+    let pairs = || -> Vec<(f64, f64)> {
+        r2.iter()
+            .zip(pos_mass)
+            .map(|(&r, p)| (r, p.mass as f64))
+            .collect()
+    };
+    // The radii (squared) within which each quarter of the mass ends.
+    let edges = [0.25, 0.5, 0.75].map(|q| super::camera::weighted_quantile(pairs(), q));
+    r2.iter()
+        .map(|&r| edges.iter().filter(|&&e| r > e).count() as u32)
+        .collect()
 }
