@@ -43,15 +43,16 @@ struct LeapfrogParams {
     _pad0: u32,
 }
 
-// Camera and colouring of the point renderer (src/render/camera.rs).
+// Camera and colouring of the splat pass (src/render/camera.rs).
 struct CameraUniform {
     view_proj: mat4x4<f32>,
-    // Base colour (rgb) of the uniform colour mode; per-point alpha (a) for
-    // additive blending.
-    color: vec4<f32>,
     // Viewport width and height (pixels), sprite diameter (pixels) at the
     // reference depth, reference depth (clip w; 0: no size attenuation).
     viewport: vec4<f32>,
+    // Colour of the uniform colour mode.
+    color: vec3<f32>,
+    // Fixed-point units one unit of weight adds to the accumulation.
+    unit_scale: f32,
     // 0 uniform, 1 speed, 2 potential, 3 component.
     color_mode: u32,
     // Value of the colour-mapped quantity at the low and the high end of the
@@ -60,6 +61,49 @@ struct CameraUniform {
     value_hi: f32,
     // Bit t set: particles of component tag t (< 32) are not drawn.
     hidden_tags: u32,
+    // Bit t set: particles of tag t are marked with a ring, not lit.
+    marked_tags: u32,
+    // 0 light (a picture), 1 mass (a surface-density map).
+    quantity: u32,
+    n: u32,
+    // Largest sprite radius (pixels).
+    max_radius: f32,
+    // A sprite's radius is at least this many times the mean spacing of the
+    // particles drawn about it (0: off).
+    smoothing: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// Colour and light per unit mass of one component tag.
+struct TagStyle {
+    color: vec3<f32>,
+    light: f32,
+}
+
+// Exposure and tone mapping (src/render/exposure.rs, tonemap.rs).
+struct ToneUniform {
+    width: u32,
+    height: u32,
+    // 0 light, 1 mass.
+    quantity: u32,
+    // The white point is divided by it (the page's brightness slider).
+    bias: f32,
+    // Quantiles of the lit pixels that set the faint end and the top.
+    lo_quantile: f32,
+    hi_quantile: f32,
+    // A given range (units) instead of the measured one, where fixed_hi > 0.
+    fixed_lo: f32,
+    fixed_hi: f32,
+}
+
+// What the exposure pass measured of a frame (accumulation units).
+struct Exposure {
+    lo: f32,
+    hi: f32,
+    lit: u32,
+    top: f32,
 }
 
 // Flat invocation index of a 1-D launch that may be split over the y

@@ -1,33 +1,44 @@
-// Point renderer: every particle is a small screen-aligned quad (two
-// triangles, six vertices) read straight from the simulation's buffers
-// (positions, velocities, potentials, upload indices: no copy through the
-// CPU), drawn with additive blending so dense regions glow.
+// What the renderer's passes share (composed before splat.wgsl,
+// exposure.wgsl and tonemap.wgsl by src/render/mod.rs): the encoding of the
+// accumulation and the colour maps.
 //
-// Sprites are size-attenuated: `viewport.z` pixels wide at clip depth
-// `viewport.w` (the camera's distance), wider nearer the eye, narrower
-// farther, clamped to [1, 4 viewport.z] pixels. Colour is uniform, or a
-// colour map (Google's Turbo, polynomial fit) of speed or potential between
-// `value_lo` and `value_hi`, or one of four colours by component tag.
-// Components whose bit is set in `hidden_tags` are not drawn.
-// Driven by src/render/mod.rs; the same code draws the browser canvas and
-// the CLI's offscreen PNG.
+// A pixel of the accumulation is four u32 words: three low words (r, g, b
+// of light; mass in the first) and the low words' carries in the fourth:
+// CARRY_BITS bits per channel for light, the whole high word for mass. The
+// splat pass adds integers with atomics, so a pixel's sum is exact and the
+// same whatever order the particles arrive in (the page and `webgrav render`
+// draw the same numbers); light holds up to 32 + CARRY_BITS bits per
+// channel, mass 64.
+// The constants before this file (CARRY_BITS, CARRY_MASK, HIST_BINS,
+// BINS_PER_OCTAVE, MAX_MARKERS, MAX_TAGS, DENSITY_STOPS, ...) come from
+// src/render/mod.rs.
 
-@group(0) @binding(0) var<uniform> camera: CameraUniform;
-@group(0) @binding(1) var<storage, read> pos_mass: array<PosMass>;
-@group(0) @binding(2) var<storage, read> vel: array<Velocity>;
-@group(0) @binding(3) var<storage, read> acc_pot: array<AccPot>;
-// Upload index of the particle in each slot (the tree code reorders).
-@group(0) @binding(4) var<storage, read> id: array<u32>;
-// Component tag of each particle, in upload order.
-@group(0) @binding(5) var<storage, read> tags: array<u32>;
+const LIGHT: u32 = 0u;
+const MASS: u32 = 1u;
 
-struct VertexOut {
-    @builtin(position) clip: vec4<f32>,
-    @location(0) corner: vec2<f32>,
-    @location(1) color: vec3<f32>,
+// The light of a pixel (r, g, b), in accumulation units.
+fn light_of(w: vec4<u32>) -> vec3<f32> {
+    let c = vec3<u32>(w.w, w.w >> CARRY_BITS, w.w >> (2u * CARRY_BITS)) & vec3<u32>(CARRY_MASK);
+    return vec3<f32>(w.xyz) + vec3<f32>(c) * 4294967296.0;
 }
 
-// Turbo colour map (Mikhailov 2019), polynomial approximation, t in [0, 1].
+// The mass of a pixel, in accumulation units.
+fn mass_of(w: vec4<u32>) -> f32 {
+    return f32(w.x) + f32(w.w) * 4294967296.0;
+}
+
+// The value the exposure measures: mean of r, g, b for light (Lupton et
+// al. 2004's intensity), the mass for maps.
+fn value_of(w: vec4<u32>, quantity: u32) -> f32 {
+    if (quantity == MASS) {
+        return mass_of(w);
+    }
+    let c = light_of(w);
+    return (c.r + c.g + c.b) / 3.0;
+}
+
+// Turbo colour map (Mikhailov 2019), polynomial approximation, t in [0, 1]:
+// speed and potential.
 fn turbo(t: f32) -> vec3<f32> {
     let x = clamp(t, 0.0, 1.0);
     let v4 = vec4<f32>(1.0, x, x * x, x * x * x);
@@ -39,68 +50,12 @@ fn turbo(t: f32) -> vec3<f32> {
     ), vec3<f32>(0.0), vec3<f32>(1.0));
 }
 
-fn mapped(value: f32) -> vec3<f32> {
-    let span = camera.value_hi - camera.value_lo;
-    var t = 0.5;
-    if (span != 0.0) {
-        t = (value - camera.value_lo) / span;
-    }
-    return turbo(t);
-}
-
-fn particle_color(k: u32) -> vec3<f32> {
-    switch camera.color_mode {
-        case 1u: {
-            return mapped(length(vel[k].vel));
-        }
-        case 2u: {
-            return mapped(acc_pot[k].pot);
-        }
-        case 3u: {
-            let palette = array<vec3<f32>, 4>(
-                vec3(0.35, 0.6, 1.0), vec3(1.0, 0.55, 0.2),
-                vec3(0.4, 1.0, 0.45), vec3(1.0, 0.35, 0.75),
-            );
-            return palette[tags[id[k]] % 4u];
-        }
-        default: {
-            return camera.color.rgb;
-        }
-    }
-}
-
-@vertex
-fn vs_main(@builtin(vertex_index) vertex: u32) -> VertexOut {
-    let corners = array<vec2<f32>, 6>(
-        vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
-        vec2(-1.0, -1.0), vec2(1.0, 1.0), vec2(-1.0, 1.0),
-    );
-    let k = vertex / 6u;
-    let p = pos_mass[k];
-    let corner = corners[vertex % 6u];
-    var clip = camera.view_proj * vec4<f32>(p.pos, 1.0);
-    let hidden = ((camera.hidden_tags >> min(tags[id[k]], 31u)) & 1u) != 0u;
-    if (clip.w <= 0.0 || hidden) {
-        // Behind the eye, or of a hidden component: a degenerate quad
-        // outside the view.
-        return VertexOut(vec4<f32>(2.0, 2.0, 2.0, 1.0), corner, vec3<f32>(0.0));
-    }
-    var size_px = camera.viewport.z;
-    if (camera.viewport.w > 0.0) {
-        size_px = clamp(size_px * camera.viewport.w / clip.w, 1.0, 4.0 * camera.viewport.z);
-    }
-    // Offset in clip space so the quad is size_px pixels wide.
-    clip += vec4<f32>(corner * size_px / camera.viewport.xy * clip.w, 0.0, 0.0);
-    return VertexOut(clip, corner, particle_color(k));
-}
-
-@fragment
-fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
-    // Round sprite with a soft edge.
-    let r2 = dot(in.corner, in.corner);
-    if (r2 > 1.0) {
-        discard;
-    }
-    let a = camera.color.a * (1.0 - r2);
-    return vec4<f32>(in.color * a, a);
+// The surface-density colour map, t in [0, 1]: DENSITY_STOPS evenly
+// spaced, linear in between (render::DENSITY_STOPS; the CLI's colour bar and
+// the page's use the same stops).
+fn density_color(t: f32) -> vec3<f32> {
+    let x = clamp(t, 0.0, 1.0) * f32(DENSITY_STOP_COUNT - 1u);
+    let k = min(u32(floor(x)), DENSITY_STOP_COUNT - 2u);
+    var stops = DENSITY_STOPS;
+    return mix(stops[k], stops[k + 1u], x - f32(k));
 }

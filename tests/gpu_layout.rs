@@ -102,12 +102,53 @@ fn layouts_match_wgsl() {
         size_of::<CameraUniform>(),
         &[
             ("view_proj", offset_of!(CameraUniform, view_proj)),
-            ("color", offset_of!(CameraUniform, color)),
             ("viewport", offset_of!(CameraUniform, viewport)),
+            ("color", offset_of!(CameraUniform, color)),
+            ("unit_scale", offset_of!(CameraUniform, unit_scale)),
             ("color_mode", offset_of!(CameraUniform, color_mode)),
             ("value_lo", offset_of!(CameraUniform, value_lo)),
             ("value_hi", offset_of!(CameraUniform, value_hi)),
             ("hidden_tags", offset_of!(CameraUniform, hidden_tags)),
+            ("marked_tags", offset_of!(CameraUniform, marked_tags)),
+            ("quantity", offset_of!(CameraUniform, quantity)),
+            ("n", offset_of!(CameraUniform, n)),
+            ("max_radius", offset_of!(CameraUniform, max_radius)),
+            ("smoothing", offset_of!(CameraUniform, smoothing)),
+            ("_pad0", offset_of!(CameraUniform, _pad0)),
+            ("_pad1", offset_of!(CameraUniform, _pad1)),
+            ("_pad2", offset_of!(CameraUniform, _pad2)),
+        ],
+    );
+    check(
+        "TagStyle",
+        size_of::<TagStyle>(),
+        &[
+            ("color", offset_of!(TagStyle, color)),
+            ("light", offset_of!(TagStyle, light)),
+        ],
+    );
+    check(
+        "ToneUniform",
+        size_of::<ToneUniform>(),
+        &[
+            ("width", offset_of!(ToneUniform, width)),
+            ("height", offset_of!(ToneUniform, height)),
+            ("quantity", offset_of!(ToneUniform, quantity)),
+            ("bias", offset_of!(ToneUniform, bias)),
+            ("lo_quantile", offset_of!(ToneUniform, lo_quantile)),
+            ("hi_quantile", offset_of!(ToneUniform, hi_quantile)),
+            ("fixed_lo", offset_of!(ToneUniform, fixed_lo)),
+            ("fixed_hi", offset_of!(ToneUniform, fixed_hi)),
+        ],
+    );
+    check(
+        "Exposure",
+        size_of::<Exposure>(),
+        &[
+            ("lo", offset_of!(Exposure, lo)),
+            ("hi", offset_of!(Exposure, hi)),
+            ("lit", offset_of!(Exposure, lit)),
+            ("top", offset_of!(Exposure, top)),
         ],
     );
     check(

@@ -233,6 +233,87 @@ function maybeReadout(now) {
   }).finally(() => { reading = false; });
 }
 
+// The density map's legend over the view: Σ at the ends of the colour bar
+// and a scale bar, from the exposure the renderer measured (read back
+// every half second). The labels stay off the WebGPU canvas, so it shows
+// what `webgrav render --legend off` writes.
+let legendBusy = false;
+let legendAt = -Infinity;
+function maybeLegend(now) {
+  if (legendBusy || now - legendAt < 500) return;
+  legendAt = now;
+  const canvas = $("legend");
+  if (W.app.values().map !== "density") {
+    canvas.hidden = true;
+    return;
+  }
+  legendBusy = true;
+  W.app.legend().then((l) => {
+    if (l && l.map === "density") drawLegend(canvas, l);
+    W.legend = l;
+  }).catch((e) => console.warn("legend:", errorText(e))).finally(() => { legendBusy = false; });
+}
+
+// Ticks of log10 Σ from a to b: every 1, 0.5, 0.2 or 0.1, whichever gives
+// two or more (as the CLI's colour bar, render::legend::ticks).
+function legendTicks(a, b) {
+  for (const [step, digits] of [[1, 0], [0.5, 1], [0.2, 1], [0.1, 1]]) {
+    const first = Math.ceil(a / step), last = Math.floor(b / step);
+    if (last - first >= 1 || step === 0.1) {
+      const t = [];
+      for (let k = first; k <= last; k++) t.push([k * step, digits]);
+      return t;
+    }
+  }
+  return [];
+}
+
+function drawLegend(canvas, l) {
+  canvas.hidden = false;
+  const dpr = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth, h = canvas.clientHeight;
+  canvas.width = Math.round(w * dpr);
+  canvas.height = Math.round(h * dpr);
+  const g = canvas.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  g.font = "12px system-ui, sans-serif";
+  g.lineWidth = 3;
+  g.strokeStyle = "#000";
+  const text = (s, x, y, align) => {
+    g.textAlign = align;
+    g.strokeText(s, x, y);
+    g.fillStyle = "#fff";
+    g.fillText(s, x, y);
+  };
+  if (l.lo > 0 && l.hi > l.lo) {
+    const bw = 14, x0 = w - 16 - bw, y0 = Math.round(0.2 * h), bh = Math.round(0.6 * h);
+    const grad = g.createLinearGradient(0, y0 + bh, 0, y0);
+    l.stops.forEach((c, k) => grad.addColorStop(k / (l.stops.length - 1), `rgb(${c.map((v) => Math.round(255 * v)).join(",")})`));
+    g.fillStyle = grad;
+    g.fillRect(x0, y0, bw, bh);
+    g.lineWidth = 1;
+    g.strokeStyle = "#fff";
+    g.strokeRect(x0 - 0.5, y0 - 0.5, bw + 1, bh + 1);
+    g.lineWidth = 3;
+    g.strokeStyle = "#000";
+    const a = Math.log10(l.lo), b = Math.log10(l.hi);
+    for (const [v, digits] of legendTicks(a, b)) {
+      const y = y0 + (1 - (v - a) / (b - a)) * bh;
+      g.fillStyle = "#fff";
+      g.fillRect(x0 - 5, Math.round(y), 5, 1);
+      text(v.toFixed(digits), x0 - 8, y + 4, "right");
+    }
+    text(l.label, w - 16, y0 - 10, "right");
+  }
+  if (l.scale_px > 0) {
+    const len = l.scale_px / dpr, x = 14, y = h - 44;
+    g.fillStyle = "#fff";
+    g.fillRect(x, y, len, 3);
+    text(l.scale_label, x + len / 2, y - 6, "center");
+  }
+}
+
 function checkLost(e) {
   const reason = W.app.lostReason();
   if (!reason && !e) return false;
@@ -271,6 +352,7 @@ function loop(now) {
   const [t0, s0] = W.sps[0];
   const sps = now - t0 > 200 ? ((W.progress.steps - s0) * 1000) / (now - t0) : null;
   maybeReadout(now);
+  maybeLegend(now);
   if (now - (W.hudAt || 0) > 250) {
     W.hudAt = now;
     showReadout(W.last, sps);

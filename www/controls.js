@@ -47,9 +47,10 @@ const Controls = {
     for (const p of cat.presets) preset.appendChild(new Option(p.title, p.name));
     preset.addEventListener("change", () => {
       if (!preset.value) return;
-      const { values, camera_given, preset: chosen } = window.wasmBindings.parseSettings(`preset=${preset.value}`);
-      // A preset sets the run, and the camera where it places one.
-      if (!camera_given) for (const k of ["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"]) delete values[k];
+      const { values, given, preset: chosen } = window.wasmBindings.parseSettings(`preset=${preset.value}`);
+      // A preset sets the run, and the camera numbers it gives (a disk's
+      // angles); the view is then fitted to what is drawn.
+      for (const k of ["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"]) if (!given.includes(k)) delete values[k];
       Controls.caption(chosen);
       W.apply(values).then(() => W.setRunning(true));
     });

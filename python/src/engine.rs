@@ -540,6 +540,7 @@ impl Engine {
             attenuation,
             color,
             hidden: hide.iter().map(|k| kind(k)).collect::<PyResult<_>>()?,
+            ..View::default()
         };
         let (ctx, types) = (self.ctx.clone(), self.types.clone());
         let run = self.run();

@@ -553,12 +553,18 @@ async fn bench_frame(
     spec: &BenchSpec,
     generate_ms: f64,
 ) -> Result<Value> {
-    use crate::render::{Camera, ColorRanges, PointRenderer, OFFSCREEN_FORMAT};
+    use crate::render::{
+        shell_tags, Camera, ColorRanges, ComponentTags, Renderer, Scene, TagTotals, Tone,
+        OFFSCREEN_FORMAT,
+    };
     let (width, height) = FRAME_SIZE;
     let start = now_ms();
     let mut run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
-    let renderer = PointRenderer::new(&ctx.device, OFFSCREEN_FORMAT);
-    let points = renderer.bind(&ctx.device, run.display(), &[]);
+    // As the page draws a Plummer sphere: tagged by mass shells.
+    let components = ComponentTags::shells(&particles.pos_mass);
+    let totals = TagTotals::of(&particles.pos_mass, &shell_tags(&particles.pos_mass));
+    let scene = Scene::new(&ctx.device, run.display(), &components, totals);
+    let renderer = std::cell::RefCell::new(Renderer::new(&ctx.device, OFFSCREEN_FORMAT));
     let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("frame benchmark target"),
         size: wgpu::Extent3d {
@@ -578,33 +584,48 @@ async fn bench_frame(
     let mut camera = Camera::default();
     let (center, radius) = super::readout::view_sphere(&particles.pos_mass);
     camera.fit(center, radius, width, height);
-    let ranges = ColorRanges::of(&particles.vel, None);
-    let uniform = camera.uniform(width, height, run.n(), ranges.for_mode(camera.color_mode));
-    // One draw in a submission of its own, as the page's; bracketed by
-    // the clock's timestamps where given.
-    let draw = |mut clock: Option<&mut BatchClock>| {
+    let range = ColorRanges::of(&particles.vel, None).for_mode(camera.color_mode);
+    let tone = Tone::for_map(camera.map);
+    // One draw (splat, exposure, tone map) in a submission of its own, as
+    // the page's; bracketed by the clock's timestamps where given.
+    let draw = |mut clock: Option<&mut BatchClock>| -> Result<()> {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let slot = clock.as_deref_mut().and_then(|c| c.begin(&mut encoder));
-        renderer.draw(&ctx.queue, &mut encoder, &view, &points, &uniform);
+        renderer.borrow_mut().draw(
+            &ctx.device,
+            &ctx.queue,
+            &mut encoder,
+            &view,
+            (width, height),
+            &scene,
+            &camera,
+            range,
+            &tone,
+        )?;
         if let (Some(c), Some(k)) = (clock, slot) {
             c.end(&mut encoder, k);
         }
         ctx.queue.submit(Some(encoder.finish()));
+        Ok(())
     };
     run.queue(ctx, 1);
-    draw(None);
+    draw(None)?;
     ctx.finish().await?;
     let first_frame_ms = generate_ms + (now_ms() - start);
     run.fit_tree_levels(ctx).await?;
+    let mut failed = Ok(());
     warm_up(ctx, || {
         run.queue(ctx, 1);
-        draw(None);
+        if failed.is_ok() {
+            failed = draw(None);
+        }
     })
     .await?;
-    // The draw pass alone.
+    failed?;
+    // The draw passes alone.
     let mut clock = BatchClock::new(ctx, spec.repeat);
     for _ in 0..spec.repeat {
-        draw(clock.as_mut());
+        draw(clock.as_mut())?;
         ctx.finish().await?;
     }
     let mut draw_ms = match &clock {
@@ -621,7 +642,7 @@ async fn bench_frame(
                 .await?;
         }
         run.queue(ctx, 1);
-        draw(None);
+        draw(None)?;
         in_flight.push_back(ctx.mark());
     }
     ctx.finish().await?;

@@ -10,7 +10,7 @@
 //! indexes, a picture to show without WebGPU), same-origin only.
 
 use crate::hermite::{Criterion, Precision};
-use crate::render::{Camera, ColorMode};
+use crate::render::{Camera, ColorMode, MapKind};
 use crate::run::params::{number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
 use crate::state::{Model, ModelParams};
@@ -41,13 +41,13 @@ pub const PRESETS: &[Preset] = &[
         name: "disk-galaxy",
         title: "Disk galaxy: an exponential disk rotating in its dark halo",
         caption: "A cool exponential disk (Toomre Q = 1.2) in a bulge and dark halo (hidden: key h) grows spiral arms within a few rotations.",
-        query: "model=disk-galaxy&n=32768&solver=tree&theta=0.6&eps=0.03&dt=0.015625&color=component&spf=2&halo=0&pitch=0.9&dist=14&tx=0&ty=0&tz=0",
+        query: "model=disk-galaxy&n=32768&solver=tree&theta=0.6&eps=0.03&dt=0.015625&color=component&spf=2&halo=0&yaw=0&pitch=0.6",
     },
     Preset {
         name: "milky-way",
         title: "Milky Way: disk, bulge and dark halo (Bonsai units, 9.78 Myr per time unit)",
         caption: "The Gordon Bell paper's Milky Way model (halo hidden: key h): its disk forms a bar within a few hundred million years.",
-        query: "model=milky-way&n=65536&solver=tree&theta=0.6&eps=0.1&dt=0.03125&color=component&spf=2&halo=0&pitch=0.9&dist=45&tx=0&ty=0&tz=0",
+        query: "model=milky-way&n=65536&solver=tree&theta=0.6&eps=0.1&dt=0.03125&color=component&spf=2&halo=0&yaw=0&pitch=0",
     },
     Preset {
         name: "galaxy-merger",
@@ -65,7 +65,8 @@ pub const PRESETS: &[Preset] = &[
 
 /// A teaching preset: a run with a title and a one-line explanation (the
 /// page shows both; an embedded page shows them as its caption). Its
-/// query may place the camera; without, the view fits the model.
+/// query may turn the camera (a disk face-on or inclined); the view is
+/// fitted to what is drawn unless it also gives distance or target.
 pub struct Preset {
     pub name: &'static str,
     pub title: &'static str,
@@ -101,7 +102,8 @@ pub struct Settings {
     /// Draw the dark haloes of galaxy models (colouring by component
     /// shows the disk and bulge clearer without them).
     pub show_halo: bool,
-    /// The URL gave the camera explicitly: keep it (no fit on import).
+    /// The URL framed the view (distance or target): keep it (no fit on
+    /// import or restart).
     pub camera_given: bool,
 }
 
@@ -123,8 +125,12 @@ impl Default for Settings {
     }
 }
 
-/// Parameters that describe the camera (any of them makes `camera_given`).
-const CAMERA_KEYS: &[&str] = &["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"];
+/// Parameters that describe the camera.
+pub const CAMERA_KEYS: &[&str] = &["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"];
+
+/// Parameters that frame the view (any of them makes `camera_given`); the
+/// others turn it, and a fit keeps them.
+pub const FRAMING_KEYS: &[&str] = &["dist", "tx", "ty", "tz"];
 
 const fn view(key: &'static str, label: &'static str, kind: Kind, default: &'static str) -> Param {
     Param {
@@ -154,8 +160,19 @@ pub const VIEW_PARAMS: &[Param] = &[
         Kind::Choice(|| ColorMode::ALL.iter().map(|c| c.name()).collect()),
         "speed",
     ),
+    view(
+        "map",
+        "show",
+        Kind::Choice(|| MapKind::ALL.iter().map(|m| m.name()).collect()),
+        "light",
+    ),
     view("ps", "sprite size (px)", number(0.5, 32.0), "3"),
-    view("bright", "brightness", number(0.0, 100.0), "1"),
+    view(
+        "bright",
+        "brightness (exposure bias)",
+        number(0.0, 100.0),
+        "1",
+    ),
     view("atten", "size by distance", Kind::Flag, "1"),
     view("halo", "show dark haloes", Kind::Flag, "1"),
     view("yaw", "camera yaw (rad)", number(-1e3, 1e3), "0"),
@@ -298,6 +315,7 @@ impl Settings {
             "autoplay" => self.autoplay = flag()?,
             "embed" => self.embed = flag()?,
             "color" => c.color_mode = ColorMode::from_name(choice()?).expect("a listed mode"),
+            "map" => c.map = MapKind::from_name(choice()?).expect("a listed map"),
             "ps" => c.point_size = float()?,
             "bright" => c.brightness = float()?,
             "atten" => c.size_attenuation = flag()?,
@@ -311,7 +329,7 @@ impl Settings {
             "fov" => c.fov_y = float()?,
             _ => unreachable!("every parameter of the table is handled"),
         }
-        if CAMERA_KEYS.contains(&key) {
+        if FRAMING_KEYS.contains(&key) {
             self.camera_given = true;
         }
         Ok(())
@@ -344,6 +362,7 @@ impl Settings {
             "autoplay" => flag(self.autoplay),
             "embed" => flag(self.embed),
             "color" => c.color_mode.name().to_string(),
+            "map" => c.map.name().to_string(),
             "ps" => c.point_size.to_string(),
             "bright" => c.brightness.to_string(),
             "atten" => flag(c.size_attenuation),

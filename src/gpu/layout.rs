@@ -68,19 +68,24 @@ pub struct LeapfrogParams {
     pub _pad0: u32,
 }
 
-/// Uniform of the point renderer (`render::Camera::uniform` fills it).
+/// Uniform of the splat pass (`render::Camera::uniform` fills it, the
+/// renderer sets `unit_scale` and `n`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct CameraUniform {
-    /// Column-major view-projection matrix.
+    /// Column-major view-projection matrix (perspective for pictures,
+    /// orthographic for surface-density maps).
     pub view_proj: [[f32; 4]; 4],
-    /// Base colour (rgb) of `ColorMode::Uniform`, and per-point alpha (a),
-    /// the brightness of one sprite under additive blending.
-    pub color: [f32; 4],
     /// Viewport width and height (pixels); sprite diameter (pixels) at the
     /// reference depth; reference depth (clip-space w at which a sprite is
     /// that wide; 0 turns size attenuation off).
     pub viewport: [f32; 4],
+    /// Colour (rgb) of `ColorMode::Uniform`.
+    pub color: [f32; 3],
+    /// Fixed-point units one unit of weight adds to the accumulation
+    /// (weight: mass times the component's light for pictures, mass for
+    /// maps).
+    pub unit_scale: f32,
     /// `render::ColorMode` as u32: 0 uniform, 1 speed, 2 potential,
     /// 3 component.
     pub color_mode: u32,
@@ -92,6 +97,70 @@ pub struct CameraUniform {
     /// Bit t set: particles of component tag t (< 32) are not drawn (the
     /// page's switch that hides a galaxy's dark halo).
     pub hidden_tags: u32,
+    /// Bit t set: particles of tag t (black holes) are marked with a ring
+    /// instead of adding light.
+    pub marked_tags: u32,
+    /// What is accumulated: 0 light (a picture), 1 mass (a map).
+    pub quantity: u32,
+    /// Particles in the buffers.
+    pub n: u32,
+    /// Largest sprite radius (pixels).
+    pub max_radius: f32,
+    /// Adaptive smoothing: a sprite's radius is at least this many times
+    /// the mean spacing of the particles drawn about it (0: off).
+    pub smoothing: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
+}
+
+/// How particles of one component tag look: colour and light per unit
+/// mass (the renderer's palette, `render::components`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TagStyle {
+    pub color: [f32; 3],
+    /// Light per unit mass (dark matter faint, stars 1).
+    pub light: f32,
+}
+
+/// Uniform of the exposure and tone-mapping passes (`render::exposure`,
+/// `render::tonemap`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ToneUniform {
+    /// Target size in pixels.
+    pub width: u32,
+    pub height: u32,
+    /// 0 light (asinh stretch of colours), 1 mass (log colour map).
+    pub quantity: u32,
+    /// Brightness bias: the white point is divided by it (the page's
+    /// slider; 1 leaves the measured exposure).
+    pub bias: f32,
+    /// Quantiles of the lit pixels' values that set the faint end and the
+    /// white point (pictures) or the ends of the map's range (maps).
+    pub lo_quantile: f32,
+    pub hi_quantile: f32,
+    /// A range given in accumulation units instead of the measured one
+    /// (used where `fixed_hi > 0`): maps of a series share one colour bar.
+    pub fixed_lo: f32,
+    pub fixed_hi: f32,
+}
+
+/// What the exposure pass measured of a frame (accumulation units).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Exposure {
+    /// Faint end: the asinh stretch's softening (pictures), the low end
+    /// of the colour map (maps).
+    pub lo: f32,
+    /// White point (pictures), high end of the colour map (maps).
+    pub hi: f32,
+    /// Pixels with anything in them.
+    pub lit: u32,
+    /// Upper edge of the highest occupied histogram bin (about the
+    /// largest pixel value).
+    pub top: f32,
 }
 
 // --- radix sort ---

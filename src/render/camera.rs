@@ -1,6 +1,7 @@
 //! The view: an orbit camera around a target point (yaw/pitch angles,
-//! distance, vertical field of view) and how particles are coloured, turned
-//! into the renderer's uniform. The same numbers drive the browser canvas
+//! distance, vertical field of view), what is drawn (a picture of the
+//! light, or a map of the surface density) and how particles are coloured,
+//! turned into the renderer's uniform. The same numbers drive the browser canvas
 //! (URL parameters `yaw`, `pitch`, `dist`, ...) and the CLI's offscreen PNG
 //! (`webgrav render --yaw ...`), so their images can be compared.
 
@@ -53,6 +54,47 @@ impl ColorMode {
     }
 }
 
+/// What a frame shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MapKind {
+    /// The light of the particles, a perspective picture exposed by the
+    /// frame's own brightness.
+    #[default]
+    Light,
+    /// Projected surface density Σ of the drawn particles, orthographic
+    /// (pixels of one area), log scale through a colour map.
+    Density,
+}
+
+impl MapKind {
+    pub const ALL: &'static [MapKind] = &[MapKind::Light, MapKind::Density];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MapKind::Light => "light",
+            MapKind::Density => "density",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|m| m.name() == name)
+    }
+
+    /// The value of `quantity` in the shaders.
+    pub fn index(self) -> u32 {
+        match self {
+            MapKind::Light => 0,
+            MapKind::Density => 1,
+        }
+    }
+}
+
+/// Sprites of twice the particles' mean spacing in radius: a dozen
+/// neighbours overlap (as SPH smooths), so a disk of 10^4-10^5 particles
+/// reads as a surface with arms rather than as dots, and detail stays
+/// where particles are dense (at 1 the sprites still show as blobs).
+pub const DEFAULT_SMOOTHING: f32 = 2.0;
+
 /// Largest |pitch| (radians), just short of the poles.
 pub const MAX_PITCH: f32 = 1.55;
 
@@ -72,13 +114,20 @@ pub struct Camera {
     pub point_size: f32,
     /// Sprites shrink with distance from the eye (and grow nearer it).
     pub size_attenuation: bool,
-    /// Multiplies the per-sprite alpha chosen for N (`auto_alpha`).
+    /// Bias of the exposure: the white point the frame measured is divided
+    /// by it (1: as measured).
     pub brightness: f32,
     pub color_mode: ColorMode,
     /// Colour of `ColorMode::Uniform`.
     pub color: [f32; 3],
     /// Bit t set: particles of component tag t are not drawn.
     pub hidden_tags: u32,
+    /// A picture or a surface-density map.
+    pub map: MapKind,
+    /// Adaptive smoothing: sprites at least this many times the mean
+    /// spacing of the particles drawn about them (0: sprites of
+    /// `point_size` alone).
+    pub smoothing: f32,
 }
 
 impl Default for Camera {
@@ -95,18 +144,13 @@ impl Default for Camera {
             color_mode: ColorMode::default(),
             color: [0.55, 0.75, 1.0],
             hidden_tags: 0,
+            map: MapKind::Light,
+            smoothing: DEFAULT_SMOOTHING,
         }
     }
 }
 
 impl Camera {
-    /// Per-sprite alpha for `n` particles: additive blending of many
-    /// sprites saturates, so alpha falls as 1/sqrt(N) (about the growth of
-    /// the brightest pixels' sprite count), from 1 at N <= 2000.
-    pub fn auto_alpha(n: u32) -> f32 {
-        (2000.0 / n.max(1) as f32).sqrt().clamp(0.02, 1.0)
-    }
-
     /// The eye position.
     pub fn eye(&self) -> [f32; 3] {
         let (sy, cy) = self.yaw.sin_cos();
@@ -156,33 +200,84 @@ impl Camera {
         self.distance = (radius.max(1e-6) / half_y.min(half_x).sin()).max(1e-5);
     }
 
-    /// The uniform for a `width` × `height` pixel target showing `n`
-    /// particles; `range` is the value of the colour-mapped quantity at the
-    /// low and the high end of the map (see `render::color_range`).
-    pub fn uniform(&self, width: u32, height: u32, n: u32, range: [f32; 2]) -> CameraUniform {
+    /// Turns the view so that the eye looks at the target from direction
+    /// `dir` (e.g. a disk's angular momentum: face-on), as far as the
+    /// pitch limit allows.
+    pub fn look_from(&mut self, dir: [f64; 3]) {
+        let l = (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]).sqrt();
+        if l.is_nan() || l <= 0.0 {
+            return;
+        }
+        let d = dir.map(|x| x / l);
+        self.pitch = (d[1].asin() as f32).clamp(-MAX_PITCH, MAX_PITCH);
+        self.yaw = if d[0].hypot(d[2]) > 1e-9 {
+            d[0].atan2(d[2]) as f32
+        } else {
+            0.0
+        };
+    }
+
+    /// Half the height of the view at the target's distance (N-body
+    /// lengths): a map's half height.
+    pub fn half_height(&self) -> f32 {
+        self.distance * (0.5 * self.fov_y).tan()
+    }
+
+    /// Side of a pixel at the target's distance (of every pixel of a map)
+    /// for a view `height` pixels high.
+    pub fn pixel_size(&self, height: u32) -> f64 {
+        2.0 * self.half_height() as f64 / height.max(1) as f64
+    }
+
+    /// Largest sprite radius in pixels: sprites nearer the eye grow up to
+    /// four times the sprite diameter, a lone particle's smoothing to
+    /// `smoothing` cells.
+    pub fn max_radius(&self) -> f32 {
+        (2.0 * self.point_size)
+            .max(self.smoothing * super::CELL_PX as f32)
+            .max(1.0)
+    }
+
+    /// The uniform for a `width` × `height` pixel target; `range` is the
+    /// value of the colour-mapped quantity at the low and the high end of
+    /// the map (see `render::ColorRanges`). The renderer fills in the
+    /// particle count, the unit scale and the marked tags.
+    pub fn uniform(&self, width: u32, height: u32, range: [f32; 2]) -> CameraUniform {
         let aspect = width.max(1) as f32 / height.max(1) as f32;
         let view = look_at(self.eye(), self.target);
-        let near = 0.01 * self.distance;
-        let far = 100.0 * self.distance;
-        let proj = perspective(self.fov_y, aspect, near, far);
-        let alpha = (Self::auto_alpha(n) * self.brightness).clamp(0.0, 1.0);
-        CameraUniform {
-            view_proj: mul(&proj, &view),
-            color: [self.color[0], self.color[1], self.color[2], alpha],
-            viewport: [
-                width as f32,
-                height as f32,
-                self.point_size,
-                if self.size_attenuation {
+        let (proj, reference) = match self.map {
+            MapKind::Light => {
+                let near = 0.01 * self.distance;
+                let far = 100.0 * self.distance;
+                let attenuated = if self.size_attenuation {
                     self.distance
                 } else {
                     0.0
-                },
-            ],
+                };
+                (perspective(self.fov_y, aspect, near, far), attenuated)
+            }
+            MapKind::Density => {
+                let h = self.half_height();
+                (orthographic(h * aspect, h), 0.0)
+            }
+        };
+        CameraUniform {
+            view_proj: mul(&proj, &view),
+            viewport: [width as f32, height as f32, self.point_size, reference],
+            color: self.color,
+            unit_scale: 0.0,
             color_mode: self.color_mode.index(),
             value_lo: range[0],
             value_hi: range[1],
             hidden_tags: self.hidden_tags,
+            marked_tags: 0,
+            quantity: self.map.index(),
+            n: 0,
+            max_radius: self.max_radius(),
+            smoothing: self.smoothing.max(0.0),
+            _pad0: 0,
+            _pad1: 0,
+            _pad2: 0,
         }
     }
 }
@@ -227,6 +322,17 @@ fn perspective(fov_y: f32, aspect: f32, near: f32, far: f32) -> Mat4 {
     ]
 }
 
+/// Orthographic projection of the view space's x in [-half_w, half_w] and
+/// y in [-half_h, half_h] (depth is not used: a map takes every particle).
+fn orthographic(half_w: f32, half_h: f32) -> Mat4 {
+    [
+        [1.0 / half_w, 0.0, 0.0, 0.0],
+        [0.0, 1.0 / half_h, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.5, 1.0],
+    ]
+}
+
 fn mul(a: &Mat4, b: &Mat4) -> Mat4 {
     let mut m = [[0.0; 4]; 4];
     for (c, col) in m.iter_mut().enumerate() {
@@ -235,4 +341,107 @@ fn mul(a: &Mat4, b: &Mat4) -> Mat4 {
         }
     }
     m
+}
+
+/// The sphere a view of what is drawn fits: the weighted centre of the
+/// particles and the radius about it that holds 90 % of their weight
+/// (`weight(k)`: a particle's mass times its light for pictures, its mass
+/// for maps, 0 where hidden), so escapers, far haloes and faint dark
+/// matter do not shrink the view. `None` when nothing weighs. Linear in N
+/// (a weighted selection, no sort).
+pub fn visible_sphere(
+    pos_mass: &[crate::gpu::layout::PosMass],
+    weight: impl Fn(usize) -> f64,
+) -> Option<([f32; 3], f32)> {
+    let (mut c, mut m) = ([0.0f64; 3], 0.0);
+    for (k, p) in pos_mass.iter().enumerate() {
+        let w = weight(k);
+        if w > 0.0 {
+            m += w;
+            for (ck, x) in c.iter_mut().zip(p.pos) {
+                *ck += w * x as f64;
+            }
+        }
+    }
+    if m.is_nan() || m <= 0.0 {
+        return None;
+    }
+    let c = c.map(|x| x / m);
+    let r2: Vec<(f64, f64)> = (pos_mass.iter().enumerate())
+        .map(|(k, p)| (p, weight(k)))
+        .filter(|(_, w)| *w > 0.0)
+        .map(|(p, w)| {
+            let d: f64 = (0..3).map(|k| (p.pos[k] as f64 - c[k]).powi(2)).sum();
+            (d, w)
+        })
+        .collect();
+    let r = weighted_quantile(r2, 0.9).sqrt();
+    Some((c.map(|x| x as f32), (r as f32).max(1e-3)))
+}
+
+/// The smallest key at which the weights of the keys up to it reach
+/// fraction `q` of all the weight (quickselect: linear in the count).
+pub fn weighted_quantile(mut v: Vec<(f64, f64)>, q: f64) -> f64 {
+    let mut target = q * v.iter().map(|x| x.1).sum::<f64>();
+    let mut s = &mut v[..];
+    loop {
+        match s.len() {
+            0 => return 0.0,
+            1 => return s[0].0,
+            len => {
+                let mid = len / 2;
+                s.select_nth_unstable_by(mid, |a, b| a.0.total_cmp(&b.0));
+                let below: f64 = s[..mid].iter().map(|x| x.1).sum();
+                if below >= target {
+                    s = &mut s[..mid];
+                } else if below + s[mid].1 >= target {
+                    return s[mid].0;
+                } else {
+                    target -= below + s[mid].1;
+                    s = &mut s[mid + 1..];
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weighted_quantile_matches_a_sorted_scan() {
+        let v: Vec<(f64, f64)> = (0..1000)
+            .map(|k| (((k * 7919) % 1000) as f64, 1.0 + (k % 3) as f64))
+            .collect();
+        let mut sorted = v.clone();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let total: f64 = v.iter().map(|x| x.1).sum();
+        for q in [0.1, 0.5, 0.9, 1.0] {
+            let mut acc = 0.0;
+            let want = sorted
+                .iter()
+                .find(|x| {
+                    acc += x.1;
+                    acc >= q * total
+                })
+                .unwrap()
+                .0;
+            assert_eq!(weighted_quantile(v.clone(), q), want, "q = {q}");
+        }
+    }
+
+    #[test]
+    fn looking_from_a_direction_puts_the_eye_there() {
+        let mut c = Camera::default();
+        for dir in [[0.0, 0.0, 1.0], [1.0, 0.2, -0.5], [0.0, -0.3, -1.0]] {
+            c.look_from(dir);
+            let e = c.eye();
+            let l = (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]).sqrt();
+            for k in 0..3 {
+                let want = c.target[k] as f64 + c.distance as f64 * dir[k] / l;
+                assert!((e[k] as f64 - want).abs() < 1e-5, "{dir:?}: {e:?}");
+            }
+        }
+    }
 }

@@ -2,10 +2,105 @@
 //! upload order; the display's id buffer indexes it) and the name of each
 //! tag. Galaxies tag their components; files tag particle kinds; a model
 //! of one component is tagged by the quarter of the mass each particle
-//! starts in, so mixing shows.
+//! starts in, so mixing shows. Each tag's style follows from its name:
+//! old spheroids (bulges, ellipticals) warm, disks blue-white, dark matter
+//! faint and cold, black holes ringed rather than lit; satellites and a
+//! merger's secondary are told apart by hue.
 
-use crate::gpu::layout::PosMass;
+use super::MAX_TAGS;
+use crate::gpu::layout::{PosMass, TagStyle};
 use crate::state::{Tagged, KINDS};
+
+/// Light per unit mass of dark matter against stars' 1: a faint haze that
+/// shows the halo's extent without drowning the stars it holds (a halo
+/// has 5-10 times the stars' mass).
+pub const DARK_LIGHT: f32 = 0.08;
+
+/// Mass and particle count of each tag (what the renderer's unit scale
+/// needs; masses do not change during a run).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TagTotals(pub Vec<(f64, u64)>);
+
+impl TagTotals {
+    pub fn of(pos_mass: &[PosMass], tags: &[u32]) -> Self {
+        let mut t: Vec<(f64, u64)> = Vec::new();
+        for (k, p) in pos_mass.iter().enumerate() {
+            let tag = tags.get(k).copied().unwrap_or(0) as usize;
+            if tag >= t.len() {
+                t.resize(tag + 1, (0.0, 0));
+            }
+            t[tag].0 += p.mass as f64;
+            t[tag].1 += 1;
+        }
+        Self(t)
+    }
+}
+
+/// The style of a component by its name (k: its tag, for shells), and
+/// whether its particles are marked (black holes).
+pub fn style_of(name: &str, by_shells: bool, k: usize) -> (TagStyle, bool) {
+    let style = |color: [f32; 3], light: f32| (TagStyle { color, light }, false);
+    if by_shells {
+        // Inner quarter warm to outer quarter cold: mixing shows as colour.
+        const SHELLS: [[f32; 3]; 4] = [
+            [1.0, 0.72, 0.42],
+            [1.0, 0.9, 0.7],
+            [0.72, 0.84, 1.0],
+            [0.45, 0.6, 1.0],
+        ];
+        return style(SHELLS[k.min(3)], 1.0);
+    }
+    if name.ends_with("black hole") || name == "boundary" {
+        return (
+            TagStyle {
+                color: super::MARKER_COLOR,
+                light: 0.0,
+            },
+            true,
+        );
+    }
+    if name.ends_with("halo") {
+        return style([0.35, 0.42, 1.0], DARK_LIGHT);
+    }
+    // Satellites' stars by satellite, in hues the host's warm stars do not
+    // take, so their debris can be followed.
+    if let Some(rest) = name.strip_prefix("satellite ") {
+        const HUES: [[f32; 3]; 6] = [
+            [0.5, 1.0, 0.7],
+            [1.0, 0.55, 0.8],
+            [0.55, 0.9, 1.0],
+            [0.95, 1.0, 0.45],
+            [0.75, 0.6, 1.0],
+            [1.0, 0.5, 0.45],
+        ];
+        let number: usize = rest
+            .split(' ')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        return style(HUES[(number.max(1) - 1) % HUES.len()], 1.0);
+    }
+    let secondary = name.starts_with("secondary");
+    if name.ends_with("disk") {
+        return style(
+            if secondary {
+                [0.6, 0.95, 1.0]
+            } else {
+                [0.72, 0.84, 1.0]
+            },
+            1.0,
+        );
+    }
+    if name.ends_with("gas") {
+        return style([1.0, 0.5, 0.6], 1.0);
+    }
+    // Bulges, ellipticals' stars and anything else stellar: old, warm.
+    if secondary {
+        style([1.0, 0.62, 0.4], 1.0)
+    } else {
+        style([1.0, 0.84, 0.6], 1.0)
+    }
+}
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ComponentTags {
@@ -58,6 +153,55 @@ impl ComponentTags {
         }
     }
 
+    /// The style of every tag (the renderer's palette) and the mask of the
+    /// marked ones.
+    pub fn styles(&self) -> ([TagStyle; MAX_TAGS as usize], u32) {
+        let mut styles = [TagStyle {
+            color: [1.0; 3],
+            light: 1.0,
+        }; MAX_TAGS as usize];
+        let mut marked = 0;
+        for (k, name) in self.names.iter().enumerate().take(MAX_TAGS as usize) {
+            let (s, m) = style_of(name, self.by_shells, k);
+            styles[k] = s;
+            if m {
+                marked |= 1 << k;
+            }
+        }
+        (styles, marked)
+    }
+
+    /// What particle k weighs in the fit of a view (`camera::visible_sphere`):
+    /// 0 where its tag is `hidden`, its mass for maps; for pictures its
+    /// mass where it is luminous (not dark matter), so that a galaxy's view
+    /// fits its stars and its halo glows faintly around them; the mass of
+    /// dark matter counts only where no luminous component is shown.
+    pub fn fit_weights(&self, pos_mass: &[PosMass], hidden: u32, map: super::MapKind) -> Vec<f64> {
+        let (styles, marked) = self.styles();
+        let tags = &self.tags;
+        let dark = |t: u32| styles[(t as usize).min(MAX_TAGS as usize - 1)].light <= DARK_LIGHT;
+        let shown = |t: u32| t >= 32 || hidden >> t & 1 == 0;
+        let marked_tag = |t: u32| t < 32 && marked >> t & 1 == 1;
+        // Whether any luminous component is shown (then dark matter does
+        // not weigh).
+        let luminous =
+            (0..self.names.len().max(1) as u32).any(|t| shown(t) && !dark(t) && !marked_tag(t));
+        (pos_mass.iter().enumerate())
+            .map(|(k, p)| {
+                let t = tags.get(k).copied().unwrap_or(0);
+                let weighs = match map {
+                    super::MapKind::Density => shown(t),
+                    super::MapKind::Light => shown(t) && !marked_tag(t) && (!luminous || !dark(t)),
+                };
+                if weighs {
+                    p.mass as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
     /// The camera's `hidden_tags` that hides every component `hide`
     /// accepts (by name; tags past 31 cannot be hidden).
     pub fn mask(&self, hide: impl Fn(&str) -> bool) -> u32 {
@@ -85,6 +229,7 @@ impl ComponentTags {
 /// Component tags of a one-component state: the quarter of the mass, by
 /// radius about the centre of mass, that each particle starts in (0: the
 /// innermost quarter ... 3: the outermost), so mixing shows over time.
+/// Linear in N: three weighted selections of the radii, no sort.
 pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
     let total: f64 = pos_mass.iter().map(|p| p.mass as f64).sum();
     if pos_mass.is_empty() || total <= 0.0 {
@@ -96,14 +241,18 @@ pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
             *c += p.mass as f64 * x as f64 / total;
         }
     }
-    let r2 = |p: &PosMass| -> f64 { (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum() };
-    let mut order: Vec<usize> = (0..pos_mass.len()).collect();
-    order.sort_by(|&a, &b| r2(&pos_mass[a]).total_cmp(&r2(&pos_mass[b])));
-    let mut tags = vec![0; pos_mass.len()];
-    let mut enclosed = 0.0;
-    for k in order {
-        tags[k] = ((4.0 * enclosed / total) as u32).min(3);
-        enclosed += pos_mass[k].mass as f64;
-    }
-    tags
+    let r2: Vec<f64> = (pos_mass.iter())
+        .map(|p| (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum())
+        .collect();
+    let pairs = || -> Vec<(f64, f64)> {
+        r2.iter()
+            .zip(pos_mass)
+            .map(|(&r, p)| (r, p.mass as f64))
+            .collect()
+    };
+    // The radii (squared) within which each quarter of the mass ends.
+    let edges = [0.25, 0.5, 0.75].map(|q| super::camera::weighted_quantile(pairs(), q));
+    r2.iter()
+        .map(|&r| edges.iter().filter(|&&e| r > e).count() as u32)
+        .collect()
 }

@@ -1,20 +1,41 @@
-//! Rendering of particles as additive, size-attenuated point sprites read
-//! straight from the simulation's GPU buffers (drives `shaders/render.wgsl`):
-//! on the browser's canvas, and offscreen into an RGBA image (the CLI's
-//! `render` command), with the same pipeline and the same camera numbers.
+//! Pictures of particles straight from the simulation's GPU buffers, on the
+//! browser's canvas and offscreen (`webgrav render`), with the same passes
+//! and the same camera numbers. A frame is four steps, recorded top to
+//! bottom by `Renderer::draw`:
+//!
+//! 1. `splat`: each particle adds its light (a picture) or its mass (a
+//!    surface-density map) to the pixels it covers, as exact fixed-point
+//!    integers (`shaders/render.wgsl` says how a pixel's four words hold
+//!    them): floating-point light with no clipping, order-independent sums.
+//! 2. `exposure`: a log histogram of the lit pixels and the values at two
+//!    of its quantiles, on the GPU: the frame exposes itself, a Plummer
+//!    sphere of 2^10 particles and a galaxy of 2^23 alike.
+//! 3. `tonemap`: the asinh stretch of the light (or log Σ through a colour
+//!    map) into the target's 8-bit format, black holes ringed.
+//!
+//! `map` reads a map's pixels back as surface densities; `legend` draws
+//! the colour bar, scale bar and labels of a native picture on the CPU.
 
 pub mod camera;
 pub mod components;
+pub mod exposure;
+pub mod font;
+pub mod legend;
+pub mod map;
+pub mod splat;
+pub mod tonemap;
 
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_buffers, storage_buffer, uniform_buffer};
-use crate::gpu::kernel::{bind_group, bind_group_layout, Binding, Slot};
-use crate::gpu::layout::{AccPot, CameraUniform, Velocity};
-use crate::gpu::shader::compose;
+use crate::gpu::context::dispatch_size;
+use crate::gpu::layout::{
+    AccPot, CameraUniform, Exposure, PosMass, TagStyle, ToneUniform, Velocity, WORKGROUP_SIZE,
+};
+use crate::gpu::shader;
 use crate::gpu::GpuContext;
-use crate::state::GpuParticles;
-pub use camera::{Camera, ColorMode};
-pub use components::{shell_tags, ComponentTags};
+use crate::state::{GpuParticles, Particles};
+pub use camera::{Camera, ColorMode, MapKind};
+pub use components::{shell_tags, ComponentTags, TagTotals};
 
 const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
 
@@ -22,164 +43,435 @@ const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
 /// are 8-bit unorm, not sRGB, so the stored values are the same).
 pub const OFFSCREEN_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
-/// The composed WGSL of the point renderer.
-pub fn wgsl() -> String {
-    compose(&[], RENDER_WGSL)
-}
-
-/// The binding contract of `shaders/render.wgsl`.
-pub const BINDINGS: &[Slot] = &[
-    ("camera", Binding::Uniform),
-    ("pos_mass", Binding::StorageRead),
-    ("vel", Binding::StorageRead),
-    ("acc_pot", Binding::StorageRead),
-    ("id", Binding::StorageRead),
-    ("tags", Binding::StorageRead),
+/// Bits of each light channel's carry counter in a pixel's fourth word:
+/// with `LIGHT_UNITS` per particle on average a pixel holds the light of
+/// 2^(32 + 10 - 12) = 2^30 particles.
+pub const CARRY_BITS: u32 = 10;
+/// Fixed-point units of light a particle of the mean light adds.
+pub const LIGHT_UNITS: f64 = 4096.0;
+/// Fixed-point units of mass a particle of the mean mass adds: a map's
+/// total is exact to 2^-17 of each particle's mass.
+pub const MASS_UNITS: f64 = 65536.0;
+/// Bins of the exposure's log histogram, `BINS_PER_OCTAVE` per factor of
+/// two from 1 unit: 2^0 to 2^64 units, every value a pixel can hold.
+pub const HIST_BINS: u32 = 256;
+pub const BINS_PER_OCTAVE: u32 = 4;
+/// Side (pixels) of the cells in which particles are counted for the
+/// adaptive smoothing: a lone particle's sprite is about this wide.
+pub const CELL_PX: u32 = 8;
+/// Marked particles (black holes) ringed per frame.
+pub const MAX_MARKERS: u32 = 8;
+/// Component tags with a style of their own (later tags share the last).
+pub const MAX_TAGS: u32 = 32;
+/// Radius (pixels) and colour of a black hole's ring.
+pub const MARKER_RADIUS: f32 = 7.0;
+pub const MARKER_COLOR: [f32; 3] = [1.0, 0.35, 0.85];
+/// Stops of the surface-density colour map, low to high Σ, evenly spaced:
+/// black through indigo, crimson and orange to pale yellow (monotonic in
+/// lightness, so it reads in grey too).
+pub const DENSITY_STOPS: [[f32; 3]; 7] = [
+    [0.0, 0.0, 0.0],
+    [0.10, 0.04, 0.26],
+    [0.36, 0.07, 0.45],
+    [0.68, 0.16, 0.36],
+    [0.93, 0.38, 0.18],
+    [0.99, 0.70, 0.25],
+    [1.0, 0.97, 0.78],
 ];
 
-/// The point-sprite pipeline for one target format.
-pub struct PointRenderer {
-    pipeline: wgpu::RenderPipeline,
-    layout: wgpu::BindGroupLayout,
-    camera: wgpu::Buffer,
+/// The colour of the density map at `t` in [0, 1] (`density_color` in
+/// `shaders/render.wgsl`, for colour bars drawn outside the GPU).
+pub fn density_color(t: f64) -> [f32; 3] {
+    let x = t.clamp(0.0, 1.0) * (DENSITY_STOPS.len() - 1) as f64;
+    let k = (x.floor() as usize).min(DENSITY_STOPS.len() - 2);
+    let f = (x - k as f64) as f32;
+    let (a, b) = (DENSITY_STOPS[k], DENSITY_STOPS[k + 1]);
+    [0, 1, 2].map(|c| a[c] + (b[c] - a[c]) * f)
 }
 
-/// A particle state bound to the renderer: positions, velocities,
-/// potentials and upload indices of the simulation, plus component tags.
-pub struct PointBinding {
-    bind: wgpu::BindGroup,
-    pub tags: wgpu::Buffer,
-    n: u32,
+/// A renderer shader: the constants above, the shared layouts,
+/// `shaders/render.wgsl`, then `body`.
+pub(crate) fn compose(body: &str) -> String {
+    let f = |x: f32| format!("{x:?}");
+    let vec3 = |c: [f32; 3]| format!("vec3<f32>({}, {}, {})", f(c[0]), f(c[1]), f(c[2]));
+    let stops: Vec<String> = DENSITY_STOPS.iter().map(|&c| vec3(c)).collect();
+    let floats = format!(
+        "const MARKER_RADIUS: f32 = {};\nconst MARKER_COLOR: vec3<f32> = {};\n\
+         const DENSITY_STOPS = array<vec3<f32>, {}>({});\n",
+        f(MARKER_RADIUS),
+        vec3(MARKER_COLOR),
+        DENSITY_STOPS.len(),
+        stops.join(", ")
+    );
+    shader::compose(
+        &[
+            ("CARRY_BITS", CARRY_BITS),
+            ("CARRY_MASK", (1 << CARRY_BITS) - 1),
+            ("HIST_BINS", HIST_BINS),
+            ("BINS_PER_OCTAVE", BINS_PER_OCTAVE),
+            ("MAX_MARKERS", MAX_MARKERS),
+            ("MAX_TAGS", MAX_TAGS),
+            ("CELL_PX", CELL_PX),
+            ("DENSITY_STOP_COUNT", DENSITY_STOPS.len() as u32),
+        ],
+        &format!("{floats}{RENDER_WGSL}\n{body}"),
+    )
 }
 
-impl PointRenderer {
-    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("render points"),
-            source: wgpu::ShaderSource::Wgsl(wgsl().into()),
-        });
-        // All read-only: visible to both stages.
-        let layout = bind_group_layout(
-            device,
-            "render points",
-            BINDINGS,
-            wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-        );
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("render points"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let additive = wgpu::BlendComponent {
-            src_factor: wgpu::BlendFactor::One,
-            dst_factor: wgpu::BlendFactor::One,
-            operation: wgpu::BlendOperation::Add,
-        };
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("render points"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
+/// How the measured brightness distribution becomes the picture: the
+/// quantiles of the lit pixels that set the faint end and the top, or a
+/// given range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tone {
+    pub lo_quantile: f32,
+    pub hi_quantile: f32,
+    /// A range in accumulation units (low, high) instead of the measured
+    /// one.
+    pub fixed: Option<[f32; 2]>,
+}
+
+impl Tone {
+    /// Pictures: the asinh softening where the faintest 30 % of the light
+    /// lies (fainter pixels, a few faint particles, stay near linear and
+    /// dim; at 10 % a disk's surface flattens into one grey) and white at the 99.7th percentile of the lit pixels, so
+    /// cores glow and the top 0.3 % saturate (a Plummer sphere's centre, a
+    /// galaxy's bulge). Maps: log Σ from the 1st to the 99.9th percentile
+    /// of the pixels that hold mass.
+    pub fn for_map(map: MapKind) -> Self {
+        match map {
+            MapKind::Light => Self {
+                lo_quantile: 0.3,
+                hi_quantile: 0.997,
+                fixed: None,
             },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format,
-                    blend: Some(wgpu::BlendState {
-                        color: additive,
-                        alpha: additive,
-                    }),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let camera = uniform_buffer(device, "camera", &CameraUniform::default());
+            MapKind::Density => Self {
+                lo_quantile: 0.01,
+                hi_quantile: 0.999,
+                fixed: None,
+            },
+        }
+    }
+}
+
+/// A particle state bound for drawing: the simulation's buffers (shared,
+/// not copied), the component tags and their styles, and what the unit
+/// scale needs (mass and light per tag).
+pub struct Scene {
+    state: GpuParticles,
+    tags: wgpu::Buffer,
+    styles: [TagStyle; MAX_TAGS as usize],
+    marked: u32,
+    totals: TagTotals,
+}
+
+impl Scene {
+    /// Binds `state` (whose k-th uploaded particle has tag
+    /// `components.tags[k]`); `totals` are the state's masses per tag
+    /// (`TagTotals::of`, from the particles uploaded).
+    pub fn new(
+        device: &wgpu::Device,
+        state: &GpuParticles,
+        components: &ComponentTags,
+        totals: TagTotals,
+    ) -> Self {
+        let mut tags = components.tags.clone();
+        // WebGPU wants a non-empty buffer.
+        tags.resize((state.n as usize).max(1), 0);
+        let (styles, marked) = components.styles();
         Self {
-            pipeline,
-            layout,
-            camera,
+            state: state.clone(),
+            tags: storage_buffer(device, "component tags", &tags),
+            styles,
+            marked,
+            totals,
         }
     }
 
-    /// Binds a simulation's particle buffers; `tags[k]` is the component of
-    /// the k-th uploaded particle.
-    pub fn bind(&self, device: &wgpu::Device, state: &GpuParticles, tags: &[u32]) -> PointBinding {
-        let tags = storage_buffer(device, "component tags", &padded_tags(tags, state.n));
-        let buffers = [
-            &self.camera,
-            &state.pos_mass,
-            &state.vel,
-            &state.acc_pot,
-            &state.id,
-            &tags,
-        ];
-        let bind = bind_group(device, "render points", &self.layout, BINDINGS, &buffers);
-        PointBinding {
-            bind,
-            tags,
-            n: state.n,
+    pub fn n(&self) -> u32 {
+        self.state.n
+    }
+
+    /// Particles not hidden by `hidden`.
+    pub fn shown_count(&self, hidden: u32) -> u64 {
+        (self.totals.0.iter().enumerate())
+            .filter(|(t, _)| *t >= 32 || (hidden >> t) & 1 == 0)
+            .map(|(_, &(_, n))| n)
+            .sum()
+    }
+
+    /// Fixed-point units per unit of weight, so that a visible particle
+    /// adds `LIGHT_UNITS` (pictures) or `MASS_UNITS` (maps) on average.
+    pub fn unit_scale(&self, map: MapKind, hidden: u32) -> f64 {
+        let shown = |t: usize| t >= 32 || (hidden >> t) & 1 == 0;
+        let lit = |t: usize| map == MapKind::Density || t >= 32 || (self.marked >> t) & 1 == 0;
+        let (mut weight, mut count) = (0.0, 0u64);
+        for (t, &(mass, n)) in self.totals.0.iter().enumerate() {
+            if shown(t) && lit(t) {
+                let light = match map {
+                    MapKind::Light => self.styles[t.min(MAX_TAGS as usize - 1)].light as f64,
+                    MapKind::Density => 1.0,
+                };
+                weight += mass * light;
+                count += n;
+            }
+        }
+        let units = match map {
+            MapKind::Light => LIGHT_UNITS,
+            MapKind::Density => MASS_UNITS,
+        };
+        if weight > 0.0 {
+            units * count as f64 / weight
+        } else {
+            0.0
         }
     }
-
-    /// Clears `target` to black and draws every particle of `points` seen
-    /// through `camera`.
-    pub fn draw(
-        &self,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        target: &wgpu::TextureView,
-        points: &PointBinding,
-        camera: &CameraUniform,
-    ) {
-        queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("render points"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            ..Default::default()
-        });
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &points.bind, &[]);
-        pass.draw(0..6 * points.n, 0..1);
-    }
 }
 
-/// Tags for `n` particles (zeros where `tags` is short; WebGPU wants a
-/// non-empty buffer).
-fn padded_tags(tags: &[u32], n: u32) -> Vec<u32> {
-    let mut t = tags.to_vec();
-    t.resize((n as usize).max(1), 0);
-    t
-}
-
-/// Renders `state` offscreen into a `width` × `height` RGBA8 image (rows top
-/// to bottom, 4 bytes per pixel): what the CLI writes as PNG.
-pub async fn render_rgba(
+/// Uploads particles for drawing only: potentials are left out (zeros,
+/// one element) unless `potentials` is given (in upload order).
+pub fn upload(
     ctx: &GpuContext,
-    state: &GpuParticles,
-    tags: &[u32],
-    camera: &Camera,
-    range: [f32; 2],
+    particles: &Particles,
+    potentials: Option<&[f32]>,
+) -> Result<GpuParticles> {
+    particles.validate().map_err(Error::InvalidParameter)?;
+    let n = particles.len() as u64;
+    ctx.check_particle_count(n, std::mem::size_of::<PosMass>() as u64)?;
+    if n > u32::MAX as u64 / 2 {
+        return Err(Error::TooManyParticles {
+            n,
+            max: u32::MAX as u64 / 2,
+            reason: "particle indices are 32-bit on the GPU".into(),
+        });
+    }
+    let d = &ctx.device;
+    let acc_pot: Vec<AccPot> = match potentials {
+        Some(pot) => pot
+            .iter()
+            .map(|&pot| AccPot { acc: [0.0; 3], pot })
+            .collect(),
+        None => vec![AccPot::default()],
+    };
+    Ok(GpuParticles {
+        n: n as u32,
+        pos_mass: storage_buffer(d, "render pos_mass", &particles.pos_mass),
+        vel: storage_buffer(d, "render vel", &particles.vel),
+        acc_pot: storage_buffer(d, "render acc_pot", &acc_pot),
+        id: storage_buffer(d, "render id", &(0..n as u32).collect::<Vec<u32>>()),
+    })
+}
+
+/// The buffers of one frame size: the accumulation, the cell counts, the
+/// histogram, the exposure and the markers.
+struct Target {
     width: u32,
     height: u32,
-) -> Result<Vec<u8>> {
+    accum: wgpu::Buffer,
+    cells: wgpu::Buffer,
+    hist: wgpu::Buffer,
+    exposure: wgpu::Buffer,
+    markers: wgpu::Buffer,
+}
+
+impl Target {
+    fn new(device: &wgpu::Device, width: u32, height: u32) -> Result<Self> {
+        let bytes = 16 * width as u64 * height as u64;
+        let max = device.limits().max_storage_buffer_binding_size;
+        if bytes > max {
+            return Err(Error::InvalidParameter(format!(
+                "a {width}x{height} picture needs {bytes} bytes of accumulation, more than \
+                 this device binds ({max})"
+            )));
+        }
+        let buffer = |label: &str, size: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        Ok(Self {
+            width,
+            height,
+            accum: buffer("render accumulation", bytes),
+            cells: buffer(
+                "render cells",
+                4 * width.div_ceil(CELL_PX) as u64 * height.div_ceil(CELL_PX) as u64,
+            ),
+            hist: buffer("render histogram", 4 * HIST_BINS as u64),
+            exposure: buffer("render exposure", std::mem::size_of::<Exposure>() as u64),
+            markers: buffer("render markers", 16 * (MAX_MARKERS as u64 + 1)),
+        })
+    }
+}
+
+/// What a draw used: the unit scale (accumulation units per unit of
+/// weight) and the camera uniform.
+#[derive(Clone, Copy, Debug)]
+pub struct Drawn {
+    pub unit_scale: f64,
+    pub camera: CameraUniform,
+}
+
+/// The passes of a frame for one target format, and the buffers of the
+/// last frame size drawn.
+pub struct Renderer {
+    splat: splat::Splat,
+    exposure: exposure::ExposurePasses,
+    tonemap: tonemap::ToneMap,
+    camera: wgpu::Buffer,
+    styles: wgpu::Buffer,
+    tone: wgpu::Buffer,
+    target: Option<Target>,
+}
+
+impl Renderer {
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
+        Self {
+            splat: splat::Splat::new(device),
+            exposure: exposure::ExposurePasses::new(device),
+            tonemap: tonemap::ToneMap::new(device, format),
+            camera: uniform_buffer(device, "render camera", &CameraUniform::default()),
+            styles: uniform_buffer(
+                device,
+                "render styles",
+                &[TagStyle::default(); MAX_TAGS as usize],
+            ),
+            tone: uniform_buffer(device, "render tone", &ToneUniform::default()),
+            target: None,
+        }
+    }
+
+    /// Records a frame of `scene` seen through `camera` into `view` (a
+    /// `width` × `height` target of the renderer's format): `range` is the
+    /// colour map's (`ColorRanges::for_mode`), `tone` how it is exposed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        view: &wgpu::TextureView,
+        (width, height): (u32, u32),
+        scene: &Scene,
+        camera: &Camera,
+        range: [f32; 2],
+        tone: &Tone,
+    ) -> Result<Drawn> {
+        let stale = self
+            .target
+            .as_ref()
+            .is_none_or(|t| (t.width, t.height) != (width, height));
+        if stale {
+            self.target = Some(Target::new(device, width, height)?);
+        }
+        let target = self.target.as_ref().expect("made above");
+        let unit_scale = scene.unit_scale(camera.map, camera.hidden_tags);
+        let mut uniform = camera.uniform(width, height, range);
+        uniform.unit_scale = unit_scale as f32;
+        uniform.marked_tags = scene.marked;
+        uniform.n = scene.n();
+        let tone_uniform = ToneUniform {
+            width,
+            height,
+            quantity: camera.map.index(),
+            bias: camera.brightness,
+            lo_quantile: tone.lo_quantile,
+            hi_quantile: tone.hi_quantile,
+            fixed_lo: tone.fixed.map_or(0.0, |r| r[0]),
+            fixed_hi: tone.fixed.map_or(0.0, |r| r[1]),
+        };
+        queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
+        queue.write_buffer(&self.styles, 0, bytemuck::cast_slice(&scene.styles));
+        queue.write_buffer(&self.tone, 0, bytemuck::bytes_of(&tone_uniform));
+        encoder.clear_buffer(&target.accum, 0, None);
+        encoder.clear_buffer(&target.cells, 0, None);
+        encoder.clear_buffer(&target.hist, 0, None);
+        encoder.clear_buffer(&target.markers, 0, None);
+        let s = &scene.state;
+        let splat_buffers = [
+            &self.camera,
+            &self.styles,
+            &s.pos_mass,
+            &s.vel,
+            &s.acc_pot,
+            &s.id,
+            &scene.tags,
+            &target.accum,
+            &target.markers,
+            &target.cells,
+        ];
+        let count_bind = self.splat.count.bind(device, &splat_buffers);
+        let splat_bind = self.splat.splat.bind(device, &splat_buffers);
+        let exposure_buffers = [&self.tone, &target.accum, &target.hist, &target.exposure];
+        let hist_bind = self.exposure.histogram.bind(device, &exposure_buffers);
+        let expose_bind = self.exposure.expose.bind(device, &exposure_buffers);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("render splat and exposure"),
+                timestamp_writes: None,
+            });
+            if scene.n() > 0 {
+                let groups = dispatch_size(device, scene.n(), WORKGROUP_SIZE);
+                self.splat.count.dispatch(&mut pass, &count_bind, groups);
+                self.splat.splat.dispatch(&mut pass, &splat_bind, groups);
+            }
+            let pixels = dispatch_size(device, width * height, HIST_BINS);
+            self.exposure
+                .histogram
+                .dispatch(&mut pass, &hist_bind, pixels);
+            self.exposure
+                .expose
+                .dispatch(&mut pass, &expose_bind, (1, 1));
+        }
+        self.tonemap.draw(
+            device,
+            encoder,
+            view,
+            [&self.tone, &target.accum, &target.exposure, &target.markers],
+        );
+        Ok(Drawn {
+            unit_scale,
+            camera: uniform,
+        })
+    }
+
+    /// The last frame's exposure and accumulation buffers (for read-backs).
+    pub fn buffers(&self) -> Option<(&wgpu::Buffer, &wgpu::Buffer)> {
+        self.target.as_ref().map(|t| (&t.exposure, &t.accum))
+    }
+}
+
+/// A frame drawn offscreen and read back.
+#[derive(Clone, Debug)]
+pub struct Offscreen {
+    /// RGBA8, rows top to bottom.
+    pub rgba: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+    pub exposure: Exposure,
+    /// The accumulation's words (four per pixel, rows top to bottom),
+    /// where asked for.
+    pub accum: Option<Vec<u32>>,
+    pub drawn: Drawn,
+}
+
+/// Draws `scene` offscreen into a `width` × `height` image (what the CLI
+/// writes as PNG), reading back the accumulation too if `with_accum`.
+#[allow(clippy::too_many_arguments)]
+pub async fn render_offscreen(
+    ctx: &GpuContext,
+    scene: &Scene,
+    camera: &Camera,
+    range: [f32; 2],
+    tone: &Tone,
+    width: u32,
+    height: u32,
+    with_accum: bool,
+) -> Result<Offscreen> {
     let max = ctx.device.limits().max_texture_dimension_2d;
     if width == 0 || height == 0 || width > max || height > max {
         return Err(Error::InvalidParameter(format!(
@@ -187,8 +479,7 @@ pub async fn render_rgba(
         )));
     }
     let device = &ctx.device;
-    let renderer = PointRenderer::new(device, OFFSCREEN_FORMAT);
-    let points = renderer.bind(device, state, tags);
+    let mut renderer = Renderer::new(device, OFFSCREEN_FORMAT);
     let texture = device.create_texture(&wgpu::TextureDescriptor {
         label: Some("offscreen frame"),
         size: wgpu::Extent3d {
@@ -217,8 +508,17 @@ pub async fn render_rgba(
         label: Some("offscreen render"),
     });
     let view = texture.create_view(&Default::default());
-    let uniform = camera.uniform(width, height, state.n, range);
-    renderer.draw(&ctx.queue, &mut encoder, &view, &points, &uniform);
+    let drawn = renderer.draw(
+        device,
+        &ctx.queue,
+        &mut encoder,
+        &view,
+        (width, height),
+        scene,
+        camera,
+        range,
+        tone,
+    )?;
     encoder.copy_texture_to_buffer(
         texture.as_image_copy(),
         wgpu::TexelCopyBufferInfo {
@@ -236,14 +536,27 @@ pub async fn render_rgba(
         },
     );
     ctx.queue.submit(Some(encoder.finish()));
-    let bytes = read_buffers(device, &ctx.queue, &[&pixels])
-        .await?
-        .remove(0);
-    Ok(bytes
+    let (exposure_buf, accum_buf) = renderer.buffers().expect("drawn above");
+    let mut sources = vec![&pixels, exposure_buf];
+    if with_accum {
+        sources.push(accum_buf);
+    }
+    let mut bytes = read_buffers(device, &ctx.queue, &sources).await?;
+    let accum = with_accum.then(|| bytemuck::pod_collect_to_vec(&bytes.pop().expect("read")));
+    let exposure: Exposure = bytemuck::pod_read_unaligned(&bytes.pop().expect("read"));
+    let rgba = bytes[0]
         .chunks(padded_row as usize)
         .flat_map(|r| &r[..row as usize])
         .copied()
-        .collect())
+        .collect();
+    Ok(Offscreen {
+        rgba,
+        width,
+        height,
+        exposure,
+        accum,
+        drawn,
+    })
 }
 
 /// Low and high ends of the colour map of each quantity, from the 1st and
@@ -267,7 +580,8 @@ impl Default for ColorRanges {
 }
 
 impl ColorRanges {
-    /// Ranges of a state; potentials are optional (not computed yet).
+    /// Ranges of a state; potentials are optional (not computed yet). Time
+    /// linear in N (selection, not sorting).
     pub fn of(vel: &[Velocity], acc_pot: Option<&[AccPot]>) -> Self {
         let mut r = Self::default();
         let speeds: Vec<f32> = vel
@@ -278,14 +592,23 @@ impl ColorRanges {
             r.speed = [lo, if hi > lo { hi } else { lo + 1.0 }];
         }
         if let Some(pot) = acc_pot {
-            let pots = pot.iter().map(|a| a.pot).collect();
-            if let Some([lo, hi]) = percentiles(pots) {
+            if let Some([lo, hi]) = percentiles(pot.iter().map(|a| a.pot).collect()) {
                 if hi > lo {
                     r.potential = [hi, lo];
                 }
             }
         }
         r
+    }
+
+    /// Ranges with the potentials of `pot` (in any order).
+    pub fn with_potentials(mut self, pot: &[f32]) -> Self {
+        if let Some([lo, hi]) = percentiles(pot.to_vec()) {
+            if hi > lo {
+                self.potential = [hi, lo];
+            }
+        }
+        self
     }
 
     /// The range of what `mode` maps.
@@ -297,13 +620,18 @@ impl ColorRanges {
     }
 }
 
-/// 1st and 99th percentiles of the finite values, if any.
+/// 1st and 99th percentiles of the finite values, if any (two selections:
+/// linear in N).
 fn percentiles(mut v: Vec<f32>) -> Option<[f32; 2]> {
     v.retain(|x| x.is_finite());
     if v.is_empty() {
         return None;
     }
-    v.sort_by(f32::total_cmp);
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    Some([at(0.01), at(0.99)])
+    let last = v.len() - 1;
+    let rank = |q: f64| (last as f64 * q).round() as usize;
+    let (lo, hi) = (rank(0.01), rank(0.99));
+    let hi_value = *v.select_nth_unstable_by(hi, f32::total_cmp).1;
+    // Everything below `hi` is now in v[..hi].
+    let lo_value = *v[..=hi].select_nth_unstable_by(lo, f32::total_cmp).1;
+    Some([lo_value, hi_value])
 }

@@ -15,12 +15,19 @@
 mod bench;
 mod js;
 
-use crate::app::readout::{radii_and_view, view_sphere};
+use crate::app::readout::radii_and_view;
 use crate::app::series::{format_of, Series};
-use crate::app::settings::Settings;
+use crate::app::settings::{Settings, FRAMING_KEYS};
 use crate::app::{check_particle_count, max_particles};
+use crate::gpu::buffers::read_buffers;
+use crate::gpu::layout::{Exposure, PosMass};
 use crate::gpu::GpuContext;
-use crate::render::{ColorRanges, ComponentTags, PointBinding, PointRenderer};
+use crate::render::camera::visible_sphere;
+use crate::render::legend::round_length;
+use crate::render::map::Units;
+use crate::render::{
+    ColorRanges, ComponentTags, Drawn, Renderer, Scene, TagTotals, Tone, DENSITY_STOPS,
+};
 use crate::run::{Progress, Readout, Run, SolverKind};
 use crate::snapshot::{Format, Snapshot};
 use crate::state::{GpuParticles, Particles};
@@ -60,30 +67,36 @@ struct RunSlot {
 /// A frame of an opened series on show (the run is paused meanwhile).
 struct FrameView {
     index: usize,
-    points: PointBinding,
-    n: u32,
+    scene: Scene,
     components: ComponentTags,
     ranges: ColorRanges,
+    /// The frame's positions and masses (for fit-to-view).
+    positions: Vec<PosMass>,
 }
 
 struct AppState {
     ctx: GpuContext,
     surface: wgpu::Surface<'static>,
     surface_config: wgpu::SurfaceConfiguration,
-    renderer: PointRenderer,
+    renderer: Renderer,
     settings: Settings,
     slot: RunSlot,
     /// What the renderer draws of the run, and its particle count.
-    points: PointBinding,
+    scene: Scene,
     n: u32,
     /// Component tags in input order (the display's id buffer indexes
-    /// them) and their names.
+    /// them) and their names; mass per tag.
     components: ComponentTags,
+    totals: TagTotals,
     progress: Arc<Progress>,
     source: Source,
     ranges: ColorRanges,
-    /// Centre and radius of the last state seen, for fit-to-view.
-    sphere: ([f32; 3], f32),
+    /// Positions and masses of the last state seen, for fit-to-view.
+    positions: Vec<PosMass>,
+    /// The units of the run (for the map's legend).
+    units: Units,
+    /// What the last frame drawn used, and its pixel size (length units).
+    last_drawn: Option<(Drawn, f64)>,
     /// The last state read back: what can still be exported after the
     /// device is lost.
     last_snapshot: Option<Snapshot>,
@@ -106,20 +119,51 @@ impl AppState {
     /// Installs a new run (its buffers bound to the renderer); futures
     /// holding the old one see the new epoch and drop it.
     fn install(&mut self, run: Run, particles: &Particles, components: ComponentTags) {
-        self.points = self
-            .renderer
-            .bind(&self.ctx.device, run.display(), &components.tags);
+        self.totals = TagTotals::of(&particles.pos_mass, &components.tags);
+        self.scene = Scene::new(
+            &self.ctx.device,
+            run.display(),
+            &components,
+            self.totals.clone(),
+        );
         self.n = run.n();
         self.progress = run.progress();
         self.components = components;
         self.ranges = ColorRanges::of(&particles.vel, None);
-        self.sphere = view_sphere(&particles.pos_mass);
+        self.positions = particles.pos_mass.clone();
         let slot = &mut self.slot;
         slot.epoch += 1;
         slot.run = Some(Box::new(run));
         slot.failed = None;
         for w in slot.waiters.drain(..) {
             let _ = w.send(());
+        }
+    }
+}
+
+impl AppState {
+    /// The component tags hidden now (the halo switch).
+    fn hidden(&self, components: &ComponentTags) -> u32 {
+        if self.settings.show_halo {
+            0
+        } else {
+            components.halo_mask()
+        }
+    }
+
+    /// Frames what is drawn of the state on show (90 % of its visible mass).
+    fn fit_visible(&mut self) {
+        let (positions, components) = match &self.frame_view {
+            Some(f) => (&f.positions, &f.components),
+            None => (&self.positions, &self.components),
+        };
+        let hidden = self.hidden(components);
+        let weights = components.fit_weights(positions, hidden, self.settings.camera.map);
+        let sphere = visible_sphere(positions, |k| weights[k])
+            .or_else(|| visible_sphere(positions, |_| 1.0));
+        if let Some((c, r)) = sphere {
+            let (w, h) = (self.surface_config.width, self.surface_config.height);
+            self.settings.camera.fit(c, r, w, h);
         }
     }
 }
@@ -245,7 +289,7 @@ impl WebApp {
         canvas: web_sys::HtmlCanvasElement,
         values: JsValue,
     ) -> Result<WebApp, JsValue> {
-        let mut settings = settings_from_object(&Settings::default(), &values)?;
+        let settings = settings_from_object(&Settings::default(), &values)?;
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let (width, height) = (canvas.width().max(1), canvas.height().max(1));
@@ -279,8 +323,9 @@ impl WebApp {
             color_space: Default::default(),
         };
         surface.configure(&ctx.device, &surface_config);
-        let renderer = PointRenderer::new(&ctx.device, format);
-        let points = renderer.bind(&ctx.device, run.display(), &tags.tags);
+        let renderer = Renderer::new(&ctx.device, format);
+        let totals = TagTotals::of(&particles.pos_mass, &tags.tags);
+        let scene = Scene::new(&ctx.device, run.display(), &tags, totals.clone());
         let lost = Arc::new(Mutex::new(None));
         let lost_cb = lost.clone();
         ctx.device.set_device_lost_callback(move |reason, message| {
@@ -298,15 +343,13 @@ impl WebApp {
                     }
                 }
             }));
-        if !settings.camera_given {
-            let (c, r) = view_sphere(&particles.pos_mass);
-            settings.camera.fit(c, r, width, height);
-        }
+        let units = Units::of_model(settings.model);
         let mut app = AppState {
             renderer,
-            points,
+            scene,
             n: run.n(),
             components: ComponentTags::default(),
+            totals,
             progress: run.progress(),
             ctx,
             surface,
@@ -315,7 +358,9 @@ impl WebApp {
             slot: RunSlot::default(),
             source: Source::Model,
             ranges: ColorRanges::of(&particles.vel, None),
-            sphere: view_sphere(&particles.pos_mass),
+            positions: Vec::new(),
+            units,
+            last_drawn: None,
             last_snapshot: None,
             busy: false,
             series: None,
@@ -324,6 +369,9 @@ impl WebApp {
             errors,
         };
         app.install(run, &particles, tags);
+        if !app.settings.camera_given {
+            app.fit_visible();
+        }
         Ok(WebApp {
             state: Rc::new(RefCell::new(app)),
         })
@@ -454,11 +502,58 @@ impl WebApp {
         self.state.borrow_mut().settings.camera.zoom(factor);
     }
 
-    /// Frames the mass of the last state seen (90 % of it) in the view.
+    /// Frames what is drawn of the last state seen (90 % of its visible
+    /// mass) in the view.
     pub fn fit(&self) {
-        let mut s = self.state.borrow_mut();
-        let ((c, r), w, h) = (s.sphere, s.surface_config.width, s.surface_config.height);
-        s.settings.camera.fit(c, r, w, h);
+        self.state.borrow_mut().fit_visible();
+    }
+
+    /// Resolves to what the page's legend shows over the last frame drawn
+    /// (read back from the exposure the frame measured): `{map, lo, hi}`
+    /// (Σ at the ends of a map's colour bar, in `label`'s units), `label`,
+    /// `scale_px` and `scale_label` (a scale bar of a round length about a
+    /// fifth of the view), `stops` (the density map's colours). Null
+    /// before any frame.
+    pub fn legend(&self) -> js_sys::Promise {
+        let state = self.state.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (ctx, buffer, drawn, units, width, map) = {
+                let s = state.borrow();
+                let Some((drawn, pixel)) = s.last_drawn else {
+                    return Ok(JsValue::NULL);
+                };
+                let Some((exposure, _)) = s.renderer.buffers() else {
+                    return Ok(JsValue::NULL);
+                };
+                (
+                    s.ctx.clone(),
+                    exposure.clone(),
+                    (drawn, pixel),
+                    s.units,
+                    s.surface_config.width,
+                    s.settings.camera.map,
+                )
+            };
+            let bytes = read_buffers(&ctx.device, &ctx.queue, &[&buffer])
+                .await
+                .map_err(js_err)?;
+            let e: Exposure = bytemuck::pod_read_unaligned(&bytes[0]);
+            let (Drawn { unit_scale, .. }, pixel) = drawn;
+            let per_unit = units.sigma_factor() / (unit_scale * pixel * pixel);
+            let length = round_length(0.2 * width as f64 * pixel);
+            let out = js_sys::Object::new();
+            set(&out, "map", map.name());
+            set(&out, "lo", e.lo as f64 * per_unit);
+            set(&out, "hi", e.hi as f64 * per_unit);
+            set(&out, "label", units.sigma_label());
+            set(&out, "scale_px", length / pixel);
+            set(&out, "scale_label", units.length_label(length));
+            let stops = DENSITY_STOPS
+                .iter()
+                .map(|c| JsValue::from(array(c.iter().map(|&x| x as f64))));
+            set(&out, "stops", array(stops));
+            Ok(out.into())
+        })
     }
 
     /// Applies changed settings (a plain object of URL-style strings; keys
@@ -489,11 +584,22 @@ impl WebApp {
                     state.borrow_mut().settings = old;
                     return Err(e);
                 }
-                state.borrow_mut().source = Source::Model;
+                let mut s = state.borrow_mut();
+                s.source = Source::Model;
+                s.units = Units::of_model(new.model);
+                // A new model (a preset) is framed unless the values frame it.
+                if !frames_view(&values) {
+                    s.fit_visible();
+                }
                 return Ok("restart".into());
             }
             if !run_changed(&old, &new) {
-                state.borrow_mut().settings = new;
+                let mut s = state.borrow_mut();
+                s.settings = new;
+                // Hiding or showing a component frames what is drawn now.
+                if new.show_halo != old.show_halo && !frames_view(&values) {
+                    s.fit_visible();
+                }
                 return Ok("view".into());
             }
             let n = state.borrow().n as u64;
@@ -508,9 +614,7 @@ impl WebApp {
             if s.slot.epoch != epoch {
                 return Err(superseded());
             }
-            s.points = s
-                .renderer
-                .bind(&ctx.device, run.display(), &s.components.tags);
+            s.scene = Scene::new(&ctx.device, run.display(), &s.components, s.totals.clone());
             drop(s);
             put(&state, epoch, Ok(run));
             r.map_err(js_err)?;
@@ -557,9 +661,9 @@ impl WebApp {
             start_run(&state, snap.particles.clone(), snap.time, tags).await?;
             let mut s = state.borrow_mut();
             s.settings.n = snap.particles.len() as u32;
+            s.units = Units::NBody;
             if !s.settings.camera_given {
-                let ((c, r), w, h) = (s.sphere, s.surface_config.width, s.surface_config.height);
-                s.settings.camera.fit(c, r, w, h);
+                s.fit_visible();
             }
             let out = js_sys::Object::new();
             set(&out, "n", snap.particles.len() as f64);
@@ -621,22 +725,20 @@ impl WebApp {
         let p = &snap.particles;
         let state = GpuParticles::upload(&s.ctx, p).map_err(js_err)?;
         let components = ComponentTags::of_kinds(snap.types.as_deref(), &p.pos_mass);
-        let points = s.renderer.bind(&s.ctx.device, &state, &components.tags);
-        let (radii, sphere) = radii_and_view(&p.pos_mass);
+        let totals = TagTotals::of(&p.pos_mass, &components.tags);
+        let scene = Scene::new(&s.ctx.device, &state, &components, totals);
+        let (radii, _) = radii_and_view(&p.pos_mass);
         let out = js_sys::Object::new();
         set(&out, "name", name);
         set(&out, "time", snap.time);
         set(&out, "n", p.len() as f64);
         set_structure(&out, p, radii, &components);
-        if s.frame_view.is_none() {
-            s.sphere = sphere;
-        }
         s.frame_view = Some(FrameView {
             index: k,
-            points,
-            n: p.len() as u32,
+            scene,
             components,
             ranges: ColorRanges::of(&p.vel, None),
+            positions: p.pos_mass.clone(),
         });
         Ok(out.into())
     }
@@ -747,8 +849,8 @@ impl WebApp {
 fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
     let p = &r.snapshot.particles;
     s.ranges = ColorRanges::of(&p.vel, Some(&r.acc_pot));
-    let (radii, sphere) = radii_and_view(&p.pos_mass);
-    s.sphere = sphere;
+    let (radii, _) = radii_and_view(&p.pos_mass);
+    s.positions = p.pos_mass.clone();
     let d = &r.diagnostics;
     let obj = js_sys::Object::new();
     for (k, v) in [
@@ -798,6 +900,14 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
     obj
 }
 
+/// Whether the plain object `values` frames the view (distance or target).
+fn frames_view(values: &JsValue) -> bool {
+    FRAMING_KEYS.iter().any(|k| {
+        js_sys::Reflect::get(values, &JsValue::from_str(k))
+            .is_ok_and(|v| !v.is_undefined() && !v.is_null())
+    })
+}
+
 /// Draws the current state on the canvas.
 fn draw(s: &mut AppState) {
     let frame = match s.surface.get_current_texture() {
@@ -806,28 +916,42 @@ fn draw(s: &mut AppState) {
     };
     let view = frame.texture.create_view(&Default::default());
     // A series frame on show replaces the run's state in the view.
-    let (points, n, components, ranges) = match &s.frame_view {
-        Some(f) => (&f.points, f.n, &f.components, &f.ranges),
-        None => (&s.points, s.n, &s.components, &s.ranges),
+    let (scene, components, ranges) = match &s.frame_view {
+        Some(f) => (&f.scene, &f.components, &f.ranges),
+        None => (&s.scene, &s.components, &s.ranges),
     };
     let mut camera = s.settings.camera;
-    if !s.settings.show_halo {
-        camera.hidden_tags = components.halo_mask();
-    }
-    let uniform = camera.uniform(
-        s.surface_config.width,
-        s.surface_config.height,
-        n,
-        ranges.for_mode(camera.color_mode),
-    );
+    camera.hidden_tags = s.hidden(components);
+    let size = (s.surface_config.width, s.surface_config.height);
     let mut encoder = s
         .ctx
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("draw"),
         });
-    s.renderer
-        .draw(&s.ctx.queue, &mut encoder, &view, points, &uniform);
+    let drawn = s.renderer.draw(
+        &s.ctx.device,
+        &s.ctx.queue,
+        &mut encoder,
+        &view,
+        size,
+        scene,
+        &camera,
+        ranges.for_mode(camera.color_mode),
+        &Tone::for_map(camera.map),
+    );
+    match drawn {
+        Ok(d) => s.last_drawn = Some((d, camera.pixel_size(size.1))),
+        Err(e) => {
+            // A canvas too large for the device's buffers: said once.
+            if let Ok(mut v) = s.errors.lock() {
+                if v.is_empty() {
+                    v.push(e.to_string());
+                }
+            }
+            return;
+        }
+    }
     s.ctx.queue.submit(Some(encoder.finish()));
     s.ctx.queue.present(frame);
 }

@@ -21,7 +21,21 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             run::leapfrog::wgsl(),
             run::leapfrog::BINDINGS,
         ),
-        ("render".into(), render::wgsl(), render::BINDINGS),
+        (
+            "render splat".into(),
+            render::splat::wgsl(),
+            render::splat::BINDINGS,
+        ),
+        (
+            "render exposure".into(),
+            render::exposure::wgsl(),
+            render::exposure::BINDINGS,
+        ),
+        (
+            "render tonemap".into(),
+            render::tonemap::wgsl(),
+            render::tonemap::BINDINGS,
+        ),
         ("bbox".into(), tree::bbox::wgsl(), tree::bbox::BINDINGS),
         ("keys".into(), tree::keys::wgsl(), tree::keys::BINDINGS),
         ("sort".into(), tree::sort::wgsl(), tree::sort::BINDINGS),
