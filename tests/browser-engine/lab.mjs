@@ -10,10 +10,11 @@
 // At the end, the browser/native ratios of every time figure (the wasm
 // build's own `compareBenchmarks`).
 //
-// Usage (on the GPU machine, through lab.sh):
-//   node lab.mjs SET [--only native|browser] [--out DIR]
+// Usage (on the GPU machine, through lab.sh; smoke.sh runs it here):
+//   node lab.mjs SET [--only native|browser] [--out DIR] [--check]
 // SET names a list of configurations below (`side-by-side`, `frames`,
-// `largest`, `probe`, or a JSON array of specs in the CLI's option names).
+// `largest`, `probe`, `latency`, `startup`, or a JSON array of specs in the
+// CLI's option names). --check: exit 1 if a configuration failed.
 // Needs, beside this file: ../../.lab/{node,pkg/webgrav.js,index.js,dist/}
 // and the native binary at ../../.lab/webgrav (prepare.sh makes them).
 import { execFileSync } from "node:child_process";
@@ -22,7 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const LAB = process.env.WEBGRAV_LAB || path.resolve(HERE, "../../.lab");
+const LAB = path.resolve(process.env.WEBGRAV_LAB || path.join(HERE, "../../.lab"));
 const NATIVE = path.join(LAB, "webgrav");
 
 // The configurations of issue 35, in the CLI's option names (`bench` is the
@@ -83,9 +84,10 @@ const SETS = {
 
 function args() {
   const a = process.argv.slice(2);
-  const out = { set: a[0] || "probe", only: null, out: null };
+  const out = { set: a[0] || "probe", only: null, out: null, check: false };
   for (let k = 1; k < a.length; k++) {
     if (a[k] === "--only") out.only = a[++k];
+    else if (a[k] === "--check") out.check = true;
     else if (a[k] === "--out") out.out = a[++k];
     else throw new Error(`unknown argument ${a[k]}`);
   }
@@ -201,12 +203,35 @@ async function eventLatency() {
   device.destroy();
 }
 
+// The page's first frame, from the module's start: the wasm module loaded
+// and instantiated, a GPU device, then the default model (Plummer, N =
+// 16384, tree) generated, set up, stepped once and drawn (the frame
+// benchmark's first_frame_ms). In a fresh process, as a page load is.
+async function startup() {
+  const t0 = performance.now();
+  await browserEngine();
+  const t1 = performance.now();
+  const adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
+  const device = await adapter.requestDevice();
+  const t2 = performance.now();
+  device.destroy();
+  let first = null;
+  await wg.runBench(JSON.stringify({ bench: "frame", n: 16384, repeat: 1 }), ENGINE, (line) => {
+    first = JSON.parse(line).first_frame_ms;
+  });
+  const line = { probe: "startup", module_ms: t1 - t0, device_ms: t2 - t1, first_frame_ms: first,
+    total_ms: t1 - t0 + (t2 - t1) + first, host: "browser", host_detail: ENGINE };
+  console.log(JSON.stringify(line));
+}
+
 async function main() {
   const a = args();
   if (a.set === "latency") return eventLatency();
+  if (a.set === "startup") return startup();
   const set = SETS[a.set] || JSON.parse(a.set);
   const outDir = a.out;
   const native = [], browser = [];
+  let failures = 0;
   const emit = (where, line) => {
     console.log(line);
     where.push(line);
@@ -217,11 +242,13 @@ async function main() {
     try {
       if (a.only !== "browser") for (const l of runNative(spec)) emit(native, l);
     } catch (e) {
+      failures++;
       console.log(JSON.stringify({ error: String(e.message || e).slice(0, 400), host: "native", spec }));
     }
     try {
       if (a.only !== "native" && !spec.flags) for (const l of await runBrowser(spec)) emit(browser, l);
     } catch (e) {
+      failures++;
       console.log(JSON.stringify({ error: String(e.message || e).slice(0, 400), host: "browser", spec }));
     }
   }
@@ -230,9 +257,13 @@ async function main() {
     fs.mkdirSync(outDir, { recursive: true });
     fs.writeFileSync(path.join(outDir, `${a.set}.jsonl`), [...native, ...browser].join("\n") + "\n");
   }
+  if (a.check && (failures > 0 || !native.length || !browser.length)) {
+    throw new Error(`${failures} configurations failed; ${native.length} native and ${browser.length} browser lines`);
+  }
   if (native.length && browser.length) {
     const w = await browserEngine();
     console.log("# browser engine / native, same call, same GPU");
+    // (compareBenchmarks throws when the two have nothing in common.)
     for (const r of w.compareBenchmarks(browser.join("\n"), native.join("\n"))) {
       console.log(`# ${r.config.padEnd(36)} ${r.figure.padEnd(22)} ${r.browser.toFixed(3).padStart(10)} ${r.native.toFixed(3).padStart(10)}  ${r.ratio.toFixed(3)}`);
     }
