@@ -437,7 +437,8 @@ fn barred_disk(n: usize, eps: f64, phi_bar: f64) -> Particles {
             pos: [(r * c) as f32, (r * s) as f32, z as f32],
             mass: 1.0 / n as f32,
         });
-        p.vel.push(Velocity::new([(-0.5 * s) as f32, (0.5 * c) as f32, 0.0]));
+        p.vel
+            .push(Velocity::new([(-0.5 * s) as f32, (0.5 * c) as f32, 0.0]));
         p.id.push(p.id.len() as u64);
     }
     p
@@ -464,7 +465,11 @@ fn a_bar_on_the_map_is_the_bar_of_the_particles() {
         ..View::default()
     };
     let camera = camera_for(&view, &p, &components, 0);
-    assert!(camera.pitch.abs() < 0.05, "not face-on: pitch {}", camera.pitch);
+    assert!(
+        camera.pitch.abs() < 0.05,
+        "not face-on: pitch {}",
+        camera.pitch
+    );
     let shot = shoot(&ctx, &p, &components, &camera, (240, 240));
     let map = SurfaceDensity::from_accum(
         shot.accum.as_ref().unwrap(),

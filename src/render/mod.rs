@@ -56,6 +56,10 @@ pub const MASS_UNITS: f64 = 65536.0;
 /// two from 1 unit: 2^0 to 2^64 units, every value a pixel can hold.
 pub const HIST_BINS: u32 = 256;
 pub const BINS_PER_OCTAVE: u32 = 4;
+/// Pixels each invocation of the histogram pass takes: few workgroups
+/// (a 800 × 600 frame takes 30), whose barriers a software adapter pays
+/// about a millisecond for each.
+pub const PIXELS_PER_INVOCATION: u32 = 64;
 /// Side (pixels) of the cells in which particles are counted for the
 /// adaptive smoothing: a lone particle's sprite is about this wide.
 pub const CELL_PX: u32 = 8;
@@ -109,6 +113,7 @@ pub(crate) fn compose(body: &str) -> String {
             ("CARRY_MASK", (1 << CARRY_BITS) - 1),
             ("HIST_BINS", HIST_BINS),
             ("BINS_PER_OCTAVE", BINS_PER_OCTAVE),
+            ("PIXELS_PER_INVOCATION", PIXELS_PER_INVOCATION),
             ("MAX_MARKERS", MAX_MARKERS),
             ("MAX_TAGS", MAX_TAGS),
             ("CELL_PX", CELL_PX),
@@ -419,7 +424,7 @@ impl Renderer {
                 self.splat.count.dispatch(&mut pass, &count_bind, groups);
                 self.splat.splat.dispatch(&mut pass, &splat_bind, groups);
             }
-            let pixels = dispatch_size(device, width * height, HIST_BINS);
+            let pixels = dispatch_size(device, width * height, HIST_BINS * PIXELS_PER_INVOCATION);
             self.exposure
                 .histogram
                 .dispatch(&mut pass, &hist_bind, pixels);
