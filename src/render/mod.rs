@@ -1,12 +1,13 @@
 //! Pictures of particles straight from the simulation's GPU buffers, on the
 //! browser's canvas and offscreen (`webgrav render`), with the same passes
-//! and the same camera numbers. A frame is four steps, recorded top to
+//! and the same camera numbers. A frame is three steps, recorded top to
 //! bottom by `Renderer::draw`:
 //!
-//! 1. `splat`: each particle adds its light (a picture) or its mass (a
-//!    surface-density map) to the pixels it covers, as exact fixed-point
-//!    integers (`shaders/render.wgsl` says how a pixel's four words hold
-//!    them): floating-point light with no clipping, order-independent sums.
+//! 1. `splat`: particles are counted per cell of the view (their spacing
+//!    sets the sprites' size), then each adds its light (a picture) or its
+//!    mass (a surface-density map) to the pixels it covers, as exact
+//!    fixed-point integers (`shaders/render.wgsl` says how a pixel's four
+//!    words hold them): light with no clipping, order-independent sums.
 //! 2. `exposure`: a log histogram of the lit pixels and the values at two
 //!    of its quantiles, on the GPU: the frame exposes itself, a Plummer
 //!    sphere of 2^10 particles and a galaxy of 2^23 alike.
