@@ -765,6 +765,30 @@ fn cli_renders_a_series_to_frames() {
     assert!(dir.join("movie-frames").join("frame_00002.png").is_file());
     let out = run_cli(&["render", "--series", runs_s, "-o", "x.png"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("video"));
+    // Where ffmpeg is installed, the video is made (odd sizes padded to
+    // even for H.264's yuv420p).
+    let ffmpeg = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ffmpeg").is_file()));
+    if ffmpeg {
+        let video = dir.join("odd.mp4");
+        ok(&run_cli(&[
+            "render",
+            "--series",
+            runs_s,
+            "-o",
+            video.to_str().unwrap(),
+            "--width",
+            "65",
+            "--height",
+            "49",
+        ]));
+        let bytes = std::fs::read(&video).unwrap();
+        assert!(
+            bytes.len() > 1000 && &bytes[4..8] == b"ftyp",
+            "{} bytes",
+            bytes.len()
+        );
+    }
 }
 
 // A movie may follow what it shows: with --follow each frame aims at the
