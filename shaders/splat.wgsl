@@ -5,8 +5,8 @@
 // picture) or its mass (a surface-density map) to the pixels its sprite
 // covers.
 //
-// A sprite is the kernel w(d) = (1 - d²/h²)² about the particle's sub-pixel
-// position, h its radius in pixels: half the sprite diameter (scaled by
+// A sprite is a Gaussian about the particle's sub-pixel position, cut at h
+// (`gauss`), h its radius in pixels: half the sprite diameter (scaled by
 // the reference depth over the particle's depth where sizes attenuate),
 // or, if larger, `smoothing` times the mean spacing of the particles drawn
 // about it, CELL_PX / sqrt(count) with the cells' counts interpolated
@@ -14,10 +14,10 @@
 // SPH smooths by the distance to neighbours: sparse outskirts become a
 // smooth glow, dense cores keep their detail, and the work per cell stays
 // about the cell's area whatever N); clamped to [1, max_radius]. Its
-// weights are normalised over the pixels
-// it covers, so a particle adds the same total whatever its size and
-// wherever it lands: the picture's light and the map's mass are
-// conserved. Weight: mass times the component's light per unit mass
+// weights are normalised over the pixels it covers (the product of a
+// row's and a column's sums: one pass over the pixels), so a particle
+// adds the same total whatever its size and wherever it lands: the
+// picture's light and the map's mass are conserved. Weight: mass times the component's light per unit mass
 // (pictures), mass (maps); times unit_scale it is a count of fixed-point
 // units, added with integer atomics (render.wgsl: exact sums in any
 // order). A map's particle adds exactly round(mass × unit_scale) units:
@@ -95,9 +95,13 @@ fn add_units(p: u32, c: u32, units: f32) {
     add(p, c, u32(units - hi * 4294967296.0), u32(hi));
 }
 
-fn kernel(d2: f32, h2: f32) -> f32 {
-    let x = 1.0 - d2 / h2;
-    return select(0.0, x * x, x > 0.0);
+// One axis of the sprite: exp(-4 d² / h²) less its value at h, zero
+// beyond, so the sprite, a product of two, is a Gaussian of sigma about
+// h / sqrt(8) that falls smoothly to zero at h along the axes (round to 2 %
+// of its peak; no edge for the stretch to find in faint outskirts), and
+// its sum over the pixels is the product of a row's and a column's sums.
+fn gauss(d: f32, h: f32) -> f32 {
+    return max(exp(-4.0 * d * d / (h * h)) - 0.018315639, 0.0);
 }
 
 // Where particle k lands: (x, y) in pixels and clip w, if it is drawn
@@ -236,31 +240,40 @@ fn splat(
     let i1 = i32(floor(x + h));
     let j0 = i32(floor(y - h));
     let j1 = i32(floor(y + h));
-    var total = 0.0;
-    var best = -1.0;
-    var best_pixel = vec2<i32>(-1, -1);
-    for (var j = j0; j <= j1; j++) {
-        for (var i = i0; i <= i1; i++) {
-            let d = vec2<f32>(f32(i) + 0.5 - x, f32(j) + 0.5 - y);
-            let w = kernel(dot(d, d), h2);
-            total += w;
-            if (w > best) {
-                best = w;
-                best_pixel = vec2<i32>(i, j);
-            }
+    // The weights' sums along each axis, on screen or not, and the pixel
+    // of the largest weight.
+    var sx = 0.0;
+    var sy = 0.0;
+    var best = vec2<f32>(-1.0);
+    var best_pixel = vec2<i32>(i0, j0);
+    for (var i = i0; i <= i1; i++) {
+        let g = gauss(f32(i) + 0.5 - x, h);
+        sx += g;
+        if (g > best.x) {
+            best.x = g;
+            best_pixel.x = i;
         }
     }
-    if (!(total > 0.0)) {
+    for (var j = j0; j <= j1; j++) {
+        let g = gauss(f32(j) + 0.5 - y, h);
+        sy += g;
+        if (g > best.y) {
+            best.y = g;
+            best_pixel.y = j;
+        }
+    }
+    if (!(sx > 0.0 && sy > 0.0)) {
         return;
     }
+    let norm = 1.0 / (sx * sy);
     let width = i32(size.x);
     let height = i32(size.y);
     if (camera.quantity == LIGHT) {
-        let c = particle_color(k, style) * (q / total);
+        let c = particle_color(k, style) * (q * norm);
         for (var j = max(j0, 0); j <= min(j1, height - 1); j++) {
+            let gy = gauss(f32(j) + 0.5 - y, h);
             for (var i = max(i0, 0); i <= min(i1, width - 1); i++) {
-                let d = vec2<f32>(f32(i) + 0.5 - x, f32(j) + 0.5 - y);
-                let w = kernel(dot(d, d), h2);
+                let w = gauss(f32(i) + 0.5 - x, h) * gy;
                 if (w > 0.0) {
                     let pixel = u32(j * width + i);
                     let v = round(c * w);
@@ -276,23 +289,21 @@ fn splat(
     let units = round(q);
     var given = 0.0;
     for (var j = j0; j <= j1; j++) {
+        let gy = gauss(f32(j) + 0.5 - y, h);
         for (var i = i0; i <= i1; i++) {
-            let d = vec2<f32>(f32(i) + 0.5 - x, f32(j) + 0.5 - y);
-            let w = kernel(dot(d, d), h2);
-            if (w > 0.0) {
-                let share = floor(units * (w / total));
+            let w = gauss(f32(i) + 0.5 - x, h) * gy;
+            let on = i >= 0 && i < width && j >= 0 && j < height;
+            if (w > 0.0 && any(vec2<i32>(i, j) != best_pixel)) {
+                let share = floor(units * (w * norm));
                 given += share;
-                let on = i >= 0 && i < width && j >= 0 && j < height;
-                if (on && any(vec2<i32>(i, j) != best_pixel)) {
+                if (on) {
                     add_units(u32(j * width + i), 0u, share);
-                } else if (on) {
-                    given -= share;
                 }
             }
         }
     }
     let b = best_pixel;
     if (b.x >= 0 && b.x < width && b.y >= 0 && b.y < height) {
-        add_units(u32(b.y * width + b.x), 0u, units - given);
+        add_units(u32(b.y * width + b.x), 0u, max(units - given, 0.0));
     }
 }

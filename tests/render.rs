@@ -765,6 +765,84 @@ fn cli_renders_a_series_to_frames() {
     assert!(dir.join("movie-frames").join("frame_00002.png").is_file());
     let out = run_cli(&["render", "--series", runs_s, "-o", "x.png"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("video"));
+    // Where ffmpeg is installed, the video is made (odd sizes padded to
+    // even for H.264's yuv420p).
+    let ffmpeg = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ffmpeg").is_file()));
+    if ffmpeg {
+        let video = dir.join("odd.mp4");
+        ok(&run_cli(&[
+            "render",
+            "--series",
+            runs_s,
+            "-o",
+            video.to_str().unwrap(),
+            "--width",
+            "65",
+            "--height",
+            "49",
+        ]));
+        let bytes = std::fs::read(&video).unwrap();
+        assert!(
+            bytes.len() > 1000 && &bytes[4..8] == b"ftyp",
+            "{} bytes",
+            bytes.len()
+        );
+    }
+}
+
+// A movie may follow what it shows: with --follow each frame aims at the
+// density centre of its particles (a cluster moved by 5 is followed),
+// without it every frame keeps the first frame's camera.
+#[test]
+fn cli_series_follows_the_density_centre() {
+    let dir = std::env::temp_dir().join(format!("webgrav-follow-{}", std::process::id()));
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let mut p = Model::Plummer.generate(2000, 8).unwrap();
+    for (k, shift) in [0.0f32, 5.0].into_iter().enumerate() {
+        for q in &mut p.pos_mass {
+            q.pos[0] += shift;
+        }
+        let snap = webgrav::snapshot::Snapshot {
+            particles: p.clone(),
+            time: k as f64,
+            ..Default::default()
+        };
+        let path = files.join(format!("f{k}.csv"));
+        webgrav::snapshot::write_file(path.to_str().unwrap(), &snap).unwrap();
+    }
+    let targets = |extra: &[&str]| -> Vec<f64> {
+        let out = dir.join(format!("frames{}", extra.len()));
+        let mut args = vec![
+            "render",
+            "--series",
+            files.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--width",
+            "32",
+            "--height",
+            "32",
+        ];
+        args.extend_from_slice(extra);
+        ok(&run_cli(&args))
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["target"][0]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let kept = targets(&[]);
+    assert_eq!(kept[0], kept[1]);
+    let followed = targets(&["--follow"]);
+    // The density centre of 2000 particles: within 0.1 of the shift.
+    assert!(
+        (followed[1] - followed[0] - 5.0).abs() < 0.1,
+        "{followed:?}"
+    );
 }
 
 // Drawing costs no forces unless the colouring needs potentials: 2^17

@@ -58,6 +58,11 @@ pub struct View {
     /// The map's colour range, log10 Σ in the labels' units (else the
     /// frame's own).
     pub sigma_range: Option<[f64; 2]>,
+    /// A picture's exposure, faint end and white point in accumulation
+    /// units (`Picture::exposure`), else the frame's own: a movie keeps its
+    /// first frame's, so brightness changes on screen are changes of the
+    /// light.
+    pub exposure: Option<[f32; 2]>,
     /// Aim at the density centre of what is drawn rather than its centre
     /// of mass (a movie following a galaxy).
     pub follow: bool,
@@ -82,6 +87,7 @@ impl Default for View {
             units: Units::NBody,
             legend: None,
             sigma_range: None,
+            exposure: None,
             follow: false,
         }
     }
@@ -275,6 +281,9 @@ async fn finish(
         ]);
     }
     let is_map = camera.map == MapKind::Density;
+    if let (Some(e), false) = (view.exposure, is_map) {
+        tone.fixed = Some(e);
+    }
     let shot = render_offscreen(
         ctx,
         scene,

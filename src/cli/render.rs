@@ -103,7 +103,8 @@ pub struct RenderArgs {
     theta: f32,
     /// Draw every snapshot of this directory (its index.json, as `webgrav
     /// run --snap-every` writes it, or else its snapshot files by name),
-    /// one numbered frame each, the camera of the first frame kept.
+    /// one numbered frame each, the camera and exposure (a map's colour
+    /// bar) of the first frame kept.
     #[arg(long, value_name = "DIR")]
     series: Option<String>,
     /// Frames per second of the video.
@@ -164,6 +165,7 @@ impl RenderArgs {
                 _ => None,
             },
             sigma_range: self.range.as_ref().map(|r| [r[0], r[1]]),
+            exposure: None,
             follow: self.follow,
         })
     }
@@ -416,8 +418,9 @@ async fn series(a: &RenderArgs, dir: &str, mut view: View, potentials: RunConfig
         snapshot::write_atomic(&out, &picture.png()?)?;
         emit(summary(a, path, &out, &snap, &picture))?;
         if first.is_none() {
-            // Later frames keep the first frame's camera (and a map its
-            // colour bar), so the picture moves only where the particles do.
+            // Later frames keep the first frame's camera and exposure (a
+            // map its colour bar), so the picture changes only where the
+            // particles do.
             let c = picture.camera;
             first = Some(c);
             view.yaw = Some(c.yaw);
@@ -429,6 +432,7 @@ async fn series(a: &RenderArgs, dir: &str, mut view: View, potentials: RunConfig
             if let (Some([lo, hi]), None) = (picture.sigma_range, view.sigma_range) {
                 view.sigma_range = Some([lo.log10(), hi.log10()]);
             }
+            view.exposure = Some([picture.exposure.lo, picture.exposure.hi]);
         }
     }
     say!(

@@ -1,12 +1,13 @@
 //! Pictures of particles straight from the simulation's GPU buffers, on the
 //! browser's canvas and offscreen (`webgrav render`), with the same passes
-//! and the same camera numbers. A frame is four steps, recorded top to
+//! and the same camera numbers. A frame is three steps, recorded top to
 //! bottom by `Renderer::draw`:
 //!
-//! 1. `splat`: each particle adds its light (a picture) or its mass (a
-//!    surface-density map) to the pixels it covers, as exact fixed-point
-//!    integers (`shaders/render.wgsl` says how a pixel's four words hold
-//!    them): floating-point light with no clipping, order-independent sums.
+//! 1. `splat`: particles are counted per cell of the view (their spacing
+//!    sets the sprites' size), then each adds its light (a picture) or its
+//!    mass (a surface-density map) to the pixels it covers, as exact
+//!    fixed-point integers (`shaders/render.wgsl` says how a pixel's four
+//!    words hold them): light with no clipping, order-independent sums.
 //! 2. `exposure`: a log histogram of the lit pixels and the values at two
 //!    of its quantiles, on the GPU: the frame exposes itself, a Plummer
 //!    sphere of 2^10 particles and a galaxy of 2^23 alike.
@@ -56,6 +57,10 @@ pub const MASS_UNITS: f64 = 65536.0;
 /// two from 1 unit: 2^0 to 2^64 units, every value a pixel can hold.
 pub const HIST_BINS: u32 = 256;
 pub const BINS_PER_OCTAVE: u32 = 4;
+/// Pixels each invocation of the histogram pass takes: few workgroups
+/// (a 800 × 600 frame takes 30), whose barriers a software adapter pays
+/// about a millisecond for each.
+pub const PIXELS_PER_INVOCATION: u32 = 64;
 /// Side (pixels) of the cells in which particles are counted for the
 /// adaptive smoothing: a lone particle's sprite is about this wide.
 pub const CELL_PX: u32 = 8;
@@ -109,6 +114,7 @@ pub(crate) fn compose(body: &str) -> String {
             ("CARRY_MASK", (1 << CARRY_BITS) - 1),
             ("HIST_BINS", HIST_BINS),
             ("BINS_PER_OCTAVE", BINS_PER_OCTAVE),
+            ("PIXELS_PER_INVOCATION", PIXELS_PER_INVOCATION),
             ("MAX_MARKERS", MAX_MARKERS),
             ("MAX_TAGS", MAX_TAGS),
             ("CELL_PX", CELL_PX),
@@ -419,7 +425,7 @@ impl Renderer {
                 self.splat.count.dispatch(&mut pass, &count_bind, groups);
                 self.splat.splat.dispatch(&mut pass, &splat_bind, groups);
             }
-            let pixels = dispatch_size(device, width * height, HIST_BINS);
+            let pixels = dispatch_size(device, width * height, HIST_BINS * PIXELS_PER_INVOCATION);
             self.exposure
                 .histogram
                 .dispatch(&mut pass, &hist_bind, pixels);

@@ -139,9 +139,7 @@ impl AppState {
             let _ = w.send(());
         }
     }
-}
 
-impl AppState {
     /// The component tags hidden now (the halo switch).
     fn hidden(&self, components: &ComponentTags) -> u32 {
         if self.settings.show_halo {
@@ -151,7 +149,8 @@ impl AppState {
         }
     }
 
-    /// Frames what is drawn of the state on show (90 % of its visible mass).
+    /// Frames what is drawn of the state on show: 90 % of its visible light
+    /// (a picture) or mass (a map), `ComponentTags::fit_weights`.
     fn fit_visible(&mut self) {
         let (positions, components) = match &self.frame_view {
             Some(f) => (&f.positions, &f.components),

@@ -642,10 +642,12 @@ async function main() {
     }
     // The disk presets open fitted to their disks (the Milky Way's 90 %
     // light radius is ~12 kpc, the old fixed camera stood 45 kpc away, the
-    // disk galaxy's ~4 against 14) and turned face-on or inclined.
+    // disk galaxy's ~4 against 14) and turned face-on or inclined; at
+    // N = 2048 a disk is a few hundred particles, which light a few per
+    // cent of the view.
     const mw = disks.find((d) => d.name === "milky-way"), dg = disks.find((d) => d.name === "disk-galaxy");
     check("disk presets open fitted to the disk, face-on or inclined", mw && dg && mw.pitch === 0 && mw.dist < 45 &&
-      dg.pitch > 0.3 && dg.dist < 14 && mw.lit > 0.15 && dg.lit > 0.15, JSON.stringify(disks));
+      dg.pitch > 0.3 && dg.dist < 14 && mw.lit > 0.04 && dg.lit > 0.04, JSON.stringify(disks));
     check("presets load cleanly with their captions", presets.length >= 6 && bad.length === 0, bad.join(" || ") || `${presets.length} presets`);
 
     // 14. The benchmark panel runs the library's benchmark set (the code
