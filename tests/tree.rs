@@ -6,7 +6,7 @@ mod common;
 
 use webgrav::direct::reference::{acc_errors, forces, ErrorStats};
 use webgrav::gpu::buffers::read_vec;
-use webgrav::gpu::layout::PosMass;
+use webgrav::gpu::layout::{AccPot, PosMass};
 use webgrav::gpu::{GpuContext, SubgroupUse};
 use webgrav::state::{GpuParticles, Model, Particles};
 use webgrav::tree::layout::*;
@@ -728,15 +728,7 @@ fn subgroup_and_portable_walks_agree() {
         assert_eq!(portable_counts, fast_counts, "the same interactions");
         let mut worst = 0.0f64;
         for (a, b) in portable.acc_pot.iter().zip(&fast.acc_pot) {
-            let norm = (0..3)
-                .map(|k| (a.acc[k] as f64).powi(2))
-                .sum::<f64>()
-                .sqrt();
-            let diff = (0..3)
-                .map(|k| (a.acc[k] as f64 - b.acc[k] as f64).powi(2))
-                .sum::<f64>()
-                .sqrt();
-            worst = worst.max(diff / norm);
+            worst = worst.max(relative_acc_difference(a, b));
             assert!(((a.pot - b.pot) / a.pot).abs() < 1e-5, "{a:?} vs {b:?}");
         }
         eprintln!(
@@ -797,17 +789,15 @@ fn strided_and_indirect_dispatches_build_the_same_tree() {
         let e = ErrorStats::of(&acc_errors(&s.acc_pot, &r));
         assert!(e.max < 0.05 && e.median < 3e-4, "{what}: {e:?}");
         for (a, b) in s.acc_pot.iter().zip(&s0.acc_pot) {
-            let norm = a
-                .acc
-                .iter()
-                .map(|x| (*x as f64).powi(2))
-                .sum::<f64>()
-                .sqrt();
-            let diff = (0..3)
-                .map(|k| (a.acc[k] as f64 - b.acc[k] as f64).powi(2))
-                .sum::<f64>()
-                .sqrt();
-            assert!(diff <= 1e-5 * norm, "{what}: {a:?} vs {b:?}");
+            let d = relative_acc_difference(a, b);
+            assert!(d <= 1e-5, "{what}: {a:?} vs {b:?}");
         }
     }
+}
+
+/// |a − b| / |a| of two accelerations.
+fn relative_acc_difference(a: &AccPot, b: &AccPot) -> f64 {
+    let norm = |v: [f64; 3]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let diff = norm(std::array::from_fn(|k| a.acc[k] as f64 - b.acc[k] as f64));
+    diff / norm(a.acc.map(f64::from))
 }
