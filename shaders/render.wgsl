@@ -27,14 +27,19 @@ fn mass_of(w: vec4<u32>) -> f32 {
     return f32(w.x) + f32(w.w) * 4294967296.0;
 }
 
-// The value the exposure measures: mean of r, g, b for light (Lupton et
-// al. 2004's intensity), the mass for maps.
+// The value the exposure measures and the stretch maps: the brightest of
+// r, g, b for light (Lupton et al. 2004 stretch the mean; the brightest
+// channel keeps a saturated colour from reaching 1 before its pixel
+// reaches the white point), the mass for maps.
 fn value_of(w: vec4<u32>, quantity: u32) -> f32 {
     if (quantity == MASS) {
         return mass_of(w);
     }
-    let c = light_of(w);
-    return (c.r + c.g + c.b) / 3.0;
+    return intensity(light_of(w));
+}
+
+fn intensity(c: vec3<f32>) -> f32 {
+    return max(c.r, max(c.g, c.b));
 }
 
 // Turbo colour map (Mikhailov 2019), polynomial approximation, t in [0, 1]:

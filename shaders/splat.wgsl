@@ -181,7 +181,10 @@ fn count(
         return;
     }
     let l = land(k);
-    if (l.drawn) {
+    // Particles on the view only: those in the margin beyond it would
+    // crowd the edge cells (their sprites take the edge cells' counts).
+    let on = l.x >= 0.0 && l.x < camera.viewport.x && l.y >= 0.0 && l.y < camera.viewport.y;
+    if (l.drawn && on) {
         atomicAdd(&cells[cell_of(l.x, l.y)], 1u);
     }
 }

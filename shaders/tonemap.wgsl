@@ -1,12 +1,13 @@
 // Tone mapping: one full-screen triangle turns the accumulation into the
 // picture, with the exposure the frame measured (exposure.wgsl).
 //
-// Light: Lupton et al. (2004)'s asinh stretch of the intensity I (mean of
-// r, g, b), f(I) = asinh(I / β) / asinh(W / β), with β the faint end and W
-// the white point (divided by the brightness bias), and the colour scaled
-// by f(I) / I so hues survive the stretch; a pixel whose scaled colour
-// passes 1 keeps its hue at the brightest and whitens by how far it passed
-// (overexposed cores glow white rather than clip to flat colour).
+// Light: Lupton et al. (2004)'s asinh stretch of the intensity I (here the
+// brightest of r, g, b), f(I) = asinh(I / β) / asinh(W / β), with β the
+// faint end and W the white point (divided by the brightness bias), and
+// the colour scaled by f(I) / I so hues survive the stretch; past the
+// white point a pixel keeps its hue at the brightest and whitens by how
+// far it passed (overexposed cores glow white rather than clip to flat
+// colour).
 // Mass: log Σ between the measured (or given) ends through the density
 // colour map; empty pixels take its first colour.
 // Marked particles (black holes, from the splat pass) get a ring.
@@ -26,19 +27,20 @@ fn vs_main(@builtin(vertex_index) v: u32) -> @builtin(position) vec4<f32> {
 }
 
 fn stretch(c: vec3<f32>) -> vec3<f32> {
-    let i = (c.r + c.g + c.b) / 3.0;
+    let i = intensity(c);
     if (!(i > 0.0)) {
         return vec3<f32>(0.0);
     }
     let beta = max(exposure.lo, 1e-6);
     let white = max(exposure.hi / max(tone.bias, 1e-6), beta * 1.0001);
-    let f = clamp(asinh(i / beta) / asinh(white / beta), 0.0, 1.0);
-    let scaled = c * (f / i);
-    let m = max(scaled.r, max(scaled.g, scaled.b));
-    if (m <= 1.0) {
-        return scaled;
+    // f passes 1 past the white point: the pixel whitens, fully where f
+    // reaches 1.25 (about 3 W where W/β is 100).
+    let f = max(asinh(i / beta) / asinh(white / beta), 0.0);
+    let hue = c / i;
+    if (f <= 1.0) {
+        return hue * f;
     }
-    return mix(scaled / m, vec3<f32>(1.0), (m - 1.0) / m);
+    return mix(hue, vec3<f32>(1.0), clamp(4.0 * (f - 1.0), 0.0, 1.0));
 }
 
 fn density(v: f32) -> vec3<f32> {

@@ -59,8 +59,8 @@ fn shells(p: &Particles) -> ComponentTags {
     ComponentTags::shells(&p.pos_mass)
 }
 
-/// The value of every pixel of the accumulation (light's mean of r, g, b;
-/// a map's mass), in units, as `render.wgsl`'s `value_of` reads it.
+/// The value of every pixel of the accumulation (light's brightest of r,
+/// g, b; a map's mass), in units, as `render.wgsl`'s `value_of` reads it.
 fn values(shot: &Offscreen, map: MapKind) -> Vec<f64> {
     let words = shot.accum.as_ref().unwrap();
     words
@@ -68,7 +68,9 @@ fn values(shot: &Offscreen, map: MapKind) -> Vec<f64> {
         .map(|w| {
             let carry = |c: u32| ((w[3] >> (10 * c)) & 1023) as f64 * 4294967296.0;
             match map {
-                MapKind::Light => (0..3).map(|c| w[c] as f64 + carry(c as u32)).sum::<f64>() / 3.0,
+                MapKind::Light => (0..3)
+                    .map(|c| w[c] as f64 + carry(c as u32))
+                    .fold(0.0, f64::max),
                 MapKind::Density => w[0] as f64 + w[3] as f64 * 4294967296.0,
             }
         })
@@ -104,11 +106,19 @@ fn one_particle_lands_at_the_centre_of_the_view() {
             "lit pixel at {x},{y}"
         );
     }
-    // The one particle is the brightest there is: its centre saturates.
-    let centre = &shot.rgba[4 * (16 * 65 + 32)..][..3];
+    // The one particle exposes the frame: its centre is the brightest
+    // pixel, near the white point (the 99.7th percentile interpolated in
+    // a histogram bin a quarter of an octave wide, which the peak may sit
+    // below).
+    let centre = *shot.rgba[4 * (16 * 65 + 32)..][..3].iter().max().unwrap();
+    let brightest = shot
+        .rgba
+        .chunks(4)
+        .map(|p| p[..3].iter().max().copied().unwrap())
+        .max();
     assert!(
-        *centre.iter().max().unwrap() > 250,
-        "{centre:?} {:?}",
+        centre > 200 && Some(centre) == brightest,
+        "{centre} {:?}",
         shot.exposure
     );
 }

@@ -257,12 +257,13 @@ class Simulation:
 
     def picture(self, width=640, height=480, *, color="speed", hide=(), **camera):
         """A ``webgrav.Picture`` (PNG) of the state from webgrav's renderer,
-        the page's point sprites: ``color`` "speed", "potential",
-        "component" or "uniform"; ``hide`` kinds to leave out (e.g.
-        ``["halo"]``); camera keywords yaw, pitch (radians), distance,
-        target (x, y, z), fov, point_size, brightness, attenuation, as the
-        page's URL and ``webgrav render`` take them (unset: fitted to 90 %
-        of the mass)."""
+        the page's, exposed by the picture itself: ``color`` "speed",
+        "potential", "component" or "uniform"; ``hide`` kinds to leave out
+        (e.g. ``["halo"]``); camera keywords yaw, pitch (radians), distance,
+        target (x, y, z), fov, point_size, brightness (a bias of the
+        exposure), attenuation, as the page's URL and ``webgrav render``
+        take them (unset: fitted to 90 % of the light drawn, a disk
+        face-on)."""
         png = self._engine.picture(
             int(width), int(height), color, [str(k) for k in hide], **camera
         )
