@@ -554,8 +554,8 @@ async fn bench_frame(
     generate_ms: f64,
 ) -> Result<Value> {
     use crate::render::{
-        shell_tags, Camera, ColorRanges, ComponentTags, Renderer, Scene, TagTotals, Tone,
-        OFFSCREEN_FORMAT,
+        offscreen_target, shell_tags, Camera, ColorRanges, ComponentTags, Renderer, Scene,
+        TagTotals, Tone, OFFSCREEN_FORMAT,
     };
     let (width, height) = FRAME_SIZE;
     let start = now_ms();
@@ -565,20 +565,7 @@ async fn bench_frame(
     let totals = TagTotals::of(&particles.pos_mass, &shell_tags(&particles.pos_mass));
     let scene = Scene::new(&ctx.device, run.display(), &components, totals);
     let renderer = std::cell::RefCell::new(Renderer::new(&ctx.device, OFFSCREEN_FORMAT));
-    let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("frame benchmark target"),
-        size: wgpu::Extent3d {
-            width,
-            height,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: OFFSCREEN_FORMAT,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-        view_formats: &[],
-    });
+    let texture = offscreen_target(&ctx.device, (width, height), wgpu::TextureUsages::empty());
     let view = texture.create_view(&Default::default());
     // The page's view of a new model: fitted to its mass.
     let mut camera = Camera::default();

@@ -451,6 +451,29 @@ impl Renderer {
     }
 }
 
+/// A `width` × `height` target of `OFFSCREEN_FORMAT` to draw into, with
+/// `usage` besides being drawn into.
+pub fn offscreen_target(
+    device: &wgpu::Device,
+    (width, height): (u32, u32),
+    usage: wgpu::TextureUsages,
+) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("offscreen frame"),
+        size: wgpu::Extent3d {
+            width,
+            height,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: OFFSCREEN_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | usage,
+        view_formats: &[],
+    })
+}
+
 /// A frame drawn offscreen and read back.
 #[derive(Clone, Debug)]
 pub struct Offscreen {
@@ -486,20 +509,7 @@ pub async fn render_offscreen(
     }
     let device = &ctx.device;
     let mut renderer = Renderer::new(device, OFFSCREEN_FORMAT);
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("offscreen frame"),
-        size: wgpu::Extent3d {
-            width,
-            height,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: OFFSCREEN_FORMAT,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
+    let texture = offscreen_target(device, (width, height), wgpu::TextureUsages::COPY_SRC);
     // Rows of a texture-to-buffer copy are padded to 256 bytes.
     let row = 4 * width;
     let padded_row =
