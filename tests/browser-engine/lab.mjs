@@ -253,9 +253,12 @@ async function main() {
     }
   }
   if (outDir && SETS[a.set]) {
-    // One file per set, both hosts' lines (their `host` tells them apart).
+    // A file per set and build, as `webgrav bench` and the page write
+    // them: the page's comparison view takes the native one.
     fs.mkdirSync(outDir, { recursive: true });
-    fs.writeFileSync(path.join(outDir, `${a.set}.jsonl`), [...native, ...browser].join("\n") + "\n");
+    for (const [host, lines] of [["native", native], ["browser", browser]]) {
+      if (lines.length) fs.writeFileSync(path.join(outDir, `${a.set}.${host}.jsonl`), lines.join("\n") + "\n");
+    }
   }
   if (a.check && (failures > 0 || !native.length || !browser.length)) {
     throw new Error(`${failures} configurations failed; ${native.length} native and ${browser.length} browser lines`);

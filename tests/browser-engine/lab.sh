@@ -3,7 +3,7 @@
 # with .gl/ (the Vulkan loader's packages) and .lab/ (prepare.sh) carried:
 #   bash tests/browser-engine/lab.sh SET [SET ...]
 # runs lab.mjs for each set and leaves the JSON lines in $OUT (or .lab/out):
-# SET.jsonl, both builds' lines, and lab.log, everything printed.
+# SET.native.jsonl and SET.browser.jsonl, and lab.log, everything printed.
 # LAB_ARGS (e.g. "--only browser") and DAWN_FLAGS (Dawn's toggles, for
 # experiments: a page gets Chrome's defaults) pass through to lab.mjs.
 set -euo pipefail
