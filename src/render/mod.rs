@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_buffers, storage_buffer, uniform_buffer};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::layout::{
-    AccPot, CameraUniform, Exposure, PosMass, TagStyle, ToneUniform, Velocity, WORKGROUP_SIZE,
+    AccPot, CameraUniform, Exposure, TagStyle, ToneUniform, Velocity, WORKGROUP_SIZE,
 };
 use crate::gpu::shader;
 use crate::gpu::GpuContext;
@@ -240,30 +240,12 @@ pub fn upload(
     particles: &Particles,
     potentials: Option<&[f32]>,
 ) -> Result<GpuParticles> {
-    particles.validate().map_err(Error::InvalidParameter)?;
-    let n = particles.len() as u64;
-    ctx.check_particle_count(n, std::mem::size_of::<PosMass>() as u64)?;
-    if n > u32::MAX as u64 / 2 {
-        return Err(Error::TooManyParticles {
-            n,
-            max: u32::MAX as u64 / 2,
-            reason: "particle indices are 32-bit on the GPU".into(),
-        });
-    }
-    let d = &ctx.device;
-    let acc_pot: Vec<AccPot> = match potentials {
+    GpuParticles::upload_with(ctx, particles, |_| match potentials {
         Some(pot) => pot
             .iter()
             .map(|&pot| AccPot { acc: [0.0; 3], pot })
             .collect(),
         None => vec![AccPot::default()],
-    };
-    Ok(GpuParticles {
-        n: n as u32,
-        pos_mass: storage_buffer(d, "render pos_mass", &particles.pos_mass),
-        vel: storage_buffer(d, "render vel", &particles.vel),
-        acc_pot: storage_buffer(d, "render acc_pot", &acc_pot),
-        id: storage_buffer(d, "render id", &(0..n as u32).collect::<Vec<u32>>()),
     })
 }
 

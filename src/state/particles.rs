@@ -95,6 +95,17 @@ impl GpuParticles {
     /// Uploads `particles`, refusing an N the device cannot hold before any
     /// allocation.
     pub fn upload(ctx: &GpuContext, particles: &Particles) -> Result<Self> {
+        Self::upload_with(ctx, particles, |n| vec![AccPot::default(); n])
+    }
+
+    /// `upload` with the forces and potentials `acc_pot(N)` gives (a
+    /// picture's: its potentials, or one element where it has none), made
+    /// only once N has been checked.
+    pub fn upload_with(
+        ctx: &GpuContext,
+        particles: &Particles,
+        acc_pot: impl FnOnce(usize) -> Vec<AccPot>,
+    ) -> Result<Self> {
         particles.validate().map_err(Error::InvalidParameter)?;
         let n = particles.len() as u64;
         ctx.check_particle_count(n, std::mem::size_of::<PosMass>() as u64)?;
@@ -110,7 +121,7 @@ impl GpuParticles {
             n: n as u32,
             pos_mass: storage_buffer(d, "pos_mass", &particles.pos_mass),
             vel: storage_buffer(d, "vel", &particles.vel),
-            acc_pot: storage_buffer(d, "acc_pot", &vec![AccPot::default(); n as usize]),
+            acc_pot: storage_buffer(d, "acc_pot", &acc_pot(n as usize)),
             id: storage_buffer(d, "id", &(0..n as u32).collect::<Vec<u32>>()),
         })
     }
