@@ -739,10 +739,11 @@ fn subgroup_and_portable_walks_agree() {
     }
 }
 
-// Browsers dispatch the tree's GPU-sized work (build and properties levels,
-// group boxes, walk) with a fixed number of workgroups striding over it
-// (`DispatchSizing::Strided`) instead of indirect dispatches, which Dawn
-// validates at a high cost: the same tree (cells per level, groups, depth),
+// The tree's GPU-sized work (build and properties levels, group boxes,
+// walk) goes out as a fixed number of workgroups striding over it
+// (`DispatchSizing::Strided`, the default: browsers validate indirect
+// dispatches at a high cost) or as indirect dispatches (`bench
+// --indirect`): the same tree (cells per level, groups, depth),
 // the same interactions per particle and the same forces to f32 rounding.
 // With one or three workgroups per dispatch every kernel takes many
 // strides (and levels end mid-tile).

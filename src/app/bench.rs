@@ -564,7 +564,7 @@ async fn bench_frame(
     let components = ComponentTags::shells(&particles.pos_mass);
     let totals = TagTotals::of(&particles.pos_mass, &shell_tags(&particles.pos_mass));
     let scene = Scene::new(&ctx.device, run.display(), &components, totals);
-    let renderer = std::cell::RefCell::new(Renderer::new(&ctx.device, OFFSCREEN_FORMAT));
+    let mut renderer = Renderer::new(&ctx.device, OFFSCREEN_FORMAT);
     let texture = offscreen_target(&ctx.device, (width, height), wgpu::TextureUsages::empty());
     let view = texture.create_view(&Default::default());
     // The page's view of a new model: fitted to its mass.
@@ -575,10 +575,10 @@ async fn bench_frame(
     let tone = Tone::for_map(camera.map);
     // One draw (splat, exposure, tone map) in a submission of its own, as
     // the page's; bracketed by the clock's timestamps where given.
-    let draw = |mut clock: Option<&mut BatchClock>| -> Result<()> {
+    let mut draw = |mut clock: Option<&mut BatchClock>| -> Result<()> {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let slot = clock.as_deref_mut().and_then(|c| c.begin(&mut encoder));
-        renderer.borrow_mut().draw(
+        renderer.draw(
             &ctx.device,
             &ctx.queue,
             &mut encoder,

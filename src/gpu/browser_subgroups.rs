@@ -1,7 +1,7 @@
 //! WebGPU's `subgroups` feature in browsers. wgpu 30's WebGPU backend has
 //! no entry for it in its feature table, so it never asks a browser for it,
 //! although Chrome (Dawn) offers it on most GPUs; without it the tree walk
-//! takes its portable path, ~20 % slower from N = 2^20 on an H100
+//! takes its portable path, 3–10 % slower from N = 2^20 on an H100
 //! (BENCHMARKS.md, "browser engine"). wgpu hands WGSL to the browser as it
 //! is, so a device that has the feature compiles the subgroup walk. This
 //! wraps `GPUAdapter.prototype.requestDevice` once (a wasm-bindgen snippet,

@@ -32,8 +32,7 @@ pub mod walk;
 
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_vec, uniform_buffer};
-use crate::gpu::layout::PosMass;
-use crate::gpu::layout::WORKGROUP_SIZE;
+use crate::gpu::layout::{PosMass, WORKGROUP_SIZE};
 use crate::gpu::shader;
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::{DispatchSizing, GpuContext};

@@ -122,13 +122,11 @@ pub fn wgsl(path: WalkPath) -> String {
 }
 
 /// `wgsl(path)` as `ctx`'s shader compiler takes it: a browser's (Tint)
-/// needs the `enable subgroups;` directive that naga refuses.
+/// needs the `enable subgroups;` and `diagnostic` directives that naga
+/// refuses.
 fn wgsl_for(ctx: &GpuContext, path: WalkPath) -> String {
     let source = wgsl(path);
     if path == WalkPath::Subgroups && ctx.adapter_info.backend == wgpu::Backend::BrowserWebGpu {
-        // Shuffles of a pair's lanes sit in branches on whether the lane has
-        // one particle or two: uniform within a subgroup in practice, not
-        // to the analysis.
         // The shuffles' loops run to the subgroup size, which is uniform
         // but reaches them in `Lane` beside per-invocation fields, where
         // the analysis cannot tell it apart.

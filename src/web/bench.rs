@@ -18,15 +18,30 @@ pub async fn run_benchmark(
     user_agent: String,
     on_line: js_sys::Function,
 ) -> Result<(), JsValue> {
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let ctx = GpuContext::new(&instance, None).await.map_err(js_err)?;
+    let ctx = GpuContext::headless().await.map_err(js_err)?;
+    run_specs(
+        &ctx,
+        &bench::suite(size as usize, repeat),
+        user_agent,
+        &on_line,
+    )
+    .await
+}
+
+/// Runs `specs` on `ctx` and calls `on_line(text)` with each JSON line;
+/// `user_agent` describes the browser in the lines.
+async fn run_specs(
+    ctx: &GpuContext,
+    specs: &[bench::BenchSpec],
+    user_agent: String,
+    on_line: &js_sys::Function,
+) -> Result<(), JsValue> {
     let host = Host {
         kind: "browser",
         detail: user_agent,
     };
-    for spec in bench::suite(size as usize, repeat) {
-        bench::run(&ctx, &spec, &host, &mut |line| {
+    for spec in specs {
+        bench::run(ctx, spec, &host, &mut |line| {
             // A throwing callback stops nothing: the page shows the lines.
             let _ = on_line.call1(&JsValue::NULL, &line.to_string().into());
             Ok(())
@@ -88,18 +103,7 @@ pub async fn run_bench(
         }
     };
     let spec = bench::BenchSpec::from_json(&value).map_err(js_err)?;
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let mut ctx = GpuContext::new(&instance, None).await.map_err(js_err)?;
+    let mut ctx = GpuContext::headless().await.map_err(js_err)?;
     ctx.subgroups = walk;
-    let host = Host {
-        kind: "browser",
-        detail: user_agent,
-    };
-    bench::run(&ctx, &spec, &host, &mut |line| {
-        let _ = on_line.call1(&JsValue::NULL, &line.to_string().into());
-        Ok(())
-    })
-    .await
-    .map_err(js_err)
+    run_specs(&ctx, &[spec], user_agent, &on_line).await
 }
