@@ -109,6 +109,12 @@ fn wgsl_module<'a>(label: &'a str, source: &'a str) -> wgpu::ShaderModuleDescrip
     }
 }
 
+/// The shader module of WGSL `source` (for kernels that share a module:
+/// `Kernel::from_module` takes its entry points).
+pub fn shader_module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgsl_module(label, source))
+}
+
 /// A compute pipeline and the layout of its bind group 0.
 pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
@@ -127,7 +133,7 @@ impl Kernel {
         entry: &str,
         bindings: &'static [Slot],
     ) -> Self {
-        let module = device.create_shader_module(wgsl_module(label, source));
+        let module = shader_module(device, label, source);
         Self::from_module(device, label, &module, entry, bindings)
     }
 

@@ -14,7 +14,7 @@ use super::predict::JStore;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{storage_buffer, Readback};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel, Slot};
+use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::{ForceResult, HermiteParams, IParticle, JParticle, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
@@ -367,10 +367,7 @@ impl HermiteGpu {
         }
         let d = &self.ctx.device;
         let label = format!("hermite force {order:?} {}", precision.name());
-        let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(&label),
-            source: wgpu::ShaderSource::Wgsl(wgsl(order, precision).into()),
-        });
+        let module = shader_module(d, &label, &wgsl(order, precision));
         let (force_entry, reduce_entry) = entry_points(precision);
         let force = Kernel::from_module(d, &label, &module, force_entry, BINDINGS);
         let bind = force.bind(

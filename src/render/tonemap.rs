@@ -1,7 +1,7 @@
 //! The tone-mapping pass (drives `shaders/tonemap.wgsl`): the
 //! accumulation through the frame's exposure into the target's format.
 
-use crate::gpu::kernel::{bind_group, bind_group_layout, Binding, Slot};
+use crate::gpu::kernel::{bind_group, bind_group_layout, shader_module, Binding, Slot};
 
 const TONEMAP_WGSL: &str = include_str!("../../shaders/tonemap.wgsl");
 
@@ -25,10 +25,7 @@ pub(crate) struct ToneMap {
 
 impl ToneMap {
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("render tonemap"),
-            source: wgpu::ShaderSource::Wgsl(wgsl().into()),
-        });
+        let module = shader_module(device, "render tonemap", &wgsl());
         let layout = bind_group_layout(
             device,
             "render tonemap",

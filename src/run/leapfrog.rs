@@ -11,7 +11,7 @@ use crate::direct::{DirectConfig, DirectSolver};
 use crate::error::Result;
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel, Slot};
+use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::{LeapfrogParams, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, BatchClock, PhaseTimer};
@@ -46,10 +46,7 @@ pub struct Leapfrog {
 
 impl Leapfrog {
     pub fn new(device: &wgpu::Device, state: &GpuParticles, dt: f32) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("leapfrog"),
-            source: wgpu::ShaderSource::Wgsl(wgsl().into()),
-        });
+        let module = shader_module(device, "leapfrog", &wgsl());
         let kick_drift = Kernel::from_module(
             device,
             "leapfrog kick_drift",

@@ -117,13 +117,6 @@ pub(crate) fn compose_with(extra: &[(&str, u32)], body: &str) -> String {
     )
 }
 
-pub(crate) fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
-    device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    })
-}
-
 /// Byte offset of level `l`'s indirect dispatch arguments in `dispatch`.
 pub(crate) fn level_args_offset(level: u32) -> u64 {
     (std::mem::offset_of!(TreeDispatch, level_args)

@@ -14,7 +14,7 @@
 
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel, Slot};
+use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::SortParams;
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
@@ -128,10 +128,7 @@ impl RadixSort {
             values.size(),
             n as u64 * VALUE_BYTES
         );
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("radix sort"),
-            source: wgpu::ShaderSource::Wgsl(wgsl().into()),
-        });
+        let module = shader_module(device, "radix sort", &wgsl());
         let count_digits = Kernel::from_module(
             device,
             "radix sort count_digits",
