@@ -8,21 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
-DAWN_NODE_VERSION=0.6.2
 lab="${CARGO_TARGET_DIR:-target}/browser-engine-lab"
-mkdir -p "$lab"
-cargo build -q --release --target wasm32-unknown-unknown --no-default-features --lib
-rm -rf "$lab/pkg"
-wasm-bindgen --target experimental-nodejs-module --out-dir "$lab/pkg" \
-  "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/webgrav.wasm"
-if ! grep -qs "\"version\": \"$DAWN_NODE_VERSION\"" "$lab/package.json"; then
-  tmp=$(mktemp -d)
-  (cd "$tmp" && npm pack --silent "webgpu@$DAWN_NODE_VERSION" >/dev/null && tar xzf "webgpu-$DAWN_NODE_VERSION.tgz")
-  cp "$tmp/package/index.js" "$tmp/package/package.json" "$lab/"
-  mkdir -p "$lab/dist/linux-x64"
-  cp "$tmp/package/dist/linux-x64/dawn.node" "$lab/dist/linux-x64/"
-  rm -rf "$tmp"
-fi
+bash tests/browser-engine/web-build.sh "$lab"
 cargo build -q --bin webgrav
 ln -sf "$(realpath "${CARGO_TARGET_DIR:-target}/debug/webgrav")" "$lab/webgrav"
 VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json WEBGRAV_LAB="$lab" \
