@@ -480,15 +480,19 @@ fn a_bar_on_the_map_is_the_bar_of_the_particles() {
         "not face-on: pitch {}",
         camera.pitch
     );
-    let shot = shoot(&ctx, &p, &components, &camera, (240, 240));
-    let map = SurfaceDensity::from_accum(
-        shot.accum.as_ref().unwrap(),
-        240,
-        240,
-        shot.drawn.unit_scale,
-        camera.pixel_size(240),
-    );
-    let (a2, phase) = map.bar_mode(map.half_mass_radius());
+    // The bar mode on the map of `particles` seen through that camera.
+    let map_bar = |particles: &Particles| {
+        let shot = shoot(&ctx, particles, &components, &camera, (240, 240));
+        let map = SurfaceDensity::from_accum(
+            shot.accum.as_ref().unwrap(),
+            240,
+            240,
+            shot.drawn.unit_scale,
+            camera.pixel_size(240),
+        );
+        map.bar_mode(map.half_mass_radius())
+    };
+    let (a2, phase) = map_bar(&p);
     // The particles' A2 is ~0.2 (ε/2 within R < 2, diluted beyond); the
     // map's pixels smooth each particle over a few pixels about the same
     // place: within 10 % of it (the bound for the Milky Way is 20 %).
@@ -503,16 +507,7 @@ fn a_bar_on_the_map_is_the_bar_of_the_particles() {
         - std::f64::consts::PI;
     assert!(d.abs() < 0.1, "phase {phase} vs {}", bar.phase);
     // And an axisymmetric disk stays at the noise floor on both.
-    let round = barred_disk(20000, 0.0, 0.0);
-    let shot = shoot(&ctx, &round, &components, &camera, (240, 240));
-    let map = SurfaceDensity::from_accum(
-        shot.accum.as_ref().unwrap(),
-        240,
-        240,
-        shot.drawn.unit_scale,
-        camera.pixel_size(240),
-    );
-    let (a2, _) = map.bar_mode(map.half_mass_radius());
+    let (a2, _) = map_bar(&barred_disk(20000, 0.0, 0.0));
     assert!(a2 < 0.03, "round disk's map A2 {a2}");
 }
 
