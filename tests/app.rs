@@ -154,6 +154,27 @@ fn presets_parse_and_explicit_parameters_win() {
     assert_eq!(warnings.len(), 1);
 }
 
+/// The page's gallery shows `www/figures/gallery/NAME.jpg` for every
+/// preset (the e2e test clicks them): a 320×240 baseline JPEG each.
+#[test]
+fn every_preset_has_its_gallery_picture() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("www/figures/gallery");
+    for p in PRESETS {
+        let path = dir.join(format!("{}.jpg", p.name));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(&bytes[..3], [0xff, 0xd8, 0xff], "{}: not a JPEG", p.name);
+        // The baseline frame header (SOF0): height and width, big-endian.
+        let sof = bytes
+            .windows(2)
+            .position(|w| w == [0xff, 0xc0])
+            .unwrap_or_else(|| panic!("{}: no baseline frame", p.name));
+        let size = |at: usize| u16::from_be_bytes([bytes[at], bytes[at + 1]]);
+        assert_eq!((size(sof + 7), size(sof + 5)), (320, 240), "{}", p.name);
+    }
+    let pictures = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(pictures, PRESETS.len(), "a gallery picture without a preset");
+}
+
 #[test]
 fn cold_collapse_is_the_plummer_sphere_at_rest() {
     let plummer = Model::Plummer.generate(2000, 5).unwrap();

@@ -45,6 +45,28 @@ const Controls = {
     }
     const preset = document.getElementById("preset");
     for (const p of cat.presets) preset.appendChild(new Option(p.title, p.name));
+    // The gallery: one picture per preset (`www/figures/gallery/NAME.jpg`),
+    // each a button that runs its preset as the menu does.
+    const gallery = document.getElementById("gallery");
+    for (const p of cat.presets) {
+      const item = document.createElement("button");
+      item.type = "button";
+      item.className = "gallery-item";
+      item.dataset.preset = p.name;
+      item.title = `${p.title}. ${p.caption}`;
+      const img = new Image(160, 120);
+      img.src = `gallery/${p.name}.jpg`;
+      img.alt = p.title;
+      img.loading = "lazy";
+      const label = document.createElement("span");
+      label.textContent = p.title.split(":")[0];
+      item.append(img, label);
+      item.addEventListener("click", () => {
+        preset.value = p.name;
+        preset.dispatchEvent(new Event("change"));
+      });
+      gallery.appendChild(item);
+    }
     preset.addEventListener("change", () => {
       if (!preset.value) return;
       const { values, given, preset: chosen } = window.wasmBindings.parseSettings(`preset=${preset.value}`);

@@ -26,7 +26,8 @@
 //      snapshot written by the CLI and a series index open in the player,
 //      embedded; without WebGPU the fallback picture is shown; URLs off the
 //      page's origin are reported as bad parameters and never fetched.
-//   ... and (14) the benchmark panel prints the native CLI's benchmark lines
+//   ... (13) every preset loads, and the gallery shows a picture of each
+//      and runs it on a click; (14) the benchmark panel prints the native CLI's benchmark lines
 //      and compares them with a native file; the default model's frame time.
 // Screenshots and images land in artifacts/e2e/ (git-ignored).
 //
@@ -649,6 +650,34 @@ async function main() {
     check("disk presets open fitted to the disk, face-on or inclined", mw && dg && mw.pitch === 0 && mw.dist < 45 &&
       dg.pitch > 0.3 && dg.dist < 14 && mw.lit > 0.04 && dg.lit > 0.04, JSON.stringify(disks));
     check("presets load cleanly with their captions", presets.length >= 6 && bad.length === 0, bad.join(" || ") || `${presets.length} presets`);
+
+    // The gallery: one loaded picture per preset, and a click runs that
+    // preset (menu, caption and model follow).
+    {
+      const pg = await openApp(context, "?autoplay=0&n=512&solver=direct");
+      try {
+        await pg.locator("#gallery .gallery-item img").first().scrollIntoViewIfNeeded();
+        const pictures = await pg.evaluate(async () => {
+          const imgs = [...document.querySelectorAll("#gallery .gallery-item img")];
+          for (const img of imgs) img.loading = "eager";
+          await Promise.all(imgs.map((img) => img.decode().catch(() => null)));
+          return imgs.map((img) => ({ preset: img.parentElement.dataset.preset, w: img.naturalWidth, h: img.naturalHeight }));
+        });
+        const names = presets.map((p) => p.name).sort().join(",");
+        const ok = pictures.length === presets.length && pictures.map((p) => p.preset).sort().join(",") === names &&
+          pictures.every((p) => p.w === 320 && p.h === 240);
+        check("gallery: a 320x240 picture per preset", ok, JSON.stringify(pictures));
+        await pg.locator('#gallery .gallery-item[data-preset="disk-galaxy"]').click();
+        await pg.waitForFunction(() => window.webgrav.app.values().model === "disk-galaxy", null, { timeout: 60000, polling: 250 });
+        const after = await pg.evaluate(() => ({ menu: document.getElementById("preset").value, caption: document.getElementById("preset-caption").textContent }));
+        const disk = presets.find((p) => p.name === "disk-galaxy");
+        check("gallery: a click runs its preset", after.menu === "disk-galaxy" && after.caption === disk.caption && pg.problems.length === 0,
+          `${JSON.stringify(after)} ${pg.problems.join(" | ")}`);
+      } catch (e) {
+        check("gallery: a click runs its preset", false, `${e}`.slice(0, 200));
+      }
+      await pg.close();
+    }
 
     // 14. The benchmark panel runs the library's benchmark set (the code
     // of `webgrav bench suite`) and prints lines with the native CLI's
