@@ -549,7 +549,8 @@ async function main() {
       await evil.waitForTimeout(1000);
       const e = await evil.evaluate(() => ({
         msg: document.getElementById("message").textContent, frames: Player.frames.length, csp: window.__csp,
-        imgs: document.querySelectorAll("img").length,
+        // The fallback picture would be an img; the gallery's are the page's own.
+        imgs: document.querySelectorAll("img:not(#gallery img)").length,
       }));
       check("off-origin URLs reported as bad parameters", /snapshot=https:\/\/evil\/x: not a same-origin/.test(e.msg) &&
         /series=\/\/evil/.test(e.msg) && /fallback=javascript/.test(e.msg) && /snapshot=\/\\evil/.test(e.msg), e.msg.replace(/\n/g, " | "));
@@ -590,7 +591,9 @@ async function main() {
       "?model=%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D1%22%3E&n=1e12&theta=NaN&seed=%3Cscript%3Ealert(1)%3C%2Fscript%3E&solver=direct&autoplay=1");
     if (await waitFor(hostile, () => window.webgrav.progress && window.webgrav.progress.steps > 2, null, 60000, "page runs despite hostile parameters")) {
       const h = await hostile.evaluate(() => ({
-        pwned: window.__pwned, imgs: document.querySelectorAll("img, script:not([src]):not([type])").length,
+        // The gallery's pictures are the page's own; any other img came from a parameter.
+        pwned: window.__pwned,
+        imgs: document.querySelectorAll("img:not(#gallery img), script:not([src]):not([type])").length,
         csp: window.__csp, meta: !!document.querySelector('meta[http-equiv="Content-Security-Policy"]'),
         msg: document.getElementById("message").textContent, n: window.webgrav.progress.n,
       }));
