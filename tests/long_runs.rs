@@ -5,6 +5,9 @@
 //! checkpoints keep the particles' kinds and are checked when read.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
+use common::text;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -16,6 +19,15 @@ fn webgrav_in(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .expect("run webgrav")
+}
+
+/// `webgrav` with the words of `line` (none empty or with spaces) in `dir`.
+fn webgrav(dir: &Path, line: &str) -> Output {
+    webgrav_in(dir, &words(line))
+}
+
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
 /// The output of a command that must succeed.
@@ -30,35 +42,14 @@ fn refused(o: Output) -> String {
     text(&o.stderr)
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("webgrav-long-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir(&format!("long-{name}"))
 }
 
 /// The same small leapfrog run everywhere (direct forces: bit-identical
-/// through every resume).
-const RUN: &[&str] = &[
-    "run",
-    "--solver",
-    "direct",
-    "-n",
-    "64",
-    "--seed",
-    "3",
-    "--eps",
-    "0.05",
-    "--dt",
-    "0.0078125",
-];
-
-fn run_args<'a>(more: &[&'a str]) -> Vec<&'a str> {
-    RUN.iter().copied().chain(more.iter().copied()).collect()
+/// through every resume), with `more`.
+fn run(more: &str) -> String {
+    format!("run --solver direct -n 64 --seed 3 --eps 0.05 --dt 0.0078125 {more}")
 }
 
 /// (file, time, step) of each entry of a series' index.
@@ -121,44 +112,21 @@ fn states(text: &str) -> Vec<[serde_json::Value; 5]> {
 #[test]
 fn a_resumed_run_continues_its_own_series_and_log() {
     let d = dir("own-series");
-    let series = [
-        "--snap-every",
-        "0.25",
-        "--snap-format",
-        "csv",
-        "--log-every",
-        "0.125",
-    ];
-    let whole = [
-        &series[..],
-        &["--t-end", "1", "--snap-dir", "whole", "--log", "whole.log"],
-    ]
-    .concat();
-    ok(webgrav_in(&d, &run_args(&whole)));
+    let series = "--snap-every 0.25 --snap-format csv --log-every 0.125";
+    let whole = format!("{series} --t-end 1 --snap-dir whole --log whole.log");
+    ok(webgrav(&d, &run(&whole)));
     // Checkpointed at 0.5, then on to 0.75 before it stopped.
-    let first = [
-        &series[..],
-        &[
-            "--t-end",
-            "0.75",
-            "--snap-dir",
-            "parts",
-            "--log",
-            "parts.log",
-        ],
-        &["--checkpoint", "c.ckpt", "--checkpoint-every", "0.5"],
-    ]
-    .concat();
-    ok(webgrav_in(&d, &run_args(&first)));
+    let first = format!(
+        "{series} --t-end 0.75 --snap-dir parts --log parts.log --checkpoint c.ckpt \
+         --checkpoint-every 0.5"
+    );
+    ok(webgrav(&d, &run(&first)));
     assert_eq!(index(&d.join("parts")).len(), 4);
-    let resumed = [
-        &["run"][..],
-        &series,
-        &["--resume", "c.ckpt", "--t-end", "1", "--snap-dir", "parts"],
-        &["--log", "parts.log", "--checkpoint", "c.ckpt"],
-    ]
-    .concat();
-    ok(webgrav_in(&d, &resumed));
+    let resumed = format!(
+        "run {series} --resume c.ckpt --t-end 1 --snap-dir parts --log parts.log \
+         --checkpoint c.ckpt"
+    );
+    ok(webgrav(&d, &resumed));
     let (whole_index, parts_index) = (index(&d.join("whole")), index(&d.join("parts")));
     assert_eq!(parts_index, whole_index);
     assert_eq!(parts_index.len(), 5);
@@ -172,14 +140,9 @@ fn a_resumed_run_continues_its_own_series_and_log() {
     assert_eq!(read_log("whole.log").len(), 8);
     // A new run into that series: refused, nothing touched.
     let before = std::fs::read(d.join("parts/index.json")).unwrap();
-    let m = refused(webgrav_in(
-        &d,
-        &run_args(&[&series[..], &["--snap-dir", "parts"]].concat()),
-    ));
-    assert!(
-        m.contains("holds the series of another run") && m.contains("--resume"),
-        "{m}"
-    );
+    let m = refused(webgrav(&d, &run(&format!("{series} --snap-dir parts"))));
+    assert!(m.contains("holds the series of another run"), "{m}");
+    assert!(m.contains("--resume"), "{m}");
     assert_eq!(std::fs::read(d.join("parts/index.json")).unwrap(), before);
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -190,50 +153,20 @@ fn a_resumed_run_continues_its_own_series_and_log() {
 #[test]
 fn a_resumed_run_keeps_the_grid_of_its_start() {
     let d = dir("grid");
-    let every = [
-        "--snap-every",
-        "0.25",
-        "--snap-format",
-        "csv",
-        "--log-every",
-        "0.25",
-    ];
-    let whole = ok(webgrav_in(
+    let every = "--snap-every 0.25 --snap-format csv --log-every 0.25";
+    let whole = ok(webgrav(
         &d,
-        &run_args(&[&every[..], &["--t-end", "1", "--snap-dir", "whole"]].concat()),
+        &run(&format!("{every} --t-end 1 --snap-dir whole")),
     ));
-    let first = [
-        "--t-end",
-        "0.375",
-        "--checkpoint",
-        "c.ckpt",
-        "--checkpoint-every",
-        "0.375",
-    ];
-    ok(webgrav_in(&d, &run_args(&first)));
-    let resumed = ok(webgrav_in(
-        &d,
-        &[
-            &["run"][..],
-            &every,
-            &[
-                "--resume",
-                "c.ckpt",
-                "--t-end",
-                "1",
-                "--snap-dir",
-                "resumed",
-            ],
-        ]
-        .concat(),
-    ));
-    let times = |log: &str| -> Vec<f64> {
-        log_lines(log)
-            .iter()
-            .map(|l| l["t"].as_f64().unwrap())
-            .collect()
-    };
-    assert_eq!(times(&resumed), [0.5, 0.75, 1.0]);
+    let first = "--t-end 0.375 --checkpoint c.ckpt --checkpoint-every 0.375";
+    ok(webgrav(&d, &run(first)));
+    let resumed = format!("run {every} --resume c.ckpt --t-end 1 --snap-dir resumed");
+    let resumed = ok(webgrav(&d, &resumed));
+    let times: Vec<f64> = log_lines(&resumed)
+        .iter()
+        .map(|l| l["t"].as_f64().unwrap())
+        .collect();
+    assert_eq!(times, [0.5, 0.75, 1.0]);
     assert_eq!(states(&resumed), states(&whole)[1..]);
     // A new series starts with the resumed state, then the grid's times.
     let later = index(&d.join("resumed"));
@@ -242,21 +175,17 @@ fn a_resumed_run_keeps_the_grid_of_its_start() {
     let whole_index = index(&d.join("whole"));
     for (file, t, _) in &later[1..] {
         let (twin, _, _) = whole_index.iter().find(|e| e.1 == *t).unwrap();
-        let a = std::fs::read(d.join("resumed").join(file)).unwrap();
-        assert_eq!(
-            a,
-            std::fs::read(d.join("whole").join(twin)).unwrap(),
-            "t = {t}"
-        );
+        let read = |s: &str, f: &str| std::fs::read(d.join(s).join(f)).unwrap();
+        assert_eq!(read("resumed", file), read("whole", twin), "t = {t}");
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-/// Starts a run in `d` and sends it `signal` once `ready` holds (or after
-/// 60 s); its output.
-fn signalled(d: &Path, args: &[&str], signal: &str, ready: impl Fn() -> bool) -> Output {
+/// Starts `webgrav` with the words of `line` in `d` and sends it `signal`
+/// once `ready` holds (or after 60 s); its output.
+fn signalled(d: &Path, line: &str, signal: &str, ready: impl Fn() -> bool) -> Output {
     let child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(args)
+        .args(words(line))
         .current_dir(d)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -282,30 +211,21 @@ fn signalled(d: &Path, args: &[&str], signal: &str, ready: impl Fn() -> bool) ->
 fn sigterm_stops_a_run_with_a_checkpoint_and_a_complete_index() {
     let d = dir("sigterm");
     std::fs::write(d.join("webgrav-interrupted.ckpt"), b"someone's").unwrap();
-    let series = [
-        "--snap-every",
-        "0.0078125",
-        "--snap-dir",
-        "s",
-        "--snap-format",
-        "bonsai",
-    ];
-    let args = run_args(&[&series[..], &["--t-end", "1000"]].concat());
+    let series = "--snap-every 0.0078125 --snap-dir s --snap-format bonsai";
     let index_file = d.join("s/index.json");
-    let o = signalled(&d, &args, "-TERM", || {
+    let o = signalled(&d, &run(&format!("{series} --t-end 1000")), "-TERM", || {
         std::thread::sleep(Duration::from_millis(300));
         index_file.exists()
     });
     let stderr = text(&o.stderr);
     assert_eq!(o.status.code(), Some(130), "{stderr}");
+    let ckpt = "webgrav-interrupted-1.ckpt";
     assert!(
-        stderr.contains("wrote the checkpoint webgrav-interrupted-1.ckpt"),
+        stderr.contains(&format!("wrote the checkpoint {ckpt}")),
         "{stderr}"
     );
-    assert_eq!(
-        std::fs::read(d.join("webgrav-interrupted.ckpt")).unwrap(),
-        b"someone's"
-    );
+    let kept = std::fs::read(d.join("webgrav-interrupted.ckpt")).unwrap();
+    assert_eq!(kept, b"someone's");
     let listed = index(&d.join("s"));
     let mut files: Vec<String> = listed.iter().map(|e| e.0.clone()).collect();
     files.push("index.json".into());
@@ -313,25 +233,19 @@ fn sigterm_stops_a_run_with_a_checkpoint_and_a_complete_index() {
     assert_eq!(names(&d.join("s")), files);
     assert!(listed.len() > 1);
     // Resumed into the same series: on to two steps past the checkpoint.
-    let c = Checkpoint::decode(
-        &std::fs::read(d.join("webgrav-interrupted-1.ckpt")).unwrap(),
-        "c",
-    )
-    .unwrap();
-    let t_end = (c.time + 2.0 / 128.0).to_string();
-    let resume = [
-        &["run"][..],
-        &series,
-        &["--resume", "webgrav-interrupted-1.ckpt", "--t-end", &t_end],
-    ];
-    ok(webgrav_in(&d, &resume.concat()));
+    let c = Checkpoint::decode(&std::fs::read(d.join(ckpt)).unwrap(), ckpt).unwrap();
+    let t_end = c.time + 2.0 / 128.0;
+    ok(webgrav(
+        &d,
+        &format!("run {series} --resume {ckpt} --t-end {t_end}"),
+    ));
     let after = index(&d.join("s"));
     assert_eq!(&after[..listed.len()], &listed[..]);
     for (k, (file, t, step)) in after.iter().enumerate() {
         assert_eq!(*file, format!("snap_{k:05}.bonsai"));
         assert_eq!((*t, *step), (k as f64 / 128.0, k as u64));
     }
-    assert_eq!(after.last().unwrap().1, c.time + 2.0 / 128.0);
+    assert_eq!(after.last().unwrap().1, t_end);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -344,8 +258,7 @@ fn interrupts_never_lose_a_finished_run_or_fail_silently() {
     // 0 steps of a large N: the end state's write is most of the run. The
     // log line of the end comes just before it.
     let mut child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(["run", "--solver", "tree", "-n", "200000", "--t-end", "0"])
-        .args(["--out", "end.csv"])
+        .args(words("run --solver tree -n 200000 --t-end 0 --out end.csv"))
         .current_dir(&d)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -369,11 +282,10 @@ fn interrupts_never_lose_a_finished_run_or_fail_silently() {
 
     // The checkpoint's directory vanishes while the run goes on.
     std::fs::create_dir(d.join("gone")).unwrap();
-    let args = run_args(&["--t-end", "1000", "--checkpoint", "gone/c.ckpt"]);
-    let args = [&args[..], &["--log", "run.log", "--log-every", "0.0078125"]].concat();
+    let line = run("--t-end 1000 --checkpoint gone/c.ckpt --log run.log --log-every 0.0078125");
     let (gone, log) = (d.join("gone"), d.join("run.log"));
     // Once the run logs, it runs: its checkpoint's directory goes.
-    let o = signalled(&d, &args, "-TERM", || {
+    let o = signalled(&d, &line, "-TERM", || {
         std::fs::metadata(&log).is_ok_and(|m| m.len() > 0) && std::fs::remove_dir(&gone).is_ok()
     });
     let stderr = text(&o.stderr);
@@ -393,55 +305,29 @@ fn outputs_are_checked_before_the_log_is_touched() {
     let d = dir("outputs");
     std::fs::write(d.join("yesterday.log"), "{\"t\":1}\n").unwrap();
     std::fs::create_dir(d.join("s")).unwrap();
-    let m = refused(webgrav_in(
-        &d,
-        &run_args(&["--in", "typo.csv", "--log", "yesterday.log"]),
-    ));
+    let m = refused(webgrav(&d, &run("--in typo.csv --log yesterday.log")));
     assert!(m.contains("typo.csv"), "{m}");
-    assert_eq!(
-        std::fs::read_to_string(d.join("yesterday.log")).unwrap(),
-        "{\"t\":1}\n"
-    );
+    let log = std::fs::read_to_string(d.join("yesterday.log")).unwrap();
+    assert_eq!(log, "{\"t\":1}\n");
+    let series = "--snap-every 0.25 --snap-dir s";
     for (args, says) in [
+        ("--checkpoint x.csv --out x.csv", "same file"),
+        ("--log x --out x.csv --checkpoint ./x", "same file"),
+        (&format!("--log s/index.json {series}"), "snapshot series"),
         (
-            &["--checkpoint", "x.csv", "--out", "x.csv"][..],
-            "same file",
-        ),
-        (
-            &["--log", "x", "--out", "x.csv", "--checkpoint", "./x"],
-            "same file",
-        ),
-        (
-            &[
-                "--log",
-                "s/index.json",
-                "--snap-every",
-                "0.25",
-                "--snap-dir",
-                "s",
-            ],
+            &format!("--out s/snap_00001.csv {series}"),
             "snapshot series",
-        ),
-        (
-            &[
-                "--out",
-                "s/snap_00001.csv",
-                "--snap-every",
-                "0.25",
-                "--snap-dir",
-                "s",
-            ],
-            "snapshot series",
-        ),
-        (
-            &["--snap-every", "0.25", "--snap-dir", ""],
-            "--snap-dir is empty",
         ),
     ] {
-        let m = refused(webgrav_in(&d, &run_args(args)));
-        assert!(m.contains(says), "{args:?}: {m}");
-        assert!(!m.contains("adapter"), "{args:?} opened the GPU: {m}");
+        let m = refused(webgrav(&d, &run(args)));
+        assert!(m.contains(says), "{args}: {m}");
+        assert!(!m.contains("adapter"), "{args} opened the GPU: {m}");
     }
+    let line = run("--snap-every 0.25");
+    let mut empty = words(&line);
+    empty.extend(["--snap-dir", ""]);
+    let m = refused(webgrav_in(&d, &empty));
+    assert!(m.contains("--snap-dir is empty"), "{m}");
     assert_eq!(names(&d), ["s", "yesterday.log"]);
     assert!(names(&d.join("s")).is_empty());
     std::fs::remove_dir_all(&d).unwrap();
@@ -453,52 +339,49 @@ fn options_do_what_they_say_or_are_refused() {
     let d = dir("options");
     // --checkpoint without --checkpoint-every: written only when
     // interrupted; --log-every 0: one line, at the end.
-    let out = ok(webgrav_in(
+    let out = ok(webgrav(
         &d,
-        &run_args(&[
-            "--t-end",
-            "0.5",
-            "--checkpoint",
-            "c.ckpt",
-            "--snap-every",
-            "0.125",
-        ]),
+        &run("--t-end 0.5 --checkpoint c.ckpt --snap-every 0.125"),
     ));
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(!d.join("c.ckpt").exists());
-    let m = refused(webgrav_in(&d, &run_args(&["--checkpoint-every", "0.25"])));
+    let m = refused(webgrav(&d, &run("--checkpoint-every 0.25")));
     assert!(m.contains("--checkpoint-every needs --checkpoint"), "{m}");
-    let m = refused(webgrav_in(&d, &run_args(&["--units", "1", "1e10", "1"])));
+    let m = refused(webgrav(&d, &run("--units 1 1e10 1")));
     assert!(m.contains("--units converts an input file"), "{m}");
-    ok(webgrav_in(
-        &d,
-        &run_args(&[
-            "--t-end",
-            "0.125",
-            "--checkpoint",
-            "c.ckpt",
-            "--checkpoint-every",
-            "0.125",
-        ]),
-    ));
+    let ckpt = "--t-end 0.125 --checkpoint c.ckpt --checkpoint-every 0.125";
+    ok(webgrav(&d, &run(ckpt)));
     for given in [
-        &["--eps", "0.1"][..],
-        &["--dt", "0.015625"],
-        &["-n", "32"],
-        &["--solver", "tree"],
-        &["--model", "hernquist"],
-        &["--in", "c.ckpt"],
-        &["--seed", "1"],
+        "--eps 0.1",
+        "--dt 0.015625",
+        "-n 32",
+        "--solver tree",
+        "--model hernquist",
+        "--in c.ckpt",
+        "--seed 1",
     ] {
-        let mut args = vec!["run", "--resume", "c.ckpt", "--t-end", "0.25"];
-        args.extend(given);
-        let m = refused(webgrav_in(&d, &args));
-        assert!(
-            m.contains("settings, which are kept") && m.contains(given[0]),
-            "{m}"
-        );
+        let m = refused(webgrav(
+            &d,
+            &format!("run --resume c.ckpt --t-end 0.25 {given}"),
+        ));
+        assert!(m.contains("settings, which are kept"), "{m}");
+        assert!(m.contains(words(given)[0]), "{given}: {m}");
     }
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Runs `line` to `t_end` with a checkpoint there (`c.ckpt` in `d`): the
+/// checkpoint.
+fn checkpointed(d: &Path, line: &str, t_end: &str) -> Checkpoint {
+    let every = format!("--t-end {t_end} --checkpoint c.ckpt --checkpoint-every {t_end}");
+    ok(webgrav(d, &format!("{line} {every}")));
+    Checkpoint::decode(&std::fs::read(d.join("c.ckpt")).unwrap(), "c.ckpt").unwrap()
+}
+
+/// The checkpoint the previous release (format version 4) wrote of
+/// `run -n 8 --solver direct --eps 0.05 --dt 0.0078125 --t-end 0.0625`.
+fn version_4_checkpoint() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint-v4-direct-8.ckpt")
 }
 
 // Item 7's checkpoint part: a resumed run keeps the particles' kinds, so
@@ -507,70 +390,23 @@ fn options_do_what_they_say_or_are_refused() {
 #[test]
 fn checkpoints_keep_the_kinds_and_old_ones_still_resume() {
     let d = dir("kinds");
-    let galaxy = [
-        "run",
-        "--model",
-        "disk-galaxy",
-        "-n",
-        "512",
-        "--solver",
-        "direct",
-        "--dt",
-        "0.0078125",
-    ];
-    let ckpt = ["--checkpoint", "c.ckpt", "--checkpoint-every", "0.0078125"];
-    ok(webgrav_in(
-        &d,
-        &[&galaxy[..], &ckpt, &["--t-end", "0.0078125"]].concat(),
-    ));
-    let c = Checkpoint::decode(&std::fs::read(d.join("c.ckpt")).unwrap(), "c").unwrap();
+    let galaxy = "run --model disk-galaxy -n 512 --solver direct --dt 0.0078125";
+    let c = checkpointed(&d, galaxy, "0.0078125");
     let kinds = c.types.expect("kinds in the checkpoint");
     assert!(kinds.contains(&1) && kinds.contains(&2), "halo and disk");
-    ok(webgrav_in(
+    ok(webgrav(
         &d,
-        &[
-            "run",
-            "--resume",
-            "c.ckpt",
-            "--t-end",
-            "0.015625",
-            "--out",
-            "end.bonsai",
-        ],
+        "run --resume c.ckpt --t-end 0.015625 --out end.bonsai",
     ));
-    let out = ok(webgrav_in(
-        &d,
-        &["analyze", "end.bonsai", "--component", "disk"],
-    ));
+    let out = ok(webgrav(&d, "analyze end.bonsai --component disk"));
     let disk: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-    assert_eq!(
-        disk["n"].as_u64(),
-        Some(kinds.iter().filter(|&&k| k == 2).count() as u64)
-    );
+    let n_disk = kinds.iter().filter(|&&k| k == 2).count() as u64;
+    assert_eq!(disk["n"].as_u64(), Some(n_disk));
 
-    let v4 =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint-v4-direct-8.ckpt");
-    let resumed = ok(webgrav_in(
-        &d,
-        &["run", "--resume", v4.to_str().unwrap(), "--t-end", "0.125"],
-    ));
-    let whole = ok(webgrav_in(
-        &d,
-        &[
-            "run",
-            "-n",
-            "8",
-            "--solver",
-            "direct",
-            "--eps",
-            "0.05",
-            "--dt",
-            "0.0078125",
-            "--t-end",
-            "0.125",
-        ],
-    ));
-    assert_eq!(states(&resumed), states(&whole));
+    std::fs::copy(version_4_checkpoint(), d.join("v4.ckpt")).unwrap();
+    let resumed = ok(webgrav(&d, "run --resume v4.ckpt --t-end 0.125"));
+    let whole = "run -n 8 --solver direct --eps 0.05 --dt 0.0078125 --t-end 0.125";
+    assert_eq!(states(&resumed), states(&ok(webgrav(&d, whole))));
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -581,49 +417,32 @@ fn checkpoints_keep_the_kinds_and_old_ones_still_resume() {
 #[test]
 fn checkpoints_are_checked_and_schedules_bounded() {
     let d = dir("checked");
-    let hermite = [
-        "run", "--solver", "hermite4", "-n", "16", "--eps", "0.05", "--dt-max", "0.125",
-    ];
-    let ckpt = [
-        "--checkpoint",
-        "h.ckpt",
-        "--checkpoint-every",
-        "0.125",
-        "--t-end",
-        "0.125",
-    ];
-    ok(webgrav_in(&d, &[&hermite[..], &ckpt].concat()));
-    let c = Checkpoint::decode(&std::fs::read(d.join("h.ckpt")).unwrap(), "h").unwrap();
+    let hermite = "run --solver hermite4 -n 16 --eps 0.05 --dt-max 0.125";
+    let c = checkpointed(&d, hermite, "0.125");
     let mut zero_dt = c.clone();
-    let EngineState::Hermite { bodies, .. } = &mut zero_dt.engine else {
+    let EngineState::Hermite(h) = &mut zero_dt.engine else {
         panic!("a Hermite checkpoint");
     };
-    bodies[3].dt = 0.0;
+    h.bodies[3].dt = 0.0;
     let mut late = c.clone();
     late.steps += 1;
-    let mut leap = Checkpoint::decode(
-        &std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/checkpoint-v4-direct-8.ckpt"),
-        )
-        .unwrap(),
-        "v4",
-    )
-    .unwrap();
+    let v4 = std::fs::read(version_4_checkpoint()).unwrap();
+    let mut leap = Checkpoint::decode(&v4, "v4").unwrap();
     leap.time += 1.0;
     for (name, bad, says) in [
         ("dt0.ckpt", &zero_dt, "body 3"),
         ("steps.ckpt", &late, "block steps"),
         ("time.ckpt", &leap, "steps of dt"),
     ] {
+        // A valid checksum over contents that disagree.
         let bytes = bad.encode();
         assert!(Checkpoint::decode(&bytes, name).is_err(), "{name}");
         std::fs::write(d.join(name), &bytes).unwrap();
-        let m = refused(webgrav_in(&d, &["run", "--resume", name, "--t-end", "2"]));
+        let m = refused(webgrav(&d, &format!("run --resume {name} --t-end 2")));
         assert!(m.contains(says), "{name}: {m}");
     }
     // A checkpoint's header, then a gigabyte (sparse): refused unread.
-    let mut long = std::fs::read(d.join("h.ckpt")).unwrap();
+    let mut long = std::fs::read(d.join("c.ckpt")).unwrap();
     long.truncate(200);
     std::fs::write(d.join("long.ckpt"), &long).unwrap();
     let f = std::fs::OpenOptions::new()
@@ -637,17 +456,14 @@ fn checkpoints_are_checked_and_schedules_bounded() {
         ("zero.ckpt", "not a webgrav checkpoint"),
     ] {
         let start = Instant::now();
-        let m = refused(webgrav_in(&d, &["run", "--resume", name]));
+        let m = refused(webgrav(&d, &format!("run --resume {name}")));
         assert!(m.contains(says), "{name}: {m}");
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "{name}: {:?}",
-            start.elapsed()
-        );
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(20), "{name}: {took:?}");
     }
     // For ever: refused, not run (killed after a minute if it runs).
     let mut child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(run_args(&["--t-end", "1e300"]))
+        .args(words(&run("--t-end 1e300")))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -657,8 +473,7 @@ fn checkpoints_are_checked_and_schedules_bounded() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.kill();
-    let o = child.wait_with_output().unwrap();
-    let m = refused(o);
+    let m = refused(child.wait_with_output().unwrap());
     assert!(m.contains("1.280e302 steps of --dt 0.0078125"), "{m}");
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -2,8 +2,12 @@
 //! `--t-end` with any solver. On the way: the run log (JSON lines on
 //! stdout and in `--log FILE`, every `--log-every`), a snapshot series
 //! (`--snap-every` into `--snap-dir`, with an `index.json`), checkpoints
-//! (`--checkpoint FILE`, every `--checkpoint-every`; Ctrl-C writes a final
-//! one); at the end a summary on stderr and the end state in `--out`.
+//! (`--checkpoint FILE`, every `--checkpoint-every`; a signal writes a
+//! final one, `interrupt`); at the end a summary on stderr and the end
+//! state in `--out`. Every input and output is checked before the GPU is
+//! opened, and the log and the series are touched only once the run
+//! starts. A resumed run (`--resume`) continues the log, the series
+//! (`series`) and the output grid of the run that wrote its checkpoint.
 
 use super::interrupt::{self, Phase};
 use super::series::{is_series_name, Series};

@@ -45,14 +45,18 @@ pub enum EngineState {
     /// The GPU state as read back: GPU order, forces included;
     /// `index[k]` is the input position of record k.
     Leapfrog(StateReadback),
-    Hermite {
-        /// Run time of the integrator's t = 0, its target and its time.
-        offset: f64,
-        target: f64,
-        time: f64,
-        stats: HermiteStats,
-        bodies: Vec<Body>,
-    },
+    Hermite(HermiteState),
+}
+
+/// The state of a Hermite integrator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HermiteState {
+    /// Run time of the integrator's t = 0, its target and its time.
+    pub offset: f64,
+    pub target: f64,
+    pub time: f64,
+    pub stats: HermiteStats,
+    pub bodies: Vec<Body>,
 }
 
 /// A run's complete state.
@@ -254,15 +258,10 @@ impl Checkpoint {
                 o.pod(&s.acc_pot);
                 o.pod(&s.index);
             }
-            EngineState::Hermite {
-                offset,
-                target,
-                time,
-                stats,
-                bodies,
-            } => {
+            EngineState::Hermite(h) => {
+                let (stats, bodies) = (&h.stats, &h.bodies);
                 o.u32(1);
-                o.f64s(&[*offset, *target, *time]);
+                o.f64s(&[h.offset, h.target, h.time]);
                 o.u64(stats.block_steps);
                 o.u64(stats.force_evaluations);
                 o.pod(&stats.steps_per_level);
@@ -348,13 +347,13 @@ impl Checkpoint {
                         pot: i.f64()?,
                     });
                 }
-                EngineState::Hermite {
+                EngineState::Hermite(HermiteState {
                     offset,
                     target,
                     time,
                     stats,
                     bodies,
-                }
+                })
             }
             _ => return Err(i.bad("unknown integrator")),
         };
@@ -411,25 +410,20 @@ impl Checkpoint {
                     ));
                 }
             }
-            EngineState::Hermite {
-                offset,
-                target,
-                time,
-                stats,
-                bodies,
-            } => {
-                if stats.block_steps != self.steps || offset + time != self.time {
+            EngineState::Hermite(h) => {
+                let time = h.time;
+                if h.stats.block_steps != self.steps || h.offset + time != self.time {
                     return Err(format!(
-                        "time {} after {} block steps, but the integrator is at {} + {} \
+                        "time {} after {} block steps, but the integrator is at {} + {time} \
                          after {}",
-                        self.time, self.steps, offset, time, stats.block_steps
+                        self.time, self.steps, h.offset, h.stats.block_steps
                     ));
                 }
-                if !(target.is_finite() && time.is_finite() && offset.is_finite()) {
+                if ![h.target, time, h.offset].iter().all(|t| t.is_finite()) {
                     return Err("a Hermite time that is not finite".into());
                 }
                 let dt_max = self.params.dt_max;
-                for (k, b) in bodies.iter().enumerate() {
+                for (k, b) in h.bodies.iter().enumerate() {
                     let numbers = [b.mass, b.t0, b.dt, b.pot].into_iter().chain(
                         [b.pos, b.vel, b.acc, b.jerk, b.snap, b.crackle]
                             .into_iter()
@@ -439,8 +433,8 @@ impl Checkpoint {
                         && b.dt <= dt_max
                         && b.dt.log2().fract() == 0.0
                         && (b.t0 / b.dt).fract() == 0.0
-                        && b.t0 <= *time
-                        && *time <= b.t0 + b.dt;
+                        && b.t0 <= time
+                        && time <= b.t0 + b.dt;
                     if !steps_ok || b.mass < 0.0 || !numbers.into_iter().all(f64::is_finite) {
                         return Err(format!(
                             "body {k} (id {}): time {} and step {} (dt_max {dt_max}, \

@@ -588,13 +588,13 @@ impl Run {
                 self.batches_since_fit = FIT_EVERY;
                 checkpoint::EngineState::Leapfrog(l.read(ctx).await?)
             }
-            Engine::Hermite(h) => checkpoint::EngineState::Hermite {
+            Engine::Hermite(h) => checkpoint::EngineState::Hermite(checkpoint::HermiteState {
                 offset: h.offset,
                 target: h.target,
                 time: h.sim.time,
                 stats: h.sim.stats.clone(),
                 bodies: h.sim.bodies.clone(),
-            },
+            }),
         };
         Ok(checkpoint::Checkpoint {
             params: *self.config.params(),
@@ -636,13 +636,7 @@ impl Run {
                 }
                 Engine::Leapfrog(Box::new(LeapfrogEngine::restore(ctx, &state, c.params)?))
             }
-            checkpoint::EngineState::Hermite {
-                offset,
-                target,
-                time,
-                stats,
-                bodies,
-            } => {
+            checkpoint::EngineState::Hermite(h) => {
                 if !c.params.solver.is_hermite() {
                     return Err(Error::InvalidParameter(format!(
                         "{name}: a Hermite state for a leapfrog solver"
@@ -650,14 +644,14 @@ impl Run {
                 }
                 let sim = crate::hermite::HermiteSimulation::restore(
                     ctx,
-                    bodies,
+                    h.bodies,
                     c.ids.clone(),
                     hermite::hermite_config(&c.params),
-                    time,
-                    stats,
+                    h.time,
+                    h.stats,
                 )?;
                 Engine::Hermite(Box::new(HermiteEngine::restore(
-                    ctx, sim, offset, target, c.params,
+                    ctx, sim, h.offset, h.target, c.params,
                 )?))
             }
         };
