@@ -466,6 +466,7 @@ struct Head {
 /// Most bytes a checkpoint of `n` particles may take besides its header:
 /// 8 + 1 bytes of id and kind and at most 176 of state (a Hermite body)
 /// per particle, and the diagnostics and counters.
+#[cfg(not(target_arch = "wasm32"))]
 fn max_len(n: u64) -> Option<u64> {
     n.checked_mul(8 + 1 + 176)?.checked_add(4096)
 }
