@@ -407,6 +407,19 @@ fn checkpoints_keep_the_kinds_and_old_ones_still_resume() {
     let resumed = ok(webgrav(&d, "run --resume v4.ckpt --t-end 0.125"));
     let whole = "run -n 8 --solver direct --eps 0.05 --dt 0.0078125 --t-end 0.125";
     assert_eq!(states(&resumed), states(&ok(webgrav(&d, whole))));
+    // Its run gets an identity, and so a series that it can continue.
+    let series = "--snap-every 0.0625 --snap-dir s --snap-format csv";
+    let ckpt = "--checkpoint c4.ckpt --checkpoint-every 0.0625";
+    ok(webgrav(
+        &d,
+        &format!("run --resume v4.ckpt --t-end 0.125 {series} {ckpt}"),
+    ));
+    ok(webgrav(
+        &d,
+        &format!("run --resume c4.ckpt --t-end 0.1875 {series}"),
+    ));
+    let times: Vec<f64> = index(&d.join("s")).iter().map(|e| e.1).collect();
+    assert_eq!(times, [0.0625, 0.125, 0.1875]);
     std::fs::remove_dir_all(&d).unwrap();
 }
 

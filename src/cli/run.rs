@@ -359,12 +359,12 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
             let start = a.initial.load(&ctx, config.solver())?;
             let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
             run.set_types(start.types)?;
-            if let Some(s) = series.as_mut() {
-                s.set_run_id(run.run_id());
-            }
             run
         }
     };
+    if let Some(s) = series.as_mut() {
+        s.set_run_id(run.run_id());
+    }
     let p = *run.config().params();
     let step = if p.solver.is_hermite() {
         p.dt_max

@@ -190,7 +190,8 @@ impl Series {
         Ok(series)
     }
 
-    /// The run's identity, for the index of a new run's series.
+    /// The run's identity, for the index (a new run's, or a new one for a
+    /// run resumed from a version 4 checkpoint).
     pub fn set_run_id(&mut self, id: u64) {
         self.run_id = id;
     }

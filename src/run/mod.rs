@@ -385,8 +385,8 @@ impl Run {
         self.origin
     }
 
-    /// This run's identity (that of the run its checkpoint continues;
-    /// 0 when a version 4 checkpoint did not know it).
+    /// This run's identity: that of the run its checkpoint continues (a
+    /// new one where a version 4 checkpoint did not know it).
     pub fn run_id(&self) -> u64 {
         self.run_id
     }
@@ -675,7 +675,12 @@ impl Run {
             de_max: c.de_max,
             last_good: None,
             origin: c.origin,
-            run_id: c.run_id,
+            // A version 4 checkpoint did not know it: from here on, one.
+            run_id: if c.run_id == 0 {
+                new_run_id()
+            } else {
+                c.run_id
+            },
             types: c.types,
         })
     }
