@@ -370,4 +370,22 @@ mod tests {
         assert!(!tmp.exists() && other.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    // What a signal handler does before it exits: no write starts while
+    // it holds the writes, and one under way would finish first.
+    #[test]
+    fn held_writes_wait() {
+        let dir = std::env::temp_dir().join(format!("webgrav-held-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x");
+        let held = hold_writes(std::time::Duration::from_secs(5)).expect("no write under way");
+        let p = path.to_str().unwrap().to_string();
+        let writer = std::thread::spawn(move || write_atomic(&p, b"x"));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!path.exists());
+        drop(held);
+        writer.join().unwrap().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"x");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
