@@ -144,6 +144,16 @@ fn a_resumed_run_continues_its_own_series_and_log() {
     assert!(m.contains("holds the series of another run"), "{m}");
     assert!(m.contains("--resume"), "{m}");
     assert_eq!(std::fs::read(d.join("parts/index.json")).unwrap(), before);
+    // An index that names files elsewhere: nothing there is removed.
+    let text = String::from_utf8(before).unwrap();
+    let elsewhere = text.replace("snap_00004.csv", "../whole.log");
+    std::fs::write(d.join("parts/index.json"), elsewhere).unwrap();
+    let m = refused(webgrav(&d, &resumed));
+    assert!(
+        m.contains("'../whole.log', not a file of this series"),
+        "{m}"
+    );
+    assert!(d.join("whole.log").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -176,6 +176,10 @@ impl Series {
                     "{INDEX} has an entry without file, time, step and n: {e}"
                 ));
             };
+            // Files the resumed run may remove or replace: its own, here.
+            if file.contains(['/', '\\']) || !is_series_name(file) || file == INDEX {
+                return bad(format!("{INDEX} lists '{file}', not a file of this series"));
+            }
             if time <= t || at(time, t) {
                 series
                     .entries
