@@ -268,7 +268,7 @@ fn interrupts_never_lose_a_finished_run_or_fail_silently() {
     // 0 steps of a large N: the end state's write is most of the run. The
     // log line of the end comes just before it.
     let mut child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(words("run --solver tree -n 200000 --t-end 0 --out end.csv"))
+        .args(words("run --solver tree -n 65536 --t-end 0 --out end.csv"))
         .current_dir(&d)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -280,6 +280,8 @@ fn interrupts_never_lose_a_finished_run_or_fail_silently() {
         .read_line(&mut line)
         .unwrap();
     assert!(line.contains("\"t\":0"), "{line}");
+    // Into the write (which takes some 100 ms in a debug build).
+    std::thread::sleep(Duration::from_millis(30));
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -287,7 +289,7 @@ fn interrupts_never_lose_a_finished_run_or_fail_silently() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let end = webgrav::snapshot::read_file(d.join("end.csv").to_str().unwrap()).unwrap();
-    assert_eq!(end.particles.len(), 200000);
+    assert_eq!(end.particles.len(), 65536);
     assert_eq!(names(&d), ["end.csv"]);
 
     // The checkpoint's directory vanishes while the run goes on.
