@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::text;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use webgrav::snapshot::{self, Snapshot};
@@ -18,16 +19,9 @@ fn webgrav(args: &[&str]) -> Output {
         .expect("run webgrav")
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 /// A fresh directory for one test.
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("webgrav-trust-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir(&format!("trust-{name}"))
 }
 
 fn s(p: &std::path::Path) -> String {

@@ -63,6 +63,9 @@ def test_evolve_stops_on_whole_steps_only():
         sim.evolve(0.3)
     with pytest.raises(webgrav.WebgravError, match="before the start time"):
         sim.evolve(-1)
+    # An end time that would take for ever is refused by its step count.
+    with pytest.raises(webgrav.WebgravError, match=r"t_end 1e300 is 8.000e300 steps of dt 0.125"):
+        sim.evolve(1e300)
     sim.evolve(0.25)
     assert sim.time == 0.25 and sim.steps == 2
 

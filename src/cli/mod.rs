@@ -6,8 +6,10 @@ mod analyze;
 mod bench;
 mod convert;
 mod forces;
+mod interrupt;
 mod render;
 mod run;
+mod series;
 
 use crate::app::{check_device_particle_count, check_host_memory};
 use crate::error::{Error, Result};
@@ -18,7 +20,7 @@ use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
 use crate::state::{Model, ModelParams, KINDS};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -73,33 +75,30 @@ fn emit(line: impl std::fmt::Display) -> Result<()> {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    quiet_window_system_probe();
-    // Ctrl-C (or SIGTERM): a run stops at its next batch of steps and
-    // writes a checkpoint; anything else (or a second Ctrl-C) exits at
-    // once. Either way a write under way leaves neither a partial file nor
-    // its temporary.
-    let _ = ctrlc::set_handler(|| {
-        use std::sync::atomic::Ordering;
-        if run::RUNNING.load(Ordering::SeqCst) && !run::INTERRUPTED.swap(true, Ordering::SeqCst) {
-            say!("webgrav: interrupted; stopping at the next steps to write a checkpoint");
-            return;
-        }
-        snapshot::remove_pending_temporaries();
-        say!("webgrav: interrupted");
-        std::process::exit(130);
-    });
-    let result = pollster::block_on(dispatch(cli));
-    if run::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
-        return ExitCode::from(130);
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Command::Run(a), Some(("run", m))) = (&mut cli.command, matches.subcommand()) {
+        a.given = given_on_command_line(m);
     }
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    quiet_window_system_probe();
+    // SIGINT, SIGTERM, SIGHUP: a run stops at its next batch of steps and
+    // writes a checkpoint (`interrupt`).
+    interrupt::install();
+    match pollster::block_on(dispatch(cli)) {
+        Ok(code) => code,
         Err(e) => {
             say!("webgrav: error: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// The ids of the arguments given on the command line (not defaults).
+fn given_on_command_line(m: &clap::ArgMatches) -> Vec<String> {
+    m.ids()
+        .filter(|id| m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.to_string())
+        .collect()
 }
 
 /// The Vulkan loader probes window systems when the GPU instance is
@@ -124,16 +123,18 @@ fn quiet_window_system_probe() {
     }
 }
 
-async fn dispatch(cli: Cli) -> Result<()> {
-    match cli.command {
-        Command::Run(a) => run::run(a).await,
+/// Runs the command; the exit status where it did not fail.
+async fn dispatch(cli: Cli) -> Result<ExitCode> {
+    let done = match cli.command {
+        Command::Run(a) => return run::run(a).await,
         Command::Forces(a) => forces::forces(a).await,
         Command::Bench(a) => bench::bench(a).await,
         Command::Convert { input, output } => convert::convert(&input, &output),
         Command::Render(a) => render::render(a).await,
         Command::Info => convert::info().await,
         Command::Analyze(a) => analyze::analyze(a),
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// A clap parser of one of `names`, mapped to the core type by `from`
@@ -222,6 +223,12 @@ impl InitialArgs {
     /// checked against the device (for `solver`) and the host's memory
     /// before anything is generated.
     fn load(&self, ctx: &GpuContext, solver: SolverKind) -> Result<Snapshot> {
+        if self.units.is_some() && self.input.is_none() {
+            return Err(Error::InvalidParameter(
+                "--units converts an input file (--in); a model is generated in N-body units"
+                    .into(),
+            ));
+        }
         match &self.input {
             Some(path) => {
                 let mut snap = snapshot::read_file(path)?;

@@ -2,19 +2,26 @@
 //! `--t-end` with any solver. On the way: the run log (JSON lines on
 //! stdout and in `--log FILE`, every `--log-every`), a snapshot series
 //! (`--snap-every` into `--snap-dir`, with an `index.json`), checkpoints
-//! (`--checkpoint FILE`, every `--checkpoint-every`; Ctrl-C writes a final
-//! one); at the end a summary on stderr and the end state in `--out`.
+//! (`--checkpoint FILE`, every `--checkpoint-every`; a signal writes a
+//! final one, `interrupt`); at the end a summary on stderr and the end
+//! state in `--out`. Every input and output is checked before the GPU is
+//! opened, and the log and the series are touched only once the run
+//! starts. A resumed run (`--resume`) continues the log, the series
+//! (`series`) and the output grid of the run that wrote its checkpoint.
 
+use super::interrupt::{self, Phase};
+use super::series::{is_series_name, Series};
 use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs};
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
-use crate::hermite::State64;
-use crate::run::schedule::{check_end, whole_steps};
+use crate::run::checkpoint::{self, Checkpoint};
+use crate::run::schedule::{at, check_end, next_on_grid, on_grid, whole_steps};
 use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -31,17 +38,21 @@ pub struct RunArgs {
     t_end: f64,
     /// Log at these intervals of simulated time (0: only at the end;
     /// leapfrog: a whole number of steps): a JSON line on stdout and in
-    /// --log.
+    /// --log. Logs, snapshots and checkpoints fall on the grid of the
+    /// run's start time, also after a resume.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     log_every: f64,
-    /// Also write the run log to this file (JSON lines).
+    /// Also write the run log to this file (JSON lines): replaced when a
+    /// new run starts, continued by a resumed one (its lines after the
+    /// checkpoint's time dropped).
     #[arg(long)]
     log: Option<String>,
     /// Write a snapshot every this much simulated time (0: none) into
     /// --snap-dir, listed in its index.json.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     snap_every: f64,
-    /// Directory of the snapshot series (created if missing).
+    /// Directory of the snapshot series (created if missing). A new run
+    /// refuses one that holds a series; a resumed run continues its own.
     #[arg(long, default_value = "snapshots")]
     snap_dir: String,
     /// Format of the series: tipsy, bonsai or csv.
@@ -52,28 +63,25 @@ pub struct RunArgs {
     #[arg(long)]
     bonsai_names: bool,
     /// Checkpoint file (rewritten atomically at every --checkpoint-every and
-    /// when the run is interrupted).
+    /// when the run is interrupted); it may be the --resume file.
     #[arg(long)]
     checkpoint: Option<String>,
     /// Write the checkpoint every this much simulated time (0: only when
     /// interrupted).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     checkpoint_every: f64,
-    /// Continue the run of this checkpoint (its solver and settings; the
-    /// initial-condition and solver options are ignored).
+    /// Continue the run of this checkpoint, with its particles, solver and
+    /// settings (initial-condition and solver options are refused).
     #[arg(long)]
     resume: Option<String>,
     /// Output snapshot (.tipsy, .bonsai or .csv).
     #[arg(long)]
     out: Option<String>,
+    /// The arguments given on the command line (ids), which `--resume`
+    /// checks; filled by `cli::main`.
+    #[arg(skip)]
+    pub given: Vec<String>,
 }
-
-/// Set by the first Ctrl-C while a run is under way: the run stops at the
-/// next batch of steps and writes its checkpoint (a second Ctrl-C exits at
-/// once).
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// A run is under way (Ctrl-C then asks it to stop instead of exiting).
-pub static RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Most events (log lines, snapshots, checkpoints) of one kind a run may
 /// have: an interval so short that it would make more (or could not
@@ -109,105 +117,180 @@ fn check_schedule(a: &RunArgs, start: f64, step: f64, hermite: bool) -> Result<(
     Ok(())
 }
 
-/// The next time after `t` on the grid `start + k × every` (∞ without one).
-fn next_on_grid(t: f64, start: f64, every: f64) -> f64 {
-    if every <= 0.0 {
-        return f64::INFINITY;
-    }
-    let k = ((t - start) / every + 1e-9).floor() + 1.0;
-    start + k * every
-}
-
-/// Within rounding of `b`.
-fn at(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
-}
-
-/// The snapshot series: numbered files and their index.
-struct Series {
-    dir: String,
-    format: Format,
-    bonsai_names: bool,
-    /// (file, time, steps, N) of every snapshot written.
-    entries: Vec<(String, f64, u64, usize)>,
-    /// The input's particle types, kept in every file.
-    types: Option<Vec<u8>>,
-}
-
-impl Series {
-    fn new(a: &RunArgs) -> Result<Option<Self>> {
-        if a.snap_every <= 0.0 {
-            return Ok(None);
-        }
-        let format = Format::from_path(&format!("x.{}", a.snap_format))?;
-        std::fs::create_dir_all(&a.snap_dir).map_err(|source| Error::Io {
-            path: a.snap_dir.clone(),
-            source,
-        })?;
-        let index = format!("{}/index.json", a.snap_dir);
-        snapshot::check_output(&index, &[])?;
-        Ok(Some(Self {
-            dir: a.snap_dir.clone(),
-            format,
-            bonsai_names: a.bonsai_names,
-            entries: Vec::new(),
-            types: None,
-        }))
-    }
-
-    /// Writes one snapshot and rewrites the index (atomically), so the
-    /// index always lists exactly the files that are complete.
-    fn write(&mut self, snap: &Snapshot, steps: u64, f64s: Option<&State64>) -> Result<()> {
-        let typed;
-        let snap = match (&self.types, &snap.types) {
-            (Some(t), None) => {
-                typed = Snapshot {
-                    types: Some(t.clone()),
-                    ..snap.clone()
-                };
-                &typed
-            }
-            _ => snap,
-        };
-        let ext = self.format.extension();
-        let name = if self.bonsai_names {
-            format!("snap_{:010.4}-0", snap.time)
-        } else {
-            format!("snap_{:05}.{ext}", self.entries.len())
-        };
-        let path = format!("{}/{name}", self.dir);
-        if self.bonsai_names {
-            // No extension to choose the format by: write it directly.
-            snapshot::write_atomic(&path, &self.format.encode(snap))?;
-        } else {
-            write_state(&path, snap, f64s)?;
-        }
-        self.entries
-            .push((name, snap.time, steps, snap.particles.len()));
-        let index: Vec<serde_json::Value> = self
-            .entries
-            .iter()
-            .map(|(file, t, s, n)| serde_json::json!({"file": file, "time": t, "step": s, "n": n}))
-            .collect();
-        let doc = serde_json::json!({"format": self.format.extension(), "snapshots": index});
-        snapshot::write_atomic(
-            &format!("{}/index.json", self.dir),
-            doc.to_string().as_bytes(),
-        )
-    }
-}
-
-pub async fn run(a: RunArgs) -> Result<()> {
-    let inputs: Vec<&str> = a
-        .initial
-        .inputs()
-        .into_iter()
-        .chain(a.resume.as_deref())
+/// `--resume` continues the checkpoint's run as it was: its particles,
+/// solver and settings. An initial-condition or solver option (or
+/// `--dt`) given with it would be ignored, so it is refused instead.
+fn refuse_overrides_of_resume(a: &RunArgs) -> Result<()> {
+    let held: Vec<String> = [
+        InitialArgs::augment_args(clap::Command::new("initial")),
+        SolverArgs::augment_args(clap::Command::new("solver")),
+    ]
+    .iter()
+    .flat_map(|c| c.get_arguments().map(|arg| arg.get_id().to_string()))
+    .chain(["dt".to_string()])
+    .collect();
+    let all = RunArgs::augment_args(clap::Command::new("run"));
+    let refused: Vec<String> = all
+        .get_arguments()
+        .filter(|arg| {
+            let id = arg.get_id().as_str();
+            held.iter().any(|h| h == id) && a.given.iter().any(|g| g == id)
+        })
+        .map(|arg| match (arg.get_short(), arg.get_long()) {
+            (Some(short), _) => format!("-{short}"),
+            (None, Some(long)) => format!("--{long}"),
+            (None, None) => arg.get_id().to_string(),
+        })
         .collect();
-    check_snapshot_output(&a.out, &inputs)?;
-    for path in [&a.log, &a.checkpoint].into_iter().flatten() {
-        snapshot::check_output(path, &inputs)?;
+    if refused.is_empty() {
+        return Ok(());
     }
+    Err(Error::InvalidParameter(format!(
+        "--resume continues the checkpoint's run with its own particles, solver and \
+         settings, which are kept: leave out {} (to change them, start a new run from a \
+         snapshot of the state with --in)",
+        refused.join(", ")
+    )))
+}
+
+/// Where a path's file lies, whether or not it exists yet (to compare
+/// outputs with each other).
+fn location(path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    dir.canonicalize()
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .join(p.file_name().unwrap_or_default())
+}
+
+/// No two outputs of the run are one file, and none is a file of the
+/// snapshot series.
+fn check_outputs_apart(a: &RunArgs) -> Result<()> {
+    let mut outputs: Vec<(&str, String)> = Vec::new();
+    if let Some(out) = &a.out {
+        outputs.push(("--out", out.clone()));
+        if Format::from_path(out)? == Format::Tipsy {
+            outputs.push(("--out's id file", snapshot::iord::side_path(out)));
+        }
+    }
+    for (flag, path) in [("--checkpoint", &a.checkpoint), ("--log", &a.log)] {
+        if let Some(p) = path {
+            outputs.push((flag, p.clone()));
+        }
+    }
+    let series_dir = (a.snap_every > 0.0).then(|| location(&a.snap_dir));
+    for (k, (flag, path)) in outputs.iter().enumerate() {
+        let here = location(path);
+        for (other, other_path) in &outputs[k + 1..] {
+            if location(other_path) == here {
+                return Err(Error::InvalidParameter(format!(
+                    "{flag} '{path}' and {other} '{other_path}' are the same file; give each \
+                     output its own"
+                )));
+            }
+        }
+        let name = here.file_name().unwrap_or_default().to_string_lossy();
+        if series_dir.as_deref() == here.parent() && is_series_name(&name) {
+            return Err(Error::InvalidParameter(format!(
+                "{flag} '{path}' is a file of the snapshot series in --snap-dir '{}'; choose \
+                 another name or directory",
+                a.snap_dir
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `base`, or `STEM-1.ckpt`, `STEM-2.ckpt`, … : the first that does not
+/// exist (an interrupted run's fallback checkpoint overwrites nothing).
+fn free_name(base: &str) -> String {
+    let stem = base.strip_suffix(".ckpt").unwrap_or(base);
+    std::iter::once(base.to_string())
+        .chain((1..).map(|k| format!("{stem}-{k}.ckpt")))
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .expect("some name is free")
+}
+
+/// The run log's file (JSON lines, as on stdout).
+struct Log {
+    path: String,
+    file: std::fs::File,
+}
+
+impl Log {
+    /// Opens the log as the run starts: a new run replaces the file; a run
+    /// resumed at `resumed_at` keeps its lines up to that time (a later
+    /// line was logged after the checkpoint and is logged again) and
+    /// appends.
+    fn open(path: &str, resumed_at: Option<f64>) -> Result<Self> {
+        use std::io::{Read as _, Seek as _};
+        let io = |source| Error::Io {
+            path: path.to_string(),
+            source,
+        };
+        let Some(t) = resumed_at else {
+            let file = std::fs::File::create(path).map_err(io)?;
+            return Ok(Self {
+                path: path.to_string(),
+                file,
+            });
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io)?;
+        let mut keep = 0;
+        for line in bytes.split_inclusive(|&b| b == b'\n') {
+            let time = serde_json::from_slice::<serde_json::Value>(line)
+                .ok()
+                .and_then(|v| v["t"].as_f64());
+            match time {
+                Some(time) if time > t && !at(time, t) => break,
+                Some(_) => keep += line.len(),
+                // A last line cut short (the run was killed as it wrote).
+                None if !line.ends_with(b"\n") => break,
+                None => {
+                    return Err(Error::InvalidParameter(format!(
+                        "--log '{path}' is not a webgrav run log (a line without a time: \
+                         {}); choose another file",
+                        String::from_utf8_lossy(line).trim_end()
+                    )))
+                }
+            }
+        }
+        file.set_len(keep as u64).map_err(io)?;
+        file.seek(std::io::SeekFrom::End(0)).map_err(io)?;
+        Ok(Self {
+            path: path.to_string(),
+            file,
+        })
+    }
+
+    fn write(&mut self, line: &serde_json::Value) -> Result<()> {
+        use std::io::Write as _;
+        // One write a line: a killed run leaves whole lines (or the one
+        // it was writing cut short, which a resume drops).
+        self.file
+            .write_all(format!("{line}\n").as_bytes())
+            .map_err(|source| Error::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+pub async fn run(a: RunArgs) -> Result<ExitCode> {
     for (name, t) in [
         ("--t-end", a.t_end),
         ("--log-every", a.log_every),
@@ -216,25 +299,54 @@ pub async fn run(a: RunArgs) -> Result<()> {
     ] {
         check_time(name, t)?;
     }
-    let mut series = Series::new(&a)?;
-    let mut log = match &a.log {
-        Some(path) => Some(std::fs::File::create(path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?),
+    if a.checkpoint_every > 0.0 && a.checkpoint.is_none() {
+        return Err(Error::InvalidParameter(
+            "--checkpoint-every needs --checkpoint FILE to write the checkpoints to".into(),
+        ));
+    }
+    if a.snap_dir.is_empty() {
+        return Err(Error::InvalidParameter(
+            "--snap-dir is empty; name a directory".into(),
+        ));
+    }
+    if a.resume.is_some() {
+        refuse_overrides_of_resume(&a)?;
+    }
+    let inputs: Vec<&str> = a
+        .initial
+        .inputs()
+        .into_iter()
+        .chain(a.resume.as_deref())
+        .collect();
+    check_snapshot_output(&a.out, &inputs)?;
+    if let Some(log) = &a.log {
+        snapshot::check_output(log, &inputs)?;
+    }
+    if let Some(path) = &a.checkpoint {
+        // It may be the checkpoint resumed from: that is read whole
+        // before the first atomic rewrite.
+        snapshot::check_output(path, &a.initial.inputs())?;
+    }
+    check_outputs_apart(&a)?;
+    let resumed = match &a.resume {
+        Some(path) => Some(Checkpoint::decode(&checkpoint::read_file(path)?, path)?),
         None => None,
+    };
+    let mut series = match a.snap_every > 0.0 {
+        true => Some(Series::open(
+            &a.snap_dir,
+            Format::from_path(&format!("x.{}", a.snap_format))?,
+            a.bonsai_names,
+            resumed.as_ref().map(|c| (c.run_id, c.time)),
+        )?),
+        false => None,
     };
     let ctx = GpuContext::headless().await?;
     say!("adapter: {}", ctx.adapter_summary());
     let clock = now_ms();
-    let mut types = None;
-    let mut run = match &a.resume {
-        Some(path) => {
-            let bytes = std::fs::read(path).map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
-            })?;
-            let run = Run::resume(&ctx, &bytes, path).await?;
+    let mut run = match (resumed, &a.resume) {
+        (Some(c), Some(path)) => {
+            let run = Run::from_checkpoint(&ctx, c, path).await?;
             say!(
                 "resumed {path} at t = {} after {} steps",
                 run.time(),
@@ -242,13 +354,17 @@ pub async fn run(a: RunArgs) -> Result<()> {
             );
             run
         }
-        None => {
+        _ => {
             let config = a.solver.config(a.dt)?;
             let start = a.initial.load(&ctx, config.solver())?;
-            types = start.types.clone();
-            Run::new(&ctx, &start.particles, start.time, config).await?
+            let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
+            run.set_types(start.types)?;
+            run
         }
     };
+    if let Some(s) = series.as_mut() {
+        s.set_run_id(run.run_id());
+    }
     let p = *run.config().params();
     let step = if p.solver.is_hermite() {
         p.dt_max
@@ -256,41 +372,36 @@ pub async fn run(a: RunArgs) -> Result<()> {
         p.dt
     };
     check_schedule(&a, run.time(), step, p.solver.is_hermite())?;
-    if let Some(s) = series.as_mut() {
-        s.types = types.clone();
-    }
-    RUNNING.store(true, Ordering::SeqCst);
-    let result = integrate(&a, &ctx, &mut run, clock, &mut series, &mut log).await;
-    RUNNING.store(false, Ordering::SeqCst);
-    let mut full = None;
-    let (state, outcome) = match result {
-        Ok(Some(last)) => {
-            full = last.state_f64;
-            (Some(last.snapshot), Ok(()))
-        }
-        Ok(None) => {
-            // Interrupted: the checkpoint is the state to keep.
-            let path = a
-                .checkpoint
-                .clone()
-                .or_else(|| a.out.as_ref().map(|o| format!("{o}.ckpt")))
-                .unwrap_or_else(|| "webgrav-interrupted.ckpt".into());
-            snapshot::write_atomic(&path, &run.checkpoint(&ctx).await?)?;
-            say!(
-                "interrupted at t = {}: wrote the checkpoint {path} (continue with --resume {path})",
-                run.time()
-            );
-            (None, Ok(()))
-        }
-        Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned(), Err(e)),
-        Err(e) => (None, Err(e)),
+    interrupt::enter(Phase::Running);
+    let resumed_at = a.resume.is_some().then(|| run.time());
+    let result = match a
+        .log
+        .as_deref()
+        .map(|l| Log::open(l, resumed_at))
+        .transpose()
+    {
+        Ok(mut log) => integrate(&a, &ctx, &mut run, clock, &mut series, &mut log).await,
+        Err(e) => Err(e),
     };
-    let state = state.map(|s| Snapshot {
-        types: s.types.or(types),
-        ..s
-    });
+    if let Some(s) = series.as_mut() {
+        s.flush_or_say();
+    }
+    let (state, full, outcome) = match result {
+        Ok(Some(last)) => (Some(last.snapshot), last.state_f64, Ok(())),
+        Ok(None) => return keep_interrupted(&a, &ctx, &mut run).await,
+        Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned(), None, Err(e)),
+        Err(e) => (None, None, Err(e)),
+    };
+    interrupt::enter(Phase::Finishing);
     if let (Some(path), Some(snap)) = (&a.out, &state) {
-        let written = write_state(path, snap, full.as_ref())?;
+        let snap = Snapshot {
+            types: snap
+                .types
+                .clone()
+                .or_else(|| run.types().map(<[u8]>::to_vec)),
+            ..snap.clone()
+        };
+        let written = write_state(path, &snap, full.as_ref())?;
         if outcome.is_err() {
             say!(
                 "wrote the last finite state (t = {}) to {path}, not the end state",
@@ -303,25 +414,68 @@ pub async fn run(a: RunArgs) -> Result<()> {
             say!("wrote the particle ids to {side} (standard Tipsy has no id field)");
         }
     }
-    outcome
+    if interrupt::requested() && outcome.is_ok() {
+        say!("webgrav: the run had finished when interrupted; its results are written");
+    }
+    interrupt::enter(Phase::Idle);
+    outcome.map(|()| ExitCode::SUCCESS)
 }
 
-/// Integrates to --t-end with the log, the series and the checkpoints;
-/// the last read-out, or `None` when interrupted.
+/// A run stopped by a signal: its checkpoint (to --checkpoint, else a
+/// free `OUT.ckpt` or `webgrav-interrupted.ckpt`), and the exit status
+/// that says so; an error, said on stderr, if it cannot be written.
+async fn keep_interrupted(a: &RunArgs, ctx: &GpuContext, run: &mut Run) -> Result<ExitCode> {
+    let path = match &a.checkpoint {
+        Some(path) => path.clone(),
+        None => {
+            let wanted = a
+                .out
+                .as_ref()
+                .map_or("webgrav-interrupted.ckpt".into(), |o| format!("{o}.ckpt"));
+            let free = free_name(&wanted);
+            if free != wanted {
+                say!("{wanted} exists and is kept: the checkpoint goes to {free}");
+            }
+            free
+        }
+    };
+    let t = run.time();
+    let written = match run.checkpoint(ctx).await {
+        Ok(bytes) => snapshot::write_atomic(&path, &bytes),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
+        say!(
+            "webgrav: interrupted at t = {t}, but the checkpoint could not be written to \
+             {path}: the steps since the last checkpoint are lost"
+        );
+        return Err(e);
+    }
+    say!("interrupted at t = {t}: wrote the checkpoint {path} (continue with --resume {path})");
+    Ok(ExitCode::from(interrupt::EXIT_STATUS))
+}
+
+/// Integrates to --t-end with the log, the series and the checkpoints, on
+/// the grid of the run's origin; the last read-out, or `None` when a
+/// signal stopped it.
 async fn integrate(
     a: &RunArgs,
     ctx: &GpuContext,
     run: &mut Run,
     clock: f64,
     series: &mut Option<Series>,
-    log: &mut Option<std::fs::File>,
+    log: &mut Option<Log>,
 ) -> Result<Option<Readout>> {
     let start = run.time();
+    let origin = run.origin();
     // The first read-out is the energy reference of the log (a resumed
     // run keeps the one of its checkpoint).
     let first = run.readout(ctx).await?;
     if let Some(s) = series.as_mut() {
-        s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
+        s.start()?;
+        if s.wants_start(start, on_grid(start, origin, a.snap_every)) {
+            s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
+        }
     }
     let p = *run.config().params();
     say!(
@@ -348,18 +502,19 @@ async fn integrate(
     );
     let mut t = start;
     loop {
-        let next_log = next_on_grid(t, start, a.log_every);
-        let next_snap = next_on_grid(t, start, a.snap_every);
-        let next_ckpt = next_on_grid(t, start, a.checkpoint_every);
+        let next_log = next_on_grid(t, origin, a.log_every);
+        let next_snap = next_on_grid(t, origin, a.snap_every);
+        let next_ckpt = next_on_grid(t, origin, a.checkpoint_every);
         let target = next_log.min(next_snap).min(next_ckpt).min(a.t_end);
         let reached = run
             .run_to(ctx, target, |done, of| {
                 bar.set_length(of);
                 bar.set_position(done);
-                !INTERRUPTED.load(Ordering::SeqCst)
+                !interrupt::requested()
             })
             .await?;
-        if !reached || INTERRUPTED.load(Ordering::SeqCst) {
+        // A signal as the end is reached lets the run finish.
+        if !reached || (interrupt::requested() && !at(target, a.t_end)) {
             bar.finish_and_clear();
             return Ok(None);
         }
@@ -370,17 +525,18 @@ async fn integrate(
             let line = log_line(&r, (now_ms() - clock) * 1e-3);
             emit(&line)?;
             if let Some(f) = log.as_mut() {
-                use std::io::Write as _;
-                writeln!(f, "{line}").map_err(|source| Error::Io {
-                    path: a.log.clone().unwrap_or_default(),
-                    source,
-                })?;
+                f.write(&line)?;
             }
         }
         if let (true, Some(s)) = (at(t, next_snap), series.as_mut()) {
             s.write(&r.snapshot, r.steps, r.state_f64.as_ref())?;
         }
         if let (true, Some(path)) = (at(t, next_ckpt), &a.checkpoint) {
+            // The index lists every snapshot up to the checkpoint, which a
+            // resumed run continues from.
+            if let Some(s) = series.as_mut() {
+                s.flush()?;
+            }
             snapshot::write_atomic(path, &run.checkpoint(ctx).await?)?;
         }
         if end {

@@ -12,19 +12,32 @@
 //! 6th-order time-step criterion to the parameters and `dp` (code 2) to
 //! the precisions; version 3 the tree's rebuild interval (version 2 files
 //! read as rebuilding every step); version 4 the tolerance of the tree's
-//! acceleration MAC (older files read as the opening angle MAC); version 1
-//! files are refused with a message.
+//! acceleration MAC (older files read as the opening angle MAC); version 5
+//! the run's identity and the origin of its output grid (after the base
+//! step count; older files read as identity 0, which owns no series, and
+//! the base time as the origin) and the particles' kinds (after the ids).
+//! Version 1 files are refused with a message.
+//!
+//! A checkpoint is read only as far as its header says it reaches
+//! (`read_file`), and its contents are checked against each other before
+//! a run is built from them: times and step counts, and every Hermite
+//! body's step (a power of two the integrator can take).
 
 use super::params::RunParams;
 use super::SolverKind;
 use crate::error::{Error, Result};
+use crate::hermite::integrator::DT_MIN;
 use crate::hermite::{Body, Criterion, HermiteStats, Precision};
 use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
-/// The format's version; a reader takes it and versions 2 and 3.
-pub const VERSION: u32 = 4;
+/// The format's version; a reader takes it and versions 2 to 4.
+pub const VERSION: u32 = 5;
+
+/// Most time-step levels a Hermite checkpoint may list: the integrator's
+/// steps reach from `dt_max` down to `DT_MIN` = 2^-40.
+const MAX_LEVELS: usize = 64;
 
 /// The state of one integrator.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,14 +45,18 @@ pub enum EngineState {
     /// The GPU state as read back: GPU order, forces included;
     /// `index[k]` is the input position of record k.
     Leapfrog(StateReadback),
-    Hermite {
-        /// Run time of the integrator's t = 0, its target and its time.
-        offset: f64,
-        target: f64,
-        time: f64,
-        stats: HermiteStats,
-        bodies: Vec<Body>,
-    },
+    Hermite(HermiteState),
+}
+
+/// The state of a Hermite integrator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HermiteState {
+    /// Run time of the integrator's t = 0, its target and its time.
+    pub offset: f64,
+    pub target: f64,
+    pub time: f64,
+    pub stats: HermiteStats,
+    pub bodies: Vec<Body>,
 }
 
 /// A run's complete state.
@@ -52,8 +69,18 @@ pub struct Checkpoint {
     /// steps since, so a resumed run counts the same times to the bit.
     pub base_time: f64,
     pub base_steps: u64,
+    /// The start time of the run that the checkpoint continues (through
+    /// any number of resumes): logs, snapshots and checkpoints fall on
+    /// its grid `origin + k × every`.
+    pub origin: f64,
+    /// The identity of that run (0: unknown, a version 4 file), which its
+    /// series index carries, so a resumed run knows its own series.
+    pub run_id: u64,
     /// Ids in input order.
     pub ids: Vec<u64>,
+    /// Particle kinds in input order (Gadget-2's numbering), if the run
+    /// has them.
+    pub types: Option<Vec<u8>>,
     pub e0: Option<Diagnostics>,
     pub de_max: f64,
     pub engine: EngineState,
@@ -213,7 +240,13 @@ impl Checkpoint {
         o.u64(self.steps);
         o.f64(self.base_time);
         o.u64(self.base_steps);
+        o.f64(self.origin);
+        o.u64(self.run_id);
         o.pod(&self.ids);
+        o.u32(self.types.is_some() as u32);
+        if let Some(t) = &self.types {
+            o.pod(t);
+        }
         o.u32(self.e0.is_some() as u32);
         put_diagnostics(&mut o, &self.e0.unwrap_or_default());
         o.f64(self.de_max);
@@ -225,15 +258,10 @@ impl Checkpoint {
                 o.pod(&s.acc_pot);
                 o.pod(&s.index);
             }
-            EngineState::Hermite {
-                offset,
-                target,
-                time,
-                stats,
-                bodies,
-            } => {
+            EngineState::Hermite(h) => {
+                let (stats, bodies) = (&h.stats, &h.bodies);
                 o.u32(1);
-                o.f64s(&[*offset, *target, *time]);
+                o.f64s(&[h.offset, h.target, h.time]);
                 o.u64(stats.block_steps);
                 o.u64(stats.force_evaluations);
                 o.pod(&stats.steps_per_level);
@@ -268,6 +296,184 @@ impl Checkpoint {
             return Err(i.bad("checksum mismatch (damaged or truncated file)"));
         }
         i.b = body;
+        let h = Head::read(&mut i)?;
+        let ids: Vec<u64> = i.pod(Some(h.n))?;
+        let n = ids.len();
+        let types = if h.version >= 5 && i.u32()? == 1 {
+            Some(i.pod(Some(n))?)
+        } else {
+            None
+        };
+        let has_e0 = i.u32()? == 1;
+        let e0 = get_diagnostics(&mut i)?;
+        let de_max = i.f64()?;
+        let engine = match i.u32()? {
+            0 => EngineState::Leapfrog(StateReadback {
+                pos_mass: i.pod(Some(n))?,
+                vel: i.pod(Some(n))?,
+                acc_pot: i.pod(Some(n))?,
+                index: i.pod(Some(n))?,
+            }),
+            1 => {
+                let [offset, target, time] = i.f64s::<3>()?;
+                let block_steps = i.u64()?;
+                let force_evaluations = i.u64()?;
+                let levels = i.u64()?;
+                if levels as usize > MAX_LEVELS {
+                    return Err(i.bad(format!("{levels} time-step levels")));
+                }
+                i.at -= 8;
+                let stats = HermiteStats {
+                    block_steps,
+                    force_evaluations,
+                    steps_per_level: i.pod(None)?,
+                };
+                if i.u64()? as usize != n {
+                    return Err(i.bad("body count differs from the id count"));
+                }
+                let mut bodies = Vec::with_capacity(n.min(body.len() / 176));
+                for _ in 0..n {
+                    let [mass, t0, dt] = i.f64s::<3>()?;
+                    bodies.push(Body {
+                        mass,
+                        t0,
+                        dt,
+                        pos: i.f64s()?,
+                        vel: i.f64s()?,
+                        acc: i.f64s()?,
+                        jerk: i.f64s()?,
+                        snap: i.f64s()?,
+                        crackle: i.f64s()?,
+                        pot: i.f64()?,
+                    });
+                }
+                EngineState::Hermite(HermiteState {
+                    offset,
+                    target,
+                    time,
+                    stats,
+                    bodies,
+                })
+            }
+            _ => return Err(i.bad("unknown integrator")),
+        };
+        if i.at != i.b.len() {
+            return Err(i.bad("unexpected bytes after the state"));
+        }
+        let c = Self {
+            params: h.params,
+            time: h.time,
+            steps: h.steps,
+            base_time: h.base_time,
+            base_steps: h.base_steps,
+            origin: h.origin,
+            run_id: h.run_id,
+            ids,
+            types,
+            e0: has_e0.then_some(e0),
+            de_max,
+            engine,
+        };
+        c.check().map_err(|problem| i.bad(problem))?;
+        Ok(c)
+    }
+
+    /// Checks that the parts agree with each other and that the
+    /// integrator can continue from them (a valid checksum says only that
+    /// the file is as it was written).
+    fn check(&self) -> std::result::Result<(), String> {
+        let finite = [self.time, self.base_time, self.origin, self.de_max];
+        if !finite.iter().all(|x| x.is_finite()) {
+            return Err("a time that is not finite".into());
+        }
+        if self.origin > self.base_time || self.base_time > self.time {
+            return Err(format!(
+                "times out of order: origin {}, base {}, now {}",
+                self.origin, self.base_time, self.time
+            ));
+        }
+        match &self.engine {
+            EngineState::Leapfrog(s) => {
+                let mut seen = vec![false; self.ids.len()];
+                for &k in &s.index {
+                    match seen.get_mut(k as usize) {
+                        Some(s) if !*s => *s = true,
+                        _ => return Err("the upload index is not a permutation".into()),
+                    }
+                }
+                // How `Run` counts leapfrog time.
+                let t = self.base_time + self.base_steps as f64 * self.params.dt;
+                if self.base_steps > self.steps || t != self.time {
+                    return Err(format!(
+                        "time {} after {} steps is not {} + {} steps of dt {}",
+                        self.time, self.steps, self.base_time, self.base_steps, self.params.dt
+                    ));
+                }
+            }
+            EngineState::Hermite(h) => {
+                let time = h.time;
+                if h.stats.block_steps != self.steps || h.offset + time != self.time {
+                    return Err(format!(
+                        "time {} after {} block steps, but the integrator is at {} + {time} \
+                         after {}",
+                        self.time, self.steps, h.offset, h.stats.block_steps
+                    ));
+                }
+                if ![h.target, time, h.offset].iter().all(|t| t.is_finite()) {
+                    return Err("a Hermite time that is not finite".into());
+                }
+                let dt_max = self.params.dt_max;
+                for (k, b) in h.bodies.iter().enumerate() {
+                    let numbers = [b.mass, b.t0, b.dt, b.pot].into_iter().chain(
+                        [b.pos, b.vel, b.acc, b.jerk, b.snap, b.crackle]
+                            .into_iter()
+                            .flatten(),
+                    );
+                    let steps_ok = b.dt >= DT_MIN
+                        && b.dt <= dt_max
+                        && b.dt.log2().fract() == 0.0
+                        && (b.t0 / b.dt).fract() == 0.0
+                        && b.t0 <= time
+                        && time <= b.t0 + b.dt;
+                    if !steps_ok || b.mass < 0.0 || !numbers.into_iter().all(f64::is_finite) {
+                        return Err(format!(
+                            "body {k} (id {}): time {} and step {} (dt_max {dt_max}, \
+                             integrator at {time}), or values the integrator cannot take",
+                            self.ids[k], b.t0, b.dt
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a checkpoint holds before its particles: the version, the run's
+/// settings, times and counts, and N.
+struct Head {
+    version: u32,
+    params: RunParams,
+    time: f64,
+    steps: u64,
+    base_time: f64,
+    base_steps: u64,
+    origin: f64,
+    run_id: u64,
+    n: usize,
+}
+
+/// Most bytes a checkpoint of `n` particles may take besides its header:
+/// 8 + 1 bytes of id and kind and at most 176 of state (a Hermite body)
+/// per particle, and the diagnostics and counters.
+#[cfg(not(target_arch = "wasm32"))]
+fn max_len(n: u64) -> Option<u64> {
+    n.checked_mul(8 + 1 + 176)?.checked_add(4096)
+}
+
+impl Head {
+    /// The header up to N (the ids' count, which it leaves unread).
+    fn read(i: &mut In) -> Result<Self> {
         i.take(8)?;
         let version = i.u32()?;
         if !(2..=VERSION).contains(&version) {
@@ -302,76 +508,66 @@ impl Checkpoint {
         let steps = i.u64()?;
         let base_time = i.f64()?;
         let base_steps = i.u64()?;
-        let ids: Vec<u64> = i.pod(None)?;
-        let n = ids.len();
-        let has_e0 = i.u32()? == 1;
-        let e0 = get_diagnostics(&mut i)?;
-        let de_max = i.f64()?;
-        let engine = match i.u32()? {
-            0 => EngineState::Leapfrog(StateReadback {
-                pos_mass: i.pod(Some(n))?,
-                vel: i.pod(Some(n))?,
-                acc_pot: i.pod(Some(n))?,
-                index: i.pod(Some(n))?,
-            }),
-            1 => {
-                let [offset, target, time] = i.f64s::<3>()?;
-                let stats = HermiteStats {
-                    block_steps: i.u64()?,
-                    force_evaluations: i.u64()?,
-                    steps_per_level: i.pod(None)?,
-                };
-                if i.u64()? as usize != n {
-                    return Err(i.bad("body count differs from the id count"));
-                }
-                let mut bodies = Vec::with_capacity(n.min(body.len() / 176));
-                for _ in 0..n {
-                    let [mass, t0, dt] = i.f64s::<3>()?;
-                    bodies.push(Body {
-                        mass,
-                        t0,
-                        dt,
-                        pos: i.f64s()?,
-                        vel: i.f64s()?,
-                        acc: i.f64s()?,
-                        jerk: i.f64s()?,
-                        snap: i.f64s()?,
-                        crackle: i.f64s()?,
-                        pot: i.f64()?,
-                    });
-                }
-                EngineState::Hermite {
-                    offset,
-                    target,
-                    time,
-                    stats,
-                    bodies,
-                }
-            }
-            _ => return Err(i.bad("unknown integrator")),
+        let (origin, run_id) = if version >= 5 {
+            (i.f64()?, i.u64()?)
+        } else {
+            (base_time, 0)
         };
-        if i.at != i.b.len() {
-            return Err(i.bad("unexpected bytes after the state"));
-        }
-        if let EngineState::Leapfrog(s) = &engine {
-            let mut seen = vec![false; n];
-            for &k in &s.index {
-                match seen.get_mut(k as usize) {
-                    Some(s) if !*s => *s = true,
-                    _ => return Err(i.bad("the upload index is not a permutation")),
-                }
-            }
-        }
+        let n = i.u64()?;
+        i.at -= 8;
         Ok(Self {
+            version,
             params,
             time,
             steps,
             base_time,
             base_steps,
-            ids,
-            e0: has_e0.then_some(e0),
-            de_max,
-            engine,
+            origin,
+            run_id,
+            n: usize::try_from(n).map_err(|_| i.bad(format!("{n} particles")))?,
         })
     }
+}
+
+/// Reads a checkpoint file, never more than its header announces (N
+/// particles' worth): a device, a pipe or a large file of something else
+/// is refused after its first bytes, not read into memory.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_file(path: &str) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    let io = |source| Error::Io {
+        path: path.to_string(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    if file.metadata().map_err(io)?.is_dir() {
+        return Err(Error::InvalidParameter(format!("'{path}' is a directory")));
+    }
+    // Every version's header is shorter than this.
+    let mut bytes = Vec::new();
+    (&mut file).take(256).read_to_end(&mut bytes).map_err(io)?;
+    let mut i = In {
+        b: &bytes,
+        at: 0,
+        name: path,
+    };
+    if bytes.len() < MAGIC.len() || &bytes[..8] != MAGIC {
+        return Err(i.bad("not a webgrav checkpoint"));
+    }
+    let h = Head::read(&mut i)?;
+    let total = max_len(h.n as u64)
+        .and_then(|m| m.checked_add(i.at as u64))
+        .ok_or_else(|| i.bad(format!("{} particles", h.n)))?;
+    let n = h.n;
+    // One byte more than a checkpoint of N may hold: reaching it means
+    // the file is not one.
+    let rest = (total + 1).saturating_sub(bytes.len() as u64);
+    file.take(rest).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > total {
+        return Err(Error::BadSnapshot {
+            path: path.to_string(),
+            problem: format!("checkpoint: longer than a checkpoint of its {n} particles can be"),
+        });
+    }
+    Ok(bytes)
 }

@@ -274,6 +274,42 @@ pub struct Run {
     de_max: f64,
     /// The state of the last read-out that was finite everywhere.
     last_good: Option<Snapshot>,
+    /// The start time of the run a checkpoint continues (its own start
+    /// time for a new run): the origin of its output grid.
+    origin: f64,
+    /// This run's identity, kept through checkpoints (`run_id`).
+    run_id: u64,
+    /// Particle kinds in input order, which read-outs and checkpoints
+    /// carry (`set_types`).
+    types: Option<Vec<u8>>,
+}
+
+/// A new run's identity: the clock and the process, hashed (not secret;
+/// only different from other runs').
+fn new_run_id() -> u64 {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let mut id = now_bits() ^ COUNT.fetch_add(1, Ordering::SeqCst).rotate_left(48);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        id ^= (std::process::id() as u64).rotate_left(32);
+    }
+    // A finaliser (splitmix64's): nearby inputs give unrelated ids; 0
+    // means "unknown" in checkpoints.
+    id = (id ^ (id >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    id = (id ^ (id >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (id ^ (id >> 31)).max(1)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn now_bits() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn now_bits() -> u64 {
+    crate::gpu::timing::now_ms().to_bits()
 }
 
 impl Run {
@@ -316,7 +352,43 @@ impl Run {
                 softening: config.params().eps,
                 ..Default::default()
             }),
+            origin: time,
+            run_id: new_run_id(),
+            types: None,
         })
+    }
+
+    /// Gives the particles kinds (in input order, Gadget-2's numbering),
+    /// which read-outs then carry and checkpoints keep.
+    pub fn set_types(&mut self, types: Option<Vec<u8>>) -> Result<()> {
+        if let Some(t) = &types {
+            if t.len() != self.ids.len() {
+                return Err(Error::InvalidParameter(format!(
+                    "{} particle kinds for {} particles",
+                    t.len(),
+                    self.ids.len()
+                )));
+            }
+        }
+        self.types = types;
+        Ok(())
+    }
+
+    /// The particles' kinds, if the run has them.
+    pub fn types(&self) -> Option<&[u8]> {
+        self.types.as_deref()
+    }
+
+    /// Where the run's output grid starts: its start time, or that of the
+    /// run its checkpoint continues.
+    pub fn origin(&self) -> f64 {
+        self.origin
+    }
+
+    /// This run's identity: that of the run its checkpoint continues (a
+    /// new one where a version 4 checkpoint did not know it).
+    pub fn run_id(&self) -> u64 {
+        self.run_id
     }
 
     /// The state of the last finite read-out (at first, the initial
@@ -516,13 +588,13 @@ impl Run {
                 self.batches_since_fit = FIT_EVERY;
                 checkpoint::EngineState::Leapfrog(l.read(ctx).await?)
             }
-            Engine::Hermite(h) => checkpoint::EngineState::Hermite {
+            Engine::Hermite(h) => checkpoint::EngineState::Hermite(checkpoint::HermiteState {
                 offset: h.offset,
                 target: h.target,
                 time: h.sim.time,
                 stats: h.sim.stats.clone(),
                 bodies: h.sim.bodies.clone(),
-            },
+            }),
         };
         Ok(checkpoint::Checkpoint {
             params: *self.config.params(),
@@ -530,7 +602,10 @@ impl Run {
             steps: self.steps,
             base_time: self.base_time,
             base_steps: self.steps_since_base,
+            origin: self.origin,
+            run_id: self.run_id,
             ids: self.ids.clone(),
+            types: self.types.clone(),
             e0: self.e0,
             de_max: self.de_max,
             engine,
@@ -541,7 +616,16 @@ impl Run {
     /// The run a checkpoint holds, continuing where it stopped;
     /// `name` appears in error messages.
     pub async fn resume(ctx: &GpuContext, bytes: &[u8], name: &str) -> Result<Self> {
-        let c = checkpoint::Checkpoint::decode(bytes, name)?;
+        Self::from_checkpoint(ctx, checkpoint::Checkpoint::decode(bytes, name)?, name).await
+    }
+
+    /// The run a decoded checkpoint holds (`resume`); `name` appears in
+    /// error messages.
+    pub async fn from_checkpoint(
+        ctx: &GpuContext,
+        c: checkpoint::Checkpoint,
+        name: &str,
+    ) -> Result<Self> {
         let config = c.params.validate()?;
         let engine = match c.engine {
             checkpoint::EngineState::Leapfrog(state) => {
@@ -552,13 +636,7 @@ impl Run {
                 }
                 Engine::Leapfrog(Box::new(LeapfrogEngine::restore(ctx, &state, c.params)?))
             }
-            checkpoint::EngineState::Hermite {
-                offset,
-                target,
-                time,
-                stats,
-                bodies,
-            } => {
+            checkpoint::EngineState::Hermite(h) => {
                 if !c.params.solver.is_hermite() {
                     return Err(Error::InvalidParameter(format!(
                         "{name}: a Hermite state for a leapfrog solver"
@@ -566,14 +644,14 @@ impl Run {
                 }
                 let sim = crate::hermite::HermiteSimulation::restore(
                     ctx,
-                    bodies,
+                    h.bodies,
                     c.ids.clone(),
                     hermite::hermite_config(&c.params),
-                    time,
-                    stats,
+                    h.time,
+                    h.stats,
                 )?;
                 Engine::Hermite(Box::new(HermiteEngine::restore(
-                    ctx, sim, offset, target, c.params,
+                    ctx, sim, h.offset, h.target, c.params,
                 )?))
             }
         };
@@ -596,6 +674,14 @@ impl Run {
             e0: c.e0,
             de_max: c.de_max,
             last_good: None,
+            origin: c.origin,
+            // A version 4 checkpoint did not know it: from here on, one.
+            run_id: if c.run_id == 0 {
+                new_run_id()
+            } else {
+                c.run_id
+            },
+            types: c.types,
         })
     }
 
@@ -715,7 +801,7 @@ impl Run {
                         particles: p,
                         softening: self.config.params().eps,
                         potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
-                        types: None,
+                        types: self.types.clone(),
                     };
                     (snap, acc_pot, d, interactions, None, None)
                 }
@@ -728,7 +814,7 @@ impl Run {
                         particles,
                         softening: self.config.params().eps,
                         potential: Some(pot),
-                        types: None,
+                        types: self.types.clone(),
                     };
                     let status = HermiteReadout {
                         stats: h.sim.stats.clone(),

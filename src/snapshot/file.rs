@@ -245,6 +245,27 @@ pub fn write_file(path: &str, snap: &Snapshot) -> Result<Written> {
 /// when the process is interrupted.
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Held by each atomic write from its temporary's creation to its rename.
+static WRITING: Mutex<()> = Mutex::new(());
+
+/// For a process about to exit on a signal: waits (at most `patience`)
+/// for the atomic write under way to finish, and holds back every write
+/// after it while the returned guard lives, so that the exit lands
+/// between writes (the old file or the new one, never neither).
+pub fn hold_writes(patience: std::time::Duration) -> Option<std::sync::MutexGuard<'static, ()>> {
+    let until = std::time::Instant::now() + patience;
+    loop {
+        match WRITING.try_lock() {
+            Ok(g) => return Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    }
+}
+
 /// Removes the temporary files of writes under way (for a signal handler:
 /// an interrupted write leaves neither a partial file nor its temporary).
 pub fn remove_pending_temporaries() {
@@ -308,6 +329,10 @@ pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
     let target = resolve(path)?;
     let tmp = temporary(&target, "tmp");
     let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let _writing = match WRITING.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
     pending(&tmp, true);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -343,6 +368,24 @@ mod tests {
         remove_pending_temporaries();
         pending(&tmp, false);
         assert!(!tmp.exists() && other.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    // What a signal handler does before it exits: no write starts while
+    // it holds the writes, and one under way would finish first.
+    #[test]
+    fn held_writes_wait() {
+        let dir = std::env::temp_dir().join(format!("webgrav-held-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x");
+        let held = hold_writes(std::time::Duration::from_secs(5)).expect("no write under way");
+        let p = path.to_str().unwrap().to_string();
+        let writer = std::thread::spawn(move || write_atomic(&p, b"x"));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!path.exists());
+        drop(held);
+        writer.join().unwrap().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"x");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -139,5 +139,6 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use file::{
-    check_output, read_file, remove_pending_temporaries, write_atomic, write_file, Written,
+    check_output, hold_writes, read_file, remove_pending_temporaries, write_atomic, write_file,
+    Written,
 };

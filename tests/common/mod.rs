@@ -24,5 +24,18 @@ pub fn small_disk_galaxy() -> DiskGalaxy {
     }
 }
 
+/// A fresh, empty directory for one test (`webgrav-NAME-PID`).
+pub fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("webgrav-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Bytes of a process's output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 pub mod cases;
 pub mod shaders;

@@ -1,0 +1,504 @@
+//! Long runs lose nothing (`webgrav run` end to end, tiny N on the
+//! headless GPU): resumes continue their own series, log and output grid;
+//! SIGTERM and SIGINT stop a run with a checkpoint and a complete index;
+//! outputs are checked against each other before anything is touched;
+//! checkpoints keep the particles' kinds and are checked when read.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::text;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use webgrav::run::checkpoint::{Checkpoint, EngineState};
+
+fn webgrav_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run webgrav")
+}
+
+/// `webgrav` with the words of `line` (none empty or with spaces) in `dir`.
+fn webgrav(dir: &Path, line: &str) -> Output {
+    webgrav_in(dir, &words(line))
+}
+
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// The output of a command that must succeed.
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// The message of a command that must fail with status 1.
+fn refused(o: Output) -> String {
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    text(&o.stderr)
+}
+
+fn dir(name: &str) -> PathBuf {
+    common::fresh_dir(&format!("long-{name}"))
+}
+
+/// The same small leapfrog run everywhere (direct forces: bit-identical
+/// through every resume), with `more`.
+fn run(more: &str) -> String {
+    format!("run --solver direct -n 64 --seed 3 --eps 0.05 --dt 0.0078125 {more}")
+}
+
+/// (file, time, step) of each entry of a series' index.
+fn index(series: &Path) -> Vec<(String, f64, u64)> {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(series.join("index.json")).unwrap()).unwrap();
+    doc["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["file"].as_str().unwrap().to_string(),
+                e["time"].as_f64().unwrap(),
+                e["step"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The files of a directory, sorted.
+fn names(d: &Path) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+/// A run log's lines without what differs between runs (wall time,
+/// phase timings).
+fn log_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("wall_s");
+            o.remove("phase_ms");
+            v
+        })
+        .collect()
+}
+
+/// What a log's lines say of the state (the largest energy error seen
+/// depends on where the runs looked).
+fn states(text: &str) -> Vec<[serde_json::Value; 5]> {
+    log_lines(text)
+        .into_iter()
+        .map(|l| ["t", "steps", "energy", "kinetic", "angular_momentum"].map(|k| l[k].clone()))
+        .collect()
+}
+
+// Item 1 (and the log of item 4): a run resumed from its checkpoint into
+// its own series continues the numbering and keeps every earlier entry;
+// an entry later than the checkpoint (the first run went on past it) is
+// written again. Series and log end as an uninterrupted run's, file for
+// file. README's own `--resume run.ckpt … --checkpoint run.ckpt` works.
+// Another run refuses that directory instead of overwriting it.
+#[test]
+fn a_resumed_run_continues_its_own_series_and_log() {
+    let d = dir("own-series");
+    let series = "--snap-every 0.25 --snap-format csv --log-every 0.125";
+    let whole = format!("{series} --t-end 1 --snap-dir whole --log whole.log");
+    ok(webgrav(&d, &run(&whole)));
+    // Checkpointed at 0.5, then on to 0.75 before it stopped.
+    let first = format!(
+        "{series} --t-end 0.75 --snap-dir parts --log parts.log --checkpoint c.ckpt \
+         --checkpoint-every 0.5"
+    );
+    ok(webgrav(&d, &run(&first)));
+    assert_eq!(index(&d.join("parts")).len(), 4);
+    let resumed = format!(
+        "run {series} --resume c.ckpt --t-end 1 --snap-dir parts --log parts.log \
+         --checkpoint c.ckpt"
+    );
+    ok(webgrav(&d, &resumed));
+    let (whole_index, parts_index) = (index(&d.join("whole")), index(&d.join("parts")));
+    assert_eq!(parts_index, whole_index);
+    assert_eq!(parts_index.len(), 5);
+    for (file, _, _) in &whole_index {
+        let read = |s: &str| std::fs::read(d.join(s).join(file)).unwrap();
+        assert_eq!(read("parts"), read("whole"), "{file}");
+    }
+    assert_eq!(names(&d.join("parts")), names(&d.join("whole")));
+    let read_log = |s: &str| log_lines(&std::fs::read_to_string(d.join(s)).unwrap());
+    assert_eq!(read_log("parts.log"), read_log("whole.log"));
+    assert_eq!(read_log("whole.log").len(), 8);
+    // A new run into that series: refused, nothing touched.
+    let before = std::fs::read(d.join("parts/index.json")).unwrap();
+    let m = refused(webgrav(&d, &run(&format!("{series} --snap-dir parts"))));
+    assert!(m.contains("holds the series of another run"), "{m}");
+    assert!(m.contains("--resume"), "{m}");
+    assert_eq!(std::fs::read(d.join("parts/index.json")).unwrap(), before);
+    // An index that names files elsewhere: nothing there is removed.
+    let text = String::from_utf8(before).unwrap();
+    let elsewhere = text.replace("snap_00004.csv", "../whole.log");
+    std::fs::write(d.join("parts/index.json"), elsewhere).unwrap();
+    let m = refused(webgrav(&d, &resumed));
+    assert!(
+        m.contains("'../whole.log', not a file of this series"),
+        "{m}"
+    );
+    assert!(d.join("whole.log").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 6: a checkpoint taken off the output grid (t = 0.375; snapshots and
+// logs every 0.25) resumes on the original grid: the same times and the
+// same states as the run that did not stop.
+#[test]
+fn a_resumed_run_keeps_the_grid_of_its_start() {
+    let d = dir("grid");
+    let every = "--snap-every 0.25 --snap-format csv --log-every 0.25";
+    let whole = ok(webgrav(
+        &d,
+        &run(&format!("{every} --t-end 1 --snap-dir whole")),
+    ));
+    let first = "--t-end 0.375 --checkpoint c.ckpt --checkpoint-every 0.375";
+    ok(webgrav(&d, &run(first)));
+    let resumed = format!("run {every} --resume c.ckpt --t-end 1 --snap-dir resumed");
+    let resumed = ok(webgrav(&d, &resumed));
+    let times: Vec<f64> = log_lines(&resumed)
+        .iter()
+        .map(|l| l["t"].as_f64().unwrap())
+        .collect();
+    assert_eq!(times, [0.5, 0.75, 1.0]);
+    assert_eq!(states(&resumed), states(&whole)[1..]);
+    // A new series starts with the resumed state, then the grid's times.
+    let later = index(&d.join("resumed"));
+    let got: Vec<f64> = later.iter().map(|e| e.1).collect();
+    assert_eq!(got, [0.375, 0.5, 0.75, 1.0]);
+    let whole_index = index(&d.join("whole"));
+    for (file, t, _) in &later[1..] {
+        let (twin, _, _) = whole_index.iter().find(|e| e.1 == *t).unwrap();
+        let read = |s: &str, f: &str| std::fs::read(d.join(s).join(f)).unwrap();
+        assert_eq!(read("resumed", file), read("whole", twin), "t = {t}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Starts `webgrav` with the words of `line` in `d` and sends it `signal`
+/// once `ready` holds (or after 60 s); its output.
+fn signalled(d: &Path, line: &str, signal: &str, ready: impl Fn() -> bool) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(words(line))
+        .current_dir(d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !ready() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+// Item 2 (and 3's fallback name): SIGTERM, as a batch system sends it,
+// stops a run that writes a snapshot every step like Ctrl-C: exit 130, a
+// checkpoint said by name, never over an existing file; the series keeps
+// an index that lists exactly the files there and no temporary. The
+// resumed run continues the series without a gap.
+#[test]
+fn sigterm_stops_a_run_with_a_checkpoint_and_a_complete_index() {
+    let d = dir("sigterm");
+    std::fs::write(d.join("webgrav-interrupted.ckpt"), b"someone's").unwrap();
+    let series = "--snap-every 0.0078125 --snap-dir s --snap-format bonsai";
+    let index_file = d.join("s/index.json");
+    let o = signalled(&d, &run(&format!("{series} --t-end 1000")), "-TERM", || {
+        std::thread::sleep(Duration::from_millis(300));
+        index_file.exists()
+    });
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    let ckpt = "webgrav-interrupted-1.ckpt";
+    assert!(
+        stderr.contains(&format!("wrote the checkpoint {ckpt}")),
+        "{stderr}"
+    );
+    let kept = std::fs::read(d.join("webgrav-interrupted.ckpt")).unwrap();
+    assert_eq!(kept, b"someone's");
+    let listed = index(&d.join("s"));
+    let mut files: Vec<String> = listed.iter().map(|e| e.0.clone()).collect();
+    files.push("index.json".into());
+    files.sort();
+    assert_eq!(names(&d.join("s")), files);
+    assert!(listed.len() > 1);
+    // Resumed into the same series: on to two steps past the checkpoint.
+    let c = Checkpoint::decode(&std::fs::read(d.join(ckpt)).unwrap(), ckpt).unwrap();
+    let t_end = c.time + 2.0 / 128.0;
+    ok(webgrav(
+        &d,
+        &format!("run {series} --resume {ckpt} --t-end {t_end}"),
+    ));
+    let after = index(&d.join("s"));
+    assert_eq!(&after[..listed.len()], &listed[..]);
+    for (k, (file, t, step)) in after.iter().enumerate() {
+        assert_eq!(*file, format!("snap_{k:05}.bonsai"));
+        assert_eq!((*t, *step), (k as f64 / 128.0, k as u64));
+    }
+    assert_eq!(after.last().unwrap().1, t_end);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 3: a signal while the finished run writes its end state lets the
+// write finish (the run is kept, exit 0); and a checkpoint that cannot be
+// written when a run is interrupted is an error that says so.
+#[test]
+fn interrupts_never_lose_a_finished_run_or_fail_silently() {
+    let d = dir("finish");
+    // 0 steps of a large N: the end state's write is most of the run. The
+    // log line of the end comes just before it.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(words("run --solver tree -n 65536 --t-end 0 --out end.csv"))
+        .current_dir(&d)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::BufRead as _;
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("\"t\":0"), "{line}");
+    // Into the write (which takes some 100 ms in a debug build).
+    std::thread::sleep(Duration::from_millis(30));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let end = webgrav::snapshot::read_file(d.join("end.csv").to_str().unwrap()).unwrap();
+    assert_eq!(end.particles.len(), 65536);
+    assert_eq!(names(&d), ["end.csv"]);
+
+    // The checkpoint's directory vanishes while the run goes on.
+    std::fs::create_dir(d.join("gone")).unwrap();
+    let line = run("--t-end 1000 --checkpoint gone/c.ckpt --log run.log --log-every 0.0078125");
+    let (gone, log) = (d.join("gone"), d.join("run.log"));
+    // Once the run logs, it runs: its checkpoint's directory goes.
+    let o = signalled(&d, &line, "-TERM", || {
+        std::fs::metadata(&log).is_ok_and(|m| m.len() > 0) && std::fs::remove_dir(&gone).is_ok()
+    });
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("could not be written to gone/c.ckpt"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 4: the log is not touched before the inputs are read and the run
+// starts; outputs that are one file, or a file of the series, and an empty
+// --snap-dir are refused before any work.
+#[test]
+fn outputs_are_checked_before_the_log_is_touched() {
+    let d = dir("outputs");
+    std::fs::write(d.join("yesterday.log"), "{\"t\":1}\n").unwrap();
+    std::fs::create_dir(d.join("s")).unwrap();
+    let m = refused(webgrav(&d, &run("--in typo.csv --log yesterday.log")));
+    assert!(m.contains("typo.csv"), "{m}");
+    let log = std::fs::read_to_string(d.join("yesterday.log")).unwrap();
+    assert_eq!(log, "{\"t\":1}\n");
+    let series = "--snap-every 0.25 --snap-dir s";
+    for (args, says) in [
+        ("--checkpoint x.csv --out x.csv", "same file"),
+        ("--log x --out x.csv --checkpoint ./x", "same file"),
+        (&format!("--log s/index.json {series}"), "snapshot series"),
+        (
+            &format!("--out s/snap_00001.csv {series}"),
+            "snapshot series",
+        ),
+    ] {
+        let m = refused(webgrav(&d, &run(args)));
+        assert!(m.contains(says), "{args}: {m}");
+        assert!(!m.contains("adapter"), "{args} opened the GPU: {m}");
+    }
+    let line = run("--snap-every 0.25");
+    let mut empty = words(&line);
+    empty.extend(["--snap-dir", ""]);
+    let m = refused(webgrav_in(&d, &empty));
+    assert!(m.contains("--snap-dir is empty"), "{m}");
+    assert_eq!(names(&d), ["s", "yesterday.log"]);
+    assert!(names(&d.join("s")).is_empty());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 5: each option does what it says or is refused.
+#[test]
+fn options_do_what_they_say_or_are_refused() {
+    let d = dir("options");
+    // --checkpoint without --checkpoint-every: written only when
+    // interrupted; --log-every 0: one line, at the end.
+    let out = ok(webgrav(
+        &d,
+        &run("--t-end 0.5 --checkpoint c.ckpt --snap-every 0.125"),
+    ));
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(!d.join("c.ckpt").exists());
+    let m = refused(webgrav(&d, &run("--checkpoint-every 0.25")));
+    assert!(m.contains("--checkpoint-every needs --checkpoint"), "{m}");
+    let m = refused(webgrav(&d, &run("--units 1 1e10 1")));
+    assert!(m.contains("--units converts an input file"), "{m}");
+    let ckpt = "--t-end 0.125 --checkpoint c.ckpt --checkpoint-every 0.125";
+    ok(webgrav(&d, &run(ckpt)));
+    for given in [
+        "--eps 0.1",
+        "--dt 0.015625",
+        "-n 32",
+        "--solver tree",
+        "--model hernquist",
+        "--in c.ckpt",
+        "--seed 1",
+    ] {
+        let m = refused(webgrav(
+            &d,
+            &format!("run --resume c.ckpt --t-end 0.25 {given}"),
+        ));
+        assert!(m.contains("settings, which are kept"), "{m}");
+        assert!(m.contains(words(given)[0]), "{given}: {m}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Runs `line` to `t_end` with a checkpoint there (`c.ckpt` in `d`): the
+/// checkpoint.
+fn checkpointed(d: &Path, line: &str, t_end: &str) -> Checkpoint {
+    let every = format!("--t-end {t_end} --checkpoint c.ckpt --checkpoint-every {t_end}");
+    ok(webgrav(d, &format!("{line} {every}")));
+    Checkpoint::decode(&std::fs::read(d.join("c.ckpt")).unwrap(), "c.ckpt").unwrap()
+}
+
+/// The checkpoint the previous release (format version 4) wrote of
+/// `run -n 8 --solver direct --eps 0.05 --dt 0.0078125 --t-end 0.0625`.
+fn version_4_checkpoint() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint-v4-direct-8.ckpt")
+}
+
+// Item 7's checkpoint part: a resumed run keeps the particles' kinds, so
+// its outputs can still be analysed by component; a version 4 checkpoint
+// (written by the previous release, without kinds) still resumes.
+#[test]
+fn checkpoints_keep_the_kinds_and_old_ones_still_resume() {
+    let d = dir("kinds");
+    let galaxy = "run --model disk-galaxy -n 512 --solver direct --dt 0.0078125";
+    let c = checkpointed(&d, galaxy, "0.0078125");
+    let kinds = c.types.expect("kinds in the checkpoint");
+    assert!(kinds.contains(&1) && kinds.contains(&2), "halo and disk");
+    ok(webgrav(
+        &d,
+        "run --resume c.ckpt --t-end 0.015625 --out end.bonsai",
+    ));
+    let out = ok(webgrav(&d, "analyze end.bonsai --component disk"));
+    let disk: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let n_disk = kinds.iter().filter(|&&k| k == 2).count() as u64;
+    assert_eq!(disk["n"].as_u64(), Some(n_disk));
+
+    std::fs::copy(version_4_checkpoint(), d.join("v4.ckpt")).unwrap();
+    let resumed = ok(webgrav(&d, "run --resume v4.ckpt --t-end 0.125"));
+    let whole = "run -n 8 --solver direct --eps 0.05 --dt 0.0078125 --t-end 0.125";
+    assert_eq!(states(&resumed), states(&ok(webgrav(&d, whole))));
+    // Its run gets an identity, and so a series that it can continue.
+    let series = "--snap-every 0.0625 --snap-dir s --snap-format csv";
+    let ckpt = "--checkpoint c4.ckpt --checkpoint-every 0.0625";
+    ok(webgrav(
+        &d,
+        &format!("run --resume v4.ckpt --t-end 0.125 {series} {ckpt}"),
+    ));
+    ok(webgrav(
+        &d,
+        &format!("run --resume c4.ckpt --t-end 0.1875 {series}"),
+    ));
+    let times: Vec<f64> = index(&d.join("s")).iter().map(|e| e.1).collect();
+    assert_eq!(times, [0.0625, 0.125, 0.1875]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8's checkpoint reading and schedules: a checkpoint whose checksum
+// holds but whose contents the integrator cannot take is refused, not a
+// panic; a device or a long file is refused after its header; an end time
+// of more steps than any run takes is refused at once.
+#[test]
+fn checkpoints_are_checked_and_schedules_bounded() {
+    let d = dir("checked");
+    let hermite = "run --solver hermite4 -n 16 --eps 0.05 --dt-max 0.125";
+    let c = checkpointed(&d, hermite, "0.125");
+    let mut zero_dt = c.clone();
+    let EngineState::Hermite(h) = &mut zero_dt.engine else {
+        panic!("a Hermite checkpoint");
+    };
+    h.bodies[3].dt = 0.0;
+    let mut late = c.clone();
+    late.steps += 1;
+    let v4 = std::fs::read(version_4_checkpoint()).unwrap();
+    let mut leap = Checkpoint::decode(&v4, "v4").unwrap();
+    leap.time += 1.0;
+    for (name, bad, says) in [
+        ("dt0.ckpt", &zero_dt, "body 3"),
+        ("steps.ckpt", &late, "block steps"),
+        ("time.ckpt", &leap, "steps of dt"),
+    ] {
+        // A valid checksum over contents that disagree.
+        let bytes = bad.encode();
+        assert!(Checkpoint::decode(&bytes, name).is_err(), "{name}");
+        std::fs::write(d.join(name), &bytes).unwrap();
+        let m = refused(webgrav(&d, &format!("run --resume {name} --t-end 2")));
+        assert!(m.contains(says), "{name}: {m}");
+    }
+    // A checkpoint's header, then a gigabyte (sparse): refused unread.
+    let mut long = std::fs::read(d.join("c.ckpt")).unwrap();
+    long.truncate(200);
+    std::fs::write(d.join("long.ckpt"), &long).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(d.join("long.ckpt"))
+        .unwrap();
+    f.set_len(1 << 30).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.join("zero.ckpt")).unwrap();
+    for (name, says) in [
+        ("long.ckpt", "longer than a checkpoint of its 16"),
+        ("zero.ckpt", "not a webgrav checkpoint"),
+    ] {
+        let start = Instant::now();
+        let m = refused(webgrav(&d, &format!("run --resume {name}")));
+        assert!(m.contains(says), "{name}: {m}");
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(20), "{name}: {took:?}");
+    }
+    // For ever: refused, not run (killed after a minute if it runs).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(words(&run("--t-end 1e300")))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let m = refused(child.wait_with_output().unwrap());
+    assert!(m.contains("1.280e302 steps of --dt 0.0078125"), "{m}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
