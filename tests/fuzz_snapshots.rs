@@ -116,7 +116,7 @@ fn readers_survive_mutated_files() {
                 // What decodes is a valid state, and re-encodes to the same
                 // particles (Tipsy may regroup them by kind: compare as sets).
                 s.particles.validate().unwrap();
-                let again = format.decode(&format.encode(s), name).unwrap();
+                let again = format.decode(&format.encode(s).unwrap(), name).unwrap();
                 let set = |p: &webgrav::state::Particles| {
                     let mut v: Vec<[u32; 7]> = (0..p.len())
                         .map(|k| {

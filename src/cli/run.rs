@@ -6,12 +6,13 @@
 //! one); at the end a summary on stderr and the end state in `--out`.
 
 use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs};
+use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
 use crate::hermite::State64;
 use crate::run::schedule::{check_end, whole_steps};
-use crate::run::{write_state, Readout, Run};
+use crate::run::{write_state, write_state_as, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,7 +107,15 @@ fn check_schedule(a: &RunArgs, start: f64, step: f64, hermite: bool) -> Result<(
             }
         }
     }
-    Ok(())
+    naming(a.bonsai_names).check(start, a.snap_every, a.t_end)
+}
+
+fn naming(bonsai: bool) -> Naming {
+    if bonsai {
+        Naming::Bonsai
+    } else {
+        Naming::Numbered
+    }
 }
 
 /// The next time after `t` on the grid `start + k × every` (∞ without one).
@@ -169,19 +178,11 @@ impl Series {
             }
             _ => snap,
         };
-        let ext = self.format.extension();
-        let name = if self.bonsai_names {
-            format!("snap_{:010.4}-0", snap.time)
-        } else {
-            format!("snap_{:05}.{ext}", self.entries.len())
-        };
+        let name = naming(self.bonsai_names).name(self.entries.len(), snap.time, self.format);
         let path = format!("{}/{name}", self.dir);
-        if self.bonsai_names {
-            // No extension to choose the format by: write it directly.
-            snapshot::write_atomic(&path, &self.format.encode(snap))?;
-        } else {
-            write_state(&path, snap, f64s)?;
-        }
+        // By the series' format, not the name (Bonsai's names have no
+        // extension); ids and kinds the format lacks go to side files.
+        write_state_as(&path, self.format, snap, f64s)?;
         self.entries
             .push((name, snap.time, steps, snap.particles.len()));
         let index: Vec<serde_json::Value> = self
@@ -299,8 +300,8 @@ pub async fn run(a: RunArgs) -> Result<()> {
         } else {
             say!("wrote {path}");
         }
-        if let Some(side) = written.side_file {
-            say!("wrote the particle ids to {side} (standard Tipsy has no id field)");
+        for note in written.notes(path) {
+            say!("{note}");
         }
     }
     outcome

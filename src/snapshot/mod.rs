@@ -73,13 +73,23 @@ impl Format {
         }
     }
 
-    /// The snapshot encoded in this format.
-    pub fn encode(self, snap: &Snapshot) -> Vec<u8> {
+    /// The snapshot encoded in this format, or an error where the format
+    /// cannot hold its ids (Bonsai's id ranges) rather than other ids.
+    pub fn encode(self, snap: &Snapshot) -> Result<Vec<u8>> {
         match self {
             Format::Tipsy => tipsy::encode(snap, tipsy::Flavor::Standard),
             Format::TipsyBonsai => tipsy::encode(snap, tipsy::Flavor::Bonsai),
-            Format::Csv => csv::encode(snap),
-            Format::Gadget => gadget::encode(snap),
+            Format::Csv => Ok(csv::encode(snap)),
+            Format::Gadget => Ok(gadget::encode(snap)),
+        }
+    }
+
+    /// The Tipsy flavour this format writes (`None`: not Tipsy).
+    pub fn tipsy_flavor(self) -> Option<tipsy::Flavor> {
+        match self {
+            Format::Tipsy => Some(tipsy::Flavor::Standard),
+            Format::TipsyBonsai => Some(tipsy::Flavor::Bonsai),
+            _ => None,
         }
     }
 
@@ -139,5 +149,6 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use file::{
-    check_output, read_file, remove_pending_temporaries, write_atomic, write_file, Written,
+    check_output, read_file, remove_pending_temporaries, write_atomic, write_file, write_file_as,
+    Written,
 };
