@@ -116,6 +116,12 @@ fn bonsai_refuses_ids_its_ranges_cannot_hold() {
         );
         assert!(!std::path::Path::new(&path).exists(), "{e}");
     }
+    // The CLI refuses such an output before the run starts.
+    let input = tmp("big-ids.csv");
+    snapshot::write_file(&input, &one(3_000_000_000_000_000_007, None)).unwrap();
+    let (ok, _, stderr) = webgrav(&["run", "--in", &input, "--t-end", "1", "--out", &path]);
+    assert!(!ok && stderr.contains("particle 3"), "{stderr}");
+    assert!(!stderr.contains("from t = 0"), "the run started: {stderr}");
     for (id, kind) in [
         (1_999_999_999_999_999_999, None),
         (999_999_999_999_999_999, Some(3)),

@@ -182,7 +182,12 @@ impl Series {
         let path = format!("{}/{name}", self.dir);
         // By the series' format, not the name (Bonsai's names have no
         // extension); ids and kinds the format lacks go to side files.
-        write_state_as(&path, self.format, snap, f64s)?;
+        let written = write_state_as(&path, self.format, snap, f64s)?;
+        if self.entries.is_empty() {
+            for note in written.notes(&path) {
+                say!("{note} (so for every snapshot of the series)");
+            }
+        }
         self.entries
             .push((name, snap.time, steps, snap.particles.len()));
         let index: Vec<serde_json::Value> = self
@@ -246,6 +251,8 @@ pub async fn run(a: RunArgs) -> Result<()> {
         None => {
             let config = a.solver.config(a.dt)?;
             let start = a.initial.load(&ctx, config.solver())?;
+            // Ids a format cannot hold are refused now, not after the run.
+            snapshot::check_writable(a.out.as_deref(), &start)?;
             types = start.types.clone();
             Run::new(&ctx, &start.particles, start.time, config).await?
         }

@@ -84,6 +84,15 @@ impl Format {
         }
     }
 
+    /// Refuses, before any work, a snapshot this format cannot hold as it
+    /// is (ids beyond Bonsai's ranges); what `encode` would refuse.
+    pub fn check(self, snap: &Snapshot) -> Result<()> {
+        match self {
+            Format::TipsyBonsai => tipsy::check_bonsai_ids(snap),
+            _ => Ok(()),
+        }
+    }
+
     /// The Tipsy flavour this format writes (`None`: not Tipsy).
     pub fn tipsy_flavor(self) -> Option<tipsy::Flavor> {
         match self {
@@ -131,6 +140,15 @@ impl Format {
         } else {
             None
         }
+    }
+}
+
+/// Refuses, before a run, an output `path` (if any) whose format cannot
+/// hold `snap`'s ids and kinds (which a run does not change).
+pub fn check_writable(path: Option<&str>, snap: &Snapshot) -> Result<()> {
+    match path {
+        Some(path) => Format::from_path(path)?.check(snap),
+        None => Ok(()),
     }
 }
 
