@@ -257,28 +257,29 @@ impl Written {
     /// What a user should be told about the write, one line each: where
     /// the ids and kinds went that the format itself does not hold.
     pub fn notes(&self, path: &str) -> Vec<String> {
-        let mut notes = Vec::new();
-        if let Some(side) = &self.side_file {
-            notes.push(format!(
-                "wrote the particle ids to {side} (standard Tipsy has no id field)"
-            ));
+        let ids = self.side_file.as_ref().map(|side| {
+            format!("wrote the particle ids to {side} (standard Tipsy has no id field)")
+        });
+        ids.into_iter().chain(self.kinds_note(path)).collect()
+    }
+
+    /// Which kinds the format has no place for and where they went.
+    pub fn kinds_note(&self, path: &str) -> Option<String> {
+        let side = self.kinds_file.as_ref()?;
+        if self.unrecorded.is_empty() {
+            return None;
         }
-        if let Some(side) = &self.kinds_file {
-            if !self.unrecorded.is_empty() {
-                let name = |t: u8| crate::state::KINDS[t as usize];
-                let what: Vec<String> = self
-                    .unrecorded
-                    .iter()
-                    .map(|&(t, n, as_)| format!("{n} {} (read there as {})", name(t), name(as_)))
-                    .collect();
-                notes.push(format!(
-                    "{path}'s format has no kind for {}: their kinds are in {side}, which \
-                     webgrav and pynbody read with it",
-                    what.join(", ")
-                ));
-            }
-        }
-        notes
+        let name = |t: u8| crate::state::KINDS[t as usize];
+        let what: Vec<String> = self
+            .unrecorded
+            .iter()
+            .map(|&(t, n, as_)| format!("{n} {} (read there as {})", name(t), name(as_)))
+            .collect();
+        Some(format!(
+            "{path}'s format has no kind for {}: their kinds are in {side}, which webgrav \
+             and pynbody read with it",
+            what.join(", ")
+        ))
     }
 }
 
