@@ -38,4 +38,5 @@ pub fn small_disk_galaxy() -> DiskGalaxy {
 }
 
 pub mod cases;
+pub mod fuzz;
 pub mod shaders;
