@@ -307,23 +307,11 @@ fn fail(tried: u64, name: &str, mutant: &[u8], what: &str) -> ! {
 fn run_series(dir: &std::path::Path, bonsai_names: bool) -> Vec<(String, Vec<u8>)> {
     let _ = std::fs::remove_dir_all(dir);
     let d = dir.to_str().unwrap();
-    let mut args = vec![
-        "run",
-        "-n",
-        "32",
-        "--solver",
-        "direct",
-        "--dt",
-        "0.0625",
-        "--t-end",
-        "0.25",
-        "--snap-every",
-        "0.125",
-        "--snap-dir",
-        d,
-        "--snap-format",
-        "csv",
-    ];
+    let mut args: Vec<&str> =
+        "run -n 32 --solver direct --dt 0.0625 --t-end 0.25 --snap-every 0.125 --snap-format csv"
+            .split(' ')
+            .chain(["--snap-dir", d])
+            .collect();
     if bonsai_names {
         args.push("--bonsai-names");
     }
