@@ -172,7 +172,11 @@ fn every_preset_has_its_gallery_picture() {
         assert_eq!((size(sof + 7), size(sof + 5)), (320, 240), "{}", p.name);
     }
     let pictures = std::fs::read_dir(&dir).unwrap().count();
-    assert_eq!(pictures, PRESETS.len(), "a gallery picture without a preset");
+    assert_eq!(
+        pictures,
+        PRESETS.len(),
+        "a gallery picture without a preset"
+    );
 }
 
 #[test]

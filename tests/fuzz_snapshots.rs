@@ -9,6 +9,9 @@
 //! `target/fuzz-failures/` to be added to the corpus once fixed.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
+use common::fuzz::{fuzz_seconds, mutate, pick};
 use std::path::Path;
 use webgrav::snapshot::Format;
 use webgrav::state::rng::Rng;
@@ -33,69 +36,9 @@ fn corpus() -> Vec<(String, Format, Vec<u8>)> {
         .collect()
 }
 
-const INTERESTING_BYTES: [u8; 8] = [0, 1, 0x7f, 0x80, 0xff, b',', b'"', b'\n'];
-const INTERESTING_WORDS: [i32; 8] = [0, 1, -1, 3, 8, i32::MAX, i32::MIN, 0x7f80_0000];
-
-fn pick(rng: &mut Rng, n: usize) -> usize {
-    ((rng.uniform() * n as f64) as usize).min(n.saturating_sub(1))
-}
-
-/// One to four random mutations of `seed`.
-fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
-    let mut b = seed.to_vec();
-    for _ in 0..1 + pick(rng, 4) {
-        if b.is_empty() {
-            b.push(b'0');
-        }
-        let at = pick(rng, b.len());
-        match pick(rng, 7) {
-            0 => b[at] ^= 1 << pick(rng, 8),
-            1 => b[at] = INTERESTING_BYTES[pick(rng, INTERESTING_BYTES.len())],
-            2 => {
-                // A header word (Tipsy counts and version sit in 8..32).
-                let w = INTERESTING_WORDS[pick(rng, INTERESTING_WORDS.len())];
-                let at = 4 * pick(rng, 8.min(b.len() / 4).max(1));
-                let bytes = if rng.uniform() < 0.5 {
-                    w.to_be_bytes()
-                } else {
-                    w.to_le_bytes()
-                };
-                for (k, v) in bytes.iter().enumerate() {
-                    if let Some(x) = b.get_mut(at + k) {
-                        *x = *v;
-                    }
-                }
-            }
-            3 => b.truncate(at),
-            4 => {
-                let extra: Vec<u8> = (0..1 + pick(rng, 64))
-                    .map(|_| pick(rng, 256) as u8)
-                    .collect();
-                b.splice(at..at, extra);
-            }
-            5 => {
-                // Duplicate a slice (repeated records or lines).
-                let len = pick(rng, 48.min(b.len() - at) + 1);
-                let piece = b[at..at + len].to_vec();
-                b.splice(at..at, piece);
-            }
-            _ => {
-                let text = [
-                    "e99", "-", "nan", "inf", ",", "\"", "\r\n", "#", "1e-45", "  ",
-                ];
-                b.splice(at..at, text[pick(rng, text.len())].bytes());
-            }
-        }
-    }
-    b
-}
-
 #[test]
 fn readers_survive_mutated_files() {
-    let seconds: f64 = std::env::var("WEBGRAV_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20.0);
+    let seconds = fuzz_seconds();
     let corpus = corpus();
     assert!(corpus.len() >= 10, "corpus missing");
     // The corpus itself: good files read, `bad-*` files are refused.
@@ -116,7 +59,7 @@ fn readers_survive_mutated_files() {
                 // What decodes is a valid state, and re-encodes to the same
                 // particles (Tipsy may regroup them by kind: compare as sets).
                 s.particles.validate().unwrap();
-                let again = format.decode(&format.encode(s), name).unwrap();
+                let again = format.decode(&format.encode(s).unwrap(), name).unwrap();
                 let set = |p: &webgrav::state::Particles| {
                     let mut v: Vec<[u32; 7]> = (0..p.len())
                         .map(|k| {

@@ -878,7 +878,9 @@ fn cli_renders_large_n_without_forces() {
         particles,
         ..Default::default()
     };
-    let bytes = webgrav::snapshot::Format::TipsyBonsai.encode(&snapshot);
+    let bytes = webgrav::snapshot::Format::TipsyBonsai
+        .encode(&snapshot)
+        .unwrap();
     std::fs::write(&snap, bytes).unwrap();
     let start = std::time::Instant::now();
     ok(&run_cli(&[

@@ -261,12 +261,7 @@ fn hermite_csv_keeps_every_f64_bit() {
         run.readout(&ctx).await.unwrap()
     });
     let state = r.state_f64.expect("Hermite holds f64");
-    let text = String::from_utf8(webgrav::snapshot::csv::encode_f64(
-        &r.snapshot.particles.id,
-        &state,
-        r.snapshot.time,
-    ))
-    .unwrap();
+    let text = String::from_utf8(webgrav::snapshot::csv::encode_f64(&r.snapshot, &state)).unwrap();
     let mut rounded = 0;
     for (line, (m, x, v)) in text.lines().skip(1).zip(&state) {
         let f: Vec<f64> = line

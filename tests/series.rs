@@ -21,16 +21,16 @@ fn frames_of_any_format_play_in_time_order() {
     let files = vec![
         (
             "late.csv".to_string(),
-            Format::Csv.encode(&snapshot(0.5, 10)),
+            Format::Csv.encode(&snapshot(0.5, 10)).unwrap(),
         ),
         // Bonsai names its files without an extension.
         (
             "snap_0000.2500-0".to_string(),
-            Format::TipsyBonsai.encode(&snapshot(0.25, 20)),
+            Format::TipsyBonsai.encode(&snapshot(0.25, 20)).unwrap(),
         ),
         (
             "first.tipsy".to_string(),
-            Format::Tipsy.encode(&snapshot(0.0, 30)),
+            Format::Tipsy.encode(&snapshot(0.0, 30)).unwrap(),
         ),
     ];
     let series = Series::open(files).unwrap();
@@ -61,11 +61,11 @@ fn a_series_index_gives_the_times() {
     let files = vec![
         (
             "snap_00000.csv".to_string(),
-            Format::Csv.encode(&snapshot(0.0, 5)),
+            Format::Csv.encode(&snapshot(0.0, 5)).unwrap(),
         ),
         (
             "snap_00001.csv".to_string(),
-            Format::Csv.encode(&snapshot(0.0, 6)),
+            Format::Csv.encode(&snapshot(0.0, 6)).unwrap(),
         ),
         ("index.json".to_string(), index.as_bytes().to_vec()),
     ];
@@ -80,7 +80,7 @@ fn a_bad_file_is_refused_by_name() {
     let files = vec![
         (
             "good.csv".to_string(),
-            Format::Csv.encode(&snapshot(0.0, 5)),
+            Format::Csv.encode(&snapshot(0.0, 5)).unwrap(),
         ),
         ("broken.tipsy".to_string(), vec![0u8; 40]),
     ];

@@ -484,9 +484,10 @@ impl Engine {
     }
 
     /// Writes the state to `path` in the format its extension names
-    /// (.tipsy, .bonsai, .csv, .gadget; Hermite states in f64 to CSV);
-    /// the `.iord` side file's path where one was written.
-    fn write(&mut self, py: Python<'_>, path: &str) -> PyResult<Option<String>> {
+    /// (.tipsy, .bonsai, .csv, .gadget; Hermite states in f64 to CSV):
+    /// the `.iord` side file's path where one was written, and what the
+    /// user should be told (where the kinds the format lacks went).
+    fn write(&mut self, py: Python<'_>, path: &str) -> PyResult<(Option<String>, Option<String>)> {
         let snap = self.snapshot(py)?;
         let f64s = self.readout(py)?.state_f64.clone();
         let written = py
@@ -495,7 +496,8 @@ impl Engine {
                 write_state(path, &snap, f64s.as_ref())
             })
             .py_err()?;
-        Ok(written.side_file)
+        let note = written.kinds_note(path);
+        Ok((written.side_file, note))
     }
 
     /// A PNG of the state drawn with the page's renderer (see

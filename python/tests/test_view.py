@@ -8,6 +8,7 @@ import urllib.error
 import urllib.request
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+import numpy as np
 import pytest
 
 import webgrav
@@ -65,10 +66,12 @@ def test_view_serves_the_web_app_and_the_state(dist, tmp_path):
     # The state as a snapshot file, a path on the same origin.
     (snapshot,) = q["snapshot"]
     assert not urlsplit(snapshot).netloc and not snapshot.startswith("/")
-    (tmp_path / "got.bonsai").write_bytes(get(urljoin(url, snapshot)))
-    back = webgrav.Simulation.from_file(tmp_path / "got.bonsai", solver="direct")
+    (tmp_path / "got.gadget").write_bytes(get(urljoin(url, snapshot)))
+    back = webgrav.Simulation.from_file(tmp_path / "got.gadget", solver="direct")
     assert back.n == 300
-    assert abs(back.pos - sim.pos).max() < 1e-6
+    order = np.argsort(back.ids)
+    assert abs(back.pos[order] - sim.pos[np.argsort(sim.ids)]).max() < 1e-6
+    assert (back.kinds[order] == sim.kinds[np.argsort(sim.ids)]).all()
     # The fallback picture is the native renderer's PNG, also _repr_png_.
     png = get(urljoin(url, q["fallback"][0]))
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png == v._repr_png_()
@@ -76,7 +79,7 @@ def test_view_serves_the_web_app_and_the_state(dist, tmp_path):
     assert urlsplit(iframe_url(webgrav.view(sim, 32, 32))[0]).port == parts.port
     # Nothing but the web app and the views' files.
     token = snapshot.split("/")[1]
-    for path in [f"data/{token}/../../{dist.name}/index.html", f"data/{token}/nope", "data/x/state.bonsai", "data/", "missing.js"]:
+    for path in [f"data/{token}/../../{dist.name}/index.html", f"data/{token}/nope", "data/x/state.gadget", "data/", "missing.js"]:
         assert status(urljoin(url, path)) == 404, path
 
 

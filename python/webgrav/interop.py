@@ -130,7 +130,9 @@ def to_pynbody(self, *, units=None):
         sub["mass"] = mass[pick] * UNIT_MSUN ** physical
         sub["phi"] = pot[pick] * (UNIT_KMS**2) ** physical
         sub["eps"] = np.full(count, eps * UNIT_KPC)
-        sub["iord"] = ids[pick].astype(np.int64)
+        # Unsigned, as webgrav's ids are: int64 would turn ids from 2^63
+        # negative.
+        sub["iord"] = ids[pick].astype(np.uint64)
         sub["webgrav_kind"] = kinds[pick].astype(np.int32)
         if physical:
             sub["pos"].units = "kpc"

@@ -2,6 +2,8 @@
 driven from numpy (the native ``Engine`` does the work; this class gives
 it keyword defaults, input checks, a progress bar and interop)."""
 
+import warnings
+
 import numpy as np
 
 from . import arrays, display, interop, viewer
@@ -251,9 +253,19 @@ class Simulation:
     def snapshot(self, path):
         """Writes the state to ``path``: .tipsy (standard, pynbody reads
         it), .bonsai, .csv or .gadget, by extension; ids and kinds kept.
-        Returns the path of the ``.iord`` side file where standard Tipsy
-        needed one for the ids, else None."""
-        return self._engine.write(str(path))
+        .gadget and .csv hold both. Standard Tipsy has no id field (ids
+        other than 0..N-1 go to ``PATH.iord``) and no record for disk,
+        bulge and boundary particles; Bonsai's format tells only disk,
+        bulge and dark matter apart (by id range). Kinds a Tipsy flavour
+        lacks go to ``PATH.webgrav_kind`` (pynbody loads it as the array
+        ``webgrav_kind``, ``from_file`` reads it), with a ``UserWarning``
+        saying so; ids beyond Bonsai's ranges are refused
+        (``WebgravError``) rather than changed. Returns the path of the
+        ``.iord`` side file where standard Tipsy needed one, else None."""
+        side, note = self._engine.write(str(path))
+        if note is not None:
+            warnings.warn(note, UserWarning, stacklevel=2)
+        return side
 
     def picture(self, width=640, height=480, *, color="speed", hide=(), **camera):
         """A ``webgrav.Picture`` (PNG) of the state from webgrav's renderer,

@@ -213,10 +213,12 @@ def view(obj, width=640, height=480, **options):
     folder = _temp_folder()
     served = {}  # name -> path
     if isinstance(obj, Simulation):
-        served["state.bonsai"] = folder / "state.bonsai"
-        obj.snapshot(served["state.bonsai"])
+        # Gadget-2 holds every kind and id as they are (the page reads
+        # only the one file, no side files).
+        served["state.gadget"] = folder / "state.gadget"
+        obj.snapshot(served["state.gadget"])
         shown = obj
-        query.append(("snapshot", "state.bonsai"))
+        query.append(("snapshot", "state.gadget"))
     else:
         paths = [obj] if isinstance(obj, (str, os.PathLike)) else obj
         if not isinstance(paths, (list, tuple)) or not all(

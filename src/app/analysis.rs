@@ -117,6 +117,15 @@ pub struct Shell {
     pub v_circ: f64,
 }
 
+/// Most shells or rings a profile takes. A profile resolves what its
+/// particles resolve: from the 1 % to the 99 % mass radius (2 to 3
+/// decades for galaxies and clusters) 10^4 log shells are thousands per
+/// decade, far finer than the softening or Poisson noise allow, and still
+/// some 5,000 particles per shell at the largest N a GPU runs (5·10^7);
+/// the CSV stays near a megabyte. More is a typo (`--bins 1e8` would write
+/// gigabytes of empty shells).
+pub const MAX_PROFILE_BINS: usize = 10_000;
+
 /// Spherical profile about `center` in `bins` shells log-spaced from
 /// `r_min` to `r_max` (0 < r_min < r_max); mass inside `r_min` counts in
 /// the enclosed mass.

@@ -12,6 +12,67 @@ use crate::snapshot::{Format, Snapshot};
 /// Name of the series index `webgrav run --snap-every` writes.
 pub const INDEX_NAME: &str = "index.json";
 
+/// How `webgrav run --snap-every` names the files of a series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// `snap_NNNNN.EXT`, numbered in order.
+    Numbered,
+    /// Bonsai's own `snap_TTTTT.TTTT-0`: the time as its `%010.4f`, then
+    /// the rank of the writing process (0), so Bonsai's tools read the
+    /// series. Times closer than 1e-4 share a name; `check` refuses such a
+    /// schedule before a run starts.
+    Bonsai,
+}
+
+impl Naming {
+    /// Bonsai's names where `bonsai` (`run --bonsai-names`), else numbered.
+    pub fn bonsai_if(bonsai: bool) -> Self {
+        if bonsai {
+            Naming::Bonsai
+        } else {
+            Naming::Numbered
+        }
+    }
+
+    /// The name of the `k`-th snapshot of a series, at `time`.
+    pub fn name(self, k: usize, time: f64, format: Format) -> String {
+        match self {
+            Naming::Numbered => format!("snap_{k:05}.{}", format.extension()),
+            Naming::Bonsai => format!("snap_{time:010.4}-0"),
+        }
+    }
+
+    /// Refuses a schedule of snapshots at `start + k × every` up to `end`
+    /// in which two snapshots would get the same name (the later would
+    /// replace the earlier while the index listed both). Bonsai's names
+    /// cannot be made unique otherwise: another suffix than `-0` would
+    /// name another process's part of a snapshot.
+    pub fn check(self, start: f64, every: f64, end: f64) -> Result<()> {
+        if self == Naming::Numbered || every <= 0.0 {
+            return Ok(());
+        }
+        let name = |t: f64| self.name(0, t, Format::TipsyBonsai);
+        let mut previous = (start, name(start));
+        // As many snapshots as the run takes (`webgrav run` allows at most
+        // 10^6: a bound on this loop, not on the schedule).
+        let count = ((end - start) / every + 1e-9).floor().min(1e7);
+        for k in 1..=count as u64 {
+            let t = start + k as f64 * every;
+            let this = name(t);
+            if this == previous.1 {
+                return Err(Error::InvalidParameter(format!(
+                    "--bonsai-names: the snapshots at t = {} and t = {t} would both be named \
+                     {this} (Bonsai's names keep the time to 4 decimals): choose a \
+                     --snap-every of at least 1e-4, or leave out --bonsai-names",
+                    previous.0
+                )));
+            }
+            previous = (t, this);
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Frame {
     pub name: String,
@@ -46,6 +107,41 @@ pub fn index_times(text: &str, path: &str) -> Result<Vec<(String, f64)>> {
             _ => Err(bad("a snapshot without \"file\" and \"time\"")),
         })
         .collect()
+}
+
+/// Most bytes of an index read from disk: an index of 10^6 snapshots
+/// (what one run may write) is some 80 MB; a pipe or a device named
+/// `index.json` is not read without end.
+pub const MAX_INDEX_BYTES: u64 = 1 << 28;
+
+/// (path, time) of each snapshot the index of the series directory `dir`
+/// lists, paths joined to `dir`.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_index(dir: &str) -> Result<Vec<(String, f64)>> {
+    use std::io::Read;
+    let path = std::path::Path::new(dir).join(INDEX_NAME);
+    let name = path.display().to_string();
+    let io = |source| Error::Io {
+        path: name.clone(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(&path)
+        .map_err(io)?
+        .take(MAX_INDEX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_INDEX_BYTES {
+        return Err(Error::InvalidParameter(format!(
+            "{name}: more than {MAX_INDEX_BYTES} bytes, not a series index"
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::InvalidParameter(format!("{name}: not UTF-8 text")))?;
+    Ok(index_times(&text, &name)?
+        .into_iter()
+        .map(|(f, t)| (std::path::Path::new(dir).join(f).display().to_string(), t))
+        .collect())
 }
 
 impl Series {

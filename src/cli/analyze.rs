@@ -6,7 +6,7 @@
 
 use super::{check_typed_output, emit, parse_kind, say};
 use crate::app::analysis::{self, BarMode, Frame, FRACTIONS};
-use crate::app::series::{index_times, INDEX_NAME};
+use crate::app::series::read_index;
 use crate::error::{Error, Result};
 use crate::snapshot::{self, Snapshot};
 use crate::state::Particles;
@@ -47,7 +47,7 @@ pub struct AnalyzeArgs {
     /// angular momentum).
     #[arg(long, conflicts_with = "series")]
     disk_csv: Option<String>,
-    /// Shells and rings of the profiles.
+    /// Shells and rings of the profiles (1 to 10,000).
     #[arg(long, default_value_t = 30)]
     bins: usize,
     /// Inner radius of the spherical profile. Default: the radius holding
@@ -92,8 +92,13 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
     check_positive("--bar-radius", a.bar_radius)?;
     check_positive("--r-min", a.r_min)?;
     check_positive("--r-max", a.r_max)?;
-    if a.bins == 0 {
-        return Err(Error::InvalidParameter("--bins must be at least 1".into()));
+    if !(1..=analysis::MAX_PROFILE_BINS).contains(&a.bins) {
+        return Err(Error::InvalidParameter(format!(
+            "--bins {} is not from 1 to {}: profiles finer than that resolve nothing more \
+             (see app::analysis::MAX_PROFILE_BINS)",
+            a.bins,
+            analysis::MAX_PROFILE_BINS
+        )));
     }
     let names = if a.components.is_empty() {
         vec!["all".to_string()]
@@ -219,21 +224,8 @@ fn lagrangian_at(p: &Particles, center: [f64; 3], fraction: f64) -> f64 {
     crate::app::readout::lagrangian_radii(&p.pos_mass, center, &[fraction])[0]
 }
 
-/// The snapshots an index.json lists: (file in `dir`, time).
-fn index(dir: &str) -> Result<Vec<(String, f64)>> {
-    let path = format!("{dir}/{INDEX_NAME}");
-    let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-        path: path.clone(),
-        source,
-    })?;
-    Ok(index_times(&text, &path)?
-        .into_iter()
-        .map(|(f, t)| (format!("{dir}/{f}"), t))
-        .collect())
-}
-
 fn series(a: &AnalyzeArgs, dir: &str, components: &[(String, Option<u8>)]) -> Result<()> {
-    let files = index(dir)?;
+    let files = read_index(dir)?;
     // The previous snapshot's time and bar mode, per component.
     let mut previous: Vec<Option<(f64, BarMode)>> = vec![None; components.len()];
     let mut bh = None;

@@ -13,8 +13,8 @@ pub fn convert(input: &str, output: &str) -> Result<()> {
     let snap = snapshot::read_file(input)?;
     let written = snapshot::write_file(output, &snap)?;
     say!("wrote {} particles to {output}", snap.particles.len());
-    if let Some(side) = written.side_file {
-        say!("wrote their ids to {side} (standard Tipsy has no id field)");
+    for note in written.notes(output) {
+        say!("{note}");
     }
     Ok(())
 }

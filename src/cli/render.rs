@@ -7,7 +7,7 @@
 use super::{check_typed_output, emit, parse_kind, say};
 use crate::app::check_particle_count;
 use crate::app::picture::{self, Picture, View};
-use crate::app::series::{index_times, INDEX_NAME};
+use crate::app::series::{read_index, INDEX_NAME};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::render::map::Units;
@@ -285,16 +285,14 @@ async fn one(a: &RenderArgs, input: &str, view: &View, potentials: RunConfig) ->
 /// The snapshot files of a series directory in time order: its index, or
 /// else every file webgrav reads, by name.
 fn series_files(dir: &str) -> Result<Vec<(String, Option<f64>)>> {
-    let index = Path::new(dir).join(INDEX_NAME);
     let io = |path: &Path, source| Error::Io {
         path: path.display().to_string(),
         source,
     };
-    if index.is_file() {
-        let text = std::fs::read_to_string(&index).map_err(|e| io(&index, e))?;
-        return Ok(index_times(&text, &index.display().to_string())?
+    if Path::new(dir).join(INDEX_NAME).exists() {
+        return Ok(read_index(dir)?
             .into_iter()
-            .map(|(f, t)| (Path::new(dir).join(f).display().to_string(), Some(t)))
+            .map(|(f, t)| (f, Some(t)))
             .collect());
     }
     let mut files: Vec<String> = std::fs::read_dir(dir)

@@ -12,6 +12,7 @@
 use super::interrupt::{self, Phase};
 use super::series::{is_series_name, Series};
 use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs};
+use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
@@ -114,7 +115,7 @@ fn check_schedule(a: &RunArgs, start: f64, step: f64, hermite: bool) -> Result<(
             }
         }
     }
-    Ok(())
+    Naming::bonsai_if(a.bonsai_names).check(start, a.snap_every, a.t_end)
 }
 
 /// `--resume` continues the checkpoint's run as it was: its particles,
@@ -357,6 +358,8 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
         _ => {
             let config = a.solver.config(a.dt)?;
             let start = a.initial.load(&ctx, config.solver())?;
+            // Ids a format cannot hold are refused now, not after the run.
+            snapshot::check_writable(a.out.as_deref(), &start)?;
             let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
             run.set_types(start.types)?;
             run
@@ -410,8 +413,8 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
         } else {
             say!("wrote {path}");
         }
-        if let Some(side) = written.side_file {
-            say!("wrote the particle ids to {side} (standard Tipsy has no id field)");
+        for note in written.notes(path) {
+            say!("{note}");
         }
     }
     if interrupt::requested() && outcome.is_ok() {

@@ -20,10 +20,11 @@
 //! every checkpoint's series is listed up to its time.
 
 use super::say;
+use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::hermite::State64;
 use crate::run::schedule::at;
-use crate::run::write_state;
+use crate::run::write_state_as;
 use crate::snapshot::{self, Format, Snapshot};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -243,18 +244,16 @@ impl Series {
     /// Writes one snapshot; the index follows (`flush`) unless it was
     /// rewritten too recently.
     pub fn write(&mut self, snap: &Snapshot, steps: u64, f64s: Option<&State64>) -> Result<()> {
-        let ext = self.format.extension();
-        let name = if self.bonsai_names {
-            format!("snap_{:010.4}-0", snap.time)
-        } else {
-            format!("snap_{:05}.{ext}", self.entries.len())
-        };
+        let name =
+            Naming::bonsai_if(self.bonsai_names).name(self.entries.len(), snap.time, self.format);
         let path = format!("{}/{name}", self.dir);
-        if self.bonsai_names {
-            // No extension to choose the format by: write it directly.
-            snapshot::write_atomic(&path, &self.format.encode(snap))?;
-        } else {
-            write_state(&path, snap, f64s)?;
+        // By the series' format, not the name (Bonsai's names have no
+        // extension); ids and kinds the format lacks go to side files.
+        let written = write_state_as(&path, self.format, snap, f64s)?;
+        if self.entries.is_empty() {
+            for note in written.notes(&path) {
+                say!("{note} (so for every snapshot of the series)");
+            }
         }
         self.entries
             .push(Entry::new(name, snap.time, steps, snap.particles.len()));

@@ -494,6 +494,17 @@ impl HermiteSimulation {
                 "a restored Hermite state needs one id per body".into(),
             ));
         }
+        // Block steps are dt_max / 2^k: a step of 0, below 0 or above
+        // dt_max has no level (`levels` would index past any histogram).
+        if let Some(k) = bodies
+            .iter()
+            .position(|b| !(b.dt > 0.0 && b.dt <= config.dt_max))
+        {
+            return Err(Error::InvalidParameter(format!(
+                "a restored Hermite state: body {k}'s time step {} is not in (0, dt_max = {}]",
+                bodies[k].dt, config.dt_max
+            )));
+        }
         let gpu = HermiteGpu::new(ctx, n, n, config.eps)?;
         let mut sim = Self {
             gpu,

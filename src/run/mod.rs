@@ -150,22 +150,34 @@ impl Readout {
     }
 }
 
-/// Writes a snapshot: in full f64 precision where the integrator holds it
-/// so and the format can carry it (CSV), else in the format's precision.
+/// Writes a snapshot in the format its extension names (see
+/// `write_state_as`).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn write_state(
     path: &str,
     snap: &Snapshot,
     f64s: Option<&State64>,
 ) -> Result<crate::snapshot::Written> {
+    write_state_as(path, crate::snapshot::Format::from_path(path)?, snap, f64s)
+}
+
+/// Writes a snapshot in `format`: in full f64 precision where the
+/// integrator holds it so and the format can carry it (CSV), else in the
+/// format's precision; ids and kinds kept (`snapshot::write_file_as`).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write_state_as(
+    path: &str,
+    format: crate::snapshot::Format,
+    snap: &Snapshot,
+    f64s: Option<&State64>,
+) -> Result<crate::snapshot::Written> {
     use crate::snapshot::{self, Format};
-    match (Format::from_path(path)?, f64s) {
+    match (format, f64s) {
         (Format::Csv, Some(state)) => {
-            let bytes = snapshot::csv::encode_f64(&snap.particles.id, state, snap.time);
-            snapshot::write_atomic(path, &bytes)?;
+            snapshot::write_atomic(path, &snapshot::csv::encode_f64(snap, state))?;
             Ok(snapshot::Written::default())
         }
-        _ => snapshot::write_file(path, snap),
+        _ => snapshot::write_file_as(path, format, snap),
     }
 }
 

@@ -22,42 +22,57 @@ const REQUIRED: [&str; 7] = ["x", "y", "z", "vx", "vy", "vz", "m"];
 /// Encodes a snapshot.
 pub fn encode(snap: &Snapshot) -> Vec<u8> {
     let p = &snap.particles;
+    encode_rows(snap, |s, k| {
+        let (x, v) = (p.pos_mass[k].pos, p.vel[k].vel);
+        let m = p.pos_mass[k].mass;
+        write!(
+            s,
+            "{},{},{},{},{},{},{m}",
+            x[0], x[1], x[2], v[0], v[1], v[2]
+        )
+    })
+}
+
+/// Encodes a state held in f64 (a Hermite integrator's: mass, position,
+/// velocity per particle, input order) with the ids, time and kinds of
+/// `snap`, at full precision: the shortest text that reads back to the
+/// same f64, so nothing is rounded to f32 on the way to the file.
+/// webgrav's own reader takes f32; an f64 reader (pandas, numpy) gets
+/// every bit.
+pub fn encode_f64(snap: &Snapshot, state: &[(f64, [f64; 3], [f64; 3])]) -> Vec<u8> {
+    encode_rows(snap, |s, k| {
+        let (m, x, v) = &state[k];
+        write!(
+            s,
+            "{},{},{},{},{},{},{m}",
+            x[0], x[1], x[2], v[0], v[1], v[2]
+        )
+    })
+}
+
+/// The header and one row per particle of `snap`: its id, the fields
+/// `fields` writes (x … m), the time, and its kind in a `type` column
+/// (Gadget's numbering) where the particles have kinds.
+fn encode_rows(
+    snap: &Snapshot,
+    fields: impl Fn(&mut String, usize) -> std::fmt::Result,
+) -> Vec<u8> {
+    let p = &snap.particles;
     let t = snap.time;
     let types = snap.types.as_ref().filter(|ty| ty.len() == p.len());
-    // A `type` column (Gadget's numbering) where the particles have kinds.
     let mut s = match types {
         Some(_) => format!("{SNAPSHOT_HEADER},type\n"),
         None => format!("{SNAPSHOT_HEADER}\n"),
     };
     for k in 0..p.len() {
-        let (x, v) = (p.pos_mass[k].pos, p.vel[k].vel);
-        let _ = write!(
-            s,
-            "{},{},{},{},{},{},{},{},{t}",
-            p.id[k], x[0], x[1], x[2], v[0], v[1], v[2], p.pos_mass[k].mass
-        );
-        match types {
-            Some(ty) => {
-                let _ = writeln!(s, ",{}", ty[k]);
-            }
-            None => s.push('\n'),
+        // Writing to a String cannot fail.
+        let _ = write!(s, "{},", p.id[k]);
+        let _ = fields(&mut s, k);
+        let _ = write!(s, ",{t}");
+        if let Some(ty) = types {
+            let _ = write!(s, ",{}", ty[k]);
         }
-    }
-    s.into_bytes()
-}
-
-/// Encodes a state held in f64 (a Hermite integrator's) at full precision:
-/// the shortest text that reads back to the same f64, so nothing is
-/// rounded to f32 on the way to the file. webgrav's own reader takes f32;
-/// an f64 reader (pandas, numpy) gets every bit.
-pub fn encode_f64(ids: &[u64], state: &[(f64, [f64; 3], [f64; 3])], time: f64) -> Vec<u8> {
-    let mut s = format!("{SNAPSHOT_HEADER}\n");
-    for (id, (m, x, v)) in ids.iter().zip(state) {
-        let _ = writeln!(
-            s,
-            "{id},{},{},{},{},{},{},{m},{time}",
-            x[0], x[1], x[2], v[0], v[1], v[2]
-        );
+        s.push('\n');
     }
     s.into_bytes()
 }

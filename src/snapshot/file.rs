@@ -24,7 +24,8 @@ fn io_error(path: &str, source: std::io::Error) -> Error {
 /// Reads a snapshot file, the format chosen by its extension or, without
 /// a known one, by its content (Bonsai's and Gadget's files often carry
 /// none). A standard Tipsy file takes its ids from a `.iord` side file
-/// where there is one; a Gadget-2 snapshot of several files is read whole
+/// where there is one, and a Tipsy file the kinds its format cannot record
+/// from a `.webgrav_kind` side file; a Gadget-2 snapshot of several files is read whole
 /// from any of them (`snap_000.0`, `snap_000.1`, …, or `snap_000` for
 /// the set).
 pub fn read_file(path: &str) -> Result<Snapshot> {
@@ -44,16 +45,45 @@ pub fn read_file(path: &str) -> Result<Snapshot> {
     }
     let bytes = read_bounded(path, format)?;
     let mut snap = format.decode(&bytes, path)?;
-    if format == Format::Tipsy {
-        let side = iord::side_path(path);
-        if Path::new(&side).is_file() {
-            let n = snap.particles.len();
-            // A count line and n ids of at most 20 digits.
-            let bytes = read_capped(&side, 32 + 21 * n as u64)?;
-            snap.particles.id = iord::decode(&bytes, n, &side)?;
-        }
+    if format.tipsy_flavor().is_some() {
+        read_side_files(path, &mut snap, tipsy::flavor_of(&bytes))?;
     }
     Ok(snap)
+}
+
+/// Takes a Tipsy file's ids (standard flavour) and kinds from its side
+/// files where they exist. The kinds must agree with what the file itself
+/// records of each particle (`tipsy::recorded_kind`): a side file left
+/// from another snapshot is refused, not applied.
+fn read_side_files(path: &str, snap: &mut Snapshot, flavor: tipsy::Flavor) -> Result<()> {
+    let n = snap.particles.len();
+    let side = iord::side_path(path);
+    if flavor == tipsy::Flavor::Standard && Path::new(&side).is_file() {
+        // A count line and n ids of at most 20 digits.
+        let bytes = read_capped(&side, 32 + 21 * n as u64)?;
+        snap.particles.id = iord::decode(&bytes, n, &side)?;
+    }
+    let side = iord::kinds_path(path);
+    if Path::new(&side).is_file() {
+        // A count line and n one-digit kinds (with CRLF line ends).
+        let bytes = read_capped(&side, 32 + 3 * n as u64)?;
+        let kinds = iord::decode_kinds(&bytes, n, &side)?;
+        let recorded = snap.types.clone().unwrap_or_else(|| vec![1; n]);
+        if let Some(k) = (0..n).find(|&k| tipsy::recorded_kind(flavor, kinds[k]) != recorded[k]) {
+            let name = |t: u8| crate::state::KINDS[t as usize];
+            return Err(Error::BadSnapshot {
+                path: side,
+                problem: format!(
+                    "particle {k} is {} here but {} in {path}: the side file belongs to \
+                     another snapshot (remove it to read {path} alone)",
+                    name(kinds[k]),
+                    name(recorded[k])
+                ),
+            });
+        }
+        snap.types = Some(kinds);
+    }
+    Ok(())
 }
 
 /// The first 32 bytes of a file (fewer if it is shorter).
@@ -216,27 +246,97 @@ pub struct Written {
     /// The side file holding the ids (standard Tipsy with ids other than
     /// 0..N-1).
     pub side_file: Option<String>,
+    /// The side file holding the kinds the format cannot record.
+    pub kinds_file: Option<String>,
+    /// (kind, particles, what the format records them as) for each kind
+    /// the format has no place for.
+    pub unrecorded: Vec<(u8, usize, u8)>,
 }
 
-/// Writes a snapshot file atomically, the format chosen by its extension,
-/// particles in the order given. Standard Tipsy has no id field: ids other
-/// than 0..N-1 go to the `.iord` side file (a side file of an earlier
-/// write is brought up to date rather than left to contradict this one).
-pub fn write_file(path: &str, snap: &Snapshot) -> Result<Written> {
-    let format = Format::from_path(path)?;
-    write_atomic(path, &format.encode(snap))?;
-    let mut written = Written::default();
-    if format == Format::Tipsy {
-        // The ids in the order of the file's records.
-        let ids: Vec<u64> = tipsy::record_order(snap)
+impl Written {
+    /// What a user should be told about the write, one line each: where
+    /// the ids and kinds went that the format itself does not hold.
+    pub fn notes(&self, path: &str) -> Vec<String> {
+        let ids = self.side_file.as_ref().map(|side| {
+            format!("wrote the particle ids to {side} (standard Tipsy has no id field)")
+        });
+        ids.into_iter().chain(self.kinds_note(path)).collect()
+    }
+
+    /// Which kinds the format has no place for and where they went.
+    pub fn kinds_note(&self, path: &str) -> Option<String> {
+        let side = self.kinds_file.as_ref()?;
+        if self.unrecorded.is_empty() {
+            return None;
+        }
+        let name = |t: u8| crate::state::KINDS[t as usize];
+        let what: Vec<String> = self
+            .unrecorded
             .iter()
-            .map(|&k| snap.particles.id[k])
+            .map(|&(t, n, as_)| format!("{n} {} (read there as {})", name(t), name(as_)))
             .collect();
+        Some(format!(
+            "{path}'s format has no kind for {}: their kinds are in {side}, which webgrav \
+             and pynbody read with it",
+            what.join(", ")
+        ))
+    }
+}
+
+/// Writes a snapshot file atomically, the format chosen by its extension
+/// (see `write_file_as`).
+pub fn write_file(path: &str, snap: &Snapshot) -> Result<Written> {
+    write_file_as(path, Format::from_path(path)?, snap)
+}
+
+/// Writes a snapshot file atomically in `format` (names without an
+/// extension, as Bonsai's, included), particles in the order given, ids
+/// and kinds kept: standard Tipsy has no id field, so ids other than
+/// 0..N-1 go to the `.iord` side file; kinds a Tipsy flavour has no record
+/// or id range for go to the `.webgrav_kind` side file. A side file of an
+/// earlier write is brought up to date (or removed) rather than left to
+/// contradict this one. Ids the format cannot hold are refused before
+/// anything is written.
+pub fn write_file_as(path: &str, format: Format, snap: &Snapshot) -> Result<Written> {
+    write_atomic(path, &format.encode(snap)?)?;
+    let mut written = Written::default();
+    let Some(flavor) = format.tipsy_flavor() else {
+        return Ok(written);
+    };
+    // Side files list the particles in the order of the file's records.
+    let order = tipsy::record_order(snap, flavor);
+    if flavor == tipsy::Flavor::Standard {
+        let ids: Vec<u64> = order.iter().map(|&k| snap.particles.id[k]).collect();
         let side = iord::side_path(path);
         if !iord::is_identity(&ids) || Path::new(&side).exists() {
             write_atomic(&side, &iord::encode(&ids))?;
             written.side_file = Some(side);
         }
+    }
+    let side = iord::kinds_path(path);
+    let kinds: Option<Vec<u8>> = snap
+        .types
+        .as_ref()
+        .filter(|t| t.len() == order.len())
+        .map(|t| order.iter().map(|&k| t[k]).collect());
+    match kinds {
+        Some(kinds) => {
+            for t in 0..crate::state::KINDS.len() as u8 {
+                let recorded = tipsy::recorded_kind(flavor, t);
+                let n = kinds.iter().filter(|&&k| k == t).count();
+                if n > 0 && recorded != t {
+                    written.unrecorded.push((t, n, recorded));
+                }
+            }
+            if !written.unrecorded.is_empty() || Path::new(&side).exists() {
+                write_atomic(&side, &iord::encode(&kinds))?;
+                written.kinds_file = Some(side);
+            }
+        }
+        None if Path::new(&side).exists() => {
+            std::fs::remove_file(&side).map_err(|e| io_error(&side, e))?
+        }
+        None => {}
     }
     Ok(written)
 }

@@ -1,6 +1,10 @@
-//! Particle ids of a standard Tipsy file in its `.iord` side file, the
-//! Tipsy tools' and pynbody's ASCII array format: the particle count on the
-//! first line, then one integer per line in file order.
+//! Side files of a Tipsy file in the Tipsy tools' and pynbody's ASCII
+//! array format (the particle count on the first line, then one integer per
+//! line in file order): the ids of a standard Tipsy file in `NAME.iord`,
+//! and the kinds a Tipsy flavour cannot record (disk, bulge and boundary in
+//! standard Tipsy; gas, stars and boundary in Bonsai's) in
+//! `NAME.webgrav_kind`, which pynbody loads as the array `webgrav_kind`
+//! (what `webgrav.Simulation.from_pynbody` reads kinds from).
 
 use super::bad;
 use crate::error::Result;
@@ -11,21 +15,43 @@ pub fn side_path(path: &str) -> String {
     format!("{path}.iord")
 }
 
+/// The kinds side file's name for snapshot `path`.
+pub fn kinds_path(path: &str) -> String {
+    format!("{path}.webgrav_kind")
+}
+
 /// Whether `ids` are simply 0..N-1 (then no side file is needed).
 pub fn is_identity(ids: &[u64]) -> bool {
     ids.iter().enumerate().all(|(k, &id)| id == k as u64)
 }
 
-pub fn encode(ids: &[u64]) -> Vec<u8> {
-    let mut s = format!("{}\n", ids.len());
-    for id in ids {
-        s.push_str(&id.to_string());
+/// The side file of `values` (ids, or kinds as numbers).
+pub fn encode<T: ToString>(values: &[T]) -> Vec<u8> {
+    let mut s = format!("{}\n", values.len());
+    for v in values {
+        s.push_str(&v.to_string());
         s.push('\n');
     }
     s.into_bytes()
 }
 
-/// Parses a side file that must hold `n` ids; `name` appears in errors.
+/// Parses a kinds side file that must hold `n` kinds (Gadget's numbers,
+/// 0 to 5); `name` appears in errors.
+pub fn decode_kinds(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u8>> {
+    decode(bytes, n, name)?
+        .into_iter()
+        .enumerate()
+        .map(|(k, t)| {
+            u8::try_from(t)
+                .ok()
+                .filter(|&t| (t as usize) < crate::state::KINDS.len())
+                .ok_or_else(|| bad(name, format!("particle {k}: kind {t} is not 0 to 5")))
+        })
+        .collect()
+}
+
+/// Parses a side file that must hold `n` ids (or other numbers); `name`
+/// appears in errors.
 pub fn decode(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u64>> {
     let text = std::str::from_utf8(bytes).map_err(|e| bad(name, format!("not text: {e}")))?;
     let mut words = text.split_ascii_whitespace();
@@ -36,7 +62,7 @@ pub fn decode(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u64>> {
     if count != n {
         return Err(bad(
             name,
-            format!("holds {count} ids, the snapshot has {n} particles"),
+            format!("holds {count} values, the snapshot has {n} particles"),
         ));
     }
     let ids: Vec<u64> = words
@@ -44,12 +70,16 @@ pub fn decode(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u64>> {
         .enumerate()
         .map(|(k, w)| {
             // Signed values (as some tools write) are accepted if >= 0.
-            w.parse::<u64>()
-                .map_err(|_| bad(name, format!("id {k}: '{w}' is not a particle id")))
+            w.parse::<u64>().map_err(|_| {
+                bad(
+                    name,
+                    format!("value {k}: '{w}' is not an integer from 0 to 2^64 - 1"),
+                )
+            })
         })
         .collect::<Result<_>>()?;
     if ids.len() != n {
-        return Err(bad(name, format!("{} ids, expected {n}", ids.len())));
+        return Err(bad(name, format!("{} values, expected {n}", ids.len())));
     }
     Ok(ids)
 }

@@ -73,13 +73,32 @@ impl Format {
         }
     }
 
-    /// The snapshot encoded in this format.
-    pub fn encode(self, snap: &Snapshot) -> Vec<u8> {
+    /// The snapshot encoded in this format, or an error where the format
+    /// cannot hold its ids (Bonsai's id ranges) rather than other ids.
+    pub fn encode(self, snap: &Snapshot) -> Result<Vec<u8>> {
         match self {
             Format::Tipsy => tipsy::encode(snap, tipsy::Flavor::Standard),
             Format::TipsyBonsai => tipsy::encode(snap, tipsy::Flavor::Bonsai),
-            Format::Csv => csv::encode(snap),
-            Format::Gadget => gadget::encode(snap),
+            Format::Csv => Ok(csv::encode(snap)),
+            Format::Gadget => Ok(gadget::encode(snap)),
+        }
+    }
+
+    /// Refuses, before any work, a snapshot this format cannot hold as it
+    /// is (ids beyond Bonsai's ranges); what `encode` would refuse.
+    pub fn check(self, snap: &Snapshot) -> Result<()> {
+        match self {
+            Format::TipsyBonsai => tipsy::check_bonsai_ids(snap),
+            _ => Ok(()),
+        }
+    }
+
+    /// The Tipsy flavour this format writes (`None`: not Tipsy).
+    pub fn tipsy_flavor(self) -> Option<tipsy::Flavor> {
+        match self {
+            Format::Tipsy => Some(tipsy::Flavor::Standard),
+            Format::TipsyBonsai => Some(tipsy::Flavor::Bonsai),
+            _ => None,
         }
     }
 
@@ -124,6 +143,15 @@ impl Format {
     }
 }
 
+/// Refuses, before a run, an output `path` (if any) whose format cannot
+/// hold `snap`'s ids and kinds (which a run does not change).
+pub fn check_writable(path: Option<&str>, snap: &Snapshot) -> Result<()> {
+    match path {
+        Some(path) => Format::from_path(path)?.check(snap),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn bad(name: &str, problem: impl Into<String>) -> Error {
     Error::BadSnapshot {
         path: name.to_string(),
@@ -140,5 +168,5 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
 #[cfg(not(target_arch = "wasm32"))]
 pub use file::{
     check_output, hold_writes, read_file, remove_pending_temporaries, write_atomic, write_file,
-    Written,
+    write_file_as, Written,
 };

@@ -6,7 +6,7 @@
 //! order is recognised from `ndim == 3`), and both flavours are written.
 
 use super::{bad, checked, Snapshot};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::Particles;
 
@@ -25,25 +25,94 @@ const BONSAI_VERSION: i32 = 2;
 pub const BONSAI_BULGE_ID: u64 = 2_000_000_000_000_000_000;
 pub const BONSAI_DARK_ID: u64 = 3_000_000_000_000_000_000;
 
-/// Whether a particle of (Gadget-numbered) `kind` goes into a dark record:
-/// gas (written as collisionless) and halo; everything else is a star.
-fn is_dark(kind: u8) -> bool {
-    kind <= 1
+/// The records of a Tipsy file, in the order the format stores them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Gas,
+    Dark,
+    Star,
+}
+
+/// The record a particle of (Gadget-numbered) `kind` is written in. Standard
+/// Tipsy has records for gas, dark matter and stars; Bonsai's flavour only
+/// dark and star records (Bonsai reads every record after the dark ones as
+/// a star, so a gas record would be misread): gas goes with the halo.
+fn record(flavor: Flavor, kind: u8) -> Kind {
+    match (flavor, kind) {
+        (Flavor::Standard, 0) => Kind::Gas,
+        (_, 0 | 1) => Kind::Dark,
+        _ => Kind::Star,
+    }
+}
+
+/// The kind a file of `flavor` itself records for a particle of `kind`,
+/// as `decode` reads it back: standard Tipsy knows gas, dark matter and
+/// stars by record (0, 1, 4); Bonsai knows dark matter, bulge and disk by
+/// id range (1, 3, 2). Where it differs from `kind`, only a side file
+/// (`file::write_file`) keeps the kind.
+pub fn recorded_kind(flavor: Flavor, kind: u8) -> u8 {
+    match (flavor, record(flavor, kind)) {
+        (_, Kind::Gas) => 0,
+        (_, Kind::Dark) => 1,
+        (Flavor::Standard, Kind::Star) => 4,
+        (Flavor::Bonsai, Kind::Star) if kind == 3 => 3,
+        (Flavor::Bonsai, Kind::Star) => 2,
+    }
 }
 
 /// The file order of a snapshot's particles: without types, as given (all
-/// dark records); with types, the dark records (gas, halo) first, then the
-/// stars, each in input order, as Tipsy's layout demands.
-pub fn record_order(snap: &Snapshot) -> Vec<usize> {
+/// dark records); with types, the gas records, then the dark records, then
+/// the stars, each in input order, as Tipsy's layout demands.
+pub fn record_order(snap: &Snapshot, flavor: Flavor) -> Vec<usize> {
     let n = snap.particles.len();
     match &snap.types {
-        Some(t) if t.len() == n => {
-            let mut order: Vec<usize> = (0..n).filter(|&k| is_dark(t[k])).collect();
-            order.extend((0..n).filter(|&k| !is_dark(t[k])));
-            order
-        }
+        Some(t) if t.len() == n => [Kind::Gas, Kind::Dark, Kind::Star]
+            .iter()
+            .flat_map(|&r| (0..n).filter(move |&k| record(flavor, t[k]) == r))
+            .collect(),
         _ => (0..n).collect(),
     }
+}
+
+/// The id range Bonsai gives a particle of `kind` (`None`: untyped, written
+/// as before with its own id) and the largest id that fits in it: Bonsai
+/// tells disk (ids below 2e18), bulge (2e18…) and dark matter (3e18…)
+/// apart by id alone, so an id beyond its range would read back as another
+/// particle of another kind.
+fn bonsai_range(kind: Option<u8>) -> (u64, u64) {
+    match kind {
+        Some(0 | 1) => (BONSAI_DARK_ID, u64::MAX - BONSAI_DARK_ID),
+        Some(3) => (BONSAI_BULGE_ID, BONSAI_DARK_ID - BONSAI_BULGE_ID - 1),
+        _ => (0, BONSAI_BULGE_ID - 1),
+    }
+}
+
+/// Refuses, naming the first such particle, a snapshot whose ids Bonsai's
+/// id ranges cannot hold (see `bonsai_range`).
+pub fn check_bonsai_ids(snap: &Snapshot) -> Result<()> {
+    let types = snap
+        .types
+        .as_ref()
+        .filter(|t| t.len() == snap.particles.len());
+    for (k, &id) in snap.particles.id.iter().enumerate() {
+        let kind = types.map(|t| t[k]);
+        let (_, max) = bonsai_range(kind);
+        if id > max {
+            let what = kind.map_or("untyped".to_string(), |t| {
+                crate::state::KINDS
+                    .get(t as usize)
+                    .unwrap_or(&"?")
+                    .to_string()
+            });
+            return Err(Error::InvalidParameter(format!(
+                "particle {k} (id {id}, {what}) cannot be written to Bonsai's format: Bonsai tells \
+                 disk, bulge and dark matter apart by id (disk below 2e18, bulge 2e18 + id, dark \
+                 matter 3e18 + id), so a {what} particle's id must be at most {max}; .gadget, \
+                 .csv and .tipsy (ids in its .iord side file) keep any id"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Which Tipsy variant to write.
@@ -139,6 +208,20 @@ pub fn announced_len(head: &[u8]) -> Option<u64> {
                 + DARK_BYTES * h.ndark as u64
                 + STAR_BYTES * h.nstar as u64
         })
+}
+
+/// The flavour of a Tipsy file by its first 32 bytes: Bonsai's is
+/// little-endian with version 2 in its pad word.
+pub fn flavor_of(head: &[u8]) -> Flavor {
+    let little = head.len() >= HEADER_BYTES && header(head, Endian::Little).ndim == 3;
+    let version = head
+        .get(28..32)
+        .map(|w| i32::from_le_bytes(w.try_into().expect("4 bytes")));
+    if little && version == Some(BONSAI_VERSION) {
+        Flavor::Bonsai
+    } else {
+        Flavor::Standard
+    }
 }
 
 /// Parses a Tipsy file; `name` appears in error messages.
@@ -333,18 +416,17 @@ fn map_bonsai_ids(snap: &mut Snapshot, nsph: usize, ndark: usize) {
     snap.types = Some(types);
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Gas,
-    Dark,
-    Star,
-}
-
-/// Encodes all particles as dark-matter records.
-pub fn encode(snap: &Snapshot, flavor: Flavor) -> Vec<u8> {
+/// Encodes a snapshot: untyped particles as dark-matter records; typed
+/// ones in the records of their kind (`record`), with Bonsai's id ranges
+/// in its flavour. Refuses ids that Bonsai's ranges cannot hold
+/// (`check_bonsai_ids`) rather than change them.
+pub fn encode(snap: &Snapshot, flavor: Flavor) -> Result<Vec<u8>> {
+    if flavor == Flavor::Bonsai {
+        check_bonsai_ids(snap)?;
+    }
     let p = &snap.particles;
     let n = p.len();
-    let mut out = Vec::with_capacity(HEADER_BYTES + n * STAR_BYTES as usize);
+    let mut out = Vec::with_capacity(HEADER_BYTES + n * GAS_BYTES as usize);
     let endian = match flavor {
         Flavor::Standard => Endian::Big,
         Flavor::Bonsai => Endian::Little,
@@ -362,42 +444,43 @@ pub fn encode(snap: &Snapshot, flavor: Flavor) -> Vec<u8> {
     } else {
         0
     };
-    let order = record_order(snap);
-    let ndark = match &snap.types {
-        Some(t) if t.len() == n => t.iter().filter(|&&k| is_dark(k)).count(),
-        _ => n,
-    };
-    let nstar = n - ndark;
-    for word in [n as i32, 3, 0, ndark as i32, nstar as i32, version] {
+    let kind = |k: usize| snap.types.as_ref().filter(|t| t.len() == n).map(|t| t[k]);
+    let rec = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
+    let count = |r: Kind| (0..n).filter(|&k| rec(k) == r).count() as i32;
+    let (nsph, ndark, nstar) = (count(Kind::Gas), count(Kind::Dark), count(Kind::Star));
+    for word in [n as i32, 3, nsph, ndark, nstar, version] {
         put(&mut out, &word.to_le_bytes());
     }
-    let kind = |k: usize| snap.types.as_ref().map_or(1, |t| t[k]);
-    for (slot, &k) in order.iter().enumerate() {
+    for k in record_order(snap, flavor) {
         put(&mut out, &p.pos_mass[k].mass.to_le_bytes());
         for x in p.pos_mass[k].pos.iter().chain(&p.vel[k].vel) {
             put(&mut out, &x.to_le_bytes());
         }
-        if slot >= ndark {
+        let phi = snap.potential.as_ref().map_or(0.0, |v| v[k]);
+        match rec(k) {
+            // A gas record's rho, temp, hsmooth and metals (webgrav's gas
+            // is collisionless: none of them), then phi.
+            Kind::Gas => [0.0, 0.0, 0.0, 0.0, phi]
+                .iter()
+                .for_each(|x: &f32| put(&mut out, &x.to_le_bytes())),
             // A star record's metals and formation time.
-            put(&mut out, &0f32.to_le_bytes());
-            put(&mut out, &0f32.to_le_bytes());
+            Kind::Star => [0f32; 2]
+                .iter()
+                .for_each(|x| put(&mut out, &x.to_le_bytes())),
+            Kind::Dark => {}
         }
-        match flavor {
-            Flavor::Standard => {
-                let phi = snap.potential.as_ref().map_or(0.0, |v| v[k]);
+        match (flavor, rec(k)) {
+            (_, Kind::Gas) => {}
+            (Flavor::Standard, _) => {
                 put(&mut out, &snap.softening.to_le_bytes());
                 put(&mut out, &phi.to_le_bytes());
             }
-            Flavor::Bonsai => {
-                let base = match (&snap.types, kind(k)) {
-                    (None, _) => 0,
-                    (Some(_), 1) => BONSAI_DARK_ID,
-                    (Some(_), 3) => BONSAI_BULGE_ID,
-                    _ => 0,
-                };
-                out.extend_from_slice(&(p.id[k] + base).to_le_bytes());
+            (Flavor::Bonsai, _) => {
+                // In range: checked above.
+                let (base, _) = bonsai_range(kind(k));
+                out.extend_from_slice(&(base + p.id[k]).to_le_bytes());
             }
         }
     }
-    out
+    Ok(out)
 }

@@ -807,7 +807,7 @@ impl WebApp {
             let out = js_sys::Object::new();
             set(&out, "time", snap.time);
             set(&out, "n", snap.particles.len() as f64);
-            let bytes = js_sys::Uint8Array::from(fmt.encode(&snap).as_slice());
+            let bytes = js_sys::Uint8Array::from(fmt.encode(&snap).map_err(js_err)?.as_slice());
             set(&out, "bytes", bytes);
             Ok(out.into())
         })

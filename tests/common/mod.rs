@@ -11,6 +11,19 @@ pub fn gpu() -> GpuContext {
         .expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")
 }
 
+/// Runs the CLI with `args`: (success, stdout, stderr).
+pub fn webgrav(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .output()
+        .expect("run webgrav");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A small disk galaxy for the galaxy tests: a third of the mass in the
 /// disk (M = R_d = 1, z₀ = 0.1, Q = 1.5, axisymmetric for a rotation), an
 /// NFW halo of 2 and a Hernquist bulge of 0.1.
@@ -38,4 +51,5 @@ pub fn text(b: &[u8]) -> String {
 }
 
 pub mod cases;
+pub mod fuzz;
 pub mod shaders;
