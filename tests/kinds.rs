@@ -280,3 +280,21 @@ fn analyze_bounds_the_profile_bins() {
     let (ok, _, stderr) = webgrav(&["analyze", &input, "--profile-csv", &csv, "--bins", "10000"]);
     assert!(ok, "{stderr}");
 }
+
+// The page exports its run with the kinds of its particles (a galaxy's
+// components, a file's kinds), which a read-out does not carry: the
+// component tags it draws with give them back, as the model's files have
+// them; mass shells are no kinds.
+#[test]
+fn the_pages_components_are_the_files_kinds() {
+    use webgrav::render::components::ComponentTags;
+    for model in [Model::DiskGalaxy, Model::GalaxyMerger] {
+        let t = model.generate_tagged(2000, 3).unwrap();
+        assert_eq!(ComponentTags::of_model(&t).kinds(), t.types(), "{model:?}");
+    }
+    let snap = every_kind(30);
+    let tags = ComponentTags::of_kinds(snap.types.as_deref(), &snap.particles.pos_mass);
+    assert_eq!(tags.kinds(), snap.types);
+    let plummer = Model::Plummer.generate_tagged(100, 1).unwrap();
+    assert_eq!(ComponentTags::of_model(&plummer).kinds(), None);
+}

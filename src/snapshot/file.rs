@@ -269,16 +269,10 @@ impl Written {
         if self.unrecorded.is_empty() {
             return None;
         }
-        let name = |t: u8| crate::state::KINDS[t as usize];
-        let what: Vec<String> = self
-            .unrecorded
-            .iter()
-            .map(|&(t, n, as_)| format!("{n} {} (read there as {})", name(t), name(as_)))
-            .collect();
         Some(format!(
             "{path}'s format has no kind for {}: their kinds are in {side}, which webgrav \
              and pynbody read with it",
-            what.join(", ")
+            tipsy::describe_unrecorded(&self.unrecorded)
         ))
     }
 }
@@ -321,13 +315,7 @@ pub fn write_file_as(path: &str, format: Format, snap: &Snapshot) -> Result<Writ
         .map(|t| order.iter().map(|&k| t[k]).collect());
     match kinds {
         Some(kinds) => {
-            for t in 0..crate::state::KINDS.len() as u8 {
-                let recorded = tipsy::recorded_kind(flavor, t);
-                let n = kinds.iter().filter(|&&k| k == t).count();
-                if n > 0 && recorded != t {
-                    written.unrecorded.push((t, n, recorded));
-                }
-            }
+            written.unrecorded = tipsy::unrecorded(snap, flavor);
             if !written.unrecorded.is_empty() || Path::new(&side).exists() {
                 write_atomic(&side, &iord::encode(&kinds))?;
                 written.kinds_file = Some(side);
