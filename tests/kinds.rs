@@ -298,3 +298,25 @@ fn the_pages_components_are_the_files_kinds() {
     let plummer = Model::Plummer.generate_tagged(100, 1).unwrap();
     assert_eq!(ComponentTags::of_model(&plummer).kinds(), None);
 }
+
+// The page's player takes a Tipsy file's side files dropped with it: the
+// frame has its ids and kinds (before, the side files made the series
+// unreadable), and a side file of another snapshot is refused.
+#[test]
+fn a_series_takes_tipsy_side_files() {
+    use webgrav::app::series::Series;
+    let snap = every_kind(60);
+    let path = tmp("frame.tipsy");
+    snapshot::write_file(&path, &snap).unwrap();
+    let file = |suffix: &str| {
+        let name = format!("frame.tipsy{suffix}");
+        (name, std::fs::read(format!("{path}{suffix}")).unwrap())
+    };
+    let files = vec![file(""), file(".iord"), file(".webgrav_kind")];
+    let series = Series::open(files.clone()).unwrap();
+    assert_eq!(series.frames().len(), 1);
+    assert_eq!(by_id(&series.snapshot(0).unwrap()), by_id(&snap));
+    let mut other = files;
+    other[2].1 = snapshot::iord::encode(&[4u8; 60]);
+    assert!(Series::open(other).is_err());
+}
