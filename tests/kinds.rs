@@ -280,3 +280,43 @@ fn analyze_bounds_the_profile_bins() {
     let (ok, _, stderr) = webgrav(&["analyze", &input, "--profile-csv", &csv, "--bins", "10000"]);
     assert!(ok, "{stderr}");
 }
+
+// The page exports its run with the kinds of its particles (a galaxy's
+// components, a file's kinds), which a read-out does not carry: the
+// component tags it draws with give them back, as the model's files have
+// them; mass shells are no kinds.
+#[test]
+fn the_pages_components_are_the_files_kinds() {
+    use webgrav::render::components::ComponentTags;
+    for model in [Model::DiskGalaxy, Model::GalaxyMerger] {
+        let t = model.generate_tagged(2000, 3).unwrap();
+        assert_eq!(ComponentTags::of_model(&t).kinds(), t.types(), "{model:?}");
+    }
+    let snap = every_kind(30);
+    let tags = ComponentTags::of_kinds(snap.types.as_deref(), &snap.particles.pos_mass);
+    assert_eq!(tags.kinds(), snap.types);
+    let plummer = Model::Plummer.generate_tagged(100, 1).unwrap();
+    assert_eq!(ComponentTags::of_model(&plummer).kinds(), None);
+}
+
+// The page's player takes a Tipsy file's side files dropped with it: the
+// frame has its ids and kinds (before, the side files made the series
+// unreadable), and a side file of another snapshot is refused.
+#[test]
+fn a_series_takes_tipsy_side_files() {
+    use webgrav::app::series::Series;
+    let snap = every_kind(60);
+    let path = tmp("frame.tipsy");
+    snapshot::write_file(&path, &snap).unwrap();
+    let file = |suffix: &str| {
+        let name = format!("frame.tipsy{suffix}");
+        (name, std::fs::read(format!("{path}{suffix}")).unwrap())
+    };
+    let files = vec![file(""), file(".iord"), file(".webgrav_kind")];
+    let series = Series::open(files.clone()).unwrap();
+    assert_eq!(series.frames().len(), 1);
+    assert_eq!(by_id(&series.snapshot(0).unwrap()), by_id(&snap));
+    let mut other = files;
+    other[2].1 = snapshot::iord::encode(&[4u8; 60]);
+    assert!(Series::open(other).is_err());
+}

@@ -187,6 +187,7 @@ const Controls = {
     try {
       const r = await W.app.export(format);
       download(new Blob([r.bytes], { type: "application/octet-stream" }), `${fileStem(r.time)}.${format}`);
+      if (r.note) W.message(`Exported: ${r.note}`);
     } catch (e) {
       W.message(`Export failed: ${errorText(e)}`);
     }

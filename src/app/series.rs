@@ -3,8 +3,10 @@
 //! told apart by name or content (Bonsai names its files
 //! `snap_0000.1250-0`, without extension); a series index (`index.json`,
 //! as `webgrav run --snap-every` writes it) among them gives the times in
-//! full precision. Frames keep their bytes and are decoded when shown,
-//! so a long series costs its file sizes, not its decoded particles.
+//! full precision, and a Tipsy file's side files among them (`.iord`,
+//! `.webgrav_kind`) its ids and kinds. Frames keep their bytes and are
+//! decoded when shown, so a long series costs its file sizes, not its
+//! decoded particles.
 
 use crate::error::{Error, Result};
 use crate::snapshot::{Format, Snapshot};
@@ -80,6 +82,23 @@ pub struct Frame {
     pub n: usize,
     format: Format,
     bytes: Vec<u8>,
+    /// A Tipsy file's side files given with it (`NAME.iord`,
+    /// `NAME.webgrav_kind`).
+    ids: Option<Vec<u8>>,
+    kinds: Option<Vec<u8>>,
+}
+
+impl Frame {
+    /// The frame's file decoded, with its side files.
+    fn decode(&self) -> Result<Snapshot> {
+        let mut snap = self.format.decode(&self.bytes, &self.name)?;
+        if self.format.tipsy_flavor().is_some() {
+            let flavor = crate::snapshot::tipsy::flavor_of(&self.bytes);
+            let (ids, kinds) = (self.ids.as_deref(), self.kinds.as_deref());
+            crate::snapshot::iord::apply(&mut snap, flavor, &self.name, ids, kinds)?;
+        }
+        Ok(snap)
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -151,21 +170,40 @@ impl Series {
     pub fn open(files: Vec<(String, Vec<u8>)>) -> Result<Series> {
         let mut times = Vec::new();
         let mut frames = Vec::new();
+        // Side files of Tipsy files: (the snapshot's name, ids?, bytes).
+        let mut sides = Vec::new();
         for (name, bytes) in files {
             let base = name.rsplit(['/', '\\']).next().unwrap_or(&name).to_string();
             if base == INDEX_NAME {
                 times = index_times(&String::from_utf8_lossy(&bytes), &name)?;
                 continue;
             }
-            let format = format_of(&name, &bytes)?;
-            let snap = format.decode(&bytes, &name)?;
+            if let Some(of) = base.strip_suffix(".iord") {
+                sides.push((of.to_string(), true, bytes));
+                continue;
+            }
+            if let Some(of) = base.strip_suffix(".webgrav_kind") {
+                sides.push((of.to_string(), false, bytes));
+                continue;
+            }
             frames.push(Frame {
                 name: base,
-                time: snap.time,
-                n: snap.particles.len(),
-                format,
+                time: 0.0,
+                n: 0,
+                format: format_of(&name, &bytes)?,
                 bytes,
+                ids: None,
+                kinds: None,
             });
+        }
+        for (of, ids, bytes) in sides {
+            if let Some(f) = frames.iter_mut().find(|f| f.name == of) {
+                *(if ids { &mut f.ids } else { &mut f.kinds }) = Some(bytes);
+            }
+        }
+        for f in &mut frames {
+            let snap = f.decode()?;
+            (f.time, f.n) = (snap.time, snap.particles.len());
         }
         if frames.is_empty() {
             return Err(Error::InvalidParameter(
@@ -190,7 +228,7 @@ impl Series {
         let f = self.frames.get(k).ok_or_else(|| {
             Error::InvalidParameter(format!("no frame {k} in a series of {}", self.frames.len()))
         })?;
-        let mut snap = f.format.decode(&f.bytes, &f.name)?;
+        let mut snap = f.decode()?;
         snap.time = f.time;
         Ok(snap)
     }

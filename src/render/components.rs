@@ -9,7 +9,7 @@
 
 use super::MAX_TAGS;
 use crate::gpu::layout::{PosMass, TagStyle};
-use crate::state::{Tagged, KINDS};
+use crate::state::{kinds_of_components, Tagged, KINDS};
 
 /// Light per unit mass of dark matter against stars' 1: a faint haze that
 /// shows the halo's extent without drowning the stars it holds (a halo
@@ -135,6 +135,12 @@ impl ComponentTags {
             },
             None => Self::shells(pos_mass),
         }
+    }
+
+    /// The kind of each particle (Gadget-2's numbering, what files carry)
+    /// where the tags are components; `None` for mass shells.
+    pub fn kinds(&self) -> Option<Vec<u8>> {
+        (!self.by_shells).then(|| kinds_of_components(&self.tags, &self.names))
     }
 
     /// The quarter of the mass, by radius, each particle starts in.

@@ -56,34 +56,18 @@ pub fn read_file(path: &str) -> Result<Snapshot> {
 /// records of each particle (`tipsy::recorded_kind`): a side file left
 /// from another snapshot is refused, not applied.
 fn read_side_files(path: &str, snap: &mut Snapshot, flavor: tipsy::Flavor) -> Result<()> {
-    let n = snap.particles.len();
-    let side = iord::side_path(path);
-    if flavor == tipsy::Flavor::Standard && Path::new(&side).is_file() {
-        // A count line and n ids of at most 20 digits.
-        let bytes = read_capped(&side, 32 + 21 * n as u64)?;
-        snap.particles.id = iord::decode(&bytes, n, &side)?;
-    }
-    let side = iord::kinds_path(path);
-    if Path::new(&side).is_file() {
-        // A count line and n one-digit kinds (with CRLF line ends).
-        let bytes = read_capped(&side, 32 + 3 * n as u64)?;
-        let kinds = iord::decode_kinds(&bytes, n, &side)?;
-        let recorded = snap.types.clone().unwrap_or_else(|| vec![1; n]);
-        if let Some(k) = (0..n).find(|&k| tipsy::recorded_kind(flavor, kinds[k]) != recorded[k]) {
-            let name = |t: u8| crate::state::KINDS[t as usize];
-            return Err(Error::BadSnapshot {
-                path: side,
-                problem: format!(
-                    "particle {k} is {} here but {} in {path}: the side file belongs to \
-                     another snapshot (remove it to read {path} alone)",
-                    name(kinds[k]),
-                    name(recorded[k])
-                ),
-            });
+    let n = snap.particles.len() as u64;
+    let read = |side: String, cap: u64| -> Result<Option<Vec<u8>>> {
+        match Path::new(&side).is_file() {
+            true => read_capped(&side, cap).map(Some),
+            false => Ok(None),
         }
-        snap.types = Some(kinds);
-    }
-    Ok(())
+    };
+    // A count line and n ids of at most 20 digits; n one-digit kinds
+    // (with CRLF line ends).
+    let ids = read(iord::side_path(path), 32 + 21 * n)?;
+    let kinds = read(iord::kinds_path(path), 32 + 3 * n)?;
+    iord::apply(snap, flavor, path, ids.as_deref(), kinds.as_deref())
 }
 
 /// The first 32 bytes of a file (fewer if it is shorter).
@@ -269,16 +253,10 @@ impl Written {
         if self.unrecorded.is_empty() {
             return None;
         }
-        let name = |t: u8| crate::state::KINDS[t as usize];
-        let what: Vec<String> = self
-            .unrecorded
-            .iter()
-            .map(|&(t, n, as_)| format!("{n} {} (read there as {})", name(t), name(as_)))
-            .collect();
         Some(format!(
             "{path}'s format has no kind for {}: their kinds are in {side}, which webgrav \
              and pynbody read with it",
-            what.join(", ")
+            tipsy::describe_unrecorded(&self.unrecorded)
         ))
     }
 }
@@ -321,13 +299,7 @@ pub fn write_file_as(path: &str, format: Format, snap: &Snapshot) -> Result<Writ
         .map(|t| order.iter().map(|&k| t[k]).collect());
     match kinds {
         Some(kinds) => {
-            for t in 0..crate::state::KINDS.len() as u8 {
-                let recorded = tipsy::recorded_kind(flavor, t);
-                let n = kinds.iter().filter(|&&k| k == t).count();
-                if n > 0 && recorded != t {
-                    written.unrecorded.push((t, n, recorded));
-                }
-            }
+            written.unrecorded = tipsy::unrecorded(snap, flavor);
             if !written.unrecorded.is_empty() || Path::new(&side).exists() {
                 write_atomic(&side, &iord::encode(&kinds))?;
                 written.kinds_file = Some(side);

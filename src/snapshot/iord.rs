@@ -6,7 +6,8 @@
 //! `NAME.webgrav_kind`, which pynbody loads as the array `webgrav_kind`
 //! (what `webgrav.Simulation.from_pynbody` reads kinds from).
 
-use super::bad;
+use super::tipsy::{self, Flavor};
+use super::{bad, Snapshot};
 use crate::error::Result;
 
 /// The side file's name for snapshot `path` (`run.tipsy` → `run.tipsy.iord`,
@@ -82,4 +83,42 @@ pub fn decode(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u64>> {
         return Err(bad(name, format!("{} values, expected {n}", ids.len())));
     }
     Ok(ids)
+}
+
+/// Applies the side files of the Tipsy snapshot `path` (their bytes where
+/// present): the ids (a standard file's; Bonsai's hold their own) and the
+/// kinds, which must agree with what the file itself records of each
+/// particle (`tipsy::recorded_kind`): a side file left from another
+/// snapshot is refused, not applied.
+pub fn apply(
+    snap: &mut Snapshot,
+    flavor: Flavor,
+    path: &str,
+    ids: Option<&[u8]>,
+    kinds: Option<&[u8]>,
+) -> Result<()> {
+    let n = snap.particles.len();
+    if let (Flavor::Standard, Some(bytes)) = (flavor, ids) {
+        snap.particles.id = decode(bytes, n, &side_path(path))?;
+    }
+    let Some(bytes) = kinds else {
+        return Ok(());
+    };
+    let side = kinds_path(path);
+    let kinds = decode_kinds(bytes, n, &side)?;
+    let recorded = snap.types.clone().unwrap_or_else(|| vec![1; n]);
+    if let Some(k) = (0..n).find(|&k| tipsy::recorded_kind(flavor, kinds[k]) != recorded[k]) {
+        let name = |t: u8| crate::state::KINDS[t as usize];
+        return Err(bad(
+            &side,
+            format!(
+                "particle {k} is {} here but {} in {path}: the side file belongs to another \
+                 snapshot (remove it to read {path} alone)",
+                name(kinds[k]),
+                name(recorded[k])
+            ),
+        ));
+    }
+    snap.types = Some(kinds);
+    Ok(())
 }

@@ -60,6 +60,37 @@ pub fn recorded_kind(flavor: Flavor, kind: u8) -> u8 {
     }
 }
 
+/// (kind, particles, what the file records them as) for each kind of
+/// `snap` that a file of `flavor` has no record or id range for.
+pub fn unrecorded(snap: &Snapshot, flavor: Flavor) -> Vec<(u8, usize, u8)> {
+    let Some(types) = snap
+        .types
+        .as_ref()
+        .filter(|t| t.len() == snap.particles.len())
+    else {
+        return Vec::new();
+    };
+    (0..crate::state::KINDS.len() as u8)
+        .map(|t| {
+            (
+                t,
+                types.iter().filter(|&&k| k == t).count(),
+                recorded_kind(flavor, t),
+            )
+        })
+        .filter(|&(t, n, recorded)| n > 0 && recorded != t)
+        .collect()
+}
+
+/// `unrecorded`'s list in words: "200 disk (read as stars), …".
+pub fn describe_unrecorded(list: &[(u8, usize, u8)]) -> String {
+    let name = |t: u8| crate::state::KINDS[t as usize];
+    list.iter()
+        .map(|&(t, n, as_)| format!("{n} {} (read as {})", name(t), name(as_)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The file order of a snapshot's particles: without types, as given (all
 /// dark records); with types, the gas records, then the dark records, then
 /// the stars, each in input order, as Tipsy's layout demands.

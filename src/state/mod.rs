@@ -11,5 +11,5 @@ pub mod rng;
 pub mod stats;
 
 pub use diagnostics::Diagnostics;
-pub use model::{Model, ModelParams, Tagged, KINDS};
+pub use model::{kinds_of_components, Model, ModelParams, Tagged, KINDS};
 pub use particles::{GpuParticles, Particles};

@@ -85,22 +85,31 @@ impl Tagged {
         if self.components.len() < 2 {
             return None;
         }
-        let kind_of = |name: &str| -> u8 {
-            if name.ends_with("halo") {
-                1
-            } else if name.ends_with("disk") {
-                2
-            } else if name.ends_with("bulge") {
-                3
-            } else if name.ends_with("black hole") {
-                5
-            } else {
-                4
-            }
-        };
-        let kinds: Vec<u8> = self.components.iter().map(|c| kind_of(c)).collect();
-        Some(self.tags.iter().map(|&t| kinds[t as usize]).collect())
+        Some(kinds_of_components(&self.tags, &self.components))
     }
+}
+
+/// The kind (Gadget-2's numbering) of each particle whose component is
+/// `components[tags[k]]`: 1 halo, 2 disk, 3 bulge, 5 black hole, 4 any
+/// other stellar component (a file's own kind names map to themselves).
+pub fn kinds_of_components(tags: &[u32], components: &[String]) -> Vec<u8> {
+    let kind_of = |name: &str| -> u8 {
+        if let Some(k) = KINDS.iter().position(|&k| k == name) {
+            k as u8
+        } else if name.ends_with("halo") {
+            1
+        } else if name.ends_with("disk") {
+            2
+        } else if name.ends_with("bulge") {
+            3
+        } else if name.ends_with("black hole") {
+            5
+        } else {
+            4
+        }
+    };
+    let kinds: Vec<u8> = components.iter().map(|c| kind_of(c)).collect();
+    tags.iter().map(|&t| kinds[t as usize]).collect()
 }
 
 impl From<Realization> for Tagged {

@@ -804,9 +804,29 @@ impl WebApp {
             } else {
                 read(&state).await?.0.snapshot
             };
+            // The kinds of the run's particles (a galaxy's components, a
+            // file's kinds), which the read-out does not carry.
+            let mut snap = snap;
+            if snap.types.is_none() {
+                let kinds = state.borrow().components.kinds();
+                snap.types = kinds.filter(|k| k.len() == snap.particles.len());
+            }
             let out = js_sys::Object::new();
             set(&out, "time", snap.time);
             set(&out, "n", snap.particles.len() as f64);
+            // A download is one file: the kinds a Tipsy flavour has no
+            // place for cannot go to a side file, so the page says so.
+            if let Some(flavor) = fmt.tipsy_flavor() {
+                let lost = crate::snapshot::tipsy::unrecorded(&snap, flavor);
+                if !lost.is_empty() {
+                    let note = format!(
+                        "this {} file has no kind for {}; a CSV export keeps every kind",
+                        fmt.extension(),
+                        crate::snapshot::tipsy::describe_unrecorded(&lost)
+                    );
+                    set(&out, "note", note.as_str());
+                }
+            }
             let bytes = js_sys::Uint8Array::from(fmt.encode(&snap).map_err(js_err)?.as_slice());
             set(&out, "bytes", bytes);
             Ok(out.into())
