@@ -122,6 +122,29 @@ fn bonsai_refuses_ids_its_ranges_cannot_hold() {
     let (ok, _, stderr) = webgrav(&["run", "--in", &input, "--t-end", "1", "--out", &path]);
     assert!(!ok && stderr.contains("particle 3"), "{stderr}");
     assert!(!stderr.contains("from t = 0"), "the run started: {stderr}");
+    // And so does a run resumed from a checkpoint of such particles.
+    let ckpt = tmp("big-ids.ckpt");
+    let (ok, _, stderr) = webgrav(&[
+        "run",
+        "--in",
+        &input,
+        "--solver",
+        "direct",
+        "--dt",
+        "0.0078125",
+        "--t-end",
+        "0.265625",
+        "--checkpoint",
+        &ckpt,
+        "--checkpoint-every",
+        "0.0078125",
+    ]);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = webgrav(&[
+        "run", "--resume", &ckpt, "--t-end", "0.28125", "--out", &path,
+    ]);
+    assert!(!ok && stderr.contains("particle 3"), "{stderr}");
+    assert!(!stderr.contains("resumed"), "the run started: {stderr}");
     for (id, kind) in [
         (1_999_999_999_999_999_999, None),
         (999_999_999_999_999_999, Some(3)),

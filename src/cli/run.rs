@@ -333,6 +333,10 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
         Some(path) => Some(Checkpoint::decode(&checkpoint::read_file(path)?, path)?),
         None => None,
     };
+    if let Some(c) = &resumed {
+        // Ids the --out format cannot hold are refused now, not after the run.
+        snapshot::check_writable(a.out.as_deref(), &c.ids, c.types.as_deref())?;
+    }
     let mut series = match a.snap_every > 0.0 {
         true => Some(Series::open(
             &a.snap_dir,
@@ -359,7 +363,11 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
             let config = a.solver.config(a.dt)?;
             let start = a.initial.load(&ctx, config.solver())?;
             // Ids a format cannot hold are refused now, not after the run.
-            snapshot::check_writable(a.out.as_deref(), &start)?;
+            snapshot::check_writable(
+                a.out.as_deref(),
+                &start.particles.id,
+                start.types.as_deref(),
+            )?;
             let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
             run.set_types(start.types)?;
             run

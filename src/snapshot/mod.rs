@@ -84,11 +84,12 @@ impl Format {
         }
     }
 
-    /// Refuses, before any work, a snapshot this format cannot hold as it
-    /// is (ids beyond Bonsai's ranges); what `encode` would refuse.
-    pub fn check(self, snap: &Snapshot) -> Result<()> {
+    /// Refuses, before any work, particles (their ids and kinds) this
+    /// format cannot hold as they are (ids beyond Bonsai's ranges); what
+    /// `encode` would refuse.
+    pub fn check(self, ids: &[u64], types: Option<&[u8]>) -> Result<()> {
         match self {
-            Format::TipsyBonsai => tipsy::check_bonsai_ids(snap),
+            Format::TipsyBonsai => tipsy::check_bonsai_ids(ids, types),
             _ => Ok(()),
         }
     }
@@ -144,10 +145,10 @@ impl Format {
 }
 
 /// Refuses, before a run, an output `path` (if any) whose format cannot
-/// hold `snap`'s ids and kinds (which a run does not change).
-pub fn check_writable(path: Option<&str>, snap: &Snapshot) -> Result<()> {
+/// hold particles of these ids and kinds (which a run does not change).
+pub fn check_writable(path: Option<&str>, ids: &[u64], types: Option<&[u8]>) -> Result<()> {
     match path {
-        Some(path) => Format::from_path(path)?.check(snap),
+        Some(path) => Format::from_path(path)?.check(ids, types),
         None => Ok(()),
     }
 }

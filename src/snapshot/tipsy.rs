@@ -120,12 +120,9 @@ fn bonsai_range(kind: Option<u8>) -> (u64, u64) {
 
 /// Refuses, naming the first such particle, a snapshot whose ids Bonsai's
 /// id ranges cannot hold (see `bonsai_range`).
-pub fn check_bonsai_ids(snap: &Snapshot) -> Result<()> {
-    let types = snap
-        .types
-        .as_ref()
-        .filter(|t| t.len() == snap.particles.len());
-    for (k, &id) in snap.particles.id.iter().enumerate() {
+pub fn check_bonsai_ids(ids: &[u64], types: Option<&[u8]>) -> Result<()> {
+    let types = types.filter(|t| t.len() == ids.len());
+    for (k, &id) in ids.iter().enumerate() {
         let kind = types.map(|t| t[k]);
         let (_, max) = bonsai_range(kind);
         if id > max {
@@ -453,7 +450,7 @@ fn map_bonsai_ids(snap: &mut Snapshot, nsph: usize, ndark: usize) {
 /// (`check_bonsai_ids`) rather than change them.
 pub fn encode(snap: &Snapshot, flavor: Flavor) -> Result<Vec<u8>> {
     if flavor == Flavor::Bonsai {
-        check_bonsai_ids(snap)?;
+        check_bonsai_ids(&snap.particles.id, snap.types.as_deref())?;
     }
     let p = &snap.particles;
     let n = p.len();
