@@ -30,3 +30,34 @@ def test_defaults_are_webgravs_table():
     assert sim.params["dt"] == float(table["dt"])
     assert sim.params["theta"] == pytest.approx(float(table["theta"]))
     assert set(webgrav.models()) >= {"plummer", "milky-way", "galaxy-merger"}
+
+
+def test_every_default_is_the_tables_and_the_tree_default_is_bonsais_pair():
+    """Python's keyword defaults are the table's (the CLI and the page take
+    theirs from it too); the default tree setting is the α that gives Bonsai's
+    θ = 0.75 errors, θ = 0.75 starting the run."""
+    import inspect
+
+    table = {r["key"]: r["default"] for r in webgrav.run_params()}
+    signatures = [
+        inspect.signature(webgrav.Simulation.__init__),
+        inspect.signature(webgrav.Simulation.from_model),
+    ]
+    keys = set()
+    for sig in signatures:
+        for name, p in sig.parameters.items():
+            if name in table:
+                keys.add(name)
+                want = table[name]
+                got = p.default
+                if isinstance(got, str):
+                    assert got == want, name
+                else:
+                    assert got == pytest.approx(float(want)), name
+    assert keys == set(table), set(table) - keys
+    sim = webgrav.Simulation.from_model(n=64)
+    assert sim.params["solver"] == "tree"
+    assert (sim.params["theta"], sim.params["alpha"]) == pytest.approx((0.75, 0.1))
+    # The seed's range is the table's: the CLI and the page take 32 bits.
+    with pytest.raises(webgrav.WebgravError, match=r"seed = 4294967296: expected a whole number in \[0, 4294967295\]"):
+        webgrav.Simulation.from_model(n=64, seed=2**32)

@@ -11,7 +11,7 @@ from .progress import ProgressBar
 
 def _defaults():
     """The run parameters' defaults, from webgrav's one table (the CLI's
-    and the page's): {key: value}."""
+    options and the page's settings are made from it too): {key: value}."""
     out = {}
     for row in run_params():
         text = row["default"]
@@ -113,7 +113,7 @@ class Simulation:
     @classmethod
     def from_model(
         cls,
-        model="plummer",
+        model=DEFAULTS["model"],
         n=DEFAULTS["n"],
         seed=DEFAULTS["seed"],
         *,

@@ -132,7 +132,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
                 kind.into(),
                 a.solver.eps as f64,
                 a.sample,
-                a.initial.seed,
+                a.initial.model.seed,
             )
             .await?,
         ),

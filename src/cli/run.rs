@@ -5,7 +5,7 @@
 //! (`--checkpoint FILE`, every `--checkpoint-every`; Ctrl-C writes a final
 //! one); at the end a summary on stderr and the end state in `--out`.
 
-use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs};
+use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs, StepArgs};
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
@@ -22,9 +22,8 @@ pub struct RunArgs {
     initial: InitialArgs,
     #[command(flatten)]
     solver: SolverArgs,
-    /// Global time step (N-body units) of the leapfrog solvers.
-    #[arg(long, default_value_t = 1.0 / 128.0, allow_negative_numbers = true)]
-    dt: f64,
+    #[command(flatten)]
+    step: StepArgs,
     /// End time (N-body units): a whole number of steps (leapfrog) or of
     /// largest block steps (Hermite) after the start.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
@@ -243,7 +242,7 @@ pub async fn run(a: RunArgs) -> Result<()> {
             run
         }
         None => {
-            let config = a.solver.config(a.dt)?;
+            let config = a.solver.config(a.step.dt)?;
             let start = a.initial.load(&ctx, config.solver())?;
             types = start.types.clone();
             Run::new(&ctx, &start.particles, start.time, config).await?
