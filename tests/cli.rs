@@ -1,25 +1,9 @@
 //! The native CLI end to end, with tiny N on the headless GPU.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::process::Command;
+mod common;
 
-fn webgrav(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(args)
-        .output()
-        .expect("run webgrav");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("webgrav-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_str().unwrap().to_string()
-}
+use common::{tmp, webgrav};
 
 #[test]
 fn run_writes_a_snapshot_and_reports_a_small_energy_error() {

@@ -6,28 +6,10 @@
 
 mod common;
 
-use std::process::Command;
+use common::{tmp, webgrav};
 use webgrav::app::settings::Settings;
 use webgrav::run::params::Kind;
 use webgrav::run::{Run, RUN_PARAMS};
-
-fn webgrav(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(args)
-        .output()
-        .expect("run webgrav");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("webgrav-defaults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_str().unwrap().to_string()
-}
 
 /// The `[default: X]` of option `--long` in a clap help text.
 fn help_default(help: &str, long: &str) -> Option<String> {

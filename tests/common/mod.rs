@@ -24,5 +24,25 @@ pub fn small_disk_galaxy() -> DiskGalaxy {
     }
 }
 
+/// Runs the `webgrav` binary: (success, stdout, stderr).
+pub fn webgrav(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .output()
+        .expect("run webgrav");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A path in this test process's own temporary directory.
+pub fn tmp(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("webgrav-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_str().unwrap().to_string()
+}
+
 pub mod cases;
 pub mod shaders;
