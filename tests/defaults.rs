@@ -89,62 +89,105 @@ fn the_cli_refuses_out_of_range_values_in_the_tables_words() {
     }
 }
 
-// The page's settings and the CLI's options, given the same parameters
-// (here only N, seed and the end; the rest are both defaults), start the
-// same run and end in the same state, bit for bit.
+// The page's settings and the CLI's options, given the same parameters,
+// start the same run and end in the same state, bit for bit: with the
+// defaults (only N, seed and the end given), and with θ named alone (the
+// opening-angle MAC in both).
 #[test]
 fn the_cli_and_the_pages_settings_run_the_same_simulation() {
-    let (n, seed, steps) = (1024u32, 3u32, 8u32);
-    let (s, warnings) = Settings::from_query(&format!("n={n}&seed={seed}"));
-    assert!(warnings.is_empty(), "{warnings:?}");
-    let t_end = steps as f64 * s.run.dt;
-    let out = tmp("cli.csv");
-    let (ok, _, stderr) = webgrav(&[
-        "run",
-        "-n",
-        &n.to_string(),
-        "--seed",
-        &seed.to_string(),
-        "--t-end",
-        &t_end.to_string(),
-        "--out",
-        &out,
-    ]);
-    assert!(ok, "{stderr}");
-    let cli = webgrav::snapshot::read_file(&out).unwrap();
-
-    // The page: its settings' model and configuration, steps_per_frame
-    // steps a frame.
     let ctx = common::gpu();
-    let model = s.generate().unwrap();
-    let mut run = pollster::block_on(Run::new(
-        &ctx,
-        &model.particles,
-        0.0,
-        s.run.validate().unwrap(),
-    ))
-    .unwrap();
-    for _ in 0..steps / s.steps_per_frame {
-        run.queue(&ctx, s.steps_per_frame);
-    }
-    let page = pollster::block_on(run.readout(&ctx)).unwrap().snapshot;
+    let (n, seed, steps) = (1024u32, 3u32, 8u32);
+    for (query, options) in [("", vec![]), ("&theta=0.6", vec!["--theta", "0.6"])] {
+        let (s, warnings) = Settings::from_query(&format!("n={n}&seed={seed}{query}"));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let t_end = steps as f64 * s.run.dt;
+        let out = tmp("cli.csv");
+        let (n_text, seed_text, t_text) = (n.to_string(), seed.to_string(), t_end.to_string());
+        let mut args = vec![
+            "run", "-n", &n_text, "--seed", &seed_text, "--t-end", &t_text,
+        ];
+        args.extend(["--out", &out]);
+        args.extend(&options);
+        let (ok, _, stderr) = webgrav(&args);
+        assert!(ok, "{stderr}");
+        let cli = webgrav::snapshot::read_file(&out).unwrap();
 
-    assert_eq!(cli.time, page.time);
-    let (a, b) = (&cli.particles, &page.particles);
-    assert_eq!(a.id, b.id);
-    let bits = |x: &[webgrav::gpu::layout::PosMass]| -> Vec<[u32; 4]> {
-        x.iter()
-            .map(|p| {
-                let [x, y, z] = p.pos.map(f32::to_bits);
-                [x, y, z, p.mass.to_bits()]
+        // The page: its settings' model and configuration, steps_per_frame
+        // steps a frame.
+        let model = s.generate().unwrap();
+        let config = s.run.validate().unwrap();
+        let mut run = pollster::block_on(Run::new(&ctx, &model.particles, 0.0, config)).unwrap();
+        for _ in 0..steps / s.steps_per_frame {
+            run.queue(&ctx, s.steps_per_frame);
+        }
+        let page = pollster::block_on(run.readout(&ctx)).unwrap().snapshot;
+
+        assert_eq!(cli.time, page.time, "{query}");
+        let (a, b) = (&cli.particles, &page.particles);
+        assert_eq!(a.id, b.id);
+        let bits = |x: &[webgrav::gpu::layout::PosMass]| -> Vec<[u32; 4]> {
+            x.iter()
+                .map(|p| {
+                    let [x, y, z] = p.pos.map(f32::to_bits);
+                    [x, y, z, p.mass.to_bits()]
+                })
+                .collect()
+        };
+        assert_eq!(
+            bits(&a.pos_mass),
+            bits(&b.pos_mass),
+            "positions differ: {query}"
+        );
+        let vbits = |v: &[webgrav::gpu::layout::Velocity]| -> Vec<[u32; 3]> {
+            v.iter().map(|v| v.vel.map(f32::to_bits)).collect()
+        };
+        assert_eq!(vbits(&a.vel), vbits(&b.vel), "velocities differ: {query}");
+    }
+}
+
+// Naming θ without α asks for the opening-angle MAC in every front end
+// (with the default α > 0, θ would only start the run); α named too
+// keeps it. Python's keywords: python/tests/test_adapter.py.
+#[test]
+fn theta_named_alone_selects_the_opening_angle_everywhere() {
+    let alpha = |q: &str| Settings::from_query(q).0.run.alpha;
+    assert_eq!(alpha(""), 0.1);
+    assert_eq!(alpha("theta=0.5"), 0.0);
+    assert_eq!(alpha("theta=0.5&alpha=0.002"), 0.002);
+    assert_eq!(alpha("alpha=0.002"), 0.002);
+    // A θ refused (and ignored with a warning) names nothing.
+    assert_eq!(alpha("theta=-1"), 0.1);
+    // Presets name θ: the opening angle, as they were made for.
+    assert_eq!(alpha("preset=plummer-relaxation"), 0.0);
+    let cli_alphas = |args: &[&str]| -> Vec<f64> {
+        let mut all = vec![
+            "forces",
+            "-n",
+            "256",
+            "--solver",
+            "tree",
+            "--compare",
+            "direct",
+        ];
+        all.extend(args);
+        let (ok, stdout, stderr) = webgrav(&all);
+        assert!(ok, "{stderr}");
+        stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["alpha"]
+                    .as_f64()
+                    .unwrap()
             })
             .collect()
     };
-    assert_eq!(bits(&a.pos_mass), bits(&b.pos_mass), "positions differ");
-    let vbits = |v: &[webgrav::gpu::layout::Velocity]| -> Vec<[u32; 3]> {
-        v.iter().map(|v| v.vel.map(f32::to_bits)).collect()
-    };
-    assert_eq!(vbits(&a.vel), vbits(&b.vel), "velocities differ");
+    assert_eq!(cli_alphas(&[]), [0.1f32 as f64]);
+    assert_eq!(cli_alphas(&["--theta", "0.5"]), [0.0]);
+    assert_eq!(cli_alphas(&["--thetas", "0.5,0.3"]), [0.0, 0.0]);
+    assert_eq!(
+        cli_alphas(&["--theta", "0.5", "--alpha", "0.002"]),
+        [0.002f32 as f64]
+    );
 }
 
 /// Bonsai's median relative acceleration error against the f64 sum (every

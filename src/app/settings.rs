@@ -11,7 +11,7 @@
 
 use crate::hermite::{Criterion, Precision};
 use crate::render::{Camera, ColorMode, MapKind};
-use crate::run::params::{number, param as run_param, positive, Kind, Param};
+use crate::run::params::{alpha_given, number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
 use crate::state::{Model, ModelParams, Tagged};
 
@@ -215,12 +215,15 @@ impl Settings {
         let pairs = parse_query(query);
         let mut s = Settings::default();
         let mut warnings = Vec::new();
+        // The keys set (a preset's included), for α below.
+        let mut set = Vec::new();
         if let Some((_, name)) = pairs.iter().find(|(k, _)| k == "preset") {
             match preset(name) {
                 Some(p) => {
                     for (k, v) in parse_query(p.query) {
-                        if let Err(e) = s.set(&k, &v) {
-                            warnings.push(format!("preset {}: {e}", p.name));
+                        match s.set(&k, &v) {
+                            Ok(()) => set.push(k),
+                            Err(e) => warnings.push(format!("preset {}: {e}", p.name)),
                         }
                     }
                 }
@@ -236,10 +239,14 @@ impl Settings {
         }
         let setting = |k: &String| k != "preset" && !SOURCE_KEYS.contains(&k.as_str());
         for (k, v) in pairs.iter().filter(|(k, _)| setting(k)) {
-            if let Err(e) = s.set(k, v) {
-                warnings.push(e);
+            match s.set(k, v) {
+                Ok(()) => set.push(k.clone()),
+                Err(e) => warnings.push(e),
             }
         }
+        // θ set without α: the opening-angle MAC.
+        let named = |key: &str| set.iter().any(|k| k == key);
+        s.run.alpha = alpha_given(named("theta"), named("alpha"), s.run.alpha);
         (s, warnings)
     }
 

@@ -11,6 +11,7 @@ use crate::app::accuracy::{reference_forces, CompareWith, Reference};
 use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
+use crate::run::params::alpha_given;
 use crate::run::{Run, SolverKind};
 use crate::snapshot;
 use crate::state::stats::ErrorStats;
@@ -100,7 +101,14 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
         a.thetas.clone()
     };
     let alphas = if a.alphas.is_empty() {
-        vec![a.solver.alpha]
+        // --thetas names opening angles: the opening-angle MAC, unless
+        // --alpha says otherwise.
+        let thetas_given = !a.thetas.is_empty();
+        vec![alpha_given(
+            thetas_given,
+            a.solver.alpha_given,
+            a.solver.alpha,
+        )]
     } else {
         a.alphas.clone()
     };

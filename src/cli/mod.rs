@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::hermite::{Criterion, Precision};
 use crate::render::ColorMode;
-use crate::run::params::Param;
+use crate::run::params::{alpha_given, Param};
 use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
 use crate::state::{Model, ModelParams, KINDS};
@@ -264,6 +264,9 @@ struct SolverRows {
     eps: f32,
     theta: f32,
     alpha: f32,
+    /// `--alpha` was given (`--theta` alone, or `forces --thetas`, selects
+    /// the opening-angle MAC: `run::params::alpha_given`).
+    alpha_given: bool,
     rebuild: u32,
     eta: f64,
     criterion: Criterion,
@@ -281,7 +284,8 @@ impl Rows for SolverRows {
             solver: SolverKind::from_name(v.choice("solver")).expect("a listed solver"),
             eps: v.number("eps") as f32,
             theta: v.number("theta") as f32,
-            alpha: v.number("alpha") as f32,
+            alpha: alpha_given(v.given("theta"), v.given("alpha"), v.number("alpha") as f32),
+            alpha_given: v.given("alpha"),
             rebuild: v.number("rebuild") as u32,
             eta: v.number("eta"),
             criterion: Criterion::from_name(v.choice("criterion")).expect("a listed criterion"),

@@ -7,6 +7,7 @@
 
 use crate::run::params::{Kind, Param, RUN_PARAMS};
 use clap::builder::PossibleValuesParser;
+use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
 /// A group of table rows that a command takes as options, and the values
@@ -28,6 +29,12 @@ impl Values<'_> {
             .0
             .get_one::<f64>(key)
             .expect("a number row with a default")
+    }
+
+    /// Whether the command line gave the option (else it is the table's
+    /// default).
+    pub fn given(&self, key: &str) -> bool {
+        self.0.value_source(key) == Some(ValueSource::CommandLine)
     }
 
     /// A name of a `Choice` row.

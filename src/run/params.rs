@@ -184,7 +184,7 @@ pub const RUN_PARAMS: &[Param] = &[
     },
     Param {
         key: "theta",
-        label: "opening angle θ of the tree's MAC (with α > 0: of the run's first force evaluation only)",
+        label: "opening angle θ of the tree's MAC (given without α it selects that MAC, α = 0; with α > 0 it only starts the run)",
         kind: positive(THETA_MAX),
         default: "0.75",
         solvers: &[SolverKind::Tree],
@@ -264,6 +264,19 @@ pub const RUN_PARAMS: &[Param] = &[
         models: &[],
     },
 ];
+
+/// The α of a run whose user named the opening angle θ (`theta_given`)
+/// or α: naming θ alone asks for the opening-angle MAC (α = 0), since with
+/// the default α > 0 θ would only start the run. Every front end applies
+/// it to what its user gave: the CLI's options, the URL's keys, Python's
+/// keywords.
+pub fn alpha_given(theta_given: bool, alpha_given: bool, alpha: f32) -> f32 {
+    if theta_given && !alpha_given {
+        0.0
+    } else {
+        alpha
+    }
+}
 
 /// The run parameter `key`.
 pub fn param(key: &str) -> Option<&'static Param> {
