@@ -40,7 +40,8 @@ pub struct ForcesArgs {
     #[arg(long, default_value_t = 4096)]
     sample: usize,
     /// Tree solver: evaluate at each of these opening angles (one JSON line
-    /// each, same reference) instead of --theta.
+    /// each, same reference) instead of --theta; with the opening-angle MAC
+    /// unless --alpha or --alphas is given.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     thetas: Vec<f32>,
     /// Tree solver: evaluate with the acceleration MAC at each of these
