@@ -3,19 +3,15 @@
 
 mod common;
 
-use common::webgrav;
-
-fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("webgrav-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_str().unwrap().to_string()
-}
+use common::{tmp, webgrav};
 
 #[test]
 fn run_writes_a_snapshot_and_reports_a_small_energy_error() {
     let out = tmp("end.tipsy");
     let (ok, stdout, stderr) = webgrav(&[
         "run",
+        "--solver",
+        "direct",
         "--model",
         "plummer",
         "-n",
@@ -51,7 +47,7 @@ fn run_writes_a_snapshot_and_reports_a_small_energy_error() {
 fn forces_csv_matches_the_f64_reference() {
     let out = tmp("forces.csv");
     let (ok, _, stderr) = webgrav(&[
-        "forces", "-n", "300", "--seed", "4", "--eps", "0.02", "--out", &out,
+        "forces", "--solver", "direct", "-n", "300", "--seed", "4", "--eps", "0.02", "--out", &out,
     ]);
     assert!(ok, "{stderr}");
     let text = std::fs::read_to_string(&out).unwrap();
@@ -227,7 +223,10 @@ fn bad_inputs_fail_with_clear_messages() {
     assert!(stderr.contains("theta = 1.5"), "{stderr}");
     let (ok, _, stderr) = webgrav(&["run", "-n", "0"]);
     assert!(!ok);
-    assert!(stderr.contains("N must be at least 1"), "{stderr}");
+    assert!(
+        stderr.contains("n = 0: expected a whole number in [1, "),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -288,6 +287,8 @@ fn run_writes_a_series_a_log_and_checkpoints() {
     let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
     let (ok, stdout, stderr) = webgrav(&[
         "run",
+        "--solver",
+        "direct",
         "-n",
         "256",
         "--eps",
@@ -377,6 +378,8 @@ fn run_writes_a_series_a_log_and_checkpoints() {
 fn times_are_exact_decimals() {
     let (ok, stdout, stderr) = webgrav(&[
         "run",
+        "--solver",
+        "direct",
         "-n",
         "64",
         "--eps",

@@ -5,15 +5,9 @@
 
 mod common;
 
-use common::webgrav;
+use common::{tmp, webgrav};
 use webgrav::snapshot::{self, tipsy, Format, Snapshot};
 use webgrav::state::{Model, KINDS};
-
-fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("webgrav-kinds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_str().unwrap().to_string()
-}
 
 /// `n` particles of every kind in turn (gas, halo, disk, bulge, stars,
 /// boundary), with ids that are neither the index nor small.

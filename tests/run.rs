@@ -18,6 +18,7 @@ fn params(solver: SolverKind) -> RunParams {
         eps: 0.05,
         dt: 1.0 / 128.0,
         theta: 0.5,
+        alpha: 0.0,
         ..RunParams::default()
     }
 }

@@ -621,6 +621,7 @@ fn refitted_tree_keeps_its_accuracy() {
             solver: SolverKind::Tree,
             eps: 0.01,
             theta: 0.5,
+            alpha: 0.0,
             dt: 1.0 / 16.0,
             rebuild,
             ..RunParams::default()

@@ -266,7 +266,17 @@ fn csv_is_plain_and_reads_what_other_tools_write() {
 // generated (a 10^12-particle request used to abort the process).
 #[test]
 fn absurd_n_is_refused_at_once() {
+    // Beyond the table's range (32-bit indices), refused as the option is
+    // read.
     for n in ["100000000000", "1000000000000"] {
+        let o = webgrav(&["run", "-n", n, "--t-end", "0"]);
+        let err = text(&o.stderr);
+        assert!(!o.status.success(), "{n}: {err}");
+        let words = format!("n = {n}: expected a whole number in [1, 2147483647]");
+        assert!(err.contains(&words), "{n}: {err}");
+    }
+    // Within it but beyond the device: refused before generating.
+    for n in ["2000000000", "2147483647"] {
         let start = std::time::Instant::now();
         let o = webgrav(&["run", "-n", n, "--t-end", "0"]);
         let err = text(&o.stderr);
@@ -281,7 +291,7 @@ fn absurd_n_is_refused_at_once() {
         );
     }
     let o = webgrav(&["run", "-n", "0"]);
-    assert!(text(&o.stderr).contains("N must be at least 1"));
+    assert!(text(&o.stderr).contains("n = 0: expected a whole number in [1, "));
 }
 
 // 7. No hangs and no silent short runs.
@@ -385,7 +395,10 @@ fn writes_keep_mode_and_links_and_leave_nothing_behind() {
     let o = Command::new("sh")
         .args([
             "-c",
-            &format!("{} run -n 0 2>&-", env!("CARGO_BIN_EXE_webgrav")),
+            &format!(
+                "{} run --in /nonexistent/in.tipsy 2>&-",
+                env!("CARGO_BIN_EXE_webgrav")
+            ),
         ])
         .output()
         .unwrap();

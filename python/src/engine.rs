@@ -20,8 +20,9 @@ use webgrav::app::{check_device_particle_count, check_host_memory};
 use webgrav::gpu::GpuContext;
 use webgrav::hermite::State64;
 use webgrav::render::ColorMode;
+use webgrav::run::params::{model_params, param};
 use webgrav::run::schedule::check_end;
-use webgrav::run::{params::model_params, write_state, Readout, Run, RunConfig, RunParams};
+use webgrav::run::{write_state, Readout, Run, RunConfig, RunParams};
 use webgrav::snapshot::{self, Snapshot};
 use webgrav::state::stats::ErrorStats;
 use webgrav::state::{Model, Particles, KINDS};
@@ -207,6 +208,11 @@ impl Engine {
                 names.join(", ")
             ))
         })?;
+        // N and the seed in the table's ranges, as the CLI and the page take
+        // them (a seed past 32 bits would start a model they cannot).
+        for (key, x) in [("n", n as f64), ("seed", seed as f64)] {
+            param(key).expect("a model row").validate(x).py_err()?;
+        }
         let model_params = model_params(q, ratio, rperi, satellites).py_err()?;
         let config = config(RunParams::default(), params)?;
         let solver = config.solver();

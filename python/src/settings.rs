@@ -8,7 +8,7 @@ use crate::errors::{invalid, IntoPy};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use webgrav::hermite::{Criterion, Precision};
-use webgrav::run::params::param;
+use webgrav::run::params::{alpha_given, param};
 use webgrav::run::{RunConfig, RunParams, SolverKind, RUN_PARAMS};
 use webgrav::state::Model;
 
@@ -45,14 +45,17 @@ fn number(key: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
 
 /// The validated configuration of `params` (keys of `RUN_KEYS`; missing
 /// ones take the table's defaults, `None` values too), starting from
-/// `base`.
+/// `base`; `theta` without `alpha` selects the opening-angle MAC, as on
+/// the command line and in the URL.
 pub fn config(base: RunParams, params: Option<&Bound<'_, PyDict>>) -> PyResult<RunConfig> {
     let mut p = base;
+    let mut given = Vec::new();
     for (key, value) in params.into_iter().flatten() {
         let key: String = key.extract()?;
         if value.is_none() {
             continue;
         }
+        given.push(key.clone());
         match key.as_str() {
             "solver" => p.solver = choice("solver", &value, SolverKind::from_name)?,
             "criterion" => p.criterion = choice("criterion", &value, Criterion::from_name)?,
@@ -80,6 +83,9 @@ pub fn config(base: RunParams, params: Option<&Bound<'_, PyDict>>) -> PyResult<R
             }
         }
     }
+    // θ named without α: the opening-angle MAC.
+    let named = |key: &str| given.iter().any(|g| g == key);
+    p.alpha = alpha_given(named("theta"), named("alpha"), p.alpha);
     p.validate().py_err()
 }
 

@@ -13,7 +13,7 @@ from .progress import ProgressBar
 
 def _defaults():
     """The run parameters' defaults, from webgrav's one table (the CLI's
-    and the page's): {key: value}."""
+    options and the page's settings are made from it too): {key: value}."""
     out = {}
     for row in run_params():
         text = row["default"]
@@ -40,7 +40,10 @@ class Simulation:
     memory order; ``ids`` (N integers, default 0..N-1) and ``kinds`` (N
     names of ``webgrav.KINDS`` or Gadget-2's numbers) travel with the
     particles into snapshots. Keywords choose the solver and integrator
-    (their ranges and defaults are webgrav's table, ``webgrav.run_params()``):
+    (their ranges and defaults are webgrav's table, ``webgrav.run_params()``
+    and ``webgrav.simulation.DEFAULTS``: the tree with ``alpha=0.1``,
+    ``theta=0.75`` starting the run, ``eps=0.01``, ``dt=1/128``; the CLI and
+    the page start from the same):
 
     - ``solver``: "tree" (Bonsai-style octree, leapfrog), "direct" (O(N²)
       f32, leapfrog), "hermite4" or "hermite6" (block time steps, Sapporo
@@ -48,7 +51,9 @@ class Simulation:
     - ``theta``: the tree's opening angle; ``alpha``: the tolerance of its
       acceleration MAC (0: the opening angle decides; above 0 a cell is
       taken when its error estimate is at most ``alpha`` times the group's
-      last smallest |a|); ``rebuild``: the tree is built
+      last smallest |a|, and ``theta`` only starts the run; ``theta``
+      given without ``alpha`` selects the opening angle, ``alpha=0``, as on
+      the command line and in the page's URL); ``rebuild``: the tree is built
       every ``rebuild`` steps and refitted in between (1: every step);
       ``eps``: Plummer softening; ``dt``: the leapfrog's time step;
     - Hermite: ``eta`` (time-step accuracy), ``criterion`` ("sapporo2" or
@@ -72,16 +77,7 @@ class Simulation:
         ids=None,
         kinds=None,
         time=0.0,
-        solver=DEFAULTS["solver"],
-        theta=DEFAULTS["theta"],
-        alpha=DEFAULTS["alpha"],
-        rebuild=DEFAULTS["rebuild"],
-        eps=DEFAULTS["eps"],
-        dt=DEFAULTS["dt"],
-        eta=DEFAULTS["eta"],
-        criterion=DEFAULTS["criterion"],
-        precision=DEFAULTS["precision"],
-        dt_max=DEFAULTS["dt_max"],
+        **run,
     ):
         pos = arrays.vectors("pos", pos)
         n = len(pos)
@@ -92,18 +88,7 @@ class Simulation:
             arrays.ids(ids, n),
             arrays.kinds(kinds, n),
             float(time),
-            dict(
-                solver=solver,
-                theta=theta,
-                alpha=alpha,
-                rebuild=rebuild,
-                eps=eps,
-                dt=dt,
-                eta=eta,
-                criterion=criterion,
-                precision=precision,
-                dt_max=dt_max,
-            ),
+            run,
         )
 
     @classmethod
@@ -115,7 +100,7 @@ class Simulation:
     @classmethod
     def from_model(
         cls,
-        model="plummer",
+        model=DEFAULTS["model"],
         n=DEFAULTS["n"],
         seed=DEFAULTS["seed"],
         *,

@@ -11,9 +11,9 @@
 
 use crate::hermite::{Criterion, Precision};
 use crate::render::{Camera, ColorMode, MapKind};
-use crate::run::params::{number, param as run_param, positive, Kind, Param};
+use crate::run::params::{alpha_given, number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
-use crate::state::{Model, ModelParams};
+use crate::state::{Model, ModelParams, Tagged};
 
 /// The page's start on a software adapter, unless the URL chose the solver
 /// or N (see `Settings::apply_software_defaults`).
@@ -108,11 +108,15 @@ pub struct Settings {
 }
 
 impl Default for Settings {
+    /// The defaults of `RUN_PARAMS` (the run's, read by `RunParams`, and
+    /// the model's) and of `VIEW_PARAMS`.
     fn default() -> Self {
+        let row = |key: &str| run_param(key).expect("a run parameter").default;
+        let whole = |key: &str| row(key).parse::<u32>().expect("a whole default");
         Self {
-            model: Model::Plummer,
-            n: 16384,
-            seed: 1,
+            model: Model::from_name(row("model")).expect("the default model"),
+            n: whole("n"),
+            seed: whole("seed"),
             model_params: ModelParams::default(),
             run: RunParams::default(),
             steps_per_frame: 1,
@@ -211,12 +215,15 @@ impl Settings {
         let pairs = parse_query(query);
         let mut s = Settings::default();
         let mut warnings = Vec::new();
+        // The keys set (a preset's included), for α below.
+        let mut set = Vec::new();
         if let Some((_, name)) = pairs.iter().find(|(k, _)| k == "preset") {
             match preset(name) {
                 Some(p) => {
                     for (k, v) in parse_query(p.query) {
-                        if let Err(e) = s.set(&k, &v) {
-                            warnings.push(format!("preset {}: {e}", p.name));
+                        match s.set(&k, &v) {
+                            Ok(()) => set.push(k),
+                            Err(e) => warnings.push(format!("preset {}: {e}", p.name)),
                         }
                     }
                 }
@@ -232,10 +239,14 @@ impl Settings {
         }
         let setting = |k: &String| k != "preset" && !SOURCE_KEYS.contains(&k.as_str());
         for (k, v) in pairs.iter().filter(|(k, _)| setting(k)) {
-            if let Err(e) = s.set(k, v) {
-                warnings.push(e);
+            match s.set(k, v) {
+                Ok(()) => set.push(k.clone()),
+                Err(e) => warnings.push(e),
             }
         }
+        // θ set without α: the opening-angle MAC.
+        let named = |key: &str| set.iter().any(|k| k == key);
+        s.run.alpha = alpha_given(named("theta"), named("alpha"), s.run.alpha);
         (s, warnings)
     }
 
@@ -271,6 +282,13 @@ impl Settings {
             }
         }
         changed
+    }
+
+    /// The particles of the settings' model, with their components (the
+    /// page's start and reset; natively, what the page would run).
+    pub fn generate(&self) -> crate::error::Result<Tagged> {
+        self.model
+            .generate_with(self.n as usize, self.seed as u64, &self.model_params)
     }
 
     /// Sets one parameter from its URL form; on error nothing changes.

@@ -11,6 +11,7 @@ use crate::app::accuracy::{reference_forces, CompareWith, Reference};
 use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
+use crate::run::params::alpha_given;
 use crate::run::{Run, SolverKind};
 use crate::snapshot;
 use crate::state::stats::ErrorStats;
@@ -39,7 +40,8 @@ pub struct ForcesArgs {
     #[arg(long, default_value_t = 4096)]
     sample: usize,
     /// Tree solver: evaluate at each of these opening angles (one JSON line
-    /// each, same reference) instead of --theta.
+    /// each, same reference) instead of --theta; with the opening-angle MAC
+    /// unless --alpha or --alphas is given.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     thetas: Vec<f32>,
     /// Tree solver: evaluate with the acceleration MAC at each of these
@@ -100,7 +102,14 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
         a.thetas.clone()
     };
     let alphas = if a.alphas.is_empty() {
-        vec![a.solver.alpha]
+        // --thetas names opening angles: the opening-angle MAC, unless
+        // --alpha says otherwise.
+        let thetas_given = !a.thetas.is_empty();
+        vec![alpha_given(
+            thetas_given,
+            a.solver.alpha_given,
+            a.solver.alpha,
+        )]
     } else {
         a.alphas.clone()
     };
@@ -132,7 +141,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
                 kind.into(),
                 a.solver.eps as f64,
                 a.sample,
-                a.initial.seed,
+                a.initial.model.seed,
             )
             .await?,
         ),

@@ -10,18 +10,21 @@ mod interrupt;
 mod render;
 mod run;
 mod series;
+mod table;
 
 use crate::app::{check_device_particle_count, check_host_memory};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::hermite::{Criterion, Precision};
 use crate::render::ColorMode;
+use crate::run::params::{alpha_given, Param};
 use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
 use crate::state::{Model, ModelParams, KINDS};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
+use table::{Rows, Table, Values};
 
 #[derive(Parser)]
 #[command(
@@ -146,30 +149,10 @@ fn choice<T: Clone + Send + Sync + 'static>(
     PossibleValuesParser::new(names).map(move |s| from(&s).expect("clap checked the name"))
 }
 
-fn model_parser() -> impl TypedValueParser<Value = Model> {
-    choice(Model::ALL.iter().map(|m| m.name()).collect(), |s| {
-        Model::from_name(s).ok()
-    })
-}
-
-fn solver_parser() -> impl TypedValueParser<Value = SolverKind> {
-    choice(
-        SolverKind::ALL.iter().map(|s| s.name()).collect(),
-        SolverKind::from_name,
-    )
-}
-
 fn precision_parser() -> impl TypedValueParser<Value = Precision> {
     choice(
         Precision::ALL.iter().map(|p| p.name()).collect(),
         Precision::from_name,
-    )
-}
-
-fn criterion_parser() -> impl TypedValueParser<Value = Criterion> {
-    choice(
-        Criterion::ALL.iter().map(|c| c.name()).collect(),
-        Criterion::from_name,
     )
 }
 
@@ -180,31 +163,12 @@ fn color_parser() -> impl TypedValueParser<Value = ColorMode> {
     )
 }
 
-/// Where the initial particles come from.
+/// Where the initial particles come from: a model (`run::RUN_PARAMS`'
+/// model rows) or a file.
 #[derive(Args)]
 struct InitialArgs {
-    /// Initial-condition model.
-    #[arg(long, value_parser = model_parser(), default_value = "plummer")]
-    model: Model,
-    /// Number of particles of the model.
-    #[arg(short = 'n', long = "n", default_value_t = 4096)]
-    n: usize,
-    /// Random seed of the model.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Galaxy models: Toomre Q of the disk at 2.5 scale lengths
-    /// (disk-galaxy, milky-way).
-    #[arg(long, default_value_t = ModelParams::default().toomre_q)]
-    q: f64,
-    /// Galaxy merger: mass of the primary over the secondary's.
-    #[arg(long, default_value_t = ModelParams::default().mass_ratio)]
-    ratio: f64,
-    /// Galaxy merger: pericentre of the orbit (kpc).
-    #[arg(long, default_value_t = ModelParams::default().pericenter)]
-    rperi: f64,
-    /// Minor mergers: number of satellites.
-    #[arg(long, default_value_t = ModelParams::default().satellites)]
-    satellites: u32,
+    #[command(flatten)]
+    model: Table<ModelRows>,
     /// Start from this snapshot instead of a model (.tipsy, .bonsai, .csv,
     /// .gadget, or a Tipsy, Gadget-2 or CSV file of any name; a Gadget-2
     /// snapshot of several files by any of them).
@@ -216,6 +180,36 @@ struct InitialArgs {
     /// (1 kpc, 2.325e9 M☉, 100 km/s; time unit 9.78 Myr).
     #[arg(long, num_args = 3, value_names = ["KPC", "MSUN", "KMS"])]
     units: Option<Vec<f64>>,
+}
+
+/// The rows that shape the model: model, N, seed and the galaxy models'
+/// parameters.
+#[derive(Clone, Debug)]
+struct ModelRows {
+    model: Model,
+    n: usize,
+    seed: u64,
+    params: ModelParams,
+}
+
+impl Rows for ModelRows {
+    fn takes(p: &Param) -> bool {
+        p.shapes_model()
+    }
+
+    fn from_values(v: &Values) -> Self {
+        ModelRows {
+            model: Model::from_name(v.choice("model")).expect("a listed model"),
+            n: v.number("n") as usize,
+            seed: v.number("seed") as u64,
+            params: ModelParams {
+                toomre_q: v.number("q"),
+                mass_ratio: v.number("ratio"),
+                pericenter: v.number("rperi"),
+                satellites: v.number("satellites") as u32,
+            },
+        }
+    }
 }
 
 impl InitialArgs {
@@ -244,13 +238,13 @@ impl InitialArgs {
                 Ok(snap)
             }
             None => {
-                let n = self.n as u64;
-                let params = self.model_params()?;
+                let m = &self.model;
+                let n = m.n as u64;
                 check_device_particle_count(ctx, n, solver)?;
                 check_host_memory(n)?;
                 // Component kinds go into the files (halo as dark matter,
                 // the rest as stars; Bonsai's id ranges; a CSV type column).
-                let tagged = self.model.generate_with(self.n, self.seed, &params)?;
+                let tagged = m.model.generate_with(m.n, m.seed, &m.params)?;
                 Ok(Snapshot {
                     types: tagged.types(),
                     particles: tagged.particles,
@@ -266,61 +260,49 @@ impl InitialArgs {
     }
 }
 
-impl InitialArgs {
-    /// The galaxy models' parameters, checked against `run::RUN_PARAMS`.
-    fn model_params(&self) -> Result<ModelParams> {
-        crate::run::params::model_params(self.q, self.ratio, self.rperi, self.satellites as f64)
-    }
-}
+/// The solver and its parameters: the rows of `run::RUN_PARAMS` that
+/// configure a run, but the time step (`StepArgs`, which only commands
+/// that take steps have).
+type SolverArgs = Table<SolverRows>;
 
-/// The solver and its parameters (ranges: `run::RUN_PARAMS`).
-#[derive(Args, Clone)]
-struct SolverArgs {
-    #[arg(long, value_parser = solver_parser(), default_value = "direct")]
+#[derive(Clone, Debug)]
+struct SolverRows {
     solver: SolverKind,
-    /// Plummer softening length (N-body units).
-    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
     eps: f32,
-    /// Opening angle θ of the tree solver's MAC.
-    #[arg(long, default_value_t = 0.75, allow_negative_numbers = true)]
     theta: f32,
-    /// Tree: tolerance α of the acceleration MAC, which takes a cell when
-    /// its quadrupole error estimate is at most α times the smallest last
-    /// |a| of the group (θ then only starts the run); 0 (default) keeps
-    /// Bonsai's opening angle θ.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     alpha: f32,
-    /// Tree: build the tree every K steps and only refit it (moments, tight
-    /// boxes, groups at the new positions) in between, like Bonsai's
-    /// --rebuild. 1 builds every step.
-    #[arg(
-        long,
-        default_value_t = 1,
-        value_name = "K",
-        allow_negative_numbers = true
-    )]
-    rebuild: i64,
-    /// Hermite: time-step accuracy η. 4th order and `--criterion aarseth`:
-    /// Aarseth's dt = sqrt(η (|a||a''| + |a'|^2) / (|a'||a'''| + |a''|^2));
-    /// 6th order with `--criterion sapporo2` (default): the mean of that
-    /// and Nitadori & Makino's dt6 = sqrt(η) ((sqrt(|a||a''|) + |a'|) /
-    /// (sqrt(|a'''||a^(5)|) + |a^(4)|))^(1/3). Both scale as sqrt(η).
-    #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
+    /// `--alpha` was given (`--theta` alone, or `forces --thetas`, selects
+    /// the opening-angle MAC: `run::params::alpha_given`).
+    alpha_given: bool,
+    rebuild: u32,
     eta: f64,
-    /// 6th-order Hermite time-step criterion: sapporo2 or aarseth.
-    #[arg(long, value_parser = criterion_parser(), default_value = "sapporo2")]
     criterion: Criterion,
-    /// Hermite force arithmetic: ds (double-single positions and sums, every
-    /// interaction exact in the sums), ds-fast (Sapporo2's DS: f32 sums of
-    /// 32-interaction runs), f32, or dp (native f64 where the adapter has it).
-    #[arg(long, value_parser = precision_parser(), default_value = "ds")]
     precision: Precision,
-    /// Hermite: largest block time step (a power of two).
-    #[arg(long, default_value_t = 0.125, allow_negative_numbers = true)]
     dt_max: f64,
 }
 
-impl SolverArgs {
+impl Rows for SolverRows {
+    fn takes(p: &Param) -> bool {
+        !p.shapes_model() && p.key != "dt"
+    }
+
+    fn from_values(v: &Values) -> Self {
+        SolverRows {
+            solver: SolverKind::from_name(v.choice("solver")).expect("a listed solver"),
+            eps: v.number("eps") as f32,
+            theta: v.number("theta") as f32,
+            alpha: alpha_given(v.given("theta"), v.given("alpha"), v.number("alpha") as f32),
+            alpha_given: v.given("alpha"),
+            rebuild: v.number("rebuild") as u32,
+            eta: v.number("eta"),
+            criterion: Criterion::from_name(v.choice("criterion")).expect("a listed criterion"),
+            precision: Precision::from_name(v.choice("precision")).expect("a listed precision"),
+            dt_max: v.number("dt_max"),
+        }
+    }
+}
+
+impl SolverRows {
     /// The validated run configuration with leapfrog step `dt`.
     fn config(&self, dt: f64) -> Result<RunConfig> {
         RunParams {
@@ -329,7 +311,7 @@ impl SolverArgs {
             dt,
             theta: self.theta,
             alpha: self.alpha,
-            rebuild: rebuild_steps(self.rebuild, self.solver)?,
+            rebuild: self.rebuild,
             eta: self.eta,
             criterion: self.criterion,
             precision: self.precision,
@@ -339,14 +321,22 @@ impl SolverArgs {
     }
 }
 
-/// `--rebuild K` as the table's whole number: where it applies, negative
-/// and huge values get the table's message rather than clap's.
-fn rebuild_steps(k: i64, solver: SolverKind) -> Result<u32> {
-    let p = crate::run::params::param("rebuild").expect("a run parameter");
-    if p.applies_to(solver) {
-        p.validate(k as f64)?;
+/// The time step row (`dt`) of commands that take steps.
+type StepArgs = Table<StepRow>;
+
+#[derive(Clone, Debug)]
+struct StepRow {
+    dt: f64,
+}
+
+impl Rows for StepRow {
+    fn takes(p: &Param) -> bool {
+        p.key == "dt"
     }
-    Ok(u32::try_from(k).unwrap_or(1).max(1))
+
+    fn from_values(v: &Values) -> Self {
+        StepRow { dt: v.number("dt") }
+    }
 }
 
 /// Says how the particle types of an input are treated.

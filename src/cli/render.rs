@@ -176,6 +176,8 @@ impl RenderArgs {
             solver: SolverKind::Tree,
             eps: self.eps,
             theta: self.theta,
+            // The opening angle decides, as --theta says.
+            alpha: 0.0,
             ..RunParams::default()
         }
         .validate()

@@ -11,7 +11,7 @@
 
 use super::interrupt::{self, Phase};
 use super::series::{is_series_name, Series};
-use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs};
+use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs, StepArgs};
 use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
@@ -30,9 +30,8 @@ pub struct RunArgs {
     initial: InitialArgs,
     #[command(flatten)]
     solver: SolverArgs,
-    /// Global time step (N-body units) of the leapfrog solvers.
-    #[arg(long, default_value_t = 1.0 / 128.0, allow_negative_numbers = true)]
-    dt: f64,
+    #[command(flatten)]
+    step: StepArgs,
     /// End time (N-body units): a whole number of steps (leapfrog) or of
     /// largest block steps (Hermite) after the start.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
@@ -125,10 +124,10 @@ fn refuse_overrides_of_resume(a: &RunArgs) -> Result<()> {
     let held: Vec<String> = [
         InitialArgs::augment_args(clap::Command::new("initial")),
         SolverArgs::augment_args(clap::Command::new("solver")),
+        StepArgs::augment_args(clap::Command::new("step")),
     ]
     .iter()
     .flat_map(|c| c.get_arguments().map(|arg| arg.get_id().to_string()))
-    .chain(["dt".to_string()])
     .collect();
     let all = RunArgs::augment_args(clap::Command::new("run"));
     let refused: Vec<String> = all
@@ -360,7 +359,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
             run
         }
         _ => {
-            let config = a.solver.config(a.dt)?;
+            let config = a.solver.config(a.step.dt)?;
             let start = a.initial.load(&ctx, config.solver())?;
             // Ids a format cannot hold are refused now, not after the run.
             snapshot::check_writable(

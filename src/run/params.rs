@@ -98,6 +98,15 @@ const THETA_MAX: f64 = 1.15;
 
 const HERMITE: &[SolverKind] = &[SolverKind::Hermite4, SolverKind::Hermite6];
 
+/// The tolerances α of the acceleration MAC whose force errors match or
+/// beat Bonsai's at its opening angles θ, as (θ, α): the median and the
+/// 99th percentile of the relative acceleration error, measured against
+/// Bonsai's own forces on the same Plummer spheres of 2^15 to 2^22
+/// particles with ε from 0 to 0.05 (BENCHMARKS.md "One set of defaults").
+/// One α holds over that whole range for each θ; larger ones fail at the
+/// small N (0.12 and 0.0025 at 2^15–2^17).
+pub const ALPHA_FOR_BONSAI_THETA: [(f32, f32); 2] = [(0.75, 0.1), (0.5, 0.002)];
+
 /// The parameters of a run, in the order of the canonical query.
 pub const RUN_PARAMS: &[Param] = &[
     Param {
@@ -175,9 +184,9 @@ pub const RUN_PARAMS: &[Param] = &[
     },
     Param {
         key: "theta",
-        label: "opening angle θ of the tree's MAC",
+        label: "opening angle θ of the tree's MAC (given without α it selects that MAC, α = 0; with α > 0 it only starts the run)",
         kind: positive(THETA_MAX),
-        default: "0.5",
+        default: "0.75",
         solvers: &[SolverKind::Tree],
         models: &[],
     },
@@ -185,7 +194,11 @@ pub const RUN_PARAMS: &[Param] = &[
         key: "alpha",
         label: "tolerance α of the tree's acceleration MAC (0: Bonsai's opening angle θ; above 0 a cell is taken when its quadrupole error estimate is at most α times the group's smallest last |a|, and θ only starts the run)",
         kind: number(0.0, 1.0),
-        default: "0",
+        // The α for Bonsai's θ = 0.75 (`ALPHA_FOR_BONSAI_THETA`): Bonsai's
+        // errors at 0.57 of its time on an H100, where the run's energy
+        // error is the time step's (README "Tree code", BENCHMARKS.md "One
+        // set of defaults").
+        default: "0.1",
         solvers: &[SolverKind::Tree],
         models: &[],
     },
@@ -251,6 +264,19 @@ pub const RUN_PARAMS: &[Param] = &[
         models: &[],
     },
 ];
+
+/// The α of a run whose user named the opening angle θ (`theta_given`)
+/// or α: naming θ alone asks for the opening-angle MAC (α = 0), since with
+/// the default α > 0 θ would only start the run. Every front end applies
+/// it to what its user gave: the CLI's options, the URL's keys, Python's
+/// keywords.
+pub fn alpha_given(theta_given: bool, alpha_given: bool, alpha: f32) -> f32 {
+    if theta_given && !alpha_given {
+        0.0
+    } else {
+        alpha
+    }
+}
 
 /// The run parameter `key`.
 pub fn param(key: &str) -> Option<&'static Param> {
@@ -459,6 +485,15 @@ mod tests {
             panic!("alpha is a number");
         };
         assert_eq!(r.max as f32, crate::tree::MAX_ALPHA);
+    }
+
+    // The default tree setting is the documented pair for Bonsai's
+    // θ = 0.75: θ starts the run, α takes over.
+    #[test]
+    fn the_default_tree_setting_is_a_documented_pair() {
+        let d = RunParams::default();
+        assert_eq!((d.theta, d.alpha), ALPHA_FOR_BONSAI_THETA[0]);
+        assert_eq!(d.solver, SolverKind::Tree);
     }
 
     #[test]

@@ -253,10 +253,7 @@ async fn start_run(
 /// hold before generating anything) and their component tags.
 fn model_particles(ctx: &GpuContext, s: &Settings) -> Result<(Particles, ComponentTags), JsValue> {
     check_particle_count(ctx, s.n as u64, s.run.solver).map_err(js_err)?;
-    let m = s
-        .model
-        .generate_with(s.n as usize, s.seed as u64, &s.model_params)
-        .map_err(js_err)?;
+    let m = s.generate().map_err(js_err)?;
     let components = ComponentTags::of_model(&m);
     Ok((m.particles, components))
 }

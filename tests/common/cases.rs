@@ -78,6 +78,7 @@ pub async fn leapfrog_conservation(
         eps: 0.05,
         dt: 1.0 / 256.0,
         theta: 0.5,
+        alpha: 0.0,
         ..RunParams::default()
     }
     .validate()

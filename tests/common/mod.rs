@@ -50,6 +50,13 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A path in this test process's own temporary directory.
+pub fn tmp(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("webgrav-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_str().unwrap().to_string()
+}
+
 pub mod cases;
 pub mod fuzz;
 pub mod shaders;
