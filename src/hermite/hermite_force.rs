@@ -253,6 +253,11 @@ pub struct HermiteGpu {
 }
 
 impl HermiteGpu {
+    /// The context the engine runs in.
+    pub fn ctx(&self) -> &GpuContext {
+        &self.ctx
+    }
+
     /// `nj` j-particles (zero mass until set), up to `ni_cap` sinks per
     /// evaluation, softening `eps`.
     pub fn new(ctx: &GpuContext, nj: u32, ni_cap: u32, eps: f64) -> Result<Self> {

@@ -17,6 +17,7 @@ pub mod schedule;
 
 pub use params::{Param, RunConfig, RunParams, RUN_PARAMS};
 
+use crate::direct::energy::{state_diagnostics, PotentialKernel, PotentialSum};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::timing::{BatchClock, PhaseTimer, Phases};
@@ -122,6 +123,8 @@ pub struct Readout {
     /// Accelerations and potentials in input order.
     pub acc_pot: Vec<AccPot>,
     pub diagnostics: Diagnostics,
+    /// How the potential energy of `diagnostics` was summed.
+    pub potential_sum: PotentialSum,
     /// The energy reference of |ΔE/E₀| (the first read-out since the run
     /// or its last reconfiguration).
     pub e0: Diagnostics,
@@ -272,6 +275,7 @@ pub struct Run {
     batches_since_fit: u64,
     e0: Option<Diagnostics>,
     de_max: f64,
+    energy: EnergyReport,
     /// The state of the last read-out that was finite everywhere.
     last_good: Option<Snapshot>,
 }
@@ -310,6 +314,7 @@ impl Run {
             batches_since_fit: FIT_EVERY,
             e0: None,
             de_max: 0.0,
+            energy: EnergyReport::default(),
             last_good: Some(Snapshot {
                 time,
                 particles: particles.clone(),
@@ -595,6 +600,7 @@ impl Run {
             batches_since_fit: FIT_EVERY,
             e0: c.e0,
             de_max: c.de_max,
+            energy: EnergyReport::default(),
             last_good: None,
         })
     }
@@ -683,12 +689,26 @@ impl Run {
     /// an error naming the particle and the time (`last_good` keeps the
     /// last finite one).
     pub async fn readout(&mut self, ctx: &GpuContext) -> Result<Readout> {
-        let (snapshot, acc_pot, diagnostics, interactions, hermite, state_f64) =
+        let eps = self.config.params().eps as f64;
+        let (snapshot, acc_pot, energy_of, interactions, hermite, state_f64) =
             match &mut self.engine {
                 Engine::Leapfrog(l) => {
                     let s = l.read(ctx).await?;
                     // Summed in GPU order, as the state lies.
-                    let d = Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot);
+                    let tree = matches!(l.solver, ForceSolver::Tree(_));
+                    let energy_of = if tree && s.pos_mass.len() > EXACT_ENERGY_MAX {
+                        EnergyOf::Solver(Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot))
+                    } else {
+                        EnergyOf::State(
+                            s.pos_mass
+                                .iter()
+                                .zip(&s.vel)
+                                .map(|(p, v)| {
+                                    (p.mass as f64, p.pos.map(f64::from), v.vel.map(f64::from))
+                                })
+                                .collect(),
+                        )
+                    };
                     let interactions = match &l.solver {
                         ForceSolver::Tree(t) => {
                             Some(mean_interactions(&t.interaction_counts(ctx).await?))
@@ -717,10 +737,9 @@ impl Run {
                         potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
                         types: None,
                     };
-                    (snap, acc_pot, d, interactions, None, None)
+                    (snap, acc_pot, energy_of, interactions, None, None)
                 }
                 Engine::Hermite(h) => {
-                    let d = h.diagnostics().await?;
                     let (particles, pot) = h.sim.particles();
                     let acc_pot = hermite::acc_pot_of(&h.sim);
                     let snap = Snapshot {
@@ -735,19 +754,22 @@ impl Run {
                         levels: h.sim.levels(),
                         dt_max: h.sim.config().dt_max,
                     };
+                    let state = h.sim.state_f64();
                     (
                         snap,
                         acc_pot,
-                        d,
+                        EnergyOf::State(state.clone()),
                         None,
                         Some(status),
-                        Some(h.sim.state_f64()),
+                        Some(state),
                     )
                 }
             };
         if let Some(e) = first_non_finite(&snapshot, &acc_pot) {
             return Err(e);
         }
+        let key = (self.steps, snapshot.time.to_bits());
+        let (diagnostics, potential_sum) = self.energy.of(ctx, key, energy_of, eps).await?;
         self.last_good = Some(snapshot.clone());
         let phases = if self.timer_recorded {
             self.timer_recorded = false;
@@ -765,6 +787,7 @@ impl Run {
             snapshot,
             acc_pot,
             diagnostics,
+            potential_sum,
             e0,
             e0_reset,
             de_max: self.de_max,
@@ -796,10 +819,59 @@ impl Run {
         }
         self.config = config;
         self.e0 = None;
+        self.energy.last = None;
         // A new dt counts from here.
         self.base_time = self.time;
         self.steps_since_base = 0;
         Ok(())
+    }
+}
+
+/// Most particles of a tree run whose reported energy is summed the precise
+/// way (`direct::energy`); above, an N² sum per report would cost more
+/// than the run, and the tree's own potential is reported
+/// (`PotentialSum::Solver`). Direct and Hermite runs, N² per step anyway,
+/// always report the precise sum.
+pub const EXACT_ENERGY_MAX: usize = 1 << 18;
+
+/// What a read-out's energies come from.
+enum EnergyOf {
+    /// The state itself (mass, position, velocity in f64): the potential
+    /// is summed the precise way.
+    State(State64),
+    /// The solver's own diagnostics.
+    Solver(Diagnostics),
+}
+
+/// The energies of a run's reports: the potential kernel, built at its
+/// first use, and the last report's diagnostics (read-outs of an unchanged
+/// state, as the Python package makes for each accessor, reuse them).
+#[derive(Default)]
+struct EnergyReport {
+    kernel: Option<PotentialKernel>,
+    /// (steps, time bits) of the state, its diagnostics and their sum.
+    last: Option<((u64, u64), Diagnostics, PotentialSum)>,
+}
+
+impl EnergyReport {
+    async fn of(
+        &mut self,
+        ctx: &GpuContext,
+        key: (u64, u64),
+        energy_of: EnergyOf,
+        eps: f64,
+    ) -> Result<(Diagnostics, PotentialSum)> {
+        if let Some((k, d, sum)) = self.last {
+            if k == key {
+                return Ok((d, sum));
+            }
+        }
+        let (d, sum) = match energy_of {
+            EnergyOf::Solver(d) => (d, PotentialSum::Solver),
+            EnergyOf::State(state) => state_diagnostics(ctx, &mut self.kernel, &state, eps).await?,
+        };
+        self.last = Some((key, d, sum));
+        Ok((d, sum))
     }
 }
 
