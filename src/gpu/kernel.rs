@@ -115,6 +115,21 @@ pub fn shader_module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::
     device.create_shader_module(wgsl_module(label, source))
 }
 
+/// As `shader_module`, with the given runtime checks (see
+/// `Kernel::new_with_checks`).
+///
+/// # Safety
+/// As `Kernel::new_with_checks`, for every entry point of the module.
+pub unsafe fn shader_module_with_checks(
+    device: &wgpu::Device,
+    label: &str,
+    source: &str,
+    checks: wgpu::ShaderRuntimeChecks,
+) -> wgpu::ShaderModule {
+    // SAFETY: the caller's promise is this function's contract.
+    unsafe { device.create_shader_module_trusted(wgsl_module(label, source), checks) }
+}
+
 /// A compute pipeline and the layout of its bind group 0.
 pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
@@ -158,8 +173,7 @@ impl Kernel {
         checks: wgpu::ShaderRuntimeChecks,
     ) -> Self {
         // SAFETY: the caller's promise is this function's contract.
-        let module =
-            unsafe { device.create_shader_module_trusted(wgsl_module(label, source), checks) };
+        let module = unsafe { shader_module_with_checks(device, label, source, checks) };
         Self::from_module(device, label, &module, entry, bindings)
     }
 

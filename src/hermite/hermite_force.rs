@@ -14,7 +14,7 @@ use super::predict::JStore;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{storage_buffer, Readback};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{shader_module_with_checks, Binding, Kernel, Slot};
 use crate::gpu::layout::{ForceResult, HermiteParams, IParticle, JParticle, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
@@ -343,7 +343,12 @@ impl HermiteGpu {
         self.eps2 = eps2;
     }
 
-    /// Workgroups the j-splitting aims for (tests force many splits with a
+    /// Workgroups the j-splitting aims for.
+    pub fn target_workgroups(&self) -> u32 {
+        self.target_workgroups
+    }
+
+    /// Sets the workgroups the j-splitting aims for (tests force many splits with a
     /// large value). Reallocates the partial sums.
     pub fn set_target_workgroups(&mut self, target: u32) {
         self.target_workgroups = target.max(1);
@@ -372,7 +377,23 @@ impl HermiteGpu {
         }
         let d = &self.ctx.device;
         let label = format!("hermite force {order:?} {}", precision.name());
-        let module = shader_module(d, &label, &wgsl(order, precision));
+        // SAFETY: every index of the module is in bounds by construction:
+        // workgroup tiles by the invocation index (< HT) and k < count <=
+        // HT; sources clamped below j_end <= nj <= the store's size; sinks
+        // clamped below ni <= ni_cap, the size of ip, active and results;
+        // active addresses checked below nj in `encode`; partial sums at
+        // split * ni_stride + i < nsplit * groups_i * HT, which
+        // `set_target_workgroups` allocates. Every loop counts up to a
+        // bound below 2^31. Without the clamps and loop counters wgpu
+        // would add, the force loop is a tenth shorter.
+        let module = unsafe {
+            shader_module_with_checks(
+                d,
+                &label,
+                &wgsl(order, precision),
+                wgpu::ShaderRuntimeChecks::unchecked(),
+            )
+        };
         let (force_entry, reduce_entry) = entry_points(precision);
         let force = Kernel::from_module(d, &label, &module, force_entry, BINDINGS);
         let bind = force.bind(
