@@ -253,11 +253,6 @@ pub struct HermiteGpu {
 }
 
 impl HermiteGpu {
-    /// The context the engine runs in.
-    pub fn ctx(&self) -> &GpuContext {
-        &self.ctx
-    }
-
     /// `nj` j-particles (zero mass until set), up to `ni_cap` sinks per
     /// evaluation, softening `eps`.
     pub fn new(ctx: &GpuContext, nj: u32, ni_cap: u32, eps: f64) -> Result<Self> {
@@ -281,12 +276,16 @@ impl HermiteGpu {
         let params = storage_buffer(d, "hermite params", &[HermiteParams::default()]);
         let store = JStore::new(d, &params, nj);
         // A CPU adapter (lavapipe, SwiftShader) has a few cores; a GPU
-        // wants thousands of workgroups in flight (an H100 has 132 SMs of
-        // up to 16 workgroups of 128 invocations).
+        // wants its multiprocessors busy, but every split adds a partial
+        // sum per sink to write and reduce and a workgroup to start: on an
+        // H100 (132 SMs) blocks of 500-2000 sinks against 16k-128k sources
+        // (Sapporo2's Fig. 6 runs) were fastest at 512 workgroups, 5-20 %
+        // faster than at 1024 and up to 2x faster than at 8192
+        // (BENCHMARKS.md, "j-split").
         let target_workgroups = if ctx.adapter_info.device_type == wgpu::DeviceType::Cpu {
             8
         } else {
-            1024
+            512
         };
         let mut gpu = Self {
             ctx: ctx.clone(),

@@ -637,7 +637,7 @@ impl HermiteSimulation {
     pub async fn diagnostics(&mut self) -> Result<(Diagnostics, PotentialSum)> {
         let state = self.state_f64();
         state_diagnostics(
-            self.gpu.ctx(),
+            self.gpu.context(),
             &mut self.energy_kernel,
             &state,
             self.config.eps,

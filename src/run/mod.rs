@@ -832,7 +832,7 @@ impl Run {
 /// than the run, and the tree's own potential is reported
 /// (`PotentialSum::Solver`). Direct and Hermite runs, N² per step anyway,
 /// always report the precise sum.
-pub const EXACT_ENERGY_MAX: usize = 1 << 18;
+pub const EXACT_ENERGY_MAX: usize = 1 << 17;
 
 /// What a read-out's energies come from.
 enum EnergyOf {
