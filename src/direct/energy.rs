@@ -38,8 +38,9 @@ pub enum PotentialSum {
     HostF64,
     /// Pairwise in double-single on the GPU (`shaders/energy.wgsl`).
     GpuDoubleSingle,
-    /// The solver's own f32 potential (tree runs above `run::EXACT_ENERGY_MAX`
-    /// particles, where an N² sum per report would cost more than the run).
+    /// The solver's own f32 potential (leapfrog runs above
+    /// `run::EXACT_ENERGY_MAX` particles, where an N² sum per report would
+    /// cost more than the run).
     Solver,
 }
 
