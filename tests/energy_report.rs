@@ -109,41 +109,44 @@ fn check_report(r: &Readout, state: &[(f64, [f64; 3], [f64; 3])], eps: f64, tol:
     );
 }
 
-// Hermite holds its state in f64 and writes it so: the report agrees with
-// the file to 1e-12 (the double-single potential it reported before was
-// off by ~1e-9 in E).
-#[test]
-fn hermite4_reports_the_energy_of_its_written_state() {
-    let (r, text, eps) = run_and_write(SolverKind::Hermite4, Precision::Ds);
+/// Hermite holds its state in f64 and writes it so: the report agrees with
+/// the file to 1e-12 (the double-single potential it reported before was
+/// off by ~1e-9 in E).
+fn check_hermite(solver: SolverKind) {
+    let (r, text, eps) = run_and_write(solver, Precision::Ds);
     assert_eq!(r.potential_sum, PotentialSum::HostF64);
     check_report(&r, &read_csv::<f64>(&text), eps, 1e-12);
+}
+
+/// A leapfrog's state is f32: read as f32, the file is that state exactly,
+/// and the report agrees with it to 1e-12 (its solver's f32 potential, or
+/// the tree's approximate one, was off by 1e-7 or 1e-4); read as decimals,
+/// to the f32 state's precision.
+fn check_leapfrog(solver: SolverKind) {
+    let (r, text, eps) = run_and_write(solver, Precision::Ds);
+    assert_eq!(r.potential_sum, PotentialSum::HostF64);
+    check_report(&r, &read_csv::<f32>(&text), eps, 1e-12);
+    check_report(&r, &read_csv::<f64>(&text), eps, 1e-6);
+}
+
+#[test]
+fn hermite4_reports_the_energy_of_its_written_state() {
+    check_hermite(SolverKind::Hermite4);
 }
 
 #[test]
 fn hermite6_reports_the_energy_of_its_written_state() {
-    let (r, text, eps) = run_and_write(SolverKind::Hermite6, Precision::Ds);
-    assert_eq!(r.potential_sum, PotentialSum::HostF64);
-    check_report(&r, &read_csv::<f64>(&text), eps, 1e-12);
+    check_hermite(SolverKind::Hermite6);
 }
 
-// A leapfrog's state is f32: read as f32, the file is that state exactly,
-// and the report agrees with it to 1e-12 (its solver's f32 potential, or
-// the tree's approximate one, was off by 1e-7 or 1e-4); read as decimals,
-// to the f32 state's precision.
 #[test]
 fn direct_leapfrog_reports_the_energy_of_its_written_state() {
-    let (r, text, eps) = run_and_write(SolverKind::Direct, Precision::Ds);
-    assert_eq!(r.potential_sum, PotentialSum::HostF64);
-    check_report(&r, &read_csv::<f32>(&text), eps, 1e-12);
-    check_report(&r, &read_csv::<f64>(&text), eps, 1e-6);
+    check_leapfrog(SolverKind::Direct);
 }
 
 #[test]
 fn tree_leapfrog_reports_the_energy_of_its_written_state() {
-    let (r, text, eps) = run_and_write(SolverKind::Tree, Precision::Ds);
-    assert_eq!(r.potential_sum, PotentialSum::HostF64);
-    check_report(&r, &read_csv::<f32>(&text), eps, 1e-12);
-    check_report(&r, &read_csv::<f64>(&text), eps, 1e-6);
+    check_leapfrog(SolverKind::Tree);
 }
 
 // Above the host's bound (4096) the run sums on the GPU in double-single,
