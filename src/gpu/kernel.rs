@@ -158,8 +158,9 @@ impl Kernel {
     /// (storage buffers stay bounded where the driver has robust buffer
     /// access, as Vulkan drivers with `robustBufferAccess2` do). In the
     /// browser this is `new`: WebGPU keeps its own checks. Worth it only
-    /// for a hot kernel (the tree walk: 4–6 % faster on the H100,
-    /// BENCHMARKS.md).
+    /// for a hot kernel (the tree walk: 4–6 % faster on the H100; the
+    /// direct f32 kernel 5 %, with the Hermite force kernels'
+    /// other changes 5–12 %: BENCHMARKS.md).
     ///
     /// # Safety
     /// With checks off, every index into an array of `source` must be in
