@@ -159,8 +159,8 @@ impl Kernel {
     /// access, as Vulkan drivers with `robustBufferAccess2` do). In the
     /// browser this is `new`: WebGPU keeps its own checks. Worth it only
     /// for a hot kernel (the tree walk: 4–6 % faster on the H100; the
-    /// direct f32 kernel 5 %, with the Hermite force kernels'
-    /// other changes 5–12 %: BENCHMARKS.md).
+    /// direct f32 kernel 5 %, the Hermite `ds` kernels with their lighter
+    /// guards 5–7 %: BENCHMARKS.md).
     ///
     /// # Safety
     /// With checks off, every index into an array of `source` must be in
