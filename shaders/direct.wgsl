@@ -11,7 +11,8 @@
 //   a_i = sum_j m_j d / (d^2 + eps^2)^(3/2),
 //   pot_i = -sum_{j != i} m_j / sqrt(d^2 + eps^2).
 // Per interaction: 3 sub, 3 fma (r2), rsqrt, 3 mul, 1 add (pot), 3 fma
-// (acc): 14 instructions, the least the formula allows. SOFTENED == 1
+// (acc): 14 instructions, the least the formula allows (13 without the
+// potential, POT == 0). SOFTENED == 1
 // (eps > 0) drops the r2 == 0 test: the self pair then adds m_i/eps to the
 // potential sum, subtracted at the end, and 0 to the acceleration.
 // Driven by src/direct/mod.rs.
@@ -68,6 +69,11 @@ fn interact(s: vec4<f32>, xi: vec3<f32>, acc: vec4<f32>, eps2: f32) -> vec4<f32>
     }
     let mr = s.w * rinv;
     let mr3 = mr * rinv * rinv;
+    if (POT == 0u) {
+        // Acceleration only (a caller that needs no potential): 13
+        // instructions.
+        return vec4<f32>(fma(vec3<f32>(mr3), d, acc.xyz), 0.0);
+    }
     return vec4<f32>(fma(vec3<f32>(mr3), d, acc.xyz), acc.w + mr);
 }
 
@@ -130,10 +136,12 @@ fn sink(i: u32, n: u32) -> vec3<f32> {
 fn store(i: u32, n: u32, acc: vec4<f32>, eps2: f32) {
     if (i < n) {
         var self_pot = 0.0;
-        if (SOFTENED == 1u) {
+        if (SOFTENED == 1u && POT == 1u) {
             self_pot = pos_mass[i].mass * inverseSqrt(eps2);
         }
-        acc_pot[i] = AccPot(acc.xyz, self_pot - acc.w);
+        // Without the potential, the last one stays in place.
+        let pot = select(acc_pot[i].pot, self_pot - acc.w, POT == 1u);
+        acc_pot[i] = AccPot(acc.xyz, pot);
     }
 }
 
@@ -213,6 +221,12 @@ fn forces(
             }
             if (UNROLL > 3u) {
                 source(tile[k + 3u], eps2);
+            }
+            if (UNROLL > 4u) {
+                source(tile[k + 4u], eps2);
+                source(tile[k + 5u], eps2);
+                source(tile[k + 6u], eps2);
+                source(tile[k + 7u], eps2);
             }
         }
     }

@@ -5,11 +5,18 @@
 //
 // WGSL lets the compiler reassociate float operations, and a compiler that
 // rewrites (a + b) - a as b silently turns every error term below into 0
-// (lavapipe does exactly that). So every intermediate that feeds another
-// subtraction or addition passes through a multiplication by `one`, a value
-// equal to 1.0 read from a storage buffer, which the compiler cannot see
-// through: multiplying by 1.0 is exact, fusing it into an FMA changes
-// nothing, and no algebraic rewrite can cancel across the opaque products. tests/hermite_kernels.rs
+// (lavapipe does exactly that). So intermediates that feed such a
+// subtraction pass through a multiplication by `one`, a value equal to 1.0
+// read from a storage buffer, which the compiler cannot see through:
+// multiplying by 1.0 is exact, and no algebraic rewrite can cancel across
+// the opaque products. In the hot two-sum of the force sums only the sum s
+// and the difference s - a are guarded (all its error terms need;
+// `ds_adds_every_interaction_exactly` fails on lavapipe without them, and
+// passes with them); a guard whose product feeds an addition is written
+// fma(x, one, y), which rounds once whether the FMA is fused or not, at the
+// cost of the addition alone. Guarding fma(x, one, y) instead of a product
+// does not work as a guard by itself: lavapipe splits the FMA and then
+// cancels the addition. tests/hermite_kernels.rs
 // and tests/web.rs check that DS is really more accurate than f32, natively
 // and in the browser.
 
@@ -25,17 +32,17 @@ struct Ds4 {
 
 // a + b as hi + lo exactly (Knuth's two-sum); the error goes into lo.
 fn ds3_add_f(a: Ds3, b: vec3<f32>, one: f32) -> Ds3 {
-    let s = (a.hi + b) * one;
+    let s = fma(a.hi, vec3<f32>(one), b);
     let bb = (s - a.hi) * one;
-    let av = (s - bb) * one;
-    return Ds3(s, a.lo + ((a.hi - av) * one + (b - bb) * one));
+    let av = s - bb;
+    return Ds3(s, a.lo + fma(a.hi - av, vec3<f32>(one), b - bb));
 }
 
 fn ds4_add_f(a: Ds4, b: vec4<f32>, one: f32) -> Ds4 {
-    let s = (a.hi + b) * one;
+    let s = fma(a.hi, vec4<f32>(one), b);
     let bb = (s - a.hi) * one;
-    let av = (s - bb) * one;
-    return Ds4(s, a.lo + ((a.hi - av) * one + (b - bb) * one));
+    let av = s - bb;
+    return Ds4(s, a.lo + fma(a.hi - av, vec4<f32>(one), b - bb));
 }
 
 // Renormalises hi + lo so that |lo| <= ulp(hi) / 2 (fast two-sum).
@@ -64,9 +71,9 @@ fn ds4_add(a: Ds4, b: Ds4, one: f32) -> Ds4 {
 // DS positions the hi difference is exact (Sterbenz), so the result keeps
 // the full relative precision of f32 however close the two points are.
 fn ds3_diff(a_hi: vec3<f32>, a_lo: vec3<f32>, b_hi: vec3<f32>, b_lo: vec3<f32>, one: f32) -> vec3<f32> {
-    return (a_hi - b_hi) * one + (a_lo - b_lo);
+    return fma(a_hi - b_hi, vec3<f32>(one), a_lo - b_lo);
 }
 
 fn ds_diff(a_hi: f32, a_lo: f32, b_hi: f32, b_lo: f32, one: f32) -> f32 {
-    return (a_hi - b_hi) * one + (a_lo - b_lo);
+    return fma(a_hi - b_hi, one, a_lo - b_lo);
 }

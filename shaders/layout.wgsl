@@ -22,6 +22,21 @@ struct AccPot {
     pot: f32,
 }
 
+// Parameters of the exact potential-energy kernel (src/direct/energy.rs).
+struct EnergyParams {
+    n: u32,
+    // First workgroup (sink block) of this dispatch.
+    first_group: u32,
+    // Softening squared as a double-single pair.
+    eps2_hi: f32,
+    eps2_lo: f32,
+    // 1.0 from memory: the reassociation guard of ds.wgsl.
+    one: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
 // Parameters of one force evaluation with the direct kernel.
 struct DirectParams {
     // Number of particles that are sources (j) and sinks (i).

@@ -46,11 +46,13 @@ fn direct_kernel_shapes_match_f64() {
         (256, 3, 4),
         (64, 8, 4),
         (32, 16, 2),
+        (128, 4, 8),
     ] {
         let shape = DirectConfig {
             threads,
             i_per_thread,
             unroll,
+            potential: true,
         };
         let solver = DirectSolver::with_config(&ctx.device, &state, 0.01, shape, f64::INFINITY);
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
@@ -77,6 +79,7 @@ fn chunked_evaluation_is_bit_identical() {
         threads: 64,
         i_per_thread: 4,
         unroll: 4,
+        potential: true,
     };
     let run = |budget: f64, separate: bool| {
         let state = GpuParticles::upload(&ctx, &p).unwrap();
@@ -103,4 +106,33 @@ fn chunked_evaluation_is_bit_identical() {
     assert_eq!((one, many), (1, 4));
     assert_eq!(whole, split);
     assert_eq!(whole, pass);
+}
+
+// The acceleration-only kernel: the same accelerations as the f64 sum, and
+// the potentials it does not compute left as they were.
+#[test]
+fn acceleration_only_kernel_keeps_the_potentials() {
+    use webgrav::direct::DirectConfig;
+    let ctx = common::gpu();
+    let p = Model::Plummer.generate(1000, 3).unwrap();
+    let state = GpuParticles::upload(&ctx, &p).unwrap();
+    let reference = forces(&p.pos_mass, 0.01);
+    let evaluate = |potential: bool| {
+        let shape = DirectConfig {
+            potential,
+            ..DirectConfig::default()
+        };
+        let solver = DirectSolver::with_config(&ctx.device, &state, 0.01, shape, f64::INFINITY);
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        solver.encode(&ctx.device, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+        pollster::block_on(state.read_acc_pot(&ctx)).unwrap()
+    };
+    let full = evaluate(true);
+    let acc_only = evaluate(false);
+    let acc = ErrorStats::of(&acc_errors(&acc_only, &reference));
+    assert!(acc.max < 2e-5, "acc {acc:?}");
+    for (a, f) in acc_only.iter().zip(&full) {
+        assert_eq!(a.pot, f.pot);
+    }
 }

@@ -78,6 +78,20 @@ fn layouts_match_wgsl() {
         ],
     );
     check(
+        "EnergyParams",
+        size_of::<EnergyParams>(),
+        &[
+            ("n", offset_of!(EnergyParams, n)),
+            ("first_group", offset_of!(EnergyParams, first_group)),
+            ("eps2_hi", offset_of!(EnergyParams, eps2_hi)),
+            ("eps2_lo", offset_of!(EnergyParams, eps2_lo)),
+            ("one", offset_of!(EnergyParams, one)),
+            ("_pad0", offset_of!(EnergyParams, _pad0)),
+            ("_pad1", offset_of!(EnergyParams, _pad1)),
+            ("_pad2", offset_of!(EnergyParams, _pad2)),
+        ],
+    );
+    check(
         "DirectParams",
         size_of::<DirectParams>(),
         &[

@@ -9,7 +9,7 @@ use common::cases::{
     assert_hermite_ds_bounds, assert_hermite_f32_bounds, hermite_bodies, hermite_errors,
     HermiteErrors,
 };
-use webgrav::hermite::{Body, HermiteGpu, Order, Precision};
+use webgrav::hermite::{Body, Force64, HermiteGpu, Order, Precision, Sinks};
 
 const N: usize = 1024;
 const EPS: f64 = 0.01;
@@ -260,4 +260,49 @@ fn dp_kernels_keep_masses_f32_cannot_hold() {
     assert!(e.acc.max < 1e-12, "acc {:?}", e.acc);
     assert!(e.pot.max < 1e-13, "pot {:?}", e.pot);
     assert!(e.jerk.max < 1e-12, "jerk {:?}", e.jerk);
+}
+
+// `ds` adds every interaction to its sums exactly. A: a sink pulled by +1e6
+// from its first source and -1e6 from its last, and by 1 from 40 sources
+// of 0.025 in between. Half an ulp of 1e6 is 0.031, so f32 sums lose every
+// small term against the 1e6 and end at 0, `ds-fast` loses the 31 summed
+// in f32 with the first, and `ds` keeps them all. B: the 41 small terms
+// first, then +1e6 and -1e6: the error of adding 1e6 to 1.025 is only
+// recovered by a full two-sum (Dekker's fast two-sum, which assumes the
+// sum larger than the term, is off by ~0.03 here). Where the shader
+// compiler cancels the error terms of the double-single sums
+// (reassociation), `ds` falls to f32 (A) or to the fast two-sum (B).
+#[test]
+fn ds_adds_every_interaction_exactly() {
+    let ctx = common::gpu();
+    let body = |mass: f64, x: f64| Body {
+        mass,
+        pos: [x, 0.0, 0.0],
+        ..Default::default()
+    };
+    let acc_x = |b: &[Body], precision: Precision| {
+        let mut gpu = HermiteGpu::new(&ctx, b.len() as u32, 1, 0.0).unwrap();
+        // One split: the sum runs in the sources' order.
+        gpu.set_target_workgroups(1);
+        common::cases::upload(&mut gpu, b);
+        let r = pollster::block_on(gpu.evaluate(0.0, Sinks::Active(&[0]), Order::Four, precision))
+            .unwrap();
+        Force64::from(&r[0]).acc[0]
+    };
+    let mut a = vec![body(1e-30, 0.0), body(1.0, 1e-3)];
+    a.extend((0..40).map(|_| body(0.025, 1.0)));
+    a.push(body(1.0, -1e-3));
+    let (ds, fast, f) = (
+        acc_x(&a, Precision::Ds),
+        acc_x(&a, Precision::DsFast),
+        acc_x(&a, Precision::F32),
+    );
+    assert!((ds - 1.0).abs() < 1e-5, "A: ds {ds}");
+    assert!((fast - 1.0).abs() > 0.5, "A: ds-fast {fast}");
+    assert!((f - 1.0).abs() > 0.5, "A: f32 {f}");
+    let mut b = vec![body(1e-30, 0.0)];
+    b.extend((0..41).map(|_| body(0.025, 1.0)));
+    b.extend([body(1.0, 1e-3), body(1.0, -1e-3)]);
+    let ds = acc_x(&b, Precision::Ds);
+    assert!((ds - 1.025).abs() < 1e-5, "B: ds {ds}");
 }

@@ -69,6 +69,11 @@ pub struct KernelShape {
     pub threads: Option<u32>,
     pub i_per_thread: Option<u32>,
     pub unroll: Option<u32>,
+    /// The direct kernel without the potential.
+    pub acc_only: bool,
+    /// Workgroups the Hermite kernel's j-splitting aims for
+    /// (`HermiteGpu::set_target_workgroups`).
+    pub split_target: Option<u32>,
 }
 
 /// One benchmark configuration.
@@ -167,6 +172,7 @@ impl BenchSpec {
             "threads",
             "ipt",
             "unroll",
+            "split_target",
         ];
         if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(bad(format!(
@@ -233,6 +239,8 @@ impl BenchSpec {
             threads: shape("threads")?,
             i_per_thread: shape("ipt")?,
             unroll: shape("unroll")?,
+            split_target: shape("split_target")?,
+            acc_only: false,
         };
         if let Some(a) = obj.get("active") {
             spec.active = a
@@ -367,6 +375,7 @@ async fn bench_direct(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec)
         threads: spec.shape.threads.unwrap_or(d.threads),
         i_per_thread: spec.shape.i_per_thread.unwrap_or(d.i_per_thread),
         unroll: spec.shape.unroll.unwrap_or(d.unroll),
+        potential: !spec.shape.acc_only,
     };
     shape.check().map_err(Error::InvalidParameter)?;
     // The kernel alone: one dispatch, however long (this times it).
@@ -397,6 +406,7 @@ async fn bench_direct(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec)
     line["threads"] = shape.threads.into();
     line["i_per_thread"] = shape.i_per_thread.into();
     line["unroll"] = shape.unroll.into();
+    line["potential"] = shape.potential.into();
     Ok(line)
 }
 
@@ -671,6 +681,9 @@ async fn bench_hermite(ctx: &GpuContext, p: &Particles, spec: &BenchSpec) -> Res
     };
     let ni_cap = actives.iter().copied().max().unwrap_or(n).min(n).max(1);
     let mut gpu = HermiteGpu::new(ctx, n as u32, ni_cap as u32, spec.eps as f64)?;
+    if let Some(t) = spec.shape.split_target {
+        gpu.set_target_workgroups(t);
+    }
     let recs: Vec<_> = (0..n)
         .map(|k| {
             Body {
@@ -716,6 +729,7 @@ async fn bench_hermite(ctx: &GpuContext, p: &Particles, spec: &BenchSpec) -> Res
         let flop = order.flops();
         let mut line = kernel_line(name, spec, precision, &timer, ms, ips);
         line["active"] = m.into();
+        line["split_target"] = gpu.target_workgroups().into();
         line["predict_ms"] = median(&mut predict_ms).into();
         line["flop_per_interaction"] = flop.into();
         line["gflops"] = (ips * flop * 1e-9).into();

@@ -92,9 +92,16 @@ struct DirectBenchArgs {
     /// Direct kernel shape: sinks per invocation (tuning).
     #[arg(long)]
     ipt: Option<u32>,
-    /// Direct kernel shape: sources per loop trip, 1, 2 or 4 (tuning).
+    /// Direct kernel shape: sources per loop trip, 1, 2, 4 or 8 (tuning).
     #[arg(long)]
     unroll: Option<u32>,
+    /// Direct kernel: the acceleration only, no potential.
+    #[arg(long)]
+    acc_only: bool,
+    /// Hermite kernels: workgroups the j-splitting aims for, one
+    /// configuration per value (repeat the flag; tuning).
+    #[arg(long)]
+    split_target: Vec<u32>,
 }
 
 /// The configurations the arguments ask for, in order.
@@ -118,29 +125,38 @@ fn specs(a: &BenchArgs) -> Vec<BenchSpec> {
     } else {
         (vec![a.theta[0]], vec![a.alpha[0]])
     };
+    let split_targets: Vec<Option<u32>> = if a.direct.split_target.is_empty() {
+        vec![None]
+    } else {
+        a.direct.split_target.iter().map(|&t| Some(t)).collect()
+    };
     let mut out = Vec::new();
     for &n in &a.n {
-        for (&theta, &alpha) in thetas
-            .iter()
-            .flat_map(|t| alphas.iter().map(move |al| (t, al)))
-        {
-            out.push(BenchSpec {
-                repeat: a.repeat,
-                eps: a.eps,
-                seed: a.seed,
-                theta,
-                alpha,
-                dt: a.dt,
-                rebuild: a.rebuild,
-                precision: a.direct.precision,
-                active: a.direct.active.clone(),
-                shape: KernelShape {
-                    threads: a.direct.threads,
-                    i_per_thread: a.direct.ipt,
-                    unroll: a.direct.unroll,
-                },
-                ..BenchSpec::new(kind, n)
-            });
+        for &split_target in &split_targets {
+            for (&theta, &alpha) in thetas
+                .iter()
+                .flat_map(|t| alphas.iter().map(move |al| (t, al)))
+            {
+                out.push(BenchSpec {
+                    repeat: a.repeat,
+                    eps: a.eps,
+                    seed: a.seed,
+                    theta,
+                    alpha,
+                    dt: a.dt,
+                    rebuild: a.rebuild,
+                    precision: a.direct.precision,
+                    active: a.direct.active.clone(),
+                    shape: KernelShape {
+                        threads: a.direct.threads,
+                        i_per_thread: a.direct.ipt,
+                        unroll: a.direct.unroll,
+                        acc_only: a.direct.acc_only,
+                        split_target,
+                    },
+                    ..BenchSpec::new(kind, n)
+                });
+            }
         }
     }
     out

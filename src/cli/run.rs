@@ -574,6 +574,7 @@ fn log_line(r: &Readout, wall_s: f64) -> serde_json::Value {
         "rel_energy_error": r.energy_error(),
         "rel_energy_error_max": r.de_max,
         "virial_ratio": d.virial_ratio,
+        "potential_sum": r.potential_sum.name(),
         "momentum": norm(d.momentum),
         "angular_momentum": norm(d.angular_momentum),
         "angular_momentum_change": norm(dl),

@@ -117,15 +117,27 @@ impl Engine {
                 .ok_or_else(|| format!("WEBGRAV_G6_JMEMSIZE = {v:?}, must be a count > 0"))?,
         };
         let precision = precision_from_env()?;
+        // Workgroups the j-splitting aims for (tuning; see
+        // `HermiteGpu::set_target_workgroups`).
+        let split_target =
+            match std::env::var("WEBGRAV_G6_SPLIT_TARGET") {
+                Err(_) => None,
+                Ok(v) => Some(v.parse().ok().filter(|&n: &u32| n > 0).ok_or_else(|| {
+                    format!("WEBGRAV_G6_SPLIT_TARGET = {v:?}, must be a count > 0")
+                })?),
+            };
         let ctx = pollster::block_on(GpuContext::headless()).map_err(|e| e.to_string())?;
         precision.check_adapter(&ctx).map_err(|e| e.to_string())?;
         // The context is dropped on a panic, so no broken state is observed
         // (e.g. the device could not allocate the j-memory).
-        let gpu = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut gpu = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             HermiteGpu::new(&ctx, jmem, NPIPES as u32, 0.0)
         }))
         .map_err(|_| "internal error (panic); see the message above".to_string())?
         .map_err(|e| e.to_string())?;
+        if let Some(t) = split_target {
+            gpu.set_target_workgroups(t);
+        }
         Ok(Self {
             gpu,
             precision,

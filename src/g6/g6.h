@@ -18,7 +18,8 @@
  *  - pot = -sum m_j / sqrt(r^2 + eps2) (self excluded); G = 1.
  *  - Environment: WEBGRAV_G6_JMEMSIZE (default 262144),
  *    WEBGRAV_G6_PRECISION = ds (default), f32 or dp (native f64 where
- *    the adapter has it; an error elsewhere).
+ *    the adapter has it; an error elsewhere), WEBGRAV_G6_SPLIT_TARGET
+ *    (workgroups a block's j-splitting aims for; tuning, default 512).
  */
 #ifndef WEBGRAV_G6_H
 #define WEBGRAV_G6_H

@@ -115,6 +115,21 @@ pub fn shader_module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::
     device.create_shader_module(wgsl_module(label, source))
 }
 
+/// As `shader_module`, with the given runtime checks (see
+/// `Kernel::new_with_checks`).
+///
+/// # Safety
+/// As `Kernel::new_with_checks`, for every entry point of the module.
+pub unsafe fn shader_module_with_checks(
+    device: &wgpu::Device,
+    label: &str,
+    source: &str,
+    checks: wgpu::ShaderRuntimeChecks,
+) -> wgpu::ShaderModule {
+    // SAFETY: the caller's promise is this function's contract.
+    unsafe { device.create_shader_module_trusted(wgsl_module(label, source), checks) }
+}
+
 /// A compute pipeline and the layout of its bind group 0.
 pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
@@ -143,8 +158,9 @@ impl Kernel {
     /// (storage buffers stay bounded where the driver has robust buffer
     /// access, as Vulkan drivers with `robustBufferAccess2` do). In the
     /// browser this is `new`: WebGPU keeps its own checks. Worth it only
-    /// for a hot kernel (the tree walk: 4–6 % faster on the H100,
-    /// BENCHMARKS.md).
+    /// for a hot kernel (the tree walk: 4–6 % faster on the H100; the
+    /// direct f32 kernel 5 %, the Hermite `ds` kernels with their lighter
+    /// guards 5–7 %: BENCHMARKS.md).
     ///
     /// # Safety
     /// With checks off, every index into an array of `source` must be in
@@ -158,8 +174,7 @@ impl Kernel {
         checks: wgpu::ShaderRuntimeChecks,
     ) -> Self {
         // SAFETY: the caller's promise is this function's contract.
-        let module =
-            unsafe { device.create_shader_module_trusted(wgsl_module(label, source), checks) };
+        let module = unsafe { shader_module_with_checks(device, label, source, checks) };
         Self::from_module(device, label, &module, entry, bindings)
     }
 

@@ -56,6 +56,23 @@ pub struct DirectParams {
     pub _pad1: u32,
 }
 
+/// Uniform of the exact potential-energy kernel (`shaders/energy.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct EnergyParams {
+    pub n: u32,
+    /// First workgroup (sink block) of this dispatch.
+    pub first_group: u32,
+    /// ε² as a double-single pair.
+    pub eps2_hi: f32,
+    pub eps2_lo: f32,
+    /// 1.0, opaque to the shader compiler (see `shaders/ds.wgsl`).
+    pub one: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
+}
+
 /// Uniform of the leapfrog kernels.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

@@ -14,7 +14,7 @@ use super::predict::JStore;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{storage_buffer, Readback};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{shader_module_with_checks, Binding, Kernel, Slot};
 use crate::gpu::layout::{ForceResult, HermiteParams, IParticle, JParticle, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
@@ -276,12 +276,16 @@ impl HermiteGpu {
         let params = storage_buffer(d, "hermite params", &[HermiteParams::default()]);
         let store = JStore::new(d, &params, nj);
         // A CPU adapter (lavapipe, SwiftShader) has a few cores; a GPU
-        // wants thousands of workgroups in flight (an H100 has 132 SMs of
-        // up to 16 workgroups of 128 invocations).
+        // wants its multiprocessors busy, but every split adds a partial
+        // sum per sink to write and reduce and a workgroup to start: on an
+        // H100 (132 SMs) blocks of 500-2000 sinks against 16k-128k sources
+        // (Sapporo2's Fig. 6 runs) were fastest at 512 workgroups, 5-20 %
+        // faster than at 1024 and up to 2x faster than at 8192
+        // (BENCHMARKS.md, "j-split").
         let target_workgroups = if ctx.adapter_info.device_type == wgpu::DeviceType::Cpu {
             8
         } else {
-            1024
+            512
         };
         let mut gpu = Self {
             ctx: ctx.clone(),
@@ -338,7 +342,12 @@ impl HermiteGpu {
         self.eps2 = eps2;
     }
 
-    /// Workgroups the j-splitting aims for (tests force many splits with a
+    /// Workgroups the j-splitting aims for.
+    pub fn target_workgroups(&self) -> u32 {
+        self.target_workgroups
+    }
+
+    /// Sets the workgroups the j-splitting aims for (tests force many splits with a
     /// large value). Reallocates the partial sums.
     pub fn set_target_workgroups(&mut self, target: u32) {
         self.target_workgroups = target.max(1);
@@ -367,7 +376,23 @@ impl HermiteGpu {
         }
         let d = &self.ctx.device;
         let label = format!("hermite force {order:?} {}", precision.name());
-        let module = shader_module(d, &label, &wgsl(order, precision));
+        // SAFETY: every index of the module is in bounds by construction:
+        // workgroup tiles by the invocation index (< HT) and k < count <=
+        // HT; sources clamped below j_end <= nj <= the store's size; sinks
+        // clamped below ni <= ni_cap, the size of ip, active and results;
+        // active addresses checked below nj in `encode`; partial sums at
+        // split * ni_stride + i < nsplit * groups_i * HT, which
+        // `set_target_workgroups` allocates. Every loop counts up to a
+        // bound below 2^31. Without the clamps and loop counters wgpu
+        // would add, the force loop is a tenth shorter.
+        let module = unsafe {
+            shader_module_with_checks(
+                d,
+                &label,
+                &wgsl(order, precision),
+                wgpu::ShaderRuntimeChecks::unchecked(),
+            )
+        };
         let (force_entry, reduce_entry) = entry_points(precision);
         let force = Kernel::from_module(d, &label, &module, force_entry, BINDINGS);
         let bind = force.bind(

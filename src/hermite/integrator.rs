@@ -46,6 +46,7 @@
 
 use super::ds::{split, split3};
 use super::hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
+use crate::direct::energy::{state_diagnostics, PotentialKernel, PotentialSum};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{JParticle, PosMass, Velocity};
 use crate::gpu::GpuContext;
@@ -388,6 +389,8 @@ pub struct HermiteSimulation {
     /// Time of the last block step (N-body units).
     pub time: f64,
     pub stats: HermiteStats,
+    /// The kernel of `diagnostics` at large N, built at its first use.
+    energy_kernel: Option<PotentialKernel>,
 }
 
 impl HermiteSimulation {
@@ -430,6 +433,7 @@ impl HermiteSimulation {
             config,
             time: t_start,
             stats: HermiteStats::default(),
+            energy_kernel: None,
         };
         let all: Vec<u32> = (0..n).collect();
         let passes: &[Order] = match config.order {
@@ -513,6 +517,7 @@ impl HermiteSimulation {
             config,
             time,
             stats,
+            energy_kernel: None,
         };
         let all: Vec<u32> = (0..n).collect();
         sim.upload(&all);
@@ -637,30 +642,24 @@ impl HermiteSimulation {
         h
     }
 
-    /// Energies and momenta at `self.time`: positions and velocities
-    /// predicted in f64, the potential from one double-single evaluation
-    /// of all particles (whatever the run's precision), so the energy is
-    /// good to ~1e-9 however the forces were computed.
-    pub async fn diagnostics(&mut self) -> Result<Diagnostics> {
-        let n = self.bodies.len() as u32;
-        let all: Vec<u32> = (0..n).collect();
-        let f = self
-            .gpu
-            .evaluate(self.time, Sinks::Active(&all), Order::Two, Precision::Ds)
-            .await?;
-        let t = self.time;
-        Ok(Diagnostics::sum(self.bodies.iter().zip(&f).map(
-            |(b, r)| {
-                let (x, v) = b.predict(t);
-                (b.mass, x, v, Force64::from(r).pot)
-            },
-        )))
+    /// Energies and momenta of the state at `self.time` (`state_f64`),
+    /// the potential summed the precise way (`direct::energy`: to ~1e-14
+    /// whatever the run's force precision), with how it was summed.
+    pub async fn diagnostics(&mut self) -> Result<(Diagnostics, PotentialSum)> {
+        let state = self.state_f64();
+        state_diagnostics(
+            self.gpu.context(),
+            &mut self.energy_kernel,
+            &state,
+            self.config.eps,
+        )
+        .await
     }
 
     /// Kinetic, potential and total energy at `self.time` (see
     /// `diagnostics`).
     pub async fn energy(&mut self) -> Result<(f64, f64, f64)> {
-        let d = self.diagnostics().await?;
+        let (d, _) = self.diagnostics().await?;
         Ok((d.kinetic, d.potential, d.total))
     }
 

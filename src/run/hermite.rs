@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
 use crate::hermite::{HermiteConfig, HermiteOrder, HermiteSimulation};
-use crate::state::{Diagnostics, GpuParticles, Particles};
+use crate::state::{GpuParticles, Particles};
 
 /// The integrator settings of Hermite run parameters.
 pub fn hermite_config(p: &RunParams) -> HermiteConfig {
@@ -158,11 +158,6 @@ impl HermiteEngine {
             0,
             bytemuck::cast_slice(&acc_pot_of(&self.sim)),
         );
-    }
-
-    /// Diagnostics (double-single potential, f64 prediction).
-    pub async fn diagnostics(&mut self) -> Result<Diagnostics> {
-        self.sim.diagnostics().await
     }
 }
 

@@ -17,6 +17,7 @@ pub mod schedule;
 
 pub use params::{Param, RunConfig, RunParams, RUN_PARAMS};
 
+use crate::direct::energy::{state_diagnostics, PotentialKernel, PotentialSum};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::timing::{BatchClock, PhaseTimer, Phases};
@@ -122,6 +123,8 @@ pub struct Readout {
     /// Accelerations and potentials in input order.
     pub acc_pot: Vec<AccPot>,
     pub diagnostics: Diagnostics,
+    /// How the potential energy of `diagnostics` was summed.
+    pub potential_sum: PotentialSum,
     /// The energy reference of |ΔE/E₀| (the first read-out since the run
     /// or its last reconfiguration).
     pub e0: Diagnostics,
@@ -284,6 +287,7 @@ pub struct Run {
     batches_since_fit: u64,
     e0: Option<Diagnostics>,
     de_max: f64,
+    energy: EnergyReport,
     /// The state of the last read-out that was finite everywhere.
     last_good: Option<Snapshot>,
     /// The start time of the run a checkpoint continues (its own start
@@ -358,6 +362,7 @@ impl Run {
             batches_since_fit: FIT_EVERY,
             e0: None,
             de_max: 0.0,
+            energy: EnergyReport::default(),
             last_good: Some(Snapshot {
                 time,
                 particles: particles.clone(),
@@ -685,6 +690,7 @@ impl Run {
             batches_since_fit: FIT_EVERY,
             e0: c.e0,
             de_max: c.de_max,
+            energy: EnergyReport::default(),
             last_good: None,
             origin: c.origin,
             // A version 4 checkpoint did not know it: from here on, one.
@@ -781,12 +787,25 @@ impl Run {
     /// an error naming the particle and the time (`last_good` keeps the
     /// last finite one).
     pub async fn readout(&mut self, ctx: &GpuContext) -> Result<Readout> {
-        let (snapshot, acc_pot, diagnostics, interactions, hermite, state_f64) =
+        let eps = self.config.params().eps as f64;
+        let (snapshot, acc_pot, energy_of, interactions, hermite, state_f64) =
             match &mut self.engine {
                 Engine::Leapfrog(l) => {
                     let s = l.read(ctx).await?;
                     // Summed in GPU order, as the state lies.
-                    let d = Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot);
+                    let energy_of = if s.pos_mass.len() > EXACT_ENERGY_MAX {
+                        EnergyOf::Solver(Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot))
+                    } else {
+                        EnergyOf::State(
+                            s.pos_mass
+                                .iter()
+                                .zip(&s.vel)
+                                .map(|(p, v)| {
+                                    (p.mass as f64, p.pos.map(f64::from), v.vel.map(f64::from))
+                                })
+                                .collect(),
+                        )
+                    };
                     let interactions = match &l.solver {
                         ForceSolver::Tree(t) => {
                             Some(mean_interactions(&t.interaction_counts(ctx).await?))
@@ -815,10 +834,9 @@ impl Run {
                         potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
                         types: self.types.clone(),
                     };
-                    (snap, acc_pot, d, interactions, None, None)
+                    (snap, acc_pot, energy_of, interactions, None, None)
                 }
                 Engine::Hermite(h) => {
-                    let d = h.diagnostics().await?;
                     let (particles, pot) = h.sim.particles();
                     let acc_pot = hermite::acc_pot_of(&h.sim);
                     let snap = Snapshot {
@@ -833,19 +851,22 @@ impl Run {
                         levels: h.sim.levels(),
                         dt_max: h.sim.config().dt_max,
                     };
+                    let state = h.sim.state_f64();
                     (
                         snap,
                         acc_pot,
-                        d,
+                        EnergyOf::State(state.clone()),
                         None,
                         Some(status),
-                        Some(h.sim.state_f64()),
+                        Some(state),
                     )
                 }
             };
         if let Some(e) = first_non_finite(&snapshot, &acc_pot) {
             return Err(e);
         }
+        let key = (self.steps, snapshot.time.to_bits());
+        let (diagnostics, potential_sum) = self.energy.of(ctx, key, energy_of, eps).await?;
         self.last_good = Some(snapshot.clone());
         let phases = if self.timer_recorded {
             self.timer_recorded = false;
@@ -863,6 +884,7 @@ impl Run {
             snapshot,
             acc_pot,
             diagnostics,
+            potential_sum,
             e0,
             e0_reset,
             de_max: self.de_max,
@@ -894,10 +916,65 @@ impl Run {
         }
         self.config = config;
         self.e0 = None;
+        self.energy.last = None;
         // A new dt counts from here.
         self.base_time = self.time;
         self.steps_since_base = 0;
         Ok(())
+    }
+}
+
+/// Most particles of a leapfrog run (tree or direct) whose reported energy
+/// is summed the precise way (`direct::energy`); above, a double-single N²
+/// sum per report would cost more than the run between reports, and the
+/// solver's own f32 potential is reported (`PotentialSum::Solver`). The
+/// page reads out every half second on any GPU, so its bound is lower.
+/// Hermite runs, whose state is f64 and whose errors are ~1e-10, always
+/// report the precise sum (their old double-single report was N² too).
+pub const EXACT_ENERGY_MAX: usize = if cfg!(target_arch = "wasm32") {
+    1 << 14
+} else {
+    1 << 17
+};
+
+/// What a read-out's energies come from.
+enum EnergyOf {
+    /// The state itself (mass, position, velocity in f64): the potential
+    /// is summed the precise way.
+    State(State64),
+    /// The solver's own diagnostics.
+    Solver(Diagnostics),
+}
+
+/// The energies of a run's reports: the potential kernel, built at its
+/// first use, and the last report's diagnostics (read-outs of an unchanged
+/// state, as the Python package makes for each accessor, reuse them).
+#[derive(Default)]
+struct EnergyReport {
+    kernel: Option<PotentialKernel>,
+    /// (steps, time bits) of the state, its diagnostics and their sum.
+    last: Option<((u64, u64), Diagnostics, PotentialSum)>,
+}
+
+impl EnergyReport {
+    async fn of(
+        &mut self,
+        ctx: &GpuContext,
+        key: (u64, u64),
+        energy_of: EnergyOf,
+        eps: f64,
+    ) -> Result<(Diagnostics, PotentialSum)> {
+        if let Some((k, d, sum)) = self.last {
+            if k == key {
+                return Ok((d, sum));
+            }
+        }
+        let (d, sum) = match energy_of {
+            EnergyOf::Solver(d) => (d, PotentialSum::Solver),
+            EnergyOf::State(state) => state_diagnostics(ctx, &mut self.kernel, &state, eps).await?,
+        };
+        self.last = Some((key, d, sum));
+        Ok((d, sum))
     }
 }
 

@@ -12,6 +12,11 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
     let mut v: Vec<(String, String, &'static [Slot])> = vec![
         ("direct".into(), direct::wgsl(), direct::BINDINGS),
         (
+            "energy".into(),
+            direct::energy::wgsl(),
+            direct::energy::BINDINGS,
+        ),
+        (
             "direct unsoftened".into(),
             direct::wgsl_for(Default::default(), false),
             direct::BINDINGS,

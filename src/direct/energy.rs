@@ -1,0 +1,194 @@
+//! The potentials behind the energies a run reports, summed the precise
+//! way whatever the solver's own precision: pairwise in f64 on the host for
+//! small N, in double-single on the GPU (drives `shaders/energy.wgsl`,
+//! ~1e-14 relative per particle) above. The solvers' own potentials are f32
+//! (direct, tree, approximated besides) or double-single with f32
+//! per-interaction arithmetic (Hermite), good to 1e-7..1e-9 in E: too
+//! coarse to report a Hermite run's energy error of ~1e-10.
+
+use crate::error::Result;
+use crate::gpu::buffers::{read_vec, storage_buffer};
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{Binding, Kernel, Slot, DYNAMIC_SLOT};
+use crate::gpu::layout::EnergyParams;
+use crate::gpu::GpuContext;
+use crate::hermite::ds::{compose_with_ds, split};
+use crate::state::stats::map_indices;
+use crate::state::Diagnostics;
+use wgpu::util::DeviceExt;
+
+const ENERGY_WGSL: &str = include_str!("../../shaders/energy.wgsl");
+
+/// Sinks per workgroup (= sources per staged tile).
+const ET: u32 = 128;
+
+/// Largest N whose potentials are summed on the host (N² f64 pair terms in
+/// threads: a few ms at 4096); above, on the GPU.
+pub const HOST_MAX: usize = 4096;
+
+/// Interactions of the double-single kernel that cost as much as one of
+/// the f32 force kernels (to size its submissions).
+const DS_COST: f64 = 8.0;
+
+/// How the potential energy of a report was summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PotentialSum {
+    /// Pairwise in f64 on the host.
+    #[default]
+    HostF64,
+    /// Pairwise in double-single on the GPU (`shaders/energy.wgsl`).
+    GpuDoubleSingle,
+    /// The solver's own f32 potential (leapfrog runs above
+    /// `run::EXACT_ENERGY_MAX` particles, where an N² sum per report would
+    /// cost more than the run).
+    Solver,
+}
+
+impl PotentialSum {
+    /// The name in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            PotentialSum::HostF64 => "host-f64",
+            PotentialSum::GpuDoubleSingle => "gpu-double-single",
+            PotentialSum::Solver => "solver-f32",
+        }
+    }
+}
+
+/// The composed WGSL of the potential kernel.
+pub fn wgsl() -> String {
+    compose_with_ds(&[("ET", ET)], ENERGY_WGSL)
+}
+
+/// The binding contract of `shaders/energy.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::UniformDynamic),
+    ("src_hi", Binding::StorageRead),
+    ("src_lo", Binding::StorageRead),
+    ("pot", Binding::StorageReadWrite),
+];
+
+/// Softened potential φ_i = −Σ_{j≠i} m_j / √(r² + ε²) of every particle,
+/// in f64 on the host (coincident pairs without softening are skipped).
+pub fn potentials_f64(mass: &[f64], pos: &[[f64; 3]], eps: f64) -> Vec<f64> {
+    let eps2 = eps * eps;
+    let all: Vec<usize> = (0..pos.len()).collect();
+    map_indices(&all, |i| {
+        let mut phi = 0.0;
+        for (j, (m, x)) in mass.iter().zip(pos).enumerate() {
+            let d = [x[0] - pos[i][0], x[1] - pos[i][1], x[2] - pos[i][2]];
+            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
+            if j != i && r2 > 0.0 {
+                phi -= m / r2.sqrt();
+            }
+        }
+        phi
+    })
+}
+
+/// The double-single potential kernel (built at its first use).
+pub struct PotentialKernel {
+    kernel: Kernel,
+}
+
+impl PotentialKernel {
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self {
+            kernel: Kernel::new(device, "exact potentials", &wgsl(), "potentials", BINDINGS),
+        }
+    }
+
+    /// The potentials of `potentials_f64`, summed on the GPU in
+    /// double-single, in submissions of at most the context's budget.
+    pub async fn potentials(
+        &self,
+        ctx: &GpuContext,
+        mass: &[f64],
+        pos: &[[f64; 3]],
+        eps: f64,
+    ) -> Result<Vec<f64>> {
+        let n = pos.len();
+        ctx.check_particle_count(n as u64, 32)?;
+        let (device, queue) = (&ctx.device, &ctx.queue);
+        let (mut hi, mut lo) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for (x, &m) in pos.iter().zip(mass) {
+            let [(xh, xl), (yh, yl), (zh, zl), (mh, ml)] = [x[0], x[1], x[2], m].map(split);
+            hi.push([xh, yh, zh, mh]);
+            lo.push([xl, yl, zl, ml]);
+        }
+        let src_hi = storage_buffer(device, "energy sources hi", &hi);
+        let src_lo = storage_buffer(device, "energy sources lo", &lo);
+        let pot = storage_buffer(device, "energy potentials", &vec![[0f32; 2]; n]);
+        let groups = (n as u32).div_ceil(ET);
+        let budget = ctx.interactions_per_submission / DS_COST;
+        let per_chunk = ((budget / (ET as f64 * n as f64)).floor() as u32).clamp(1, groups);
+        let chunks = groups.div_ceil(per_chunk);
+        let (eps2_hi, eps2_lo) = split(eps * eps);
+        let mut bytes = vec![0u8; (chunks as u64 * DYNAMIC_SLOT) as usize];
+        for k in 0..chunks {
+            let p = EnergyParams {
+                n: n as u32,
+                first_group: k * per_chunk,
+                eps2_hi,
+                eps2_lo,
+                one: 1.0,
+                ..Default::default()
+            };
+            let at = (k as u64 * DYNAMIC_SLOT) as usize;
+            bytes[at..at + std::mem::size_of::<EnergyParams>()]
+                .copy_from_slice(bytemuck::bytes_of(&p));
+        }
+        let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("energy params"),
+            contents: &bytes,
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let bind = self.kernel.bind(device, &[&params, &src_hi, &src_lo, &pot]);
+        for k in 0..chunks {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                let g = per_chunk.min(groups - k * per_chunk);
+                self.kernel
+                    .dispatch_in_slot(&mut pass, &bind, k, dispatch_size(device, g, 1));
+            }
+            queue.submit(Some(encoder.finish()));
+        }
+        let out: Vec<[f32; 2]> = read_vec(device, queue, &pot).await?;
+        Ok(out.iter().map(|p| p[0] as f64 + p[1] as f64).collect())
+    }
+}
+
+/// Energies and momenta of a state given as (mass, position, velocity) in
+/// f64, its potential summed by `precise_potentials`.
+pub async fn state_diagnostics(
+    ctx: &GpuContext,
+    kernel: &mut Option<PotentialKernel>,
+    state: &[(f64, [f64; 3], [f64; 3])],
+    eps: f64,
+) -> Result<(Diagnostics, PotentialSum)> {
+    let mass: Vec<f64> = state.iter().map(|s| s.0).collect();
+    let pos: Vec<[f64; 3]> = state.iter().map(|s| s.1).collect();
+    let (pot, sum) = precise_potentials(ctx, kernel, &mass, &pos, eps).await?;
+    let d = Diagnostics::sum(state.iter().zip(&pot).map(|(&(m, x, v), &p)| (m, x, v, p)));
+    Ok((d, sum))
+}
+
+/// Potentials the precise way for N (see the module docs), with how they
+/// were summed; the GPU kernel is built at its first use and kept.
+pub async fn precise_potentials(
+    ctx: &GpuContext,
+    kernel: &mut Option<PotentialKernel>,
+    mass: &[f64],
+    pos: &[[f64; 3]],
+    eps: f64,
+) -> Result<(Vec<f64>, PotentialSum)> {
+    if pos.len() <= HOST_MAX {
+        return Ok((potentials_f64(mass, pos, eps), PotentialSum::HostF64));
+    }
+    let k = kernel.get_or_insert_with(|| PotentialKernel::new(&ctx.device));
+    Ok((
+        k.potentials(ctx, mass, pos, eps).await?,
+        PotentialSum::GpuDoubleSingle,
+    ))
+}
