@@ -309,6 +309,32 @@ fn interrupts_never_lose_a_finished_run_or_fail_silently() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+// A full disk: an output that fails mid-run stops the run with its state
+// kept in a checkpoint (the log here is /dev/full, every write of which
+// fails with ENOSPC), and the run goes on from it once the space is back.
+#[test]
+fn a_failed_output_keeps_the_run_in_a_checkpoint() {
+    let d = dir("full");
+    let line = run(
+        "--t-end 0.25 --log-every 0.0625 --log /dev/full --snap-every 0.0625 --snap-dir s \
+         --out end.csv",
+    );
+    let stderr = refused(webgrav(&d, &line));
+    assert!(
+        stderr.contains("No space left") && stderr.contains("--resume end.csv.ckpt"),
+        "{stderr}"
+    );
+    // What was written before is listed, the state is kept, and it resumes.
+    assert_eq!(index(&d.join("s")).len(), 1, "{stderr}");
+    ok(webgrav(
+        &d,
+        "run --resume end.csv.ckpt --t-end 0.25 --snap-every 0.0625 --snap-dir s --out end.csv",
+    ));
+    let end = webgrav::snapshot::read_file(d.join("end.csv").to_str().unwrap()).unwrap();
+    assert_eq!(end.time, 0.25);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 // Item 4: the log is not touched before the inputs are read and the run
 // starts; outputs that are one file, or a file of the series, and an empty
 // --snap-dir are refused before any work.

@@ -400,6 +400,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
         Ok(Some(last)) => (Some(last.snapshot), last.state_f64, Ok(())),
         Ok(None) => return keep_interrupted(&a, &ctx, &mut run).await,
         Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned(), None, Err(e)),
+        Err(e @ Error::Io { .. }) => return keep_after_failed_output(&a, &ctx, &mut run, e).await,
         Err(e) => (None, None, Err(e)),
     };
     interrupt::enter(Phase::Finishing);
@@ -431,10 +432,58 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
-/// A run stopped by a signal: its checkpoint (to --checkpoint, else a
-/// free `OUT.ckpt` or `webgrav-interrupted.ckpt`), and the exit status
-/// that says so; an error, said on stderr, if it cannot be written.
+/// A run stopped by a signal: its checkpoint, and the exit status that
+/// says so; an error, said on stderr, if it cannot be written.
 async fn keep_interrupted(a: &RunArgs, ctx: &GpuContext, run: &mut Run) -> Result<ExitCode> {
+    let t = run.time();
+    match keep_checkpoint(a, ctx, run).await {
+        Ok(path) => {
+            say!(
+                "interrupted at t = {t}: wrote the checkpoint {path} (continue with --resume {path})"
+            );
+            Ok(ExitCode::from(interrupt::EXIT_STATUS))
+        }
+        Err((path, e)) => {
+            say!(
+                "webgrav: interrupted at t = {t}, but the checkpoint could not be written to \
+                 {path}: the steps since the last checkpoint are lost"
+            );
+            Err(e)
+        }
+    }
+}
+
+/// A run whose output failed (a full disk, a removed directory): the
+/// state itself is sound, so it is kept in a checkpoint where one can be
+/// written, and the output's error is returned.
+async fn keep_after_failed_output(
+    a: &RunArgs,
+    ctx: &GpuContext,
+    run: &mut Run,
+    failed: Error,
+) -> Result<ExitCode> {
+    let t = run.time();
+    match keep_checkpoint(a, ctx, run).await {
+        Ok(path) => say!(
+            "an output failed at t = {t} (below): the run's state is in the checkpoint {path} \
+             (free the space or fix the output, then continue with --resume {path})"
+        ),
+        Err((path, e)) => say!(
+            "an output failed at t = {t} (below), and the checkpoint could not be written to \
+             {path} either ({e}): the steps since the last checkpoint are lost"
+        ),
+    }
+    Err(failed)
+}
+
+/// Writes the run's checkpoint where a stopped run keeps it: --checkpoint,
+/// else a free `OUT.ckpt` or `webgrav-interrupted.ckpt` (an existing file
+/// is never overwritten). The path, or the path and why it failed.
+async fn keep_checkpoint(
+    a: &RunArgs,
+    ctx: &GpuContext,
+    run: &mut Run,
+) -> std::result::Result<String, (String, Error)> {
     let path = match &a.checkpoint {
         Some(path) => path.clone(),
         None => {
@@ -449,20 +498,14 @@ async fn keep_interrupted(a: &RunArgs, ctx: &GpuContext, run: &mut Run) -> Resul
             free
         }
     };
-    let t = run.time();
     let written = match run.checkpoint(ctx).await {
         Ok(bytes) => snapshot::write_atomic(&path, &bytes),
         Err(e) => Err(e),
     };
-    if let Err(e) = written {
-        say!(
-            "webgrav: interrupted at t = {t}, but the checkpoint could not be written to \
-             {path}: the steps since the last checkpoint are lost"
-        );
-        return Err(e);
+    match written {
+        Ok(()) => Ok(path),
+        Err(e) => Err((path, e)),
     }
-    say!("interrupted at t = {t}: wrote the checkpoint {path} (continue with --resume {path})");
-    Ok(ExitCode::from(interrupt::EXIT_STATUS))
 }
 
 /// Integrates to --t-end with the log, the series and the checkpoints, on
