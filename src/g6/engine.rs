@@ -14,6 +14,10 @@ use std::sync::Mutex;
 
 /// i-particles per evaluation (`g6_npipes`, GRAPE-5's pipelines).
 pub const NPIPES: c_int = 2048;
+/// i-particles per evaluation of the 6th-order interface, whose
+/// `calc_force_on_predictors` takes any number (Sapporo2's 16,384): a
+/// block of thousands is one round trip to the GPU, not several.
+pub const SIXTH_NI: c_int = 16384;
 const DEFAULT_JMEMSIZE: u32 = 1 << 18;
 
 /// Prints `webgrav <what>: <msg>` on stderr and returns −1.
@@ -105,9 +109,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// A GPU context and `WEBGRAV_G6_JMEMSIZE` (default 262144)
-    /// j-particles.
-    pub fn open() -> Result<Self, String> {
+    /// A GPU context, `WEBGRAV_G6_JMEMSIZE` (default 262144) j-particles
+    /// and up to `ni_cap` i-particles per evaluation.
+    pub fn open(ni_cap: c_int) -> Result<Self, String> {
         let jmem = match std::env::var("WEBGRAV_G6_JMEMSIZE") {
             Err(_) => DEFAULT_JMEMSIZE,
             Ok(v) => v
@@ -131,7 +135,7 @@ impl Engine {
         // The context is dropped on a panic, so no broken state is observed
         // (e.g. the device could not allocate the j-memory).
         let mut gpu = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            HermiteGpu::new(&ctx, jmem, NPIPES as u32, 0.0)
+            HermiteGpu::new(&ctx, jmem, ni_cap as u32, 0.0)
         }))
         .map_err(|_| "internal error (panic); see the message above".to_string())?
         .map_err(|e| e.to_string())?;
@@ -147,6 +151,11 @@ impl Engine {
             evaluated: false,
             neighbours: Vec::new(),
         })
+    }
+
+    /// Most i-particles of one evaluation.
+    pub fn ni_cap(&self) -> c_int {
+        self.gpu.ni_cap() as c_int
     }
 
     /// j-particles this engine holds.
@@ -205,8 +214,9 @@ impl Engine {
         self.results = None;
         self.neighbours.clear();
         let ni = sinks.len() as c_int;
-        if !(1..=NPIPES).contains(&ni) {
-            return Err(format!("ni = {ni}, must be 1..{NPIPES}"));
+        let ni_cap = self.ni_cap();
+        if !(1..=ni_cap).contains(&ni) {
+            return Err(format!("ni = {ni}, must be 1..{ni_cap}"));
         }
         let cap = self.jmem() as c_int;
         if !(1..=cap).contains(&nj) {

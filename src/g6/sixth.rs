@@ -26,7 +26,7 @@
 //! These calls return nothing; an error prints a message on stderr and the
 //! outputs of the failed call are NaN (ids −1).
 
-use super::engine::{fail, guarded, row, vec3, Engine, NPIPES};
+use super::engine::{fail, guarded, row, vec3, Engine, SIXTH_NI};
 use crate::hermite::predict::i_particle;
 use crate::hermite::{Body, Force64, Order};
 use std::os::raw::{c_double, c_int};
@@ -64,7 +64,7 @@ fn open() -> c_int {
     if guarded(&SIXTH, what, |s| Ok(s.is_some() as c_int)) == 1 {
         return 0;
     }
-    let engine = match Engine::open() {
+    let engine = match Engine::open(SIXTH_NI) {
         Ok(e) => e,
         Err(e) => return fail(what, e),
     };
@@ -273,8 +273,9 @@ pub unsafe extern "C" fn calc_force_on_predictors(
         }
         // SAFETY: non-null, the caller's contract.
         let e2 = unsafe { *eps2 };
-        for s0 in (0..ni).step_by(NPIPES as usize) {
-            let n = (ni - s0).min(NPIPES);
+        let cap = s.engine.ni_cap();
+        for s0 in (0..ni).step_by(cap as usize) {
+            let n = (ni - s0).min(cap);
             let sinks: Vec<_> = (s0 as usize..(s0 + n) as usize)
                 .map(|k| {
                     // SAFETY: `ni` entries by the caller's contract.

@@ -24,6 +24,10 @@ use crate::gpu::GpuContext;
 /// 6th-order kernel then needs 8.5 KiB of workgroup memory.
 pub const HT: u32 = 128;
 
+/// Invocations per workgroup of the reduce (`RW` in the shader): up to this
+/// many invocations share one sink's partial sums.
+pub const REDUCE_WORKGROUP: u32 = 64;
+
 const HERMITE_FORCE_WGSL: &str = include_str!("../../shaders/hermite_force.wgsl");
 const HERMITE_FORCE_DP_WGSL: &str = include_str!("../../shaders/hermite_force_dp.wgsl");
 
@@ -145,6 +149,7 @@ pub fn wgsl(order: Order, precision: Precision) -> String {
     compose_with_ds(
         &[
             ("HT", HT),
+            ("RW", REDUCE_WORKGROUP),
             ("DSG", precision.run_length()),
             (
                 "REFINE",
@@ -200,6 +205,15 @@ impl SplitPlan {
             chunk,
         }
     }
+}
+
+/// Invocations of the reduce per sink for `nsplit` partial sums: about 4
+/// partials each, a power of two up to `REDUCE_WORKGROUP` (1, the sums in
+/// split order, below 8 splits). One invocation walking 512 partials of a
+/// small block would take longer than the block's forces.
+pub fn reduce_lanes(nsplit: u32) -> u32 {
+    let per_lane = (nsplit / 4).max(1);
+    (1u32 << per_lane.ilog2()).min(REDUCE_WORKGROUP)
 }
 
 /// Who the sinks of an evaluation are.
@@ -382,7 +396,9 @@ impl HermiteGpu {
         // clamped below ni <= ni_cap, the size of ip, active and results;
         // active addresses checked below nj in `encode`; partial sums at
         // split * ni_stride + i < nsplit * groups_i * HT, which
-        // `set_target_workgroups` allocates. Every loop counts up to a
+        // `set_target_workgroups` allocates; the reduce's lane sums at
+        // lid + step, where lane + step < lanes, a power of two dividing
+        // RW (`reduce_lanes`), stays in the sink's run of lanes below RW. Every loop counts up to a
         // bound below 2^31. Without the clamps and loop counters wgpu
         // would add, the force loop is a tenth shorter.
         let module = unsafe {
@@ -454,7 +470,7 @@ impl HermiteGpu {
             one: 1.0,
             t_hi,
             t_lo,
-            ..Default::default()
+            reduce_lanes: reduce_lanes(plan.nsplit),
         };
         let queue = &self.ctx.queue;
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
@@ -486,8 +502,13 @@ impl HermiteGpu {
         }
         v.force
             .dispatch(&mut pass, bind, (plan.groups_i, plan.nsplit));
-        v.reduce
-            .dispatch(&mut pass, bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
+        // `reduce_dp` sums in f64, one invocation per sink.
+        let reduce_size = if dp {
+            dispatch_size(&device, ni, WORKGROUP_SIZE)
+        } else {
+            dispatch_size(&device, ni * params.reduce_lanes, REDUCE_WORKGROUP)
+        };
+        v.reduce.dispatch(&mut pass, bind, reduce_size);
         drop(pass);
         // The results travel back in the same submission.
         self.results_readback.record_copy(
