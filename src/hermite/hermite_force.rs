@@ -243,6 +243,14 @@ struct Variant {
     bind: wgpu::BindGroup,
 }
 
+/// An encoded evaluation whose results are still to be read: which
+/// read-back holds them, and how many.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Evaluation {
+    slot: usize,
+    ni: u32,
+}
+
 /// The j-particle store, the sink buffers and the force kernels.
 pub struct HermiteGpu {
     ctx: GpuContext,
@@ -252,8 +260,12 @@ pub struct HermiteGpu {
     ip: wgpu::Buffer,
     partial: wgpu::Buffer,
     results: wgpu::Buffer,
-    /// `results` copied at the end of each evaluation, for the host.
-    results_readback: Readback,
+    /// `results` copied at the end of each evaluation, for the host; two,
+    /// used in turn, so that an evaluation can run while the host reads
+    /// the one before (`Evaluation`).
+    results_readback: [Readback; 2],
+    /// The read-back of the last encoded evaluation.
+    last_slot: usize,
     variants: Vec<Variant>,
     neighbours: Option<NeighbourSearch>,
     /// Softening squared (f64: `dp` reads it to ~2^-48, the others as f32).
@@ -317,11 +329,14 @@ impl HermiteGpu {
                 "hermite results",
                 &vec![ForceResult::default(); ni_cap as usize],
             ),
-            results_readback: Readback::new(
-                d,
-                "hermite results read-back",
-                ni_cap as u64 * std::mem::size_of::<ForceResult>() as u64,
-            ),
+            results_readback: [0, 1].map(|_| {
+                Readback::new(
+                    d,
+                    "hermite results read-back",
+                    ni_cap as u64 * std::mem::size_of::<ForceResult>() as u64,
+                )
+            }),
+            last_slot: 0,
             variants: Vec::new(),
             neighbours: None,
             eps2: eps * eps,
@@ -510,8 +525,10 @@ impl HermiteGpu {
         };
         v.reduce.dispatch(&mut pass, bind, reduce_size);
         drop(pass);
-        // The results travel back in the same submission.
-        self.results_readback.record_copy(
+        // The results travel back in the same submission, into the
+        // read-back the evaluation before did not use.
+        self.last_slot = 1 - self.last_slot;
+        self.results_readback[self.last_slot].record_copy(
             encoder,
             &self.results,
             ni as u64 * std::mem::size_of::<ForceResult>() as u64,
@@ -520,10 +537,29 @@ impl HermiteGpu {
         Ok(ni)
     }
 
+    /// The last encoded evaluation, to read later with `read_evaluation`
+    /// (at most one more may be encoded before it is read).
+    pub fn last_evaluation(&self) -> Evaluation {
+        Evaluation {
+            slot: self.last_slot,
+            ni: self.last_ni,
+        }
+    }
+
     /// Reads the results of the last evaluation (after its submission).
     pub async fn read_results(&self) -> Result<Vec<ForceResult>> {
-        self.results_readback
-            .read(&self.ctx.device, self.last_ni as u64)
+        self.read_evaluation(self.last_evaluation(), None).await
+    }
+
+    /// Reads the results of `e` once its submission `after` has run
+    /// (`None`: all submitted work), while later submissions may still run.
+    pub async fn read_evaluation(
+        &self,
+        e: Evaluation,
+        after: Option<wgpu::SubmissionIndex>,
+    ) -> Result<Vec<ForceResult>> {
+        self.results_readback[e.slot]
+            .read(&self.ctx.device, e.ni as u64, after)
             .await
     }
 
