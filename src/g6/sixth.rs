@@ -21,7 +21,9 @@
 //!   Sapporo2), `nnb` the nearest neighbour's id (−1 if none), `nnb_r2`
 //!   its unsoftened distance squared. One softening for all
 //!   interactions, `eps2[0]` (as Sapporo2's kernels; the j-particles'
-//!   `eps2` is stored and returned, not used).
+//!   `eps2` is stored and returned, not used). Up to `SIXTH_NI` (16,384)
+//!   i-particles per GPU evaluation; a larger block goes in pieces, each
+//!   launched before the one before is read.
 //!
 //! These calls return nothing; an error prints a message on stderr and the
 //! outputs of the failed call are NaN (ids −1).
