@@ -7,7 +7,8 @@
 //          A small active block is split over many j-ranges so the GPU
 //          stays busy; each split writes a partial sum;
 //  reduce: sums the partials of every sink (double-single) and keeps the
-//          nearest neighbour of all splits.
+//          nearest neighbour of all splits, several invocations per sink
+//          where there are many splits.
 // Per interaction (G = 1, dr = x_j - x_i, dv = v_j - v_i, da = a_j - a_i,
 // r2 = |dr|^2 + eps^2, j != i by id):
 //   A = m r2^-3/2 dr,  phi -= m r2^-1/2,
@@ -193,36 +194,69 @@ fn force(
     }
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+// One partial sum added after another that covers earlier splits (the
+// nearest neighbour of the earlier one wins ties).
+fn merge_partials(a: ForceResult, b: ForceResult, one: f32) -> ForceResult {
+    let ap = ds4_add(Ds4(vec4<f32>(a.acc_hi, a.pot_hi), vec4<f32>(a.acc_lo, a.pot_lo)),
+        Ds4(vec4<f32>(b.acc_hi, b.pot_hi), vec4<f32>(b.acc_lo, b.pot_lo)), one);
+    let jk = ds3_add(Ds3(a.jerk_hi, a.jerk_lo), Ds3(b.jerk_hi, b.jerk_lo), one);
+    let sn = ds3_add(Ds3(a.snap, a.snap_lo), Ds3(b.snap, b.snap_lo), one);
+    var nn_d2 = a.nn_d2;
+    var nn_id = a.nn_id;
+    if (b.nn_d2 < nn_d2) {
+        nn_d2 = b.nn_d2;
+        nn_id = b.nn_id;
+    }
+    return ForceResult(ap.hi.xyz, ap.hi.w, ap.lo.xyz, ap.lo.w,
+        jk.hi, nn_d2, jk.lo, nn_id, sn.hi, 0u, sn.lo, 0u);
+}
+
+// The lanes' sums of the reduce, merged pairwise in workgroup memory.
+var<workgroup> lane_sum: array<ForceResult, RW>;
+
+// params.reduce_lanes (a power of two <= RW) invocations per sink: lane l
+// sums the l-th contiguous run of splits in split order, then neighbouring
+// runs are merged pairwise, earlier run first (log2 lanes steps). A small
+// block split over hundreds of j-ranges is reduced in a few dependent
+// steps instead of one invocation walking all its partials.
+@compute @workgroup_size(RW)
 fn reduce(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = flat_index(wid, nwg, lid);
-    if (i >= params.ni) {
-        return;
-    }
+    let lanes = params.reduce_lanes;
+    let g = (wid.y * nwg.x + wid.x) * RW + lid;
+    let i_raw = g / lanes;
+    // Invocations past the sinks take part in the merges (every
+    // invocation must reach the barriers) but never store.
+    let i = min(i_raw, params.ni - 1u);
+    let lane = g % lanes;
     let one = params.one;
-    let r = partial[i];
-    var ap = Ds4(vec4<f32>(r.acc_hi, r.pot_hi), vec4<f32>(r.acc_lo, r.pot_lo));
-    var jk = Ds3(r.jerk_hi, r.jerk_lo);
-    var sn = Ds3(r.snap, r.snap_lo);
-    var nn_d2 = r.nn_d2;
-    var nn_id = r.nn_id;
-    for (var s = 1u; s < params.nsplit; s++) {
-        let q = partial[s * params.ni_stride + i];
-        ap = ds4_add(ap, Ds4(vec4<f32>(q.acc_hi, q.pot_hi), vec4<f32>(q.acc_lo, q.pot_lo)), one);
-        jk = ds3_add(jk, Ds3(q.jerk_hi, q.jerk_lo), one);
-        sn = ds3_add(sn, Ds3(q.snap, q.snap_lo), one);
-        if (q.nn_d2 < nn_d2) {
-            nn_d2 = q.nn_d2;
-            nn_id = q.nn_id;
+    let per = (params.nsplit + lanes - 1u) / lanes;
+    let s0 = min(lane * per, params.nsplit);
+    let s1 = min(s0 + per, params.nsplit);
+    var acc = ForceResult(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0.0, vec3<f32>(0.0), FAR,
+        vec3<f32>(0.0), NO_ID, vec3<f32>(0.0), 0u, vec3<f32>(0.0), 0u);
+    if (s0 < s1) {
+        acc = partial[s0 * params.ni_stride + i];
+    }
+    for (var s = s0 + 1u; s < s1; s++) {
+        acc = merge_partials(acc, partial[s * params.ni_stride + i], one);
+    }
+    lane_sum[lid] = acc;
+    for (var step = 1u; step < lanes; step *= 2u) {
+        workgroupBarrier();
+        if (lane % (2u * step) == 0u) {
+            acc = merge_partials(acc, lane_sum[lid + step], one);
+            lane_sum[lid] = acc;
         }
     }
-    ap = ds4_norm(ap.hi, ap.lo, one);
-    jk = ds3_norm(jk.hi, jk.lo, one);
-    sn = ds3_norm(sn.hi, sn.lo, one);
-    results[i] = ForceResult(ap.hi.xyz, ap.hi.w, ap.lo.xyz, ap.lo.w,
-        jk.hi, nn_d2, jk.lo, nn_id, sn.hi, 0u, sn.lo, 0u);
+    if (lane == 0u && i_raw < params.ni) {
+        let ap = ds4_norm(vec4<f32>(acc.acc_hi, acc.pot_hi), vec4<f32>(acc.acc_lo, acc.pot_lo), one);
+        let jk = ds3_norm(acc.jerk_hi, acc.jerk_lo, one);
+        let sn = ds3_norm(acc.snap, acc.snap_lo, one);
+        results[i] = ForceResult(ap.hi.xyz, ap.hi.w, ap.lo.xyz, ap.lo.w,
+            jk.hi, acc.nn_d2, jk.lo, acc.nn_id, sn.hi, 0u, sn.lo, 0u);
+    }
 }

@@ -242,5 +242,6 @@ struct HermiteParams {
     t_lo: f32,
     // eps2 + eps2_lo: the softening to ~2^-48 (--precision dp).
     eps2_lo: f32,
-    _pad1: u32,
+    // Invocations per sink of the reduce (a power of two).
+    reduce_lanes: u32,
 }

@@ -272,10 +272,18 @@ int main(int argc, char **argv) {
     FILE *record = getenv("H6_RECORD") ? fopen(getenv("H6_RECORD"), "w") : NULL;
     FILE *replay = getenv("H6_REPLAY") ? fopen(getenv("H6_REPLAY"), "r") : NULL;
     if (replay) {
+        /* Where the replay's time goes, by block size: blocks, sinks and
+         * the wall time of their force calls; j_updates_s: the rest
+         * (set_j_particle and predict_all calls, the host prediction). */
+        enum { CLASSES = 5 };
+        static const int upper[CLASSES] = {128, 1024, 2048, 16384, 1 << 30};
+        long long c_blocks[CLASSES] = {0}, c_sinks[CLASSES] = {0};
+        double c_wall[CLASSES] = {0};
         int na;
-        double t1 = 0;
+        double t1 = 0, updates = 0;
         t0 = now();
         while (fscanf(replay, "%d", &na) == 1 && na >= 1 && na <= n) {
+            double tu = now();
             t1 += 1.0 / 1048576;
             for (int q = 0; q < na; q++) {
                 int i = (int)((long long)q * n / na);
@@ -284,12 +292,22 @@ int main(int argc, char **argv) {
                 predict(&b[i], t1, px[q], pv[q], pa[q]);
             }
             predict_all(t1, n);
+            double tf = now();
+            updates += tf - tu;
             forces(na, n, act, px, pv, pa, m, eps2, fa, fj, fs, pot);
+            int c = 0;
+            while (na >= upper[c]) c++;
+            c_wall[c] += now() - tf, c_blocks[c]++, c_sinks[c] += na;
             block_steps++;
             active_sum += na;
         }
-        printf("{\"n\":%d,\"replay\":true,\"block_steps\":%lld,\"mean_active\":%.1f,\"wall_s\":%.3f}\n",
-               n, block_steps, (double)active_sum / block_steps, now() - t0);
+        printf("{\"n\":%d,\"replay\":true,\"block_steps\":%lld,\"mean_active\":%.1f,\"wall_s\":%.3f,"
+               "\"j_updates_s\":%.3f,\"forces_by_size\":[",
+               n, block_steps, (double)active_sum / block_steps, now() - t0, updates);
+        for (int c = 0; c < CLASSES; c++)
+            printf("%s{\"below\":%d,\"blocks\":%lld,\"sinks\":%lld,\"wall_s\":%.3f}", c ? "," : "",
+                   upper[c], c_blocks[c], c_sinks[c], c_wall[c]);
+        printf("]}\n");
         return 0;
     }
     /* Each particle's next time, in an array of its own: the scans for

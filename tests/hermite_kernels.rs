@@ -68,6 +68,38 @@ fn small_block_split_over_j_matches_f64() {
     assert_eq!(e.nn_wrong, 0, "nearest neighbours differ");
 }
 
+// Five sinks against 32,768 sources split into 256 j-ranges (a small
+// block step of a large run): the reduce gives each sink 64 invocations of
+// 4 partial sums and merges them in 6 pairwise steps. Same bounds as the
+// 8-split test above, and the nearest neighbours are the reference's (ties
+// between splits go to the earlier one, as in a sum in split order).
+#[test]
+fn many_splits_reduce_over_lanes_matches_f64() {
+    use webgrav::hermite::{reduce_lanes, SplitPlan};
+    let n = 32768;
+    let b = common::cases::offset_plummer(n);
+    let sinks = [0, 77, 5000, 17001, n - 1];
+    let target = 4096;
+    let plan = SplitPlan::new(sinks.len() as u32, n as u32, target);
+    assert_eq!((plan.nsplit, reduce_lanes(plan.nsplit)), (256, 64));
+    let ctx = common::gpu();
+    let e = pollster::block_on(hermite_errors(
+        &ctx,
+        &b,
+        EPS,
+        Order::Six,
+        Precision::Ds,
+        &sinks,
+        Some(target),
+    ));
+    eprintln!("{e:?}");
+    assert!(e.acc.max < 2e-6, "acc {:?}", e.acc);
+    assert!(e.pot.max < 2e-7, "pot {:?}", e.pot);
+    assert!(e.jerk.max < 5e-5, "jerk {:?}", e.jerk);
+    assert!(e.snap.max < 5e-4, "snap {:?}", e.snap);
+    assert_eq!(e.nn_wrong, 0, "nearest neighbours differ");
+}
+
 // The GPU predictor against the f64 Taylor series: j-particles with all
 // derivatives set, predicted by 1/32 of a time unit from t0 = 1/3 (so t
 // and t0 need double-single). Returns the largest position error and the

@@ -8,13 +8,19 @@
 use crate::gpu::layout::{ForceResult, IParticle, JParticle};
 use crate::gpu::GpuContext;
 use crate::hermite::neighbours::NB_MAX;
-use crate::hermite::{HermiteGpu, Order, Precision, Sinks};
+use crate::hermite::{Evaluation, HermiteGpu, Order, Precision, Sinks};
 use std::os::raw::{c_double, c_int};
 use std::sync::Mutex;
 
 /// i-particles per evaluation (`g6_npipes`, GRAPE-5's pipelines).
 pub const NPIPES: c_int = 2048;
+/// i-particles per evaluation of the 6th-order interface, whose
+/// `calc_force_on_predictors` takes any number (Sapporo2's 16,384): a
+/// block of thousands is one round trip to the GPU, not several.
+pub const SIXTH_NI: c_int = 16384;
 const DEFAULT_JMEMSIZE: u32 = 1 << 18;
+/// `Engine::pending_slot` of an address with no pending record.
+const NOT_PENDING: u32 = u32::MAX;
 
 /// Prints `webgrav <what>: <msg>` on stderr and returns −1.
 pub fn fail(what: &str, msg: impl std::fmt::Display) -> c_int {
@@ -86,6 +92,12 @@ fn precision_from_env() -> Result<Precision, String> {
     }
 }
 
+/// A submitted evaluation (`Engine::launch`), to `collect`.
+pub struct Launched {
+    evaluation: Evaluation,
+    index: wgpu::SubmissionIndex,
+}
+
 /// A force engine of one cluster (GRAPE-6), of the GRAPE-5 interface or
 /// of the 6th-order interface.
 pub struct Engine {
@@ -93,8 +105,14 @@ pub struct Engine {
     pub precision: Precision,
     /// Time the j-particles are predicted to at the next evaluation.
     pub ti: f64,
-    /// j-particles set since the last evaluation: (address, record).
-    pending: Vec<(u32, JParticle)>,
+    /// j-particles set since the last evaluation, one record per address
+    /// (a later set of the same address overwrites it in place).
+    pending_addr: Vec<u32>,
+    pending_rec: Vec<JParticle>,
+    /// Per address, its index in the pending lists (`NOT_PENDING`): no
+    /// deduplication pass at each evaluation, which at 2^17 particles
+    /// updated per block step cost milliseconds.
+    pending_slot: Vec<u32>,
     /// Results of the last evaluation, once read.
     results: Option<Vec<ForceResult>>,
     /// An evaluation was started and its results are the ones on the GPU
@@ -105,9 +123,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// A GPU context and `WEBGRAV_G6_JMEMSIZE` (default 262144)
-    /// j-particles.
-    pub fn open() -> Result<Self, String> {
+    /// A GPU context, `WEBGRAV_G6_JMEMSIZE` (default 262144) j-particles
+    /// and up to `ni_cap` i-particles per evaluation.
+    pub fn open(ni_cap: c_int) -> Result<Self, String> {
         let jmem = match std::env::var("WEBGRAV_G6_JMEMSIZE") {
             Err(_) => DEFAULT_JMEMSIZE,
             Ok(v) => v
@@ -131,22 +149,30 @@ impl Engine {
         // The context is dropped on a panic, so no broken state is observed
         // (e.g. the device could not allocate the j-memory).
         let mut gpu = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            HermiteGpu::new(&ctx, jmem, NPIPES as u32, 0.0)
+            HermiteGpu::new(&ctx, jmem, ni_cap as u32, 0.0)
         }))
         .map_err(|_| "internal error (panic); see the message above".to_string())?
         .map_err(|e| e.to_string())?;
         if let Some(t) = split_target {
             gpu.set_target_workgroups(t);
         }
+        let pending_slot = vec![NOT_PENDING; gpu.nj() as usize];
         Ok(Self {
             gpu,
             precision,
             ti: 0.0,
-            pending: Vec::new(),
+            pending_addr: Vec::new(),
+            pending_rec: Vec::new(),
+            pending_slot,
             results: None,
             evaluated: false,
             neighbours: Vec::new(),
         })
+    }
+
+    /// Most i-particles of one evaluation.
+    pub fn ni_cap(&self) -> c_int {
+        self.gpu.ni_cap() as c_int
     }
 
     /// j-particles this engine holds.
@@ -161,39 +187,32 @@ impl Engine {
         if !(0..nj).contains(&address) {
             return Err(format!("address {address} outside the j-memory 0..{nj}"));
         }
-        self.pending.push((address as u32, rec));
-        if self.pending.len() >= 2 * nj as usize {
-            // A client resending the same addresses many times between
-            // evaluations: keep the host buffer bounded.
-            self.pending = Self::latest(std::mem::take(&mut self.pending));
+        let slot = &mut self.pending_slot[address as usize];
+        if *slot == NOT_PENDING {
+            *slot = self.pending_addr.len() as u32;
+            self.pending_addr.push(address as u32);
+            self.pending_rec.push(rec);
+        } else {
+            self.pending_rec[*slot as usize] = rec;
         }
         Ok(())
     }
 
-    /// The latest record per address of `pending` (at most one per
-    /// address, so never more than the j-memory).
-    fn latest(pending: Vec<(u32, JParticle)>) -> Vec<(u32, JParticle)> {
-        let mut seen = std::collections::HashSet::new();
-        let mut out: Vec<_> = pending
-            .into_iter()
-            .rev()
-            .filter(|(a, _)| seen.insert(*a))
-            .collect();
-        out.reverse();
-        out
-    }
-
     /// Sends the pending j-particles to the GPU's update area.
     fn flush_pending(&mut self) {
-        let latest = Self::latest(std::mem::take(&mut self.pending));
-        if !latest.is_empty() {
-            let (addr, recs): (Vec<u32>, Vec<JParticle>) = latest.into_iter().unzip();
-            self.gpu.set_j(&addr, &recs);
+        if !self.pending_addr.is_empty() {
+            self.gpu.set_j(&self.pending_addr, &self.pending_rec);
+            for &a in &self.pending_addr {
+                self.pending_slot[a as usize] = NOT_PENDING;
+            }
+            self.pending_addr.clear();
+            self.pending_rec.clear();
         }
     }
 
     /// Starts the forces on `sinks` against j-particles `0..nj` with
-    /// softening `eps2`, j-particles predicted to `self.ti`.
+    /// softening `eps2`, j-particles predicted to `self.ti`; `finish`
+    /// reads them.
     pub fn start(
         &mut self,
         nj: c_int,
@@ -201,12 +220,26 @@ impl Engine {
         eps2: f64,
         order: Order,
     ) -> Result<(), String> {
+        self.launch(nj, sinks, eps2, order).map(|_| ())
+    }
+
+    /// As `start`, and returns what `collect` reads the results with: one
+    /// more evaluation may be launched before, and runs on the GPU while
+    /// the host reads and converts these results.
+    pub fn launch(
+        &mut self,
+        nj: c_int,
+        sinks: &[IParticle],
+        eps2: f64,
+        order: Order,
+    ) -> Result<Launched, String> {
         self.evaluated = false;
         self.results = None;
         self.neighbours.clear();
         let ni = sinks.len() as c_int;
-        if !(1..=NPIPES).contains(&ni) {
-            return Err(format!("ni = {ni}, must be 1..{NPIPES}"));
+        let ni_cap = self.ni_cap();
+        if !(1..=ni_cap).contains(&ni) {
+            return Err(format!("ni = {ni}, must be 1..{ni_cap}"));
         }
         let cap = self.jmem() as c_int;
         if !(1..=cap).contains(&nj) {
@@ -234,9 +267,18 @@ impl Engine {
                 None,
             )
             .map_err(|e| e.to_string())?;
-        ctx.queue.submit(Some(encoder.finish()));
+        let index = ctx.queue.submit(Some(encoder.finish()));
         self.evaluated = true;
-        Ok(())
+        Ok(Launched {
+            evaluation: self.gpu.last_evaluation(),
+            index,
+        })
+    }
+
+    /// The results of a launched evaluation, once its submission has run.
+    pub fn collect(&self, l: Launched) -> Result<Vec<ForceResult>, String> {
+        pollster::block_on(self.gpu.read_evaluation(l.evaluation, Some(l.index)))
+            .map_err(|e| e.to_string())
     }
 
     /// Waits for the started evaluation of `ni` sinks and returns its

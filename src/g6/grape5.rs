@@ -49,7 +49,7 @@ fn with_g5(what: &str, f: impl FnOnce(&mut G5) -> Result<c_int, String>) -> c_in
 }
 
 fn open() -> c_int {
-    let engine = match Engine::open() {
+    let engine = match Engine::open(NPIPES) {
         Ok(e) => e,
         Err(e) => return fail("g5_open", e),
     };

@@ -59,7 +59,7 @@ fn open(id: c_int) -> c_int {
         );
     };
     // The GPU is opened outside the lock (it takes a while).
-    let engine = match Engine::open() {
+    let engine = match Engine::open(NPIPES) {
         Ok(e) => e,
         Err(e) => return fail(what, e),
     };

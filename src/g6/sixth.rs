@@ -21,12 +21,14 @@
 //!   Sapporo2), `nnb` the nearest neighbour's id (−1 if none), `nnb_r2`
 //!   its unsoftened distance squared. One softening for all
 //!   interactions, `eps2[0]` (as Sapporo2's kernels; the j-particles'
-//!   `eps2` is stored and returned, not used).
+//!   `eps2` is stored and returned, not used). Up to `SIXTH_NI` (16,384)
+//!   i-particles per GPU evaluation; a larger block goes in pieces, each
+//!   launched before the one before is read.
 //!
 //! These calls return nothing; an error prints a message on stderr and the
 //! outputs of the failed call are NaN (ids −1).
 
-use super::engine::{fail, guarded, row, vec3, Engine, NPIPES};
+use super::engine::{fail, guarded, row, vec3, Engine, SIXTH_NI};
 use crate::hermite::predict::i_particle;
 use crate::hermite::{Body, Force64, Order};
 use std::os::raw::{c_double, c_int};
@@ -64,7 +66,7 @@ fn open() -> c_int {
     if guarded(&SIXTH, what, |s| Ok(s.is_some() as c_int)) == 1 {
         return 0;
     }
-    let engine = match Engine::open() {
+    let engine = match Engine::open(SIXTH_NI) {
         Ok(e) => e,
         Err(e) => return fail(what, e),
     };
@@ -273,37 +275,55 @@ pub unsafe extern "C" fn calc_force_on_predictors(
         }
         // SAFETY: non-null, the caller's contract.
         let e2 = unsafe { *eps2 };
-        for s0 in (0..ni).step_by(NPIPES as usize) {
-            let n = (ni - s0).min(NPIPES);
-            let sinks: Vec<_> = (s0 as usize..(s0 + n) as usize)
-                .map(|k| {
-                    // SAFETY: `ni` entries by the caller's contract.
-                    let (i, x, v, a) =
-                        unsafe { (*ids.add(k), row(pos, k), row(vel, k), row(acc, k)) };
-                    i_particle(i as u32, x, v, a, 0.0)
-                })
-                .collect();
-            s.engine.start(nj, &sinks, e2, Order::Six)?;
-            for (q, r) in s.engine.finish(n)?.iter().enumerate() {
-                let f = Force64::from(r);
-                let k = s0 as usize + q;
-                // SAFETY: non-null (optional ones checked), `ni` entries.
-                unsafe {
-                    *acc1.add(k) = f.acc;
-                    *jrk1.add(k) = f.jerk;
-                    *snp1.add(k) = f.snap;
-                    *phi.add(k) = f.pot;
-                    if !crk1.is_null() {
-                        *crk1.add(k) = [0.0; 3];
-                    }
-                    let none = f.nn_id == u32::MAX;
-                    if !nnb.is_null() {
-                        *nnb.add(k) = if none { -1 } else { f.nn_id as c_int };
-                    }
-                    if !nnb_r2.is_null() {
-                        *nnb_r2.add(k) = if none { f64::INFINITY } else { f.nn_d2 };
+        let cap = s.engine.ni_cap();
+        // Blocks of more than `cap` go in pieces, each launched before the
+        // one before is read: the GPU computes piece k + 1 while the host
+        // converts piece k.
+        let mut in_flight = None;
+        let mut s0 = 0;
+        loop {
+            let next = if s0 < ni {
+                let n = (ni - s0).min(cap);
+                let sinks: Vec<_> = (s0 as usize..(s0 + n) as usize)
+                    .map(|k| {
+                        // SAFETY: `ni` entries by the caller's contract.
+                        let (i, x, v, a) =
+                            unsafe { (*ids.add(k), row(pos, k), row(vel, k), row(acc, k)) };
+                        i_particle(i as u32, x, v, a, 0.0)
+                    })
+                    .collect();
+                let launched = s.engine.launch(nj, &sinks, e2, Order::Six)?;
+                s0 += n;
+                Some((s0 - n, launched))
+            } else {
+                None
+            };
+            if let Some((first, launched)) = in_flight.take() {
+                for (q, r) in s.engine.collect(launched)?.iter().enumerate() {
+                    let f = Force64::from(r);
+                    let k = first as usize + q;
+                    // SAFETY: non-null (optional ones checked), `ni` entries.
+                    unsafe {
+                        *acc1.add(k) = f.acc;
+                        *jrk1.add(k) = f.jerk;
+                        *snp1.add(k) = f.snap;
+                        *phi.add(k) = f.pot;
+                        if !crk1.is_null() {
+                            *crk1.add(k) = [0.0; 3];
+                        }
+                        let none = f.nn_id == u32::MAX;
+                        if !nnb.is_null() {
+                            *nnb.add(k) = if none { -1 } else { f.nn_id as c_int };
+                        }
+                        if !nnb_r2.is_null() {
+                            *nnb_r2.add(k) = if none { f64::INFINITY } else { f.nn_d2 };
+                        }
                     }
                 }
+            }
+            match next {
+                Some(l) => in_flight = Some(l),
+                None => break,
             }
         }
         Ok(0)

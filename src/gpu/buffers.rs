@@ -121,23 +121,29 @@ pub async fn read_range<T: bytemuck::Pod>(
     });
     encoder.copy_buffer_to_buffer(src, first * stride, &staging, 0, size);
     queue.submit(Some(encoder.finish()));
-    map_and_collect(device, &staging, size).await
+    map_and_collect(device, &staging, size, None).await
 }
 
 /// The first `size` bytes of a MAP_READ buffer whose copy has been
 /// submitted, as `T`s; the buffer is unmapped again (natively this waits
 /// for the GPU, in the browser the event loop completes the map).
+/// Maps the first `size` bytes of `buffer` once the submission `after`
+/// (`None`: all submitted work) has run, and copies them out.
 async fn map_and_collect<T: bytemuck::Pod>(
     device: &wgpu::Device,
     buffer: &wgpu::Buffer,
     size: u64,
+    after: Option<wgpu::SubmissionIndex>,
 ) -> Result<Vec<T>> {
     let (tx, rx) = futures_channel::oneshot::channel();
     buffer.map_async(wgpu::MapMode::Read, ..size, move |r| {
         let _ = tx.send(r);
     });
     device
-        .poll(wgpu::PollType::wait_indefinitely())
+        .poll(wgpu::PollType::Wait {
+            submission_index: after,
+            timeout: None,
+        })
         .map_err(|e| Error::Readback(e.to_string()))?;
     rx.await
         .map_err(|_| Error::Readback("map callback dropped".into()))?
@@ -177,16 +183,18 @@ impl Readback {
     }
 
     /// The first `count` elements, once the submission that copied them
-    /// has run.
+    /// (`after`; `None`: all submitted work) has run. Waiting for that
+    /// submission only lets later ones run on while the host reads.
     pub async fn read<T: bytemuck::Pod>(
         &self,
         device: &wgpu::Device,
         count: u64,
+        after: Option<wgpu::SubmissionIndex>,
     ) -> Result<Vec<T>> {
         let size = count * std::mem::size_of::<T>() as u64;
         if size == 0 {
             return Ok(Vec::new());
         }
-        map_and_collect(device, &self.buffer, size).await
+        map_and_collect(device, &self.buffer, size, after).await
     }
 }

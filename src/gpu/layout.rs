@@ -332,5 +332,7 @@ pub struct HermiteParams {
     /// The softening's remainder: eps2 + eps2_lo is ε² to ~2^-48
     /// (`--precision dp` reads it).
     pub eps2_lo: f32,
-    pub _pad1: u32,
+    /// Invocations per sink of the reduce (a power of two, at most
+    /// `hermite_force::REDUCE_WORKGROUP`).
+    pub reduce_lanes: u32,
 }

@@ -24,6 +24,10 @@ use crate::gpu::GpuContext;
 /// 6th-order kernel then needs 8.5 KiB of workgroup memory.
 pub const HT: u32 = 128;
 
+/// Invocations per workgroup of the reduce (`RW` in the shader): up to this
+/// many invocations share one sink's partial sums.
+pub const REDUCE_WORKGROUP: u32 = 64;
+
 const HERMITE_FORCE_WGSL: &str = include_str!("../../shaders/hermite_force.wgsl");
 const HERMITE_FORCE_DP_WGSL: &str = include_str!("../../shaders/hermite_force_dp.wgsl");
 
@@ -145,6 +149,7 @@ pub fn wgsl(order: Order, precision: Precision) -> String {
     compose_with_ds(
         &[
             ("HT", HT),
+            ("RW", REDUCE_WORKGROUP),
             ("DSG", precision.run_length()),
             (
                 "REFINE",
@@ -202,6 +207,15 @@ impl SplitPlan {
     }
 }
 
+/// Invocations of the reduce per sink for `nsplit` partial sums: about 4
+/// partials each, a power of two up to `REDUCE_WORKGROUP` (1, the sums in
+/// split order, below 8 splits). One invocation walking 512 partials of a
+/// small block would take longer than the block's forces.
+pub fn reduce_lanes(nsplit: u32) -> u32 {
+    let per_lane = (nsplit / 4).max(1);
+    (1u32 << per_lane.ilog2()).min(REDUCE_WORKGROUP)
+}
+
 /// Who the sinks of an evaluation are.
 pub enum Sinks<'a> {
     /// These j-particles (addresses), predicted with the others.
@@ -229,6 +243,14 @@ struct Variant {
     bind: wgpu::BindGroup,
 }
 
+/// An encoded evaluation whose results are still to be read: which
+/// read-back holds them, and how many.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Evaluation {
+    slot: usize,
+    ni: u32,
+}
+
 /// The j-particle store, the sink buffers and the force kernels.
 pub struct HermiteGpu {
     ctx: GpuContext,
@@ -238,8 +260,12 @@ pub struct HermiteGpu {
     ip: wgpu::Buffer,
     partial: wgpu::Buffer,
     results: wgpu::Buffer,
-    /// `results` copied at the end of each evaluation, for the host.
-    results_readback: Readback,
+    /// `results` copied at the end of each evaluation, for the host; two,
+    /// used in turn, so that an evaluation can run while the host reads
+    /// the one before (`Evaluation`).
+    results_readback: [Readback; 2],
+    /// The read-back of the last encoded evaluation.
+    last_slot: usize,
     variants: Vec<Variant>,
     neighbours: Option<NeighbourSearch>,
     /// Softening squared (f64: `dp` reads it to ~2^-48, the others as f32).
@@ -303,11 +329,14 @@ impl HermiteGpu {
                 "hermite results",
                 &vec![ForceResult::default(); ni_cap as usize],
             ),
-            results_readback: Readback::new(
-                d,
-                "hermite results read-back",
-                ni_cap as u64 * std::mem::size_of::<ForceResult>() as u64,
-            ),
+            results_readback: [0, 1].map(|_| {
+                Readback::new(
+                    d,
+                    "hermite results read-back",
+                    ni_cap as u64 * std::mem::size_of::<ForceResult>() as u64,
+                )
+            }),
+            last_slot: 0,
             variants: Vec::new(),
             neighbours: None,
             eps2: eps * eps,
@@ -382,7 +411,9 @@ impl HermiteGpu {
         // clamped below ni <= ni_cap, the size of ip, active and results;
         // active addresses checked below nj in `encode`; partial sums at
         // split * ni_stride + i < nsplit * groups_i * HT, which
-        // `set_target_workgroups` allocates. Every loop counts up to a
+        // `set_target_workgroups` allocates; the reduce's lane sums at
+        // lid + step, where lane + step < lanes, a power of two dividing
+        // RW (`reduce_lanes`), stays in the sink's run of lanes below RW. Every loop counts up to a
         // bound below 2^31. Without the clamps and loop counters wgpu
         // would add, the force loop is a tenth shorter.
         let module = unsafe {
@@ -454,7 +485,7 @@ impl HermiteGpu {
             one: 1.0,
             t_hi,
             t_lo,
-            ..Default::default()
+            reduce_lanes: reduce_lanes(plan.nsplit),
         };
         let queue = &self.ctx.queue;
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
@@ -486,11 +517,18 @@ impl HermiteGpu {
         }
         v.force
             .dispatch(&mut pass, bind, (plan.groups_i, plan.nsplit));
-        v.reduce
-            .dispatch(&mut pass, bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
+        // `reduce_dp` sums in f64, one invocation per sink.
+        let reduce_size = if dp {
+            dispatch_size(&device, ni, WORKGROUP_SIZE)
+        } else {
+            dispatch_size(&device, ni * params.reduce_lanes, REDUCE_WORKGROUP)
+        };
+        v.reduce.dispatch(&mut pass, bind, reduce_size);
         drop(pass);
-        // The results travel back in the same submission.
-        self.results_readback.record_copy(
+        // The results travel back in the same submission, into the
+        // read-back the evaluation before did not use.
+        self.last_slot = 1 - self.last_slot;
+        self.results_readback[self.last_slot].record_copy(
             encoder,
             &self.results,
             ni as u64 * std::mem::size_of::<ForceResult>() as u64,
@@ -499,10 +537,29 @@ impl HermiteGpu {
         Ok(ni)
     }
 
+    /// The last encoded evaluation, to read later with `read_evaluation`
+    /// (at most one more may be encoded before it is read).
+    pub fn last_evaluation(&self) -> Evaluation {
+        Evaluation {
+            slot: self.last_slot,
+            ni: self.last_ni,
+        }
+    }
+
     /// Reads the results of the last evaluation (after its submission).
     pub async fn read_results(&self) -> Result<Vec<ForceResult>> {
-        self.results_readback
-            .read(&self.ctx.device, self.last_ni as u64)
+        self.read_evaluation(self.last_evaluation(), None).await
+    }
+
+    /// Reads the results of `e` once its submission `after` has run
+    /// (`None`: all submitted work), while later submissions may still run.
+    pub async fn read_evaluation(
+        &self,
+        e: Evaluation,
+        after: Option<wgpu::SubmissionIndex>,
+    ) -> Result<Vec<ForceResult>> {
+        self.results_readback[e.slot]
+            .read(&self.ctx.device, e.ni as u64, after)
             .await
     }
 

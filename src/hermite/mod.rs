@@ -12,7 +12,10 @@ pub mod neighbours;
 pub mod predict;
 pub mod reference;
 
-pub use hermite_force::{ds_direct_forces, Force64, HermiteGpu, Order, Precision, Sinks};
+pub use hermite_force::{
+    ds_direct_forces, reduce_lanes, Evaluation, Force64, HermiteGpu, Order, Precision, Sinks,
+    SplitPlan,
+};
 pub use integrator::{
     Body, Criterion, HermiteConfig, HermiteOrder, HermiteSimulation, HermiteStats, State64,
 };

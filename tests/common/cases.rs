@@ -176,10 +176,20 @@ pub const TREE_ACCEL_MAX: f64 = 2.0 * TREE_ACCEL_ALPHA as f64;
 /// more than f32, which is what double-single is for. Accelerations are
 /// the f64 ones (softening `eps`), so the snap sees consistent a_j - a_i.
 pub fn hermite_bodies(n: usize, eps: f64) -> Vec<Body> {
+    let mut b = offset_plummer(n);
+    let f = hermite_forces(&b, &(0..n).collect::<Vec<_>>(), eps);
+    for (b, f) in b.iter_mut().zip(&f) {
+        b.acc = f.acc;
+    }
+    b
+}
+
+/// The bodies of [`hermite_bodies`] with zero accelerations (no f64
+/// N² sum: for models too large for one in a test).
+pub fn offset_plummer(n: usize) -> Vec<Body> {
     let p = Model::Plummer.generate(n, 7).unwrap();
     let offset = [1.0 / 3.0, -2.0 / 7.0, 0.1];
-    let mut b: Vec<Body> = p
-        .pos_mass
+    p.pos_mass
         .iter()
         .zip(&p.vel)
         .map(|(pm, v)| Body {
@@ -188,12 +198,7 @@ pub fn hermite_bodies(n: usize, eps: f64) -> Vec<Body> {
             mass: pm.mass as f64,
             ..Default::default()
         })
-        .collect();
-    let f = hermite_forces(&b, &(0..n).collect::<Vec<_>>(), eps);
-    for (b, f) in b.iter_mut().zip(&f) {
-        b.acc = f.acc;
-    }
-    b
+        .collect()
 }
 
 /// Stores `b` as the j-particles 0..n of `gpu`, at time 0.
