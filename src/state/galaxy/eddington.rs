@@ -15,6 +15,7 @@
 //! exactly, segment by segment, with no singularity at Ψ = E.
 
 use super::profile::Profile;
+use crate::state::parallel::map_indices;
 use crate::state::rng::Rng;
 
 /// Nodes of the radial grid; the Eddington integrals cost O(nodes²).
@@ -160,8 +161,9 @@ struct Peak {
     value: f64,
 }
 
-/// Speeds searched for the peak of the speed distribution at a node.
-const ENVELOPE_POINTS: usize = 256;
+/// Speeds searched, besides those of the tabulated energies, for the peak
+/// of the speed distribution at a node.
+const ENVELOPE_POINTS: usize = 64;
 
 /// The rejection envelope over the tabulated peak: between the energies
 /// searched (neighbouring nodes of the fine grid) the distribution rises
@@ -204,7 +206,7 @@ impl DistributionFunction {
             f,
             peak: Vec::new(),
         };
-        df.peak = df.energy.iter().map(|&e| df.search_peak(e)).collect();
+        df.peak = map_indices(df.energy.len(), |i| df.search_peak(df.energy[i]));
         df
     }
 
