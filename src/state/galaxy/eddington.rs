@@ -340,10 +340,12 @@ mod tests {
 
     #[test]
     fn tabulated_envelope_bounds_the_speed_distribution_between_nodes() {
-        // An NFW halo about a black hole of 1 % (the steepest Ψ near the
-        // centre) and a Hernquist sphere: at potentials between the nodes
-        // the speed distribution stays under the envelope the sampler
-        // uses, so rejection draws it exactly.
+        // An NFW halo alone and about a black hole of 1 % (the steepest
+        // Ψ near the centre, where the speeds crowd under the escape
+        // speed): at potentials between the nodes the speed distribution
+        // stays under the envelope the sampler uses, so rejection draws it
+        // exactly. A search over 256 speeds alone, per node or per
+        // particle, fails here.
         let profile = Profile::truncated(Shape::Nfw { rs: 1.0 }, 10.0);
         let r = log_grid(1e-4, profile.outer_radius(), GRID_NODES);
         let comp = Tabulated::new(profile, 1.0, &r);
