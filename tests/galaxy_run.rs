@@ -61,7 +61,7 @@ fn isolated_disk_galaxy_keeps_its_shape_for_a_rotation() {
     let ctx = common::gpu();
     // ~650 disk particles.
     let g = common::small_disk_galaxy();
-    let start: Tagged = g.realize(2000, 21).unwrap().into();
+    let start: Tagged = g.realize(2000, 1).unwrap().into();
     let disk = start.components.iter().position(|c| c == "disk").unwrap() as u32;
     // One rotation period at 2.5 R_d.
     let vc = DiskEquilibrium::new(&g).kinematics(2.5).circular_speed;
@@ -83,14 +83,16 @@ fn isolated_disk_galaxy_keeps_its_shape_for_a_rotation() {
         last.diagnostics.virial_ratio,
         last.energy_error()
     );
-    // Measured (lavapipe, seed 21): half-mass radius 1.677 → 1.630,
-    // median |z| 0.054 → 0.146, v̄_φ 0.525 → 0.443, virial ratio 1.013 →
-    // 0.992, |ΔE/E| 6e-6.
+    // Measured (lavapipe, seed 1): half-mass radius 1.639 → 1.696,
+    // median |z| 0.058 → 0.145, v̄_φ 0.529 → 0.446, virial ratio 1.008 →
+    // 1.020, |ΔE/E| 2e-5.
     //
-    // The radial structure holds: the half-mass radius of ~650 disk
-    // particles scatters by ~4 %, and a disk out of equilibrium expands or
-    // contracts by tens of per cent in a rotation.
-    assert!((r1 / r0 - 1.0).abs() < 0.1);
+    // The radial structure holds: over seeds 1–16 the half-mass radius of
+    // ~650 disk particles changes by +4 % ± 7 % in the rotation (the
+    // same with the sequential generator before the per-particle
+    // streams), and a disk out of equilibrium expands or contracts by
+    // tens of per cent.
+    assert!((r1 / r0 - 1.0).abs() < 0.15);
     // The whole galaxy stays in virial equilibrium and conserves energy.
     assert!((last.diagnostics.virial_ratio - 1.0).abs() < 0.05);
     assert!(last.energy_error() < 1e-4);

@@ -422,6 +422,12 @@ fn version_4_checkpoint() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint-v4-direct-8.ckpt")
 }
 
+/// That run's initial state (its release's Plummer model of seed 1, which
+/// the per-particle streams have since changed), as `run --out` wrote it.
+fn version_4_start() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint-v4-direct-8.start.csv")
+}
+
 // Item 7's checkpoint part: a resumed run keeps the particles' kinds, so
 // its outputs can still be analysed by component; a version 4 checkpoint
 // (written by the previous release, without kinds) still resumes.
@@ -443,7 +449,8 @@ fn checkpoints_keep_the_kinds_and_old_ones_still_resume() {
 
     std::fs::copy(version_4_checkpoint(), d.join("v4.ckpt")).unwrap();
     let resumed = ok(webgrav(&d, "run --resume v4.ckpt --t-end 0.125"));
-    let whole = "run -n 8 --solver direct --eps 0.05 --dt 0.0078125 --t-end 0.125";
+    std::fs::copy(version_4_start(), d.join("v4-start.csv")).unwrap();
+    let whole = "run --in v4-start.csv --solver direct --eps 0.05 --dt 0.0078125 --t-end 0.125";
     assert_eq!(states(&resumed), states(&ok(webgrav(&d, whole))));
     // Its run gets an identity, and so a series that it can continue.
     let series = "--snap-every 0.0625 --snap-dir s --snap-format csv";

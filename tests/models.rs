@@ -13,7 +13,6 @@ use webgrav::state::galaxy::units::msun;
 use webgrav::state::galaxy::{
     Component, DiskEquilibrium, Equilibrium, Realization, Shape, SphericalGalaxy,
 };
-use webgrav::state::rng::Rng;
 use webgrav::state::{Diagnostics, Model};
 
 /// Kolmogorov–Smirnov distance between the samples `r` and the
@@ -55,12 +54,11 @@ fn radii(g: &Realization, tag: u32) -> Vec<f64> {
 /// its tabulated equilibrium.
 fn sample(galaxy: &SphericalGalaxy, n: usize, seed: u64) -> (Equilibrium, Realization) {
     let eq = Equilibrium::new(&galaxy.components, None);
-    let mut rng = Rng::new(seed);
     let mut g = Realization::default();
     for (k, c) in galaxy.components.iter().enumerate() {
         let tag = g.add_component(c.name);
         if eq.component(k).is_some() {
-            eq.sample(k, n, c.mass / n as f64, tag, &mut rng, &mut g);
+            eq.sample(k, n, (c.mass / n as f64, tag), seed, &mut g);
         }
     }
     (eq, g)
@@ -245,6 +243,70 @@ fn models_are_deterministic_per_seed() {
     }
 }
 
+#[test]
+fn models_are_the_same_on_any_number_of_threads() {
+    // Every particle comes from its own stream, so the cores may split
+    // the work in any way: bit-identical particles on 1, 2 and 7 threads
+    // (7: chunks that do not divide the components' counts).
+    let on = |threads: usize, m: Model| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| m.generate_tagged(5000, 21).unwrap())
+    };
+    for &m in Model::ALL {
+        let one = on(1, m);
+        for threads in [2, 7] {
+            assert_eq!(one, on(threads, m), "{} on {threads} threads", m.name());
+        }
+    }
+}
+
+#[test]
+fn plummer_speeds_follow_the_aarseth_henon_wielen_distribution() {
+    // The Plummer model's q = v/v_esc(r) has the density q²(1 − q²)^(7/2)
+    // at every radius (Aarseth, Hénon & Wielen 1974); its CDF by
+    // Simpson's rule. Radii and speeds about the centre of mass, which
+    // moves by ~1/√N.
+    let n = 20_000;
+    let p = Model::Plummer.generate(n, 1).unwrap();
+    let a = webgrav::state::plummer::SCALE_RADIUS;
+    let q: Vec<f64> = (0..n)
+        .map(|k| {
+            let r = norm(p.pos_mass[k].pos.map(f64::from)) / a;
+            let v = norm(p.vel[k].vel.map(f64::from)) * a.sqrt();
+            v / (std::f64::consts::SQRT_2 * (1.0 + r * r).powf(-0.25))
+        })
+        .collect();
+    let g = |x: f64| x * x * (1.0 - x * x).max(0.0).powf(3.5);
+    let integral = |x: f64| {
+        let steps = 400;
+        let h = x / steps as f64;
+        (0..steps)
+            .map(|i| {
+                let (u, w) = (i as f64 * h, (i + 1) as f64 * h);
+                h / 6.0 * (g(u) + 4.0 * g(0.5 * (u + w)) + g(w))
+            })
+            .sum::<f64>()
+    };
+    let total = integral(1.0);
+    let d = ks_distance(&q, |x| integral(x.clamp(0.0, 1.0)) / total);
+    println!("Plummer speeds KS {d:.4} (bound {:.4})", ks_bound(n));
+    assert!(d < ks_bound(n));
+}
+
+#[test]
+fn milky_way_is_in_virial_equilibrium() {
+    // Halo, bulge and disk together (the disk's moments, the spheroid's
+    // f(E)): 2K/|W| within the few per cent the cusp's innermost
+    // particles scatter W by.
+    let g = catalog::milky_way(1.2).realize(4000, 12).unwrap();
+    let d = virial_ratio(&g);
+    println!("Milky Way: 2K/|W| = {:.4}", d.virial_ratio);
+    assert!((d.virial_ratio - 1.0).abs() < 0.05);
+}
+
 /// Mean and standard error of the mean.
 fn mean_err(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
@@ -259,7 +321,7 @@ fn disk_follows_its_profile_and_toomre_q() {
     let eq = DiskEquilibrium::new(&galaxy);
     let n = 20_000;
     let mut g = Realization::default();
-    eq.sample_disk(n, 1.0 / n as f64, 0, &mut Rng::new(11), &mut g);
+    eq.sample_disk(n, (1.0 / n as f64, 0), (11, 0), &mut g);
     let d = galaxy.disk;
 
     // Surface density: cylindrical radii against the exponential's

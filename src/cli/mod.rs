@@ -244,7 +244,14 @@ impl InitialArgs {
                 check_host_memory(n)?;
                 // Component kinds go into the files (halo as dark matter,
                 // the rest as stars; Bonsai's id ranges; a CSV type column).
+                let clock = std::time::Instant::now();
                 let tagged = m.model.generate_with(m.n, m.seed, &m.params)?;
+                say!(
+                    "generated {} with N = {} in {:.2} s",
+                    m.model.name(),
+                    m.n,
+                    clock.elapsed().as_secs_f64()
+                );
                 Ok(Snapshot {
                     types: tagged.types(),
                     particles: tagged.particles,

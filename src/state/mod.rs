@@ -5,6 +5,7 @@
 pub mod diagnostics;
 pub mod galaxy;
 pub mod model;
+pub mod parallel;
 pub mod particles;
 pub mod plummer;
 pub mod rng;

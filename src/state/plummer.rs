@@ -1,6 +1,8 @@
 //! Plummer sphere initial conditions, sampled as Aarseth, Hénon & Wielen
 //! (1974, A&A 37, 183), in N-body units (G = M = 1, E = -1/4).
 
+use super::galaxy::realization::PhasePoint;
+use super::parallel::{map_indices, sum_by_chunks};
 use super::particles::Particles;
 use super::rng::Rng;
 use crate::gpu::layout::{PosMass, Velocity};
@@ -13,14 +15,13 @@ const MASS_CUT: f64 = 0.999;
 /// radius a has E = -3π/64 · GM²/a, so a = 3π/16.
 pub const SCALE_RADIUS: f64 = 3.0 * std::f64::consts::PI / 16.0;
 
-/// `n` equal-mass particles of a Plummer sphere, deterministic for `seed`,
-/// moved to the centre-of-mass frame.
+/// `n` equal-mass particles of a Plummer sphere, deterministic for `seed`
+/// (particle i from its own stream, on every core), moved to the
+/// centre-of-mass frame.
 pub fn plummer(n: usize, seed: u64) -> Particles {
-    let mut rng = Rng::new(seed);
     let mass = 1.0 / n as f64;
-    let mut pos = Vec::with_capacity(n);
-    let mut vel = Vec::with_capacity(n);
-    for _ in 0..n {
+    let sampled = map_indices(n, |i| {
+        let rng = &mut Rng::for_particle(seed, 0, i as u64);
         // Radius from the inverted cumulative mass m(r) = r³/(1+r²)^(3/2).
         let m = rng.uniform_open() * MASS_CUT;
         let r = 1.0 / (m.powf(-2.0 / 3.0) - 1.0).sqrt();
@@ -34,36 +35,27 @@ pub fn plummer(n: usize, seed: u64) -> Particles {
             }
         };
         let v = q * std::f64::consts::SQRT_2 * (1.0 + r * r).powf(-0.25);
-        pos.push(scale(rng.unit_vector(), r * SCALE_RADIUS));
-        vel.push(scale(rng.unit_vector(), v / SCALE_RADIUS.sqrt()));
-    }
-    let com = mean(&pos);
-    let vcom = mean(&vel);
+        (
+            scale(rng.unit_vector(), r * SCALE_RADIUS),
+            scale(rng.unit_vector(), v / SCALE_RADIUS.sqrt()),
+        )
+    });
+    let mean =
+        |f: fn(&PhasePoint) -> [f64; 3]| sum_by_chunks(n, |k| f(&sampled[k])).map(|x| x / n as f64);
+    let com = mean(|s| s.0);
+    let vcom = mean(|s| s.1);
     Particles {
-        pos_mass: pos
-            .iter()
-            .map(|p| PosMass {
-                pos: sub(*p, com),
-                mass: mass as f32,
-            })
-            .collect(),
-        vel: vel.iter().map(|v| Velocity::new(sub(*v, vcom))).collect(),
+        pos_mass: map_indices(n, |k| PosMass {
+            pos: sub(sampled[k].0, com),
+            mass: mass as f32,
+        }),
+        vel: map_indices(n, |k| Velocity::new(sub(sampled[k].1, vcom))),
         id: (0..n as u64).collect(),
     }
 }
 
 fn scale(v: [f64; 3], s: f64) -> [f64; 3] {
     v.map(|x| x * s)
-}
-
-fn mean(v: &[[f64; 3]]) -> [f64; 3] {
-    let mut s = [0.0; 3];
-    for p in v {
-        for a in 0..3 {
-            s[a] += p[a];
-        }
-    }
-    s.map(|x| x / v.len() as f64)
 }
 
 fn sub(a: [f64; 3], b: [f64; 3]) -> [f32; 3] {

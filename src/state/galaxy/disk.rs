@@ -31,7 +31,6 @@ use super::spherical::{
     equal_mass_counts, masses, sample_components, validate, Component, Equilibrium, ExtraMass,
 };
 use crate::error::{Error, Result};
-use crate::state::rng::Rng;
 
 /// Toomre's constant for a stellar disk: Q = σ_R κ / (3.36 G Σ).
 pub const TOOMRE_STELLAR: f64 = 3.36;
@@ -176,17 +175,16 @@ impl DiskEquilibrium {
     }
 
     /// Appends `count` disk particles of mass `mass` each, rotating about
-    /// +z.
+    /// +z, particle i from stream (`seed`, `stream`, i).
     pub fn sample_disk(
         &self,
         count: usize,
-        mass: f64,
-        tag: u32,
-        rng: &mut Rng,
+        (mass, tag): (f64, u32),
+        (seed, stream): (u64, u64),
         out: &mut Realization,
     ) {
         let d = &self.disk;
-        for _ in 0..count {
+        out.sample(count, (mass, tag), (seed, stream), |rng| {
             // R e^(−R/R_d) is the sum of two exponential deviates.
             let r = loop {
                 let r = -d.scale_length * (rng.uniform_open() * rng.uniform_open()).ln();
@@ -201,13 +199,11 @@ impl DiskEquilibrium {
             let v_phi = k.mean_vphi + k.sigma_phi * rng.gaussian();
             let v_z = k.sigma_z * rng.gaussian();
             let (s, c) = phi.sin_cos();
-            out.push(
+            (
                 [r * c, r * s, z],
                 [v_r * c - v_phi * s, v_r * s + v_phi * c, v_z],
-                mass,
-                tag,
-            );
-        }
+            )
+        });
     }
 }
 
@@ -234,17 +230,12 @@ impl DiskGalaxy {
         let (mut counts, mass) = equal_mass_counts(&parts, n)?;
         let n_disk = counts.pop().expect("the disk");
         let eq = DiskEquilibrium::new(self);
-        let mut rng = Rng::new(seed);
         let mut out = Realization::default();
-        sample_components(
-            &eq.spheroid,
-            &self.spheroid,
-            (counts, mass),
-            &mut rng,
-            &mut out,
-        );
+        sample_components(&eq.spheroid, &self.spheroid, (counts, mass), seed, &mut out);
+        // The disk's stream follows the spheroid components'.
         let tag = out.add_component("disk");
-        eq.sample_disk(n_disk, mass, tag, &mut rng, &mut out);
+        let stream = self.spheroid.len() as u64;
+        eq.sample_disk(n_disk, (mass, tag), (seed, stream), &mut out);
         out.center();
         Ok(out)
     }

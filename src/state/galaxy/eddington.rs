@@ -15,6 +15,7 @@
 //! exactly, segment by segment, with no singularity at Ψ = E.
 
 use super::profile::Profile;
+use crate::state::parallel::map_indices;
 use crate::state::rng::Rng;
 
 /// Nodes of the radial grid; the Eddington integrals cost O(nodes²).
@@ -148,10 +149,26 @@ pub struct DistributionFunction {
     /// Ascending binding energies.
     energy: Vec<f64>,
     f: Vec<f64>,
+    /// The peak of the speed distribution at Ψ = `energy[i]`: the
+    /// rejection envelope, found once per node rather than per particle.
+    peak: Vec<Peak>,
 }
 
-/// Speeds sampled per particle in the search for the rejection envelope.
+/// The largest value of f(Ψ(1 − q²)) q² over q = v/v_esc, and where.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Peak {
+    q: f64,
+    value: f64,
+}
+
+/// Speeds searched, besides those of the tabulated energies, for the peak
+/// of the speed distribution at a node.
 const ENVELOPE_POINTS: usize = 64;
+
+/// The rejection envelope over the tabulated peak: between the energies
+/// searched (neighbouring nodes of the fine grid) the distribution rises
+/// by far less than this.
+const ENVELOPE_MARGIN: f64 = 1.2;
 
 impl DistributionFunction {
     /// Eddington's inversion of `component` in `potential` (see the module
@@ -184,9 +201,60 @@ impl DistributionFunction {
                 (norm * sum).max(0.0)
             })
             .collect();
-        Self {
+        let mut df = Self {
             energy: psi[1..].to_vec(),
             f,
+            peak: Vec::new(),
+        };
+        df.peak = map_indices(df.energy.len(), |i| df.search_peak(df.energy[i]));
+        df
+    }
+
+    /// f(Ψ(1 − q²)) q², the distribution of q = v/v_esc at `psi`.
+    fn speed_density(&self, psi: f64, q: f64) -> f64 {
+        self.at(psi * (1.0 - q * q)) * q * q
+    }
+
+    /// The peak of the speed distribution at `psi`: the largest value on
+    /// a grid of speeds and at the speed of every tabulated energy below
+    /// `psi` (near a black hole the distribution is a spike just under
+    /// the escape speed, from the halo's orbits, which a grid of speeds
+    /// alone misses).
+    fn search_peak(&self, psi: f64) -> Peak {
+        let grid = (0..ENVELOPE_POINTS).map(|i| {
+            let q = (i as f64 + 0.5) / ENVELOPE_POINTS as f64;
+            Peak {
+                q,
+                value: self.speed_density(psi, q),
+            }
+        });
+        let nodes = self
+            .energy
+            .iter()
+            .zip(&self.f)
+            .take_while(|(e, _)| **e < psi)
+            .map(|(e, f)| Peak {
+                q: (1.0 - e / psi).sqrt(),
+                value: f * (1.0 - e / psi),
+            });
+        grid.chain(nodes).fold(
+            Peak::default(),
+            |a, b| if b.value > a.value { b } else { a },
+        )
+    }
+
+    /// A peak that bounds the speed distribution at `psi`: the one at the
+    /// node at or above it (f(E)(1 − E/Ψ) grows with Ψ at every E, so the
+    /// peak does), or where `psi` is beyond the table (the centre's
+    /// extrapolation) the largest f.
+    fn envelope_peak(&self, psi: f64) -> Peak {
+        let k = self.energy.partition_point(|x| *x < psi);
+        match self.peak.get(k) {
+            Some(peak) => *peak,
+            None => Peak {
+                value: self.f.iter().copied().fold(0.0, f64::max),
+                ..self.search_peak(psi)
+            },
         }
     }
 
@@ -209,34 +277,26 @@ impl DistributionFunction {
     }
 
     /// A speed at relative potential `psi`, distributed as
-    /// f(Ψ − v²/2) v² on [0, √(2Ψ)]: von Neumann rejection under 1.2× the
-    /// largest value found on a grid of speeds (the density is smooth and
+    /// f(Ψ − v²/2) v² on [0, √(2Ψ)]: von Neumann rejection under
+    /// `ENVELOPE_MARGIN` × the tabulated peak (the density is smooth and
     /// single-peaked, so the envelope holds).
     pub fn sample_speed(&self, psi: f64, rng: &mut Rng) -> f64 {
         let v_esc = (2.0 * psi).sqrt();
-        let density = |q: f64| self.at(psi * (1.0 - q * q)) * q * q;
-        let (mut best_q, mut best) = (0.0, 0.0);
-        for i in 0..ENVELOPE_POINTS {
-            let q = (i as f64 + 0.5) / ENVELOPE_POINTS as f64;
-            let d = density(q);
-            if d > best {
-                (best_q, best) = (q, d);
-            }
-        }
-        if best <= 0.0 {
+        let peak = self.envelope_peak(psi);
+        if peak.value <= 0.0 {
             // No bound orbits here (f = 0): the particle starts at rest.
             return 0.0;
         }
-        let bound = 1.2 * best;
+        let bound = ENVELOPE_MARGIN * peak.value;
         // Acceptance is ~1/2; a thousand failures would mean a broken
         // envelope, and the peak is then the best answer there is.
         for _ in 0..1000 {
             let q = rng.uniform();
-            if bound * rng.uniform() < density(q) {
+            if bound * rng.uniform() < self.speed_density(psi, q) {
                 return q * v_esc;
             }
         }
-        best_q * v_esc
+        peak.q * v_esc
     }
 }
 
@@ -275,6 +335,35 @@ mod tests {
                 (num / exact - 1.0).abs() < 0.01,
                 "E = {e}: {num} vs {exact}"
             );
+        }
+    }
+
+    #[test]
+    fn tabulated_envelope_bounds_the_speed_distribution_between_nodes() {
+        // An NFW halo alone and about a black hole of 1 % (the steepest
+        // Ψ near the centre, where the speeds crowd under the escape
+        // speed): at potentials between the nodes the speed distribution
+        // stays under the envelope the sampler uses, so rejection draws it
+        // exactly. A search over 256 speeds alone, per node or per
+        // particle, fails here.
+        let profile = Profile::truncated(Shape::Nfw { rs: 1.0 }, 10.0);
+        let r = log_grid(1e-4, profile.outer_radius(), GRID_NODES);
+        let comp = Tabulated::new(profile, 1.0, &r);
+        for point_mass in [0.0, 0.01] {
+            let total = comp.enclosed.iter().map(|m| m + point_mass).collect();
+            let pot = Potential::new(r.clone(), total);
+            let df = DistributionFunction::eddington(&comp, &pot);
+            let mut rng = Rng::new(5);
+            for _ in 0..2000 {
+                let radius = r[0] * (r[r.len() - 1] / r[0]).powf(rng.uniform());
+                let psi = pot.psi_at(radius);
+                let bound = ENVELOPE_MARGIN * df.envelope_peak(psi).value;
+                for i in 0..=1000 {
+                    let q = i as f64 / 1000.0;
+                    let d = df.speed_density(psi, q);
+                    assert!(d <= bound, "r = {radius}, q = {q}: {d} > {bound}");
+                }
+            }
         }
     }
 }

@@ -3,7 +3,9 @@
 //! f32 `Particles`.
 
 use crate::gpu::layout::{PosMass, Velocity};
+use crate::state::parallel::{for_each_pair, map_indices, sum_by_chunks};
 use crate::state::particles::Particles;
+use crate::state::rng::Rng;
 
 /// Particles of a model, each tagged with the index of its component in
 /// `components` (e.g. "halo", "disk", "bulge", "black hole").
@@ -15,6 +17,9 @@ pub struct Realization {
     pub tag: Vec<u32>,
     pub components: Vec<String>,
 }
+
+/// One particle's position and velocity, as a sampler draws them.
+pub type PhasePoint = ([f64; 3], [f64; 3]);
 
 /// A 3×3 rotation matrix, rows first.
 pub type Rotation = [[f64; 3]; 3];
@@ -58,6 +63,27 @@ impl Realization {
         self.tag.push(tag);
     }
 
+    /// Appends `count` particles of mass `mass` tagged `tag`, particle i
+    /// at the (position, velocity) that `draw` makes of its own stream
+    /// `Rng::for_particle(seed, stream, i)`, on every core.
+    pub fn sample(
+        &mut self,
+        count: usize,
+        (mass, tag): (f64, u32),
+        (seed, stream): (u64, u64),
+        draw: impl Fn(&mut Rng) -> PhasePoint + Sync + Send,
+    ) {
+        let start = self.len();
+        let end = start + count;
+        self.pos.resize(end, [0.0; 3]);
+        self.vel.resize(end, [0.0; 3]);
+        self.mass.resize(end, mass);
+        self.tag.resize(end, tag);
+        for_each_pair(&mut self.pos[start..], &mut self.vel[start..], |i, x, v| {
+            (*x, *v) = draw(&mut Rng::for_particle(seed, stream, i as u64));
+        });
+    }
+
     pub fn total_mass(&self) -> f64 {
         self.mass.iter().sum()
     }
@@ -75,25 +101,20 @@ impl Realization {
     /// Mass-weighted mean position and velocity.
     pub fn center_of_mass(&self) -> ([f64; 3], [f64; 3]) {
         let total = self.total_mass();
-        let mut x = [0.0; 3];
-        let mut v = [0.0; 3];
-        for k in 0..self.len() {
-            for a in 0..3 {
-                x[a] += self.mass[k] * self.pos[k][a] / total;
-                v[a] += self.mass[k] * self.vel[k][a] / total;
-            }
-        }
-        (x, v)
+        let moment = |v: &[[f64; 3]]| {
+            sum_by_chunks(self.len(), |k| v[k].map(|c| self.mass[k] * c)).map(|c| c / total)
+        };
+        (moment(&self.pos), moment(&self.vel))
     }
 
     /// Moves by `dx` and boosts by `dv`.
     pub fn shift(&mut self, dx: [f64; 3], dv: [f64; 3]) {
-        for (x, v) in self.pos.iter_mut().zip(&mut self.vel) {
+        for_each_pair(&mut self.pos, &mut self.vel, |_, x, v| {
             for a in 0..3 {
                 x[a] += dx[a];
                 v[a] += dv[a];
             }
-        }
+        });
     }
 
     /// Into the centre-of-mass frame (position and momentum zero).
@@ -104,10 +125,10 @@ impl Realization {
 
     /// Rotates positions and velocities about the origin.
     pub fn rotate(&mut self, m: &Rotation) {
-        for (x, v) in self.pos.iter_mut().zip(&mut self.vel) {
+        for_each_pair(&mut self.pos, &mut self.vel, |_, x, v| {
             *x = apply(m, *x);
             *v = apply(m, *v);
-        }
+        });
     }
 
     /// Appends `other`, its component names prefixed with `prefix` (e.g.
@@ -126,16 +147,11 @@ impl Realization {
     pub fn particles(&self) -> Particles {
         let f = |v: [f64; 3]| v.map(|x| x as f32);
         Particles {
-            pos_mass: self
-                .pos
-                .iter()
-                .zip(&self.mass)
-                .map(|(x, m)| PosMass {
-                    pos: f(*x),
-                    mass: *m as f32,
-                })
-                .collect(),
-            vel: self.vel.iter().map(|v| Velocity::new(f(*v))).collect(),
+            pos_mass: map_indices(self.len(), |k| PosMass {
+                pos: f(self.pos[k]),
+                mass: self.mass[k] as f32,
+            }),
+            vel: map_indices(self.len(), |k| Velocity::new(f(self.vel[k]))),
             id: (0..self.len() as u64).collect(),
         }
     }

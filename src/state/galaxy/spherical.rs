@@ -8,7 +8,6 @@ use super::eddington::{log_grid, DistributionFunction, Potential, Tabulated, GRI
 use super::profile::{Profile, Shape};
 use super::realization::{split_count, Realization};
 use crate::error::{Error, Result};
-use crate::state::rng::Rng;
 
 /// What a component is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,14 +152,15 @@ impl Equilibrium {
 
     /// Appends `count` particles of component `k` (mass `mass` each,
     /// tagged `tag`): a point mass at the origin at rest, or positions from
-    /// the component's density and speeds from its f(E), both isotropic.
+    /// the component's density and speeds from its f(E), both isotropic,
+    /// particle i from its own stream of `seed` (the component's index is
+    /// the stream's key).
     pub fn sample(
         &self,
         k: usize,
         count: usize,
-        mass: f64,
-        tag: u32,
-        rng: &mut Rng,
+        (mass, tag): (f64, u32),
+        seed: u64,
         out: &mut Realization,
     ) {
         let Some((table, df)) = &self.tables[k] else {
@@ -169,13 +169,13 @@ impl Equilibrium {
             }
             return;
         };
-        for _ in 0..count {
+        out.sample(count, (mass, tag), (seed, k as u64), |rng| {
             let r = table.radius_of_fraction(rng.uniform_open());
             let v = df.sample_speed(self.potential.psi_at(r), rng);
             let pos = rng.unit_vector().map(|x| x * r);
             let vel = rng.unit_vector().map(|x| x * v);
-            out.push(pos, vel, mass, tag);
-        }
+            (pos, vel)
+        });
     }
 }
 
@@ -215,12 +215,13 @@ pub fn masses(components: &[Component]) -> Vec<(f64, bool)> {
 }
 
 /// Samples every component of `components` (of `eq`) with `counts`
-/// particles, extended ones of mass `mass` each, into `out`.
+/// particles, extended ones of mass `mass` each, into `out`, from the
+/// streams of `seed`.
 pub fn sample_components(
     eq: &Equilibrium,
     components: &[Component],
     (counts, mass): (Vec<usize>, f64),
-    rng: &mut Rng,
+    seed: u64,
     out: &mut Realization,
 ) {
     for (k, (c, count)) in components.iter().zip(counts).enumerate() {
@@ -230,7 +231,7 @@ pub fn sample_components(
         } else {
             mass
         };
-        eq.sample(k, count, m, tag, rng, out);
+        eq.sample(k, count, (m, tag), seed, out);
     }
 }
 
@@ -269,9 +270,8 @@ impl SphericalGalaxy {
         }
         let split = equal_mass_counts(&masses(&self.components), n)?;
         let eq = Equilibrium::new(&self.components, None);
-        let mut rng = Rng::new(seed);
         let mut out = Realization::default();
-        sample_components(&eq, &self.components, split, &mut rng, &mut out);
+        sample_components(&eq, &self.components, split, seed, &mut out);
         out.center();
         Ok(out)
     }

@@ -1,0 +1,58 @@
+//! Work over particle indices on every host core (rayon) natively, in
+//! turn in the browser. Each index's result depends on the index alone
+//! and sums go by fixed-size chunks in order, so the results are
+//! bit-identical whatever the number of threads, and the same in both
+//! builds.
+
+#[cfg(not(target_arch = "wasm32"))]
+use rayon::prelude::*;
+
+/// Particles per partial sum of `sum_by_chunks`: fixed, so the rounding
+/// does not depend on the threads.
+const SUM_CHUNK: usize = 1 << 16;
+
+/// `[f(0), f(1), …, f(n − 1)]`.
+pub fn map_indices<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return (0..n).into_par_iter().map(f).collect();
+    #[cfg(target_arch = "wasm32")]
+    return (0..n).map(f).collect();
+}
+
+/// Calls `f(k, &mut a[k], &mut b[k])` for every k (the slices are of one
+/// length).
+pub fn for_each_pair<A: Send, B: Send>(
+    a: &mut [A],
+    b: &mut [B],
+    f: impl Fn(usize, &mut A, &mut B) + Sync + Send,
+) {
+    assert_eq!(a.len(), b.len(), "paired slices of one length");
+    #[cfg(not(target_arch = "wasm32"))]
+    a.par_iter_mut()
+        .zip(b.par_iter_mut())
+        .enumerate()
+        .for_each(|(k, (x, y))| f(k, x, y));
+    #[cfg(target_arch = "wasm32")]
+    a.iter_mut()
+        .zip(b.iter_mut())
+        .enumerate()
+        .for_each(|(k, (x, y))| f(k, x, y));
+}
+
+/// Σ f(k) over k < n as three f64 lanes, summed chunk by chunk in index
+/// order (the same bits on any number of threads).
+pub fn sum_by_chunks(n: usize, f: impl Fn(usize) -> [f64; 3] + Sync + Send) -> [f64; 3] {
+    let partial = map_indices(n.div_ceil(SUM_CHUNK), |c| {
+        let mut s = [0.0; 3];
+        for k in c * SUM_CHUNK..((c + 1) * SUM_CHUNK).min(n) {
+            let x = f(k);
+            for a in 0..3 {
+                s[a] += x[a];
+            }
+        }
+        s
+    });
+    partial
+        .iter()
+        .fold([0.0; 3], |s, p| std::array::from_fn(|a| s[a] + p[a]))
+}
