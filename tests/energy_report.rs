@@ -8,9 +8,9 @@
 mod common;
 
 use pollster::block_on;
-use webgrav::direct::energy::{potentials_f64, PotentialKernel, PotentialSum};
 use webgrav::hermite::Precision;
 use webgrav::run::{write_state, Readout, Run, RunParams, SolverKind};
+use webgrav::state::energy::{potentials_f64, PotentialKernel, PotentialSum};
 use webgrav::state::Model;
 
 /// (mass, position, velocity) of every particle of a CSV snapshot, each

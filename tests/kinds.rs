@@ -118,21 +118,11 @@ fn bonsai_refuses_ids_its_ranges_cannot_hold() {
     assert!(!stderr.contains("from t = 0"), "the run started: {stderr}");
     // And so does a run resumed from a checkpoint of such particles.
     let ckpt = tmp("big-ids.ckpt");
-    let (ok, _, stderr) = webgrav(&[
-        "run",
-        "--in",
-        &input,
-        "--solver",
-        "direct",
-        "--dt",
-        "0.0078125",
-        "--t-end",
-        "0.265625",
-        "--checkpoint",
-        &ckpt,
-        "--checkpoint-every",
-        "0.0078125",
-    ]);
+    let line = format!(
+        "run --in {input} --solver direct --dt 0.0078125 --t-end 0.265625 --checkpoint {ckpt} \
+         --checkpoint-every 0.0078125"
+    );
+    let (ok, _, stderr) = webgrav(&line.split_whitespace().collect::<Vec<_>>());
     assert!(ok, "{stderr}");
     let (ok, _, stderr) = webgrav(&[
         "run", "--resume", &ckpt, "--t-end", "0.28125", "--out", &path,

@@ -1,7 +1,6 @@
 //! Direct summation of gravity on the GPU (drives `shaders/direct.wgsl`) and
 //! its CPU f64 reference (`reference`).
 
-pub mod energy;
 pub mod reference;
 
 use crate::gpu::context::dispatch_size;

@@ -201,7 +201,7 @@ pub struct SortParams {
 
 /// One j-particle (source) of the Hermite integrators and the GRAPE-6 API,
 /// as of its last correction at time `t0`: position and `t0` in
-/// double-single (hi + lo, see `hermite::ds`), the rest in f32, with the
+/// double-single (hi + lo, see `gpu::ds`), the rest in f32, with the
 /// double-single remainders of velocity (in the three slots after jerk,
 /// snap and crackle), acceleration, jerk and snap that only the f64
 /// predictor of `--precision dp` reads. The

@@ -5,6 +5,7 @@
 mod browser_subgroups;
 pub mod buffers;
 pub mod context;
+pub mod ds;
 pub mod kernel;
 pub mod layout;
 pub mod shader;

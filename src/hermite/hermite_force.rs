@@ -8,12 +8,12 @@
 //! integrator (`hermite::integrator`) and the GRAPE-6 API (`g6`) drive
 //! it.
 
-use super::ds::{compose_with_ds, split};
 use super::neighbours::NeighbourSearch;
 use super::predict::JStore;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{storage_buffer, Readback};
 use crate::gpu::context::dispatch_size;
+use crate::gpu::ds::{compose_with_ds, split};
 use crate::gpu::kernel::{shader_module_with_checks, Binding, Kernel, Slot};
 use crate::gpu::layout::{ForceResult, HermiteParams, IParticle, JParticle, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
@@ -630,7 +630,7 @@ pub struct Force64 {
 
 impl From<&ForceResult> for Force64 {
     fn from(r: &ForceResult) -> Self {
-        use super::ds::{join, join3};
+        use crate::gpu::ds::{join, join3};
         Self {
             acc: join3(r.acc_hi, r.acc_lo),
             pot: join(r.pot_hi, r.pot_lo),
@@ -671,7 +671,7 @@ pub async fn ds_direct_forces(
         .enumerate()
         .map(|(k, p)| {
             // At rest at t = 0: the prediction to t = 0 is the position.
-            let (pos_hi, pos_lo) = super::ds::split3(p.pos.map(f64::from));
+            let (pos_hi, pos_lo) = crate::gpu::ds::split3(p.pos.map(f64::from));
             JParticle {
                 pos_hi,
                 mass: p.mass,

@@ -44,12 +44,12 @@
 //!   j-particles are predicted one order better than the 4th-order scheme
 //!   needs, as NBODY6 does.
 
-use super::ds::{split, split3};
 use super::hermite_force::{Force64, HermiteGpu, Order, Precision, Sinks};
-use crate::direct::energy::{state_diagnostics, PotentialKernel, PotentialSum};
 use crate::error::{Error, Result};
+use crate::gpu::ds::{split, split3};
 use crate::gpu::layout::{JParticle, PosMass, Velocity};
 use crate::gpu::GpuContext;
+use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
 use crate::state::{Diagnostics, Particles};
 
 /// The order of a Hermite scheme: 4th (acceleration and jerk) or 6th
@@ -643,7 +643,7 @@ impl HermiteSimulation {
     }
 
     /// Energies and momenta of the state at `self.time` (`state_f64`),
-    /// the potential summed the precise way (`direct::energy`: to ~1e-14
+    /// the potential summed the precise way (`state::energy`: to ~1e-14
     /// whatever the run's force precision), with how it was summed.
     pub async fn diagnostics(&mut self) -> Result<(Diagnostics, PotentialSum)> {
         let state = self.state_f64();

@@ -5,7 +5,6 @@
 //! the kernels (`reference`). Front ends reach the integrators through
 //! `run::Run`; the GRAPE-6 API (`g6`) drives the force engine directly.
 
-pub mod ds;
 pub mod hermite_force;
 pub mod integrator;
 pub mod neighbours;

@@ -1,10 +1,10 @@
 //! Neighbour lists for the GRAPE-6 API (drives `shaders/neighbours.wgsl`):
 //! the ids of all j-particles within each sink's radius `sqrt(h2)`.
 
-use super::ds::compose_with_ds;
 use crate::error::Result;
 use crate::gpu::buffers::{read_range, storage_buffer};
 use crate::gpu::context::dispatch_size;
+use crate::gpu::ds::compose_with_ds;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::GpuContext;
 

@@ -3,9 +3,9 @@
 //! with `set`, scattered into the store on the GPU at the next evaluation,
 //! and every j-particle is predicted to the evaluation time there.
 
-use super::ds::{compose_with_ds, split3};
 use crate::gpu::buffers::storage_buffer;
 use crate::gpu::context::dispatch_size;
+use crate::gpu::ds::{compose_with_ds, split3};
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::{IParticle, JParticle, PredJ, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;

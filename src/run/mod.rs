@@ -17,13 +17,13 @@ pub mod schedule;
 
 pub use params::{Param, RunConfig, RunParams, RUN_PARAMS};
 
-use crate::direct::energy::{state_diagnostics, PotentialKernel, PotentialSum};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::timing::{BatchClock, PhaseTimer, Phases};
 use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
+use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
 use crate::state::{Diagnostics, GpuParticles, Particles};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
@@ -925,7 +925,7 @@ impl Run {
 }
 
 /// Most particles of a leapfrog run (tree or direct) whose reported energy
-/// is summed the precise way (`direct::energy`); above, a double-single N²
+/// is summed the precise way (`state::energy`); above, a double-single N²
 /// sum per report would cost more than the run between reports, and the
 /// solver's own f32 potential is reported (`PotentialSum::Solver`). The
 /// page reads out every half second on any GPU, so its bound is lower.

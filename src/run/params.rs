@@ -101,7 +101,7 @@ const HERMITE: &[SolverKind] = &[SolverKind::Hermite4, SolverKind::Hermite6];
 /// The tolerances α of the acceleration MAC whose force errors match or
 /// beat Bonsai's at its opening angles θ, as (θ, α): the median and the
 /// 99th percentile of the relative acceleration error, measured against
-/// Bonsai's own forces on the same Plummer spheres of 2^15 to 2^22
+/// Bonsai's own forces on the same Plummer spheres of 2^15 to 2^24
 /// particles with ε from 0 to 0.05 (BENCHMARKS.md "One set of defaults").
 /// One α holds over that whole range for each θ; larger ones fail at the
 /// small N (0.12 and 0.0025 at 2^15–2^17).

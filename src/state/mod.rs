@@ -3,6 +3,7 @@
 //! analyses share. It knows nothing of solvers or integrators.
 
 pub mod diagnostics;
+pub mod energy;
 pub mod galaxy;
 pub mod model;
 pub mod parallel;

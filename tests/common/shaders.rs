@@ -5,7 +5,7 @@
 
 use webgrav::gpu::kernel::Slot;
 use webgrav::hermite::{hermite_force, neighbours, predict, Order, Precision};
-use webgrav::{direct, render, run, tree};
+use webgrav::{direct, render, run, state, tree};
 
 /// (name, composed WGSL, group 0's contract).
 pub fn all() -> Vec<(String, String, &'static [Slot])> {
@@ -13,8 +13,8 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
         ("direct".into(), direct::wgsl(), direct::BINDINGS),
         (
             "energy".into(),
-            direct::energy::wgsl(),
-            direct::energy::BINDINGS,
+            state::energy::wgsl(),
+            state::energy::BINDINGS,
         ),
         (
             "direct unsoftened".into(),

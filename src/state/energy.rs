@@ -9,10 +9,10 @@
 use crate::error::Result;
 use crate::gpu::buffers::{read_vec, storage_buffer};
 use crate::gpu::context::dispatch_size;
+use crate::gpu::ds::{compose_with_ds, split};
 use crate::gpu::kernel::{Binding, Kernel, Slot, DYNAMIC_SLOT};
 use crate::gpu::layout::EnergyParams;
 use crate::gpu::GpuContext;
-use crate::hermite::ds::{compose_with_ds, split};
 use crate::state::stats::map_indices;
 use crate::state::Diagnostics;
 use wgpu::util::DeviceExt;
