@@ -340,7 +340,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
         true => Some(Series::open(
             &a.snap_dir,
             Format::from_path(&format!("x.{}", a.snap_format))?,
-            a.bonsai_names,
+            Naming::bonsai_if(a.bonsai_names),
             resumed.as_ref().map(|c| (c.run_id, c.time)),
         )?),
         false => None,

@@ -58,7 +58,7 @@ impl Entry {
 pub struct Series {
     dir: String,
     format: Format,
-    bonsai_names: bool,
+    naming: Naming,
     /// The run's identity, written into the index.
     run_id: u64,
     entries: Vec<Entry>,
@@ -89,7 +89,7 @@ impl Series {
     pub fn open(
         dir: &str,
         format: Format,
-        bonsai_names: bool,
+        naming: Naming,
         resume: Option<(u64, f64)>,
     ) -> Result<Self> {
         let bad = |m: String| Err(Error::InvalidParameter(format!("--snap-dir '{dir}': {m}")));
@@ -105,7 +105,7 @@ impl Series {
         let mut series = Self {
             dir: dir.to_string(),
             format,
-            bonsai_names,
+            naming,
             run_id: resume.map_or(0, |(id, _)| id),
             entries: Vec::new(),
             listed: Some(0),
@@ -244,8 +244,7 @@ impl Series {
     /// Writes one snapshot; the index follows (`flush`) unless it was
     /// rewritten too recently.
     pub fn write(&mut self, snap: &Snapshot, steps: u64, f64s: Option<&State64>) -> Result<()> {
-        let name =
-            Naming::bonsai_if(self.bonsai_names).name(self.entries.len(), snap.time, self.format);
+        let name = self.naming.name(self.entries.len(), snap.time, self.format);
         let path = format!("{}/{name}", self.dir);
         // By the series' format, not the name (Bonsai's names have no
         // extension); ids and kinds the format lacks go to side files.
