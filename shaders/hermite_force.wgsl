@@ -6,6 +6,12 @@
 //          the j-range, staging HT sources at a time in workgroup memory.
 //          A small active block is split over many j-ranges so the GPU
 //          stays busy; each split writes a partial sum;
+//  force_lanes: the same for blocks of a few sinks, params.sink_lanes
+//          invocations per sink (RW per workgroup): each lane sums a
+//          contiguous run of the workgroup's split, and the lanes' sums are
+//          merged in workgroup memory (one partial per split, as `force`).
+//          A one-sink block then runs its split with RW invocations, not
+//          one live invocation among HT;
 //  reduce: sums the partials of every sink (double-single) and keeps the
 //          nearest neighbour of all splits, several invocations per sink
 //          where there are many splits.
@@ -108,6 +114,47 @@ fn interaction(k: u32, me: IParticle, eps2: f32, one: f32) -> Interaction {
     return out;
 }
 
+// The running sums of one invocation.
+struct Sums {
+    ap: Ds4,
+    jk: Ds3,
+    sn: Ds3,
+    nn_d2: f32,
+    nn_id: u32,
+}
+
+fn no_sums() -> Sums {
+    return Sums(Ds4(vec4<f32>(0.0), vec4<f32>(0.0)), Ds3(vec3<f32>(0.0), vec3<f32>(0.0)),
+        Ds3(vec3<f32>(0.0), vec3<f32>(0.0)), FAR, NO_ID);
+}
+
+// One interaction added to the sums: exactly (two-sum) with DS, in f32
+// without.
+fn add_interaction(s: ptr<function, Sums>, c: Interaction, one: f32) {
+    if (DS == 1u) {
+        (*s).ap = ds4_add_f((*s).ap, c.acc_pot, one);
+        if (ORDER >= 4u) {
+            (*s).jk = ds3_add_f((*s).jk, c.jerk, one);
+        }
+        if (ORDER == 6u) {
+            (*s).sn = ds3_add_f((*s).sn, c.snap, one);
+        }
+    } else {
+        (*s).ap.hi += c.acc_pot;
+        (*s).jk.hi += c.jerk;
+        (*s).sn.hi += c.snap;
+    }
+    if (c.other && c.d2 < (*s).nn_d2) {
+        (*s).nn_d2 = c.d2;
+        (*s).nn_id = c.id;
+    }
+}
+
+fn sums_result(s: Sums) -> ForceResult {
+    return ForceResult(s.ap.hi.xyz, s.ap.hi.w, s.ap.lo.xyz, s.ap.lo.w,
+        s.jk.hi, s.nn_d2, s.jk.lo, s.nn_id, s.sn.hi, 0u, s.sn.lo, 0u);
+}
+
 @compute @workgroup_size(HT)
 fn force(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -188,9 +235,7 @@ fn force(
         }
     }
     if (i < ni) {
-        partial[wid.y * params.ni_stride + i] = ForceResult(
-            ap.hi.xyz, ap.hi.w, ap.lo.xyz, ap.lo.w,
-            jk.hi, nn_d2, jk.lo, nn_id, sn.hi, 0u, sn.lo, 0u);
+        partial[wid.y * params.ni_stride + i] = sums_result(Sums(ap, jk, sn, nn_d2, nn_id));
     }
 }
 
@@ -211,8 +256,72 @@ fn merge_partials(a: ForceResult, b: ForceResult, one: f32) -> ForceResult {
         jk.hi, nn_d2, jk.lo, nn_id, sn.hi, 0u, sn.lo, 0u);
 }
 
-// The lanes' sums of the reduce, merged pairwise in workgroup memory.
+// The lanes' sums of force_lanes and of the reduce, merged pairwise in
+// workgroup memory.
 var<workgroup> lane_sum: array<ForceResult, RW>;
+
+// Merges the sums of `lanes` neighbouring invocations (a power of two;
+// this one is `lane` of its run, at lid), earlier lane first, in log2
+// lanes pairwise steps; lane 0 returns the run's sum. Every invocation of
+// the workgroup must call it with the same `lanes`.
+fn merge_lanes(sum: ForceResult, lid: u32, lane: u32, lanes: u32, one: f32) -> ForceResult {
+    var acc = sum;
+    lane_sum[lid] = acc;
+    for (var step = 1u; step < lanes; step *= 2u) {
+        workgroupBarrier();
+        if (lane % (2u * step) == 0u) {
+            acc = merge_partials(acc, lane_sum[lid + step], one);
+            lane_sum[lid] = acc;
+        }
+    }
+    return acc;
+}
+
+// params.sink_lanes = L invocations per sink, RW / L sinks per workgroup:
+// workgroup (x, y) takes sinks [x RW/L, (x+1) RW/L) against the y-th split
+// of the j-range (params.chunk sources, a multiple of RW), and lane l of a
+// sink the l-th of L contiguous runs of it. Each round stages RW / L
+// sources of every lane's run, row k of lane l at k L + l (the lanes of a
+// row read neighbouring entries).
+@compute @workgroup_size(RW)
+fn force_lanes(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let one = params.one;
+    let ni = params.ni;
+    let nj = params.nj;
+    let eps2 = params.eps2;
+    let lanes = params.sink_lanes;
+    let rows = RW / lanes;
+    let lane = lid % lanes;
+    let i = wid.x * rows + lid / lanes;
+    let me = ip[min(i, ni - 1u)];
+    let run = params.chunk / lanes;
+    let run_begin = wid.y * params.chunk + lane * run;
+    let run_end = min(run_begin + run, nj);
+    var sums = no_sums();
+    for (var base = 0u; base < run; base += rows) {
+        // This invocation stages row lid / L of its own lane's run.
+        let p = pred[min(run_begin + base + lid / lanes, nj - 1u)];
+        workgroupBarrier();
+        tile_pos[lid] = vec4<f32>(p.pos_hi, p.mass);
+        tile_lo[lid] = p.pos_lo;
+        tile_vel[lid] = p.vel;
+        tile_acc[lid] = p.acc;
+        tile_id[lid] = p.id;
+        workgroupBarrier();
+        let first = run_begin + base;
+        let count = select(0u, min(rows, run_end - first), first < run_end);
+        for (var k = 0u; k < count; k++) {
+            add_interaction(&sums, interaction(k * lanes + lane, me, eps2, one), one);
+        }
+    }
+    let acc = merge_lanes(sums_result(sums), lid, lane, lanes, one);
+    if (lane == 0u && i < ni) {
+        partial[wid.y * params.ni_stride + i] = acc;
+    }
+}
 
 // params.reduce_lanes (a power of two <= RW) invocations per sink: lane l
 // sums the l-th contiguous run of splits in split order, then neighbouring
@@ -236,22 +345,14 @@ fn reduce(
     let per = (params.nsplit + lanes - 1u) / lanes;
     let s0 = min(lane * per, params.nsplit);
     let s1 = min(s0 + per, params.nsplit);
-    var acc = ForceResult(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0.0, vec3<f32>(0.0), FAR,
-        vec3<f32>(0.0), NO_ID, vec3<f32>(0.0), 0u, vec3<f32>(0.0), 0u);
+    var acc = sums_result(no_sums());
     if (s0 < s1) {
         acc = partial[s0 * params.ni_stride + i];
     }
     for (var s = s0 + 1u; s < s1; s++) {
         acc = merge_partials(acc, partial[s * params.ni_stride + i], one);
     }
-    lane_sum[lid] = acc;
-    for (var step = 1u; step < lanes; step *= 2u) {
-        workgroupBarrier();
-        if (lane % (2u * step) == 0u) {
-            acc = merge_partials(acc, lane_sum[lid + step], one);
-            lane_sum[lid] = acc;
-        }
-    }
+    acc = merge_lanes(acc, lid, lane, lanes, one);
     if (lane == 0u && i_raw < params.ni) {
         let ap = ds4_norm(vec4<f32>(acc.acc_hi, acc.pot_hi), vec4<f32>(acc.acc_lo, acc.pot_lo), one);
         let jk = ds3_norm(acc.jerk_hi, acc.jerk_lo, one);

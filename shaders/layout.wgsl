@@ -244,4 +244,6 @@ struct HermiteParams {
     eps2_lo: f32,
     // Invocations per sink of the reduce (a power of two).
     reduce_lanes: u32,
+    // Invocations per sink of the force (1: force; 2..RW: force_lanes).
+    sink_lanes: u32,
 }

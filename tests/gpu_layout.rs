@@ -376,6 +376,6 @@ fn hermite_layouts_match_wgsl() {
         &src,
         "HermiteParams",
         size_of::<HermiteParams>(),
-        fields!(HermiteParams: ni, nj, chunk, nsplit, ni_stride, n_update, eps2, one, t_hi, t_lo, eps2_lo, reduce_lanes),
+        fields!(HermiteParams: ni, nj, chunk, nsplit, ni_stride, n_update, eps2, one, t_hi, t_lo, eps2_lo, reduce_lanes, sink_lanes),
     );
 }

@@ -68,20 +68,25 @@ fn small_block_split_over_j_matches_f64() {
     assert_eq!(e.nn_wrong, 0, "nearest neighbours differ");
 }
 
-// Five sinks against 32,768 sources split into 256 j-ranges (a small
-// block step of a large run): the reduce gives each sink 64 invocations of
-// 4 partial sums and merges them in 6 pairwise steps. Same bounds as the
+// Five sinks against 32,768 sources split into 512 j-ranges (a small
+// block step of a large run): 8 invocations per sink sum each range
+// (`force_lanes`), and the reduce gives each sink 64 invocations of 8
+// partial sums and merges them in 6 pairwise steps. Same bounds as the
 // 8-split test above, and the nearest neighbours are the reference's (ties
 // between splits go to the earlier one, as in a sum in split order).
 #[test]
 fn many_splits_reduce_over_lanes_matches_f64() {
-    use webgrav::hermite::{reduce_lanes, SplitPlan};
+    use webgrav::hermite::{reduce_lanes, sink_lanes, SplitPlan};
     let n = 32768;
     let b = common::cases::offset_plummer(n);
     let sinks = [0, 77, 5000, 17001, n - 1];
     let target = 4096;
-    let plan = SplitPlan::new(sinks.len() as u32, n as u32, target);
-    assert_eq!((plan.nsplit, reduce_lanes(plan.nsplit)), (256, 64));
+    let lanes = sink_lanes(sinks.len() as u32);
+    let plan = SplitPlan::new(sinks.len() as u32, n as u32, target, lanes);
+    assert_eq!(
+        (lanes, plan.nsplit, reduce_lanes(plan.nsplit)),
+        (8, 512, 64)
+    );
     let ctx = common::gpu();
     let e = pollster::block_on(hermite_errors(
         &ctx,
@@ -304,6 +309,11 @@ fn dp_kernels_keep_masses_f32_cannot_hold() {
 // sum larger than the term, is off by ~0.03 here). Where the shader
 // compiler cancels the error terms of the double-single sums
 // (reassociation), `ds` falls to f32 (A) or to the fast two-sum (B).
+//
+// Both force kernels: `force` (one invocation per sink, `lanes` 1: the
+// sum runs in the sources' order) and `force_lanes` (64 invocations for
+// the one sink, each summing its run exactly, the runs' sums merged in
+// double-single). The f32 and ds-fast checks are of `force`'s f32 runs.
 #[test]
 fn ds_adds_every_interaction_exactly() {
     let ctx = common::gpu();
@@ -312,10 +322,11 @@ fn ds_adds_every_interaction_exactly() {
         pos: [x, 0.0, 0.0],
         ..Default::default()
     };
-    let acc_x = |b: &[Body], precision: Precision| {
+    let acc_x = |b: &[Body], precision: Precision, lanes: u32| {
         let mut gpu = HermiteGpu::new(&ctx, b.len() as u32, 1, 0.0).unwrap();
-        // One split: the sum runs in the sources' order.
+        // One split.
         gpu.set_target_workgroups(1);
+        gpu.set_max_sink_lanes(lanes);
         common::cases::upload(&mut gpu, b);
         let r = pollster::block_on(gpu.evaluate(0.0, Sinks::Active(&[0]), Order::Four, precision))
             .unwrap();
@@ -324,17 +335,82 @@ fn ds_adds_every_interaction_exactly() {
     let mut a = vec![body(1e-30, 0.0), body(1.0, 1e-3)];
     a.extend((0..40).map(|_| body(0.025, 1.0)));
     a.push(body(1.0, -1e-3));
-    let (ds, fast, f) = (
-        acc_x(&a, Precision::Ds),
-        acc_x(&a, Precision::DsFast),
-        acc_x(&a, Precision::F32),
+    let (fast, f) = (
+        acc_x(&a, Precision::DsFast, 1),
+        acc_x(&a, Precision::F32, 1),
     );
-    assert!((ds - 1.0).abs() < 1e-5, "A: ds {ds}");
     assert!((fast - 1.0).abs() > 0.5, "A: ds-fast {fast}");
     assert!((f - 1.0).abs() > 0.5, "A: f32 {f}");
     let mut b = vec![body(1e-30, 0.0)];
     b.extend((0..41).map(|_| body(0.025, 1.0)));
     b.extend([body(1.0, 1e-3), body(1.0, -1e-3)]);
-    let ds = acc_x(&b, Precision::Ds);
-    assert!((ds - 1.025).abs() < 1e-5, "B: ds {ds}");
+    for lanes in [1, 64] {
+        let ds = acc_x(&a, Precision::Ds, lanes);
+        assert!((ds - 1.0).abs() < 1e-5, "A: ds {ds}, {lanes} lanes");
+        let ds = acc_x(&b, Precision::Ds, lanes);
+        assert!((ds - 1.025).abs() < 1e-5, "B: ds {ds}, {lanes} lanes");
+    }
+}
+
+// Blocks of 1 to 32 sinks run `force_lanes` (64 to 2 invocations per
+// sink) and match the f64 reference as closely as `force` does, at every
+// precision with a lanes kernel, with the nearest neighbours the
+// reference's; the two kernels agree to double-single rounding.
+#[test]
+fn few_sink_blocks_with_lanes_match_f64_and_force() {
+    use webgrav::hermite::sink_lanes;
+    assert_eq!([1, 2, 3, 17, 32, 33].map(sink_lanes), [64, 32, 16, 2, 2, 1]);
+    let ctx = common::gpu();
+    let b = bodies();
+    let reference: Vec<Force64> = {
+        let sinks: Vec<usize> = (0..N).collect();
+        webgrav::hermite::reference::hermite_forces(&b, &sinks, EPS)
+    };
+    for ni in [1usize, 3, 17, 32] {
+        let sinks: Vec<u32> = (0..ni as u32).map(|k| k * 31 + 5).collect();
+        let eval = |precision: Precision, lanes: u32| -> Vec<Force64> {
+            let mut gpu = HermiteGpu::new(&ctx, N as u32, ni as u32, EPS).unwrap();
+            // Several splits, so lanes and splits are both merged.
+            gpu.set_target_workgroups(4);
+            gpu.set_max_sink_lanes(lanes);
+            common::cases::upload(&mut gpu, &b);
+            let r =
+                pollster::block_on(gpu.evaluate(0.0, Sinks::Active(&sinks), Order::Six, precision))
+                    .unwrap();
+            r.iter().map(Force64::from).collect()
+        };
+        for precision in [Precision::Ds, Precision::DsFast, Precision::F32] {
+            let (lanes, one) = (eval(precision, 64), eval(precision, 1));
+            // The whole-model bounds' maxima (`common::cases`).
+            let bound = if precision == Precision::F32 {
+                2e-5
+            } else {
+                2e-6
+            };
+            for ((l, o), &i) in lanes.iter().zip(&one).zip(&sinks) {
+                let r = &reference[i as usize];
+                let rel = |a: [f64; 3], b: [f64; 3]| {
+                    let d: f64 = (0..3).map(|k| (a[k] - b[k]).powi(2)).sum();
+                    let m: f64 = (0..3).map(|k| b[k].powi(2)).sum();
+                    (d / m).sqrt()
+                };
+                let what = format!("{} sinks, {}, sink {i}", ni, precision.name());
+                assert!(
+                    rel(l.acc, r.acc) < bound,
+                    "acc {what}: {:?} {:?}",
+                    l.acc,
+                    r.acc
+                );
+                assert!(((l.pot - r.pot) / r.pot).abs() < bound, "pot {what}");
+                assert!(rel(l.jerk, r.jerk) < 25.0 * bound, "jerk {what}");
+                assert!(rel(l.snap, r.snap) < 250.0 * bound, "snap {what}");
+                assert_eq!(l.nn_id, r.nn_id, "nearest neighbour {what}");
+                if precision == Precision::Ds {
+                    // Both exact sums of the same f32 interactions.
+                    assert!(rel(l.acc, o.acc) < 1e-12, "acc lanes vs force {what}");
+                    assert!(rel(l.snap, o.snap) < 1e-10, "snap lanes vs force {what}");
+                }
+            }
+        }
+    }
 }

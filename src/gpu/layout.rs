@@ -335,4 +335,8 @@ pub struct HermiteParams {
     /// Invocations per sink of the reduce (a power of two, at most
     /// `hermite_force::REDUCE_WORKGROUP`).
     pub reduce_lanes: u32,
+    /// Invocations per sink of the force kernel (1: `force`, one per sink;
+    /// a power of two from 2 to `REDUCE_WORKGROUP`: `force_lanes`, for
+    /// blocks of a few sinks, see `hermite_force::sink_lanes`).
+    pub sink_lanes: u32,
 }

@@ -3,7 +3,10 @@
 //! acceleration and potential, jerk (4th order), snap (6th order) and the
 //! nearest neighbour, in f32 or double-single. A small active block is
 //! split over several j-ranges whose partial sums are reduced on the GPU
-//! (Sapporo's scheme), so even one active particle keeps the GPU busy.
+//! (Sapporo's scheme), so even one active particle keeps the GPU busy; a
+//! block of a few sinks gives each sink several invocations
+//! ([`sink_lanes`]), so a one-sink block's splits are not run by one live
+//! invocation of a workgroup each.
 //! [`HermiteGpu`] owns the store, the kernels and the buffers; the
 //! integrator (`hermite::integrator`) and the GRAPE-6 API (`g6`) drive
 //! it.
@@ -24,8 +27,9 @@ use crate::gpu::GpuContext;
 /// 6th-order kernel then needs 8.5 KiB of workgroup memory.
 pub const HT: u32 = 128;
 
-/// Invocations per workgroup of the reduce (`RW` in the shader): up to this
-/// many invocations share one sink's partial sums.
+/// Invocations per workgroup of the reduce and of `force_lanes` (`RW` in
+/// the shader): up to this many invocations share one sink's partial sums,
+/// or one sink's split.
 pub const REDUCE_WORKGROUP: u32 = 64;
 
 const HERMITE_FORCE_WGSL: &str = include_str!("../../shaders/hermite_force.wgsl");
@@ -180,6 +184,22 @@ pub const BINDINGS: &[Slot] = &[
     ("results", Binding::StorageReadWrite),
 ];
 
+/// Invocations per sink of the force kernel for a block of `ni` sinks:
+/// 1 (`force`, HT sinks per workgroup) from `REDUCE_WORKGROUP / 2` sinks
+/// on, else `REDUCE_WORKGROUP / ni` rounded down to a power of two
+/// (`force_lanes`: the block's sinks fill one workgroup of
+/// `REDUCE_WORKGROUP`, 64 lanes for one sink). A block of one sink split
+/// over 512 j-ranges ran each range in one live invocation of 128; the
+/// fixed cost per block step of a large run (Sapporo2's Fig. 6, most of
+/// whose blocks hold one or two sinks) was that serial sum.
+pub fn sink_lanes(ni: u32) -> u32 {
+    if ni == 0 || ni > REDUCE_WORKGROUP / 2 {
+        1
+    } else {
+        REDUCE_WORKGROUP / ni.next_power_of_two()
+    }
+}
+
 /// How the j-range is split for `ni` sinks against `nj` sources.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitPlan {
@@ -187,22 +207,43 @@ pub struct SplitPlan {
     pub groups_i: u32,
     /// Splits of the j-range (workgroups along y).
     pub nsplit: u32,
-    /// Sources per split, a multiple of `HT`.
+    /// Sources per split, a multiple of the workgroup's tile (`HT` sources
+    /// for `force`, `REDUCE_WORKGROUP` for `force_lanes`).
     pub chunk: u32,
+    /// Invocations per sink (`sink_lanes`; 1: the kernel `force`).
+    pub lanes: u32,
 }
 
 impl SplitPlan {
     /// Splits the sources so that about `target` workgroups run, never
-    /// into pieces smaller than one tile.
-    pub fn new(ni: u32, nj: u32, target: u32) -> Self {
-        let groups_i = ni.div_ceil(HT).max(1);
-        let tiles = nj.div_ceil(HT).max(1);
+    /// into pieces smaller than one tile, with `lanes` invocations per
+    /// sink (a power of two up to `REDUCE_WORKGROUP`).
+    pub fn new(ni: u32, nj: u32, target: u32, lanes: u32) -> Self {
+        // Sinks per workgroup, and sources per staged tile.
+        let (rows, tile) = if lanes <= 1 {
+            (HT, HT)
+        } else {
+            (REDUCE_WORKGROUP / lanes, REDUCE_WORKGROUP)
+        };
+        let groups_i = ni.div_ceil(rows).max(1);
+        let tiles = nj.div_ceil(tile).max(1);
         let want = target.div_ceil(groups_i).clamp(1, tiles);
-        let chunk = tiles.div_ceil(want) * HT;
+        let chunk = tiles.div_ceil(want) * tile;
         Self {
             groups_i,
             nsplit: nj.div_ceil(chunk).max(1),
             chunk,
+            lanes: lanes.max(1),
+        }
+    }
+
+    /// Records between the partial sums of two splits: the sinks the
+    /// workgroups along x cover.
+    pub fn ni_stride(&self) -> u32 {
+        if self.lanes == 1 {
+            self.groups_i * HT
+        } else {
+            self.groups_i * (REDUCE_WORKGROUP / self.lanes)
         }
     }
 }
@@ -239,6 +280,9 @@ struct Variant {
     key: (Order, Precision),
     gather: Kernel,
     force: Kernel,
+    /// `force_lanes` (none for `Dp`, whose f64 kernel has one invocation
+    /// per sink).
+    force_lanes: Option<Kernel>,
     reduce: Kernel,
     bind: wgpu::BindGroup,
 }
@@ -272,6 +316,8 @@ pub struct HermiteGpu {
     eps2: f64,
     ni_cap: u32,
     target_workgroups: u32,
+    /// Most invocations per sink of the force kernel (`sink_lanes`).
+    max_sink_lanes: u32,
     /// Sinks of the last encoded evaluation.
     last_ni: u32,
     /// Sources of the evaluations: j-particles 0..nj_used.
@@ -342,6 +388,7 @@ impl HermiteGpu {
             eps2: eps * eps,
             ni_cap,
             target_workgroups,
+            max_sink_lanes: REDUCE_WORKGROUP,
             last_ni: 0,
             nj_used: nj,
         };
@@ -383,7 +430,10 @@ impl HermiteGpu {
         // The bind groups hold the old partial-sum buffer.
         self.variants.clear();
         // nsplit <= ceil(target / groups_i), so nsplit * groups_i <=
-        // target + groups_i.
+        // target + groups_i, with HT sinks a workgroup for `force`; with
+        // L > 1 lanes (`force_lanes`, only for ni <= REDUCE_WORKGROUP / L)
+        // one workgroup holds all sinks: target + 1 workgroups of at most
+        // HT sinks.
         let records = (self.target_workgroups + self.ni_cap.div_ceil(HT)) as u64 * HT as u64;
         self.partial = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("hermite partial sums"),
@@ -391,6 +441,13 @@ impl HermiteGpu {
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
+    }
+
+    /// Caps the invocations per sink of the force kernel (1: every block
+    /// with one invocation per sink, the kernel `force`; tests compare the
+    /// two kernels).
+    pub fn set_max_sink_lanes(&mut self, max: u32) {
+        self.max_sink_lanes = max.clamp(1, REDUCE_WORKGROUP);
     }
 
     /// Queues j-particles for their addresses (see `JStore::set`).
@@ -410,11 +467,13 @@ impl HermiteGpu {
         // HT; sources clamped below j_end <= nj <= the store's size; sinks
         // clamped below ni <= ni_cap, the size of ip, active and results;
         // active addresses checked below nj in `encode`; partial sums at
-        // split * ni_stride + i < nsplit * groups_i * HT, which
-        // `set_target_workgroups` allocates; the reduce's lane sums at
-        // lid + step, where lane + step < lanes, a power of two dividing
-        // RW (`reduce_lanes`), stays in the sink's run of lanes below RW. Every loop counts up to a
-        // bound below 2^31. Without the clamps and loop counters wgpu
+        // split * ni_stride + i < nsplit * ni_stride, which
+        // `set_target_workgroups` allocates; `force_lanes` stages and reads
+        // tile entries below RW <= HT (k < RW / lanes); the lane sums of
+        // the reduce and of force_lanes at lid + step, where lane + step <
+        // lanes, a power of two dividing RW (`reduce_lanes`,
+        // `sink_lanes`), stay in the sink's run of lanes below RW. Every
+        // loop counts up to a bound below 2^31. Without the clamps and loop counters wgpu
         // would add, the force loop is a tenth shorter.
         let module = unsafe {
             shader_module_with_checks(
@@ -437,10 +496,14 @@ impl HermiteGpu {
                 &self.results,
             ],
         );
+        let force_lanes = (precision != Precision::Dp).then(|| {
+            Kernel::from_module(d, "hermite force lanes", &module, "force_lanes", BINDINGS)
+        });
         let v = Variant {
             key,
             gather: Kernel::from_module(d, "hermite gather", &module, "gather", BINDINGS),
             force,
+            force_lanes,
             reduce: Kernel::from_module(d, "hermite reduce", &module, reduce_entry, BINDINGS),
             bind,
         };
@@ -470,7 +533,12 @@ impl HermiteGpu {
             )));
         }
         let nj = self.nj_used;
-        let plan = SplitPlan::new(ni, nj, self.target_workgroups);
+        let lanes = if precision == Precision::Dp {
+            1
+        } else {
+            sink_lanes(ni).min(self.max_sink_lanes)
+        };
+        let plan = SplitPlan::new(ni, nj, self.target_workgroups, lanes);
         let (t_hi, t_lo) = split(t);
         let (eps2_hi, eps2_lo) = split(self.eps2);
         let params = HermiteParams {
@@ -478,7 +546,7 @@ impl HermiteGpu {
             nj,
             chunk: plan.chunk,
             nsplit: plan.nsplit,
-            ni_stride: plan.groups_i * HT,
+            ni_stride: plan.ni_stride(),
             n_update: self.store.pending(),
             eps2: eps2_hi,
             eps2_lo,
@@ -486,6 +554,7 @@ impl HermiteGpu {
             t_hi,
             t_lo,
             reduce_lanes: reduce_lanes(plan.nsplit),
+            sink_lanes: plan.lanes,
         };
         let queue = &self.ctx.queue;
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
@@ -515,8 +584,11 @@ impl HermiteGpu {
             v.gather
                 .dispatch(&mut pass, bind, dispatch_size(&device, ni, WORKGROUP_SIZE));
         }
-        v.force
-            .dispatch(&mut pass, bind, (plan.groups_i, plan.nsplit));
+        let force = match (&v.force_lanes, plan.lanes) {
+            (Some(k), 2..) => k,
+            _ => &v.force,
+        };
+        force.dispatch(&mut pass, bind, (plan.groups_i, plan.nsplit));
         // `reduce_dp` sums in f64, one invocation per sink.
         let reduce_size = if dp {
             dispatch_size(&device, ni, WORKGROUP_SIZE)

@@ -12,8 +12,8 @@ pub mod predict;
 pub mod reference;
 
 pub use hermite_force::{
-    ds_direct_forces, reduce_lanes, Evaluation, Force64, HermiteGpu, Order, Precision, Sinks,
-    SplitPlan,
+    ds_direct_forces, reduce_lanes, sink_lanes, Evaluation, Force64, HermiteGpu, Order, Precision,
+    Sinks, SplitPlan,
 };
 pub use integrator::{
     Body, Criterion, HermiteConfig, HermiteOrder, HermiteSimulation, HermiteStats, State64,
