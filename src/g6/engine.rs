@@ -5,6 +5,7 @@
 //! another exported one (a client that defines the C-named wrappers itself
 //! must not be called back through the dynamic linker).
 
+use crate::gpu::buffers::Wait;
 use crate::gpu::layout::{ForceResult, IParticle, JParticle};
 use crate::gpu::GpuContext;
 use crate::hermite::neighbours::NB_MAX;
@@ -92,6 +93,17 @@ fn precision_from_env() -> Result<Precision, String> {
     }
 }
 
+/// How reading forces waits for the GPU: `WEBGRAV_G6_WAIT` = `spin`
+/// (default: the host polls, as CUDA's default synchronisation spins) or
+/// `block` (the driver's wait, which frees the core while the GPU works).
+fn wait_from_env() -> Result<Wait, String> {
+    match std::env::var("WEBGRAV_G6_WAIT").as_deref() {
+        Err(_) | Ok("spin") => Ok(Wait::Spin),
+        Ok("block") => Ok(Wait::Block),
+        Ok(v) => Err(format!("WEBGRAV_G6_WAIT = {v:?}, must be spin or block")),
+    }
+}
+
 /// A submitted evaluation (`Engine::launch`), to `collect`.
 pub struct Launched {
     evaluation: Evaluation,
@@ -135,6 +147,7 @@ impl Engine {
                 .ok_or_else(|| format!("WEBGRAV_G6_JMEMSIZE = {v:?}, must be a count > 0"))?,
         };
         let precision = precision_from_env()?;
+        let wait = wait_from_env()?;
         // Workgroups the j-splitting aims for (tuning; see
         // `HermiteGpu::set_target_workgroups`).
         let split_target =
@@ -156,6 +169,7 @@ impl Engine {
         if let Some(t) = split_target {
             gpu.set_target_workgroups(t);
         }
+        gpu.set_wait(wait);
         let pending_slot = vec![NOT_PENDING; gpu.nj() as usize];
         Ok(Self {
             gpu,

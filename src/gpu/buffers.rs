@@ -121,7 +121,20 @@ pub async fn read_range<T: bytemuck::Pod>(
     });
     encoder.copy_buffer_to_buffer(src, first * stride, &staging, 0, size);
     queue.submit(Some(encoder.finish()));
-    map_and_collect(device, &staging, size, None).await
+    map_and_collect(device, &staging, size, None, Wait::Block).await
+}
+
+/// How a native read-back waits for the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The driver's blocking wait (the thread sleeps until the GPU is done).
+    Block,
+    /// Polls the device in a loop until the map completes, keeping a CPU
+    /// core busy (as CUDA's default synchronisation does): no sleep and
+    /// wake-up between the GPU finishing and the host going on, which a
+    /// GRAPE-style client pays once per block step. Natively only; in the
+    /// browser the event loop completes the map either way.
+    Spin,
 }
 
 /// The first `size` bytes of a MAP_READ buffer whose copy has been
@@ -134,20 +147,33 @@ async fn map_and_collect<T: bytemuck::Pod>(
     buffer: &wgpu::Buffer,
     size: u64,
     after: Option<wgpu::SubmissionIndex>,
+    wait: Wait,
 ) -> Result<Vec<T>> {
-    let (tx, rx) = futures_channel::oneshot::channel();
+    let (tx, mut rx) = futures_channel::oneshot::channel();
     buffer.map_async(wgpu::MapMode::Read, ..size, move |r| {
         let _ = tx.send(r);
     });
-    device
-        .poll(wgpu::PollType::Wait {
-            submission_index: after,
-            timeout: None,
-        })
-        .map_err(|e| Error::Readback(e.to_string()))?;
-    rx.await
-        .map_err(|_| Error::Readback("map callback dropped".into()))?
-        .map_err(|e| Error::Readback(e.to_string()))?;
+    let dropped = || Error::Readback("map callback dropped".into());
+    let mapped = if wait == Wait::Spin && cfg!(not(target_arch = "wasm32")) {
+        loop {
+            device
+                .poll(wgpu::PollType::Poll)
+                .map_err(|e| Error::Readback(e.to_string()))?;
+            if let Some(r) = rx.try_recv().map_err(|_| dropped())? {
+                break r;
+            }
+            std::hint::spin_loop();
+        }
+    } else {
+        device
+            .poll(wgpu::PollType::Wait {
+                submission_index: after,
+                timeout: None,
+            })
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        rx.await.map_err(|_| dropped())?
+    };
+    mapped.map_err(|e| Error::Readback(e.to_string()))?;
     let out = bytemuck::pod_collect_to_vec(
         &buffer
             .get_mapped_range(..size)
@@ -190,11 +216,12 @@ impl Readback {
         device: &wgpu::Device,
         count: u64,
         after: Option<wgpu::SubmissionIndex>,
+        wait: Wait,
     ) -> Result<Vec<T>> {
         let size = count * std::mem::size_of::<T>() as u64;
         if size == 0 {
             return Ok(Vec::new());
         }
-        map_and_collect(device, &self.buffer, size, after).await
+        map_and_collect(device, &self.buffer, size, after, wait).await
     }
 }

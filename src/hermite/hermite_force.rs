@@ -14,7 +14,7 @@
 use super::neighbours::NeighbourSearch;
 use super::predict::JStore;
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{storage_buffer, Readback};
+use crate::gpu::buffers::{storage_buffer, Readback, Wait};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::ds::{compose_with_ds, split};
 use crate::gpu::kernel::{shader_module_with_checks, Binding, Kernel, Slot};
@@ -318,6 +318,8 @@ pub struct HermiteGpu {
     target_workgroups: u32,
     /// Most invocations per sink of the force kernel (`sink_lanes`).
     max_sink_lanes: u32,
+    /// How reading results waits for the GPU.
+    wait: Wait,
     /// Sinks of the last encoded evaluation.
     last_ni: u32,
     /// Sources of the evaluations: j-particles 0..nj_used.
@@ -389,6 +391,7 @@ impl HermiteGpu {
             ni_cap,
             target_workgroups,
             max_sink_lanes: REDUCE_WORKGROUP,
+            wait: Wait::Block,
             last_ni: 0,
             nj_used: nj,
         };
@@ -448,6 +451,12 @@ impl HermiteGpu {
     /// two kernels).
     pub fn set_max_sink_lanes(&mut self, max: u32) {
         self.max_sink_lanes = max.clamp(1, REDUCE_WORKGROUP);
+    }
+
+    /// How reading results waits for the GPU (natively; `Wait::Block` by
+    /// default).
+    pub fn set_wait(&mut self, wait: Wait) {
+        self.wait = wait;
     }
 
     /// Queues j-particles for their addresses (see `JStore::set`).
@@ -631,7 +640,7 @@ impl HermiteGpu {
         after: Option<wgpu::SubmissionIndex>,
     ) -> Result<Vec<ForceResult>> {
         self.results_readback[e.slot]
-            .read(&self.ctx.device, e.ni as u64, after)
+            .read(&self.ctx.device, e.ni as u64, after, self.wait)
             .await
     }
 
