@@ -132,7 +132,7 @@ function showReadout(r, sps) {
     `t = ${fmt(W.time)}   ${W.progress.steps} ${r && r.hermite ? "block " : ""}steps   ${sps === null ? "–" : sps.toFixed(1)} steps/s`,
   ];
   if (r) {
-    lines.push(`|ΔE/E₀| = ${r.energy_error.toExponential(2)}   Q = ${fmt(r.virial)}`);
+    lines.push(`|ΔE/E₀| = ${r.energy_error.toExponential(2)} (${r.potential_sum})   Q = ${fmt(r.virial)}`);
     lines.push(`r10/50/90 = ${r.lagrangian.map((x) => fmt(x)).join(" / ")}`);
     if (r.pp !== undefined) {
       lines.push(`interactions/particle: ${r.pp.toFixed(0)} p-p + ${r.pc.toFixed(0)} p-c`);
@@ -206,7 +206,7 @@ function maybeReadout(now) {
       t: r.time, steps: r.steps, energy: r.energy, kinetic: r.kinetic, potential: r.potential,
       rel_energy_error: r.energy_error, rel_energy_error_max: r.energy_error_max,
       virial_ratio: r.virial, momentum: r.momentum, angular_momentum: r.angular_momentum,
-      wall_s: (performance.now() - W.startedAt) / 1000,
+      potential_sum: r.potential_sum, wall_s: (performance.now() - W.startedAt) / 1000,
     };
     if (r.phases) line.phase_ms = Object.fromEntries(r.phases);
     if (r.pp !== undefined) Object.assign(line, { pp_per_particle: r.pp, pc_per_particle: r.pc });

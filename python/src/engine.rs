@@ -374,7 +374,9 @@ impl Engine {
     /// Energies and momenta of the state, summed in f64 (the run log's
     /// quantities): kinetic, potential, total, virial_ratio, momentum,
     /// angular_momentum (3-vectors), rel_energy_error against the first
-    /// state and its largest value so far, steps.
+    /// state and its largest value so far, steps, and potential_sum: how
+    /// the potential energy was summed (`host-f64`, `gpu-double-single` or
+    /// `solver-f32`, as the run log says).
     fn diagnostics<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.readout(py)?;
         let d = &r.diagnostics;
@@ -389,6 +391,7 @@ impl Engine {
         out.set_item("rel_energy_error", r.energy_error())?;
         out.set_item("rel_energy_error_max", r.de_max)?;
         out.set_item("steps", r.steps)?;
+        out.set_item("potential_sum", r.potential_sum.name())?;
         if let Some(h) = &r.hermite {
             out.set_item("block_steps", h.stats.block_steps)?;
             out.set_item("force_evaluations", h.stats.force_evaluations)?;

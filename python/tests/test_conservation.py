@@ -40,6 +40,9 @@ def test_leapfrog_conserves_energy(solver):
     # this one's is 3e-5.
     assert sim.energy_error() < 1e-4, sim.energy_error()
     assert sim.diagnostics()["rel_energy_error_max"] >= sim.energy_error()
+    # 512 particles: the potential energy is the pairwise f64 sum of the
+    # state, as the run log says.
+    assert sim.diagnostics()["potential_sum"] == "host-f64"
 
 
 def test_hermite_is_fourth_order_and_beats_leapfrog():
@@ -50,6 +53,7 @@ def test_hermite_is_fourth_order_and_beats_leapfrog():
         sim.evolve(0.25)
         errors[eta] = sim.energy_error()
         assert sim.diagnostics()["block_steps"] > 0
+        assert sim.diagnostics()["potential_sum"] == "host-f64"
     leapfrog = webgrav.Simulation.from_model("plummer", solver="direct", dt=1 / 32, **kw)
     leapfrog.evolve(0.25)
     # dt ∝ √η and a 4th-order error ∝ dt⁴: η / 4 should cut |ΔE/E| by 16

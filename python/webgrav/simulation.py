@@ -216,8 +216,10 @@ class Simulation:
 
     def diagnostics(self):
         """Energies, virial ratio, momentum and angular momentum, |ΔE/E₀|
-        and its largest value so far, steps, and the solver's counters (as
-        in ``webgrav run``'s log), as a dict."""
+        and its largest value so far, steps, the solver's counters and
+        ``potential_sum``, how the potential energy was summed
+        (``host-f64``, ``gpu-double-single`` or ``solver-f32``; as in
+        ``webgrav run``'s log), as a dict."""
         return self._engine.diagnostics()
 
     def lagrangian_radii(self, fractions=(0.1, 0.5, 0.9)):

@@ -93,11 +93,15 @@ fn precision_from_env() -> Result<Precision, String> {
     }
 }
 
-/// How reading forces waits for the GPU: `WEBGRAV_G6_WAIT` = `spin`
-/// (default: the host polls, as CUDA's default synchronisation spins) or
-/// `block` (the driver's wait, which frees the core while the GPU works).
-fn wait_from_env() -> Result<Wait, String> {
+/// How reading forces waits for the GPU: `WEBGRAV_G6_WAIT` = `spin` (the
+/// host polls, as CUDA's default synchronisation spins; the default on
+/// GPUs, where it took 7-10 % off the force calls of Sapporo2's Fig. 6
+/// replays, BENCHMARKS.md) or `block` (the driver's wait, which frees the
+/// core; the default on a CPU adapter such as lavapipe, whose compute
+/// threads a spinning host would compete with: twice as slow there).
+fn wait_from_env(ctx: &GpuContext) -> Result<Wait, String> {
     match std::env::var("WEBGRAV_G6_WAIT").as_deref() {
+        Err(_) if ctx.adapter_info.device_type == wgpu::DeviceType::Cpu => Ok(Wait::Block),
         Err(_) | Ok("spin") => Ok(Wait::Spin),
         Ok("block") => Ok(Wait::Block),
         Ok(v) => Err(format!("WEBGRAV_G6_WAIT = {v:?}, must be spin or block")),
@@ -147,7 +151,6 @@ impl Engine {
                 .ok_or_else(|| format!("WEBGRAV_G6_JMEMSIZE = {v:?}, must be a count > 0"))?,
         };
         let precision = precision_from_env()?;
-        let wait = wait_from_env()?;
         // Workgroups the j-splitting aims for (tuning; see
         // `HermiteGpu::set_target_workgroups`).
         let split_target =
@@ -159,6 +162,7 @@ impl Engine {
             };
         let ctx = pollster::block_on(GpuContext::headless()).map_err(|e| e.to_string())?;
         precision.check_adapter(&ctx).map_err(|e| e.to_string())?;
+        let wait = wait_from_env(&ctx)?;
         // The context is dropped on a panic, so no broken state is observed
         // (e.g. the device could not allocate the j-memory).
         let mut gpu = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

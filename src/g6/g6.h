@@ -19,7 +19,10 @@
  *  - Environment: WEBGRAV_G6_JMEMSIZE (default 262144),
  *    WEBGRAV_G6_PRECISION = ds (default), f32 or dp (native f64 where
  *    the adapter has it; an error elsewhere), WEBGRAV_G6_SPLIT_TARGET
- *    (workgroups a block's j-splitting aims for; tuning, default 512).
+ *    (workgroups a block's j-splitting aims for; tuning, default 512),
+ *    WEBGRAV_G6_WAIT = spin (default on GPUs: the host polls for the
+ *    forces, as CUDA's default synchronisation does) or block (the
+ *    driver's sleeping wait; the default on CPU adapters).
  */
 #ifndef WEBGRAV_G6_H
 #define WEBGRAV_G6_H

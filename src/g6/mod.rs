@@ -34,8 +34,10 @@
 //! Environment: `WEBGRAV_G6_JMEMSIZE` (j-particle memory, default 262144),
 //! `WEBGRAV_G6_PRECISION` (`ds`, the default, `f32`, or `dp`: native f64
 //! where the adapter has it), `WEBGRAV_G6_SPLIT_TARGET` (workgroups the
-//! j-splitting of a block aims for; tuning, default 512 on GPUs), for every
-//! interface. GRAPE-6 functions return 0 on success and −1 on error (with
+//! j-splitting of a block aims for; tuning, default 512 on GPUs),
+//! `WEBGRAV_G6_WAIT` (`spin`, the default on GPUs: the host polls for the
+//! forces, as CUDA's default synchronisation does; `block`: the driver's
+//! sleeping wait, the default on CPU adapters), for every interface. GRAPE-6 functions return 0 on success and −1 on error (with
 //! a message on stderr), where the GRAPE-6 API returns anything; the
 //! GRAPE-5 and 6th-order calls return nothing and fill their outputs with
 //! NaN on error.

@@ -2,7 +2,6 @@
 //! conditions use) and on the GPU (`GpuParticles`, the buffers every kernel
 //! binds). Layouts come from `gpu::layout`.
 
-use super::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{read_buffers, read_vec, storage_buffer};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
@@ -165,11 +164,5 @@ impl GpuParticles {
 
     pub async fn read_acc_pot(&self, ctx: &GpuContext) -> Result<Vec<AccPot>> {
         read_vec(&ctx.device, &ctx.queue, &self.acc_pot).await
-    }
-
-    /// Energies and momenta of the current state.
-    pub async fn diagnostics(&self, ctx: &GpuContext) -> Result<Diagnostics> {
-        let s = self.read(ctx).await?;
-        Ok(Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot))
     }
 }

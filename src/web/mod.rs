@@ -755,7 +755,7 @@ impl WebApp {
 
     /// Resolves to the read-outs of the current state, read back without
     /// blocking: `{time, steps, n, kinetic, potential, energy,
-    /// energy_error, e0_reset, virial, lagrangian: [r10, r50, r90],
+    /// energy_error, e0_reset, potential_sum, virial, lagrangian: [r10, r50, r90],
     /// phases: [[name, ms], ...] | null, timing, pp, pc}` (`pp`, `pc`:
     /// mean interactions per particle of the tree walk, else absent), and
     /// for Hermite runs `{hermite, block_steps, force_evaluations, dt_max,
@@ -885,6 +885,8 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
         set(&obj, k, v);
     }
     set(&obj, "e0_reset", r.e0_reset);
+    // How the potential energy was summed (the run log's potential_sum).
+    set(&obj, "potential_sum", r.potential_sum.name());
     set_structure(&obj, p, radii, &s.components);
     let timing = match (&r.hermite, s.ctx.has_timestamps) {
         (Some(_), _) => "n/a",
