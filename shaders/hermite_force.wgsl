@@ -63,6 +63,15 @@ fn gather(
     ip[k] = IParticle(p.pos_hi, p.id, p.pos_lo, 0.0, p.vel, 0u, p.acc, 0u, p.vel_lo, 0u);
 }
 
+// Source p into entry k of the tile.
+fn stage(k: u32, p: PredJ) {
+    tile_pos[k] = vec4<f32>(p.pos_hi, p.mass);
+    tile_lo[k] = p.pos_lo;
+    tile_vel[k] = p.vel;
+    tile_acc[k] = p.acc;
+    tile_id[k] = p.id;
+}
+
 // One source k of the staged tile acting on sink `me`.
 struct Interaction {
     acc_pot: vec4<f32>,
@@ -178,11 +187,7 @@ fn force(
         let j = min(base + lid, j_end - 1u);
         let p = pred[j];
         workgroupBarrier();
-        tile_pos[lid] = vec4<f32>(p.pos_hi, p.mass);
-        tile_lo[lid] = p.pos_lo;
-        tile_vel[lid] = p.vel;
-        tile_acc[lid] = p.acc;
-        tile_id[lid] = p.id;
+        stage(lid, p);
         workgroupBarrier();
         let count = min(HT, j_end - base);
         if (DSG == 1u) {
@@ -288,15 +293,14 @@ fn force_lanes(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let one = params.one;
-    let ni = params.ni;
-    let nj = params.nj;
-    let eps2 = params.eps2;
     let lanes = params.sink_lanes;
     let rows = RW / lanes;
     let lane = lid % lanes;
     let i = wid.x * rows + lid / lanes;
-    let me = ip[min(i, ni - 1u)];
+    let me = ip[min(i, params.ni - 1u)];
+    let nj = params.nj;
+    let one = params.one;
+    let eps2 = params.eps2;
     let run = params.chunk / lanes;
     let run_begin = wid.y * params.chunk + lane * run;
     let run_end = min(run_begin + run, nj);
@@ -305,11 +309,7 @@ fn force_lanes(
         // This invocation stages row lid / L of its own lane's run.
         let p = pred[min(run_begin + base + lid / lanes, nj - 1u)];
         workgroupBarrier();
-        tile_pos[lid] = vec4<f32>(p.pos_hi, p.mass);
-        tile_lo[lid] = p.pos_lo;
-        tile_vel[lid] = p.vel;
-        tile_acc[lid] = p.acc;
-        tile_id[lid] = p.id;
+        stage(lid, p);
         workgroupBarrier();
         let first = run_begin + base;
         let count = select(0u, min(rows, run_end - first), first < run_end);
@@ -318,7 +318,7 @@ fn force_lanes(
         }
     }
     let acc = merge_lanes(sums_result(sums), lid, lane, lanes, one);
-    if (lane == 0u && i < ni) {
+    if (lane == 0u && i < params.ni) {
         partial[wid.y * params.ni_stride + i] = acc;
     }
 }
