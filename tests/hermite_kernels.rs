@@ -414,3 +414,49 @@ fn few_sink_blocks_with_lanes_match_f64_and_force() {
         }
     }
 }
+
+// The GRAPE library's spinning read-back (`Wait::Spin`, its default on
+// GPUs) returns the forces the driver's blocking wait does, bit for bit,
+// for two evaluations in turn (one into each read-back buffer).
+#[test]
+fn spinning_read_back_returns_the_same_forces() {
+    use webgrav::gpu::buffers::Wait;
+    let ctx = common::gpu();
+    let b = bodies();
+    let forces = |wait: Wait| {
+        let mut gpu = HermiteGpu::new(&ctx, N as u32, 8, EPS).unwrap();
+        gpu.set_wait(wait);
+        common::cases::upload(&mut gpu, &b);
+        let first = pollster::block_on(gpu.evaluate(
+            0.0,
+            Sinks::Active(&[3, 500]),
+            Order::Six,
+            Precision::Ds,
+        ))
+        .unwrap();
+        let second = pollster::block_on(gpu.evaluate(
+            0.0,
+            Sinks::Active(&[7, 8, 900]),
+            Order::Six,
+            Precision::Ds,
+        ))
+        .unwrap();
+        (first, second)
+    };
+    let (spin, block) = (forces(Wait::Spin), forces(Wait::Block));
+    assert_eq!(spin.0.len(), 2);
+    assert_eq!(spin.1.len(), 3);
+    assert_eq!(spin, block);
+    let reference = webgrav::hermite::reference::hermite_forces(&b, &[7], EPS);
+    let f = Force64::from(&spin.1[0]);
+    let d: f64 = (0..3)
+        .map(|k| (f.acc[k] - reference[0].acc[k]).powi(2))
+        .sum();
+    let m: f64 = reference[0].acc.iter().map(|a| a * a).sum();
+    assert!(
+        (d / m).sqrt() < 2e-6,
+        "acc {:?} {:?}",
+        f.acc,
+        reference[0].acc
+    );
+}
