@@ -34,20 +34,10 @@ fn bbox_groups() -> u32 {
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn partial_bounds(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    // Split over y where the device allows fewer workgroups per dimension
-    // than bbox_groups(); the grid's last row may hold spare workgroups.
-    let group = wid.y * nwg.x + wid.x;
-    if (group >= bbox_groups()) {
-        return;
-    }
+fn partial_bounds(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     var lo = vec3<f32>(BIG);
     var hi = vec3<f32>(-BIG);
-    for (var i = group * WORKGROUP_SIZE + lid; i < params.n; i += bbox_groups() * WORKGROUP_SIZE) {
+    for (var i = wid.x * WORKGROUP_SIZE + lid; i < params.n; i += bbox_groups() * WORKGROUP_SIZE) {
         let p = pos_mass[i].pos;
         lo = min(lo, p);
         hi = max(hi, p);
@@ -56,7 +46,7 @@ fn partial_bounds(
     hi_s[lid] = hi;
     reduce(lid);
     if (lid == 0u) {
-        partial[group] = Bounds(vec4<f32>(lo_s[0], 0.0), vec4<f32>(hi_s[0], 0.0));
+        partial[wid.x] = Bounds(vec4<f32>(lo_s[0], 0.0), vec4<f32>(hi_s[0], 0.0));
     }
 }
 

@@ -2,7 +2,6 @@
 //! (drives `shaders/bbox.wgsl`).
 
 use super::{TreeBuffers, BBOX_GROUPS, BBOX_PARTICLES_PER_GROUP};
-use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
@@ -19,9 +18,7 @@ pub fn groups_for(n: u32) -> u32 {
 }
 
 pub struct BoundingBox {
-    /// The first reduction's workgroups (over y past the device's limit
-    /// per dimension).
-    groups: (u32, u32),
+    groups: u32,
     partial: Kernel,
     last: Kernel,
     bind: wgpu::BindGroup,
@@ -46,7 +43,7 @@ impl BoundingBox {
             &[&b.params, &b.state.pos_mass, &b.bbox_partial, &b.bounds],
         );
         Self {
-            groups: dispatch_size(device, groups_for(b.state.n), 1),
+            groups: groups_for(b.state.n),
             partial,
             last,
             bind,
@@ -55,7 +52,8 @@ impl BoundingBox {
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
         let mut pass = timed_pass(encoder, "box", timer);
-        self.partial.dispatch(&mut pass, &self.bind, self.groups);
+        self.partial
+            .dispatch(&mut pass, &self.bind, (self.groups, 1));
         self.last.dispatch(&mut pass, &self.bind, (1, 1));
     }
 }
