@@ -132,8 +132,9 @@ var<workgroup> level_range: vec2<u32>;
 // A level's cells in tiles of WORKGROUP_SIZE, workgroup w taking tiles w,
 // w + W, ... of the W dispatched: a fixed W that strides over any level
 // (the default: no indirect dispatch, which browsers validate at a high
-// cost; BENCHMARKS.md, "browser engine"), or W sized exactly by the
-// level's indirect arguments, one tile each (`bench --indirect`).
+// cost; BENCHMARKS.md, "browser engine"), or W sized by the level's
+// indirect arguments (`bench --indirect`): one tile each, up to the
+// device's workgroups per dimension, past which they stride as well.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn split_cells(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -200,7 +201,11 @@ fn split_tile_cell(c: u32, end: u32, lid: u32, level: u32) {
             let next_end = min(workgroup_first + total, params.cell_capacity);
             atomicMax(&counters.level_start[level + 2u], next_end);
             let next_cells = next_end - end;
-            atomicMax(&next_dispatch.level_args[level + 1u].x, (next_cells + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
+            // At most the device's workgroups per dimension: past them
+            // (0.3 N cells at N > 2^24 on a 65,535 limit) the level's
+            // workgroups stride over the rest.
+            let tiles = (next_cells + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+            atomicMax(&next_dispatch.level_args[level + 1u].x, min(tiles, level_params.max_workgroups));
             atomicMax(&counters.depth, level + 1u);
         }
     }
@@ -266,5 +271,5 @@ fn finish_groups() {
     let groups_made = min(atomicLoad(&counters.group_count), params.group_capacity);
     atomicStore(&counters.group_count, groups_made);
     counters.groups_built = groups_made;
-    next_dispatch.group_args = group_box_args(groups_made);
+    next_dispatch.group_args = group_box_args(groups_made, level_params.max_workgroups);
 }

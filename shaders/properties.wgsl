@@ -18,6 +18,8 @@
 @group(0) @binding(3) var<storage, read> cells: array<TreeCell>;
 @group(0) @binding(4) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(5) var<storage, read_write> props: array<CellProps>;
+// Each cell's tight box, read by its parent's properties.
+@group(0) @binding(6) var<storage, read_write> cell_boxes: array<Bounds>;
 
 // Cells of the level strided over the dispatched invocations: a fixed
 // number of workgroups for any level, or one cell each where the level's
@@ -43,7 +45,8 @@ fn properties_of(c: u32) {
     var lo = vec3<f32>(3.0e38);
     var hi = vec3<f32>(-3.0e38);
     if (cell.count == 0u) {
-        props[c] = CellProps(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+        props[c] = CellProps(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+        cell_boxes[c] = Bounds(vec4<f32>(0.0), vec4<f32>(0.0));
         return;
     }
     if (cell.child_count == 0u) {
@@ -72,8 +75,8 @@ fn properties_of(c: u32) {
             let q = props[k];
             mass += q.com_mass.w;
             first += q.com_mass.w * (q.com_mass.xyz - origin);
-            lo = min(lo, q.box_lo.xyz);
-            hi = max(hi, q.box_hi.xyz);
+            lo = min(lo, cell_boxes[k].lo.xyz);
+            hi = max(hi, cell_boxes[k].hi.xyz);
         }
         let rel_com = select(vec3<f32>(0.0), first / mass, mass > 0.0);
         com = origin + rel_com;
@@ -109,7 +112,6 @@ fn properties_of(c: u32) {
         vec4<f32>(com, mass),
         vec4<f32>(diag, open_r2),
         vec4<f32>(off, mb3),
-        vec4<f32>(lo, 0.0),
-        vec4<f32>(hi, 0.0),
     );
+    cell_boxes[c] = Bounds(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0));
 }

@@ -4,11 +4,12 @@
 // group-box kernel (shaders/groups.wgsl).
 const GROUP_BOXES_PER_WORKGROUP: u32 = WORKGROUP_SIZE / GROUP_BOX_LANES;
 
-// The group-box dispatch for `groups` groups (2-D past 65535 workgroups).
-fn group_box_args(groups: u32) -> DispatchArgs {
+// The group-box dispatch for `groups` groups: a workgroup per tile of
+// GROUP_BOXES_PER_WORKGROUP groups, at most `max_workgroups` (the device's
+// limit per dimension; the workgroups stride over further tiles).
+fn group_box_args(groups: u32, max_workgroups: u32) -> DispatchArgs {
     let workgroups = (groups + GROUP_BOXES_PER_WORKGROUP - 1u) / GROUP_BOXES_PER_WORKGROUP;
-    let rows = max((workgroups + 65534u) / 65535u, 1u);
-    return DispatchArgs((workgroups + rows - 1u) / rows, rows, 1u);
+    return DispatchArgs(min(workgroups, max_workgroups), 1u, 1u);
 }
 
 // Side of the cube that holds the bounding box (slightly enlarged so the

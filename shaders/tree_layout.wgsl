@@ -34,8 +34,10 @@ struct LevelParams {
     level: u32,
     // The deepest level this build records: its cells stay leaves.
     deepest: u32,
-    _pad1: u32,
-    _pad2: u32,
+    // Most workgroups per dimension of a dispatch (the device's limit): the
+    // indirect sizes the build writes stop there, the kernels stride on.
+    max_workgroups: u32,
+    _pad: u32,
 }
 
 // One octree cell: a contiguous range of key-sorted particles, and for an
@@ -49,7 +51,8 @@ struct TreeCell {
     child_count: u32,
 }
 
-// Multipole and opening data of one cell.
+// Multipole and opening data of one cell (its tight box is a Bounds in
+// cell_boxes, which only the properties read).
 struct CellProps {
     // Centre of mass and total mass.
     com_mass: vec4<f32>,
@@ -60,9 +63,6 @@ struct CellProps {
     // Second moments xy, xz, yz, and M b^3 in w for the acceleration MAC
     // (0 with the opening angle's).
     quad_off: vec4<f32>,
-    // Tight box of the cell's particles.
-    box_lo: vec4<f32>,
-    box_hi: vec4<f32>,
 }
 
 // Counters written by the build and read by later phases.

@@ -355,33 +355,52 @@ fn largest_n_follows_the_adapter_limits() {
         ..wgpu::Limits::default()
     };
     const MIB: u64 = 1 << 20;
-    // WebGPU's default binding (128 MiB): 16-byte particles, 80-byte cell
-    // moments at half a cell per particle (40 bytes per particle).
+    // WebGPU's default binding (128 MiB): 16-byte particle records, and
+    // no tree array larger (cell moments 48 bytes at 0.3 cells per
+    // particle, group boxes 48 bytes at 0.32 groups per particle).
     let default = limits(128 * MIB, 256 * MIB);
     assert_eq!(max_particles_within(&default, SolverKind::Direct), 8 * MIB);
-    assert_eq!(
-        max_particles_within(&default, SolverKind::Tree),
-        128 * MIB / 40
-    );
+    assert_eq!(max_particles_within(&default, SolverKind::Tree), 8 * MIB);
     // A desktop GPU that binds 1 GiB (SwiftShader does, so do discrete
-    // GPUs in Chrome): the tree holds 4M particles and more.
+    // GPUs in Chrome).
     let desktop = limits(1024 * MIB, 1024 * MIB);
-    let tree = max_particles_within(&desktop, SolverKind::Tree);
-    assert!(tree >= 4 * MIB && tree == 1024 * MIB / 40, "{tree}");
+    assert_eq!(max_particles_within(&desktop, SolverKind::Tree), 64 * MIB);
     // The smaller of the binding and the buffer limits counts.
     assert_eq!(
         max_particles_within(&limits(1024 * MIB, 64 * MIB), SolverKind::Direct),
         4 * MIB
     );
-    // A huge binding: the 32-bit indices and the tree's ceiling count.
+    // An H100 under wgpu's Vulkan backend: 2^31 − 1 bytes per binding and
+    // 2^52 per buffer. The tree takes 2^27 − 1 particles (16-byte records
+    // of 2^27 would need 2^31 bytes), every one of its arrays within the
+    // binding; with the 80-byte cell records of before, 2^27 did not fit.
+    let h100 = limits((1 << 31) - 1, 1 << 52);
+    let max = max_particles_within(&h100, SolverKind::Tree);
+    assert_eq!(max, (1 << 27) - 1);
+    let arrays = webgrav::tree::TreeArrays::for_particles(max as u32);
+    assert!(arrays.largest().1 < (1 << 31) - 1, "{arrays:?}");
+    assert!(arrays.props + arrays.cell_boxes > 1 << 31, "{arrays:?}");
+    // A huge binding: the 31-bit indices count.
     let huge = limits(1 << 40, 1 << 40);
-    assert_eq!(
-        max_particles_within(&huge, SolverKind::Direct),
-        u32::MAX as u64 / 2
+    for &solver in &[SolverKind::Direct, SolverKind::Tree] {
+        assert_eq!(max_particles_within(&huge, solver), u32::MAX as u64 / 2);
+    }
+    // At the largest N a binding allows every tree array fits it; one
+    // particle more and an array (or a state record array) does not.
+    let binding = 1 << 20;
+    let n = webgrav::tree::max_particles_within(binding);
+    assert!(
+        webgrav::tree::TreeArrays::for_particles(n as u32)
+            .largest()
+            .1
+            <= binding
     );
-    assert_eq!(
-        max_particles_within(&huge, SolverKind::Tree),
-        webgrav::tree::MAX_TREE_PARTICLES
+    assert!(
+        webgrav::tree::TreeArrays::for_particles(n as u32 + 1)
+            .largest()
+            .1
+            > binding
+            || (n + 1) * 16 > binding
     );
     // The real device agrees with its own limits.
     let ctx = common::gpu();

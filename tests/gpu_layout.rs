@@ -199,7 +199,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "LevelParams",
         size_of::<LevelParams>(),
-        fields!(LevelParams: level, deepest, _pad1, _pad2),
+        fields!(LevelParams: level, deepest, max_workgroups, _pad),
     );
     check_in(
         &src,
@@ -211,7 +211,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "CellProps",
         size_of::<CellProps>(),
-        fields!(CellProps: com_mass, quad_diag, quad_off, box_lo, box_hi),
+        fields!(CellProps: com_mass, quad_diag, quad_off),
     );
     check_in(
         &src,

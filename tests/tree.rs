@@ -8,6 +8,7 @@ use webgrav::direct::reference::{acc_errors, forces, ErrorStats};
 use webgrav::gpu::buffers::read_vec;
 use webgrav::gpu::layout::{AccPot, PosMass};
 use webgrav::gpu::{GpuContext, SubgroupUse};
+use webgrav::state::particles::StateReadback;
 use webgrav::state::{GpuParticles, Model, Particles};
 use webgrav::tree::layout::*;
 use webgrav::tree::{cpu, keys, TreeConfig, TreeSolver, NCRIT, NLEAF, WALK_WORKGROUPS};
@@ -17,8 +18,22 @@ fn read<T: bytemuck::Pod>(ctx: &GpuContext, b: &wgpu::Buffer) -> Vec<T> {
 }
 
 fn evaluate(ctx: &GpuContext, p: &Particles, config: TreeConfig) -> (GpuParticles, TreeSolver) {
+    evaluate_in_cells(ctx, p, config, None)
+}
+
+/// `evaluate` with room for `cells` cells (None: the solver's default).
+fn evaluate_in_cells(
+    ctx: &GpuContext,
+    p: &Particles,
+    config: TreeConfig,
+    cells: Option<u32>,
+) -> (GpuParticles, TreeSolver) {
     let state = GpuParticles::upload(ctx, p).unwrap();
-    let tree = TreeSolver::new(ctx, &state, config).unwrap();
+    let tree = match cells {
+        Some(cells) => TreeSolver::with_cells(ctx, &state, config, cells),
+        None => TreeSolver::new(ctx, &state, config),
+    }
+    .unwrap();
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     tree.encode(&ctx.device, &mut encoder, None);
     ctx.queue.submit(Some(encoder.finish()));
@@ -152,12 +167,23 @@ fn check_tree(p: &Particles) {
     // scale (M for mass, cell size for positions, M·size² for the second
     // moments) is far below the 1% errors of naive f32 sums the paper saw.
     let props: Vec<CellProps> = read(&ctx, &b.props);
+    let boxes: Vec<Bounds> = read(&ctx, &b.cell_boxes);
     for (c, cell) in cells.iter().enumerate() {
         let m = cpu::moments(&pos, cell.start, cell.count);
         let g = props[c];
         let size = (0..3)
-            .map(|a| (g.box_hi[a] - g.box_lo[a]) as f64)
+            .map(|a| (boxes[c].hi[a] - boxes[c].lo[a]) as f64)
             .fold(1e-12, f64::max);
+        let particles = &pos[cell.start as usize..(cell.start + cell.count) as usize];
+        for a in 0..3 {
+            let lo = particles.iter().map(|q| q.pos[a]).fold(f32::MAX, f32::min);
+            let hi = particles.iter().map(|q| q.pos[a]).fold(f32::MIN, f32::max);
+            assert_eq!(
+                (boxes[c].lo[a], boxes[c].hi[a]),
+                (lo, hi),
+                "cell {c}: tight box, axis {a}"
+            );
+        }
         assert!(
             (g.com_mass[3] as f64 - m.mass).abs() <= 1e-5 * m.mass,
             "cell {c} mass"
@@ -740,6 +766,61 @@ fn subgroup_and_portable_walks_agree() {
     }
 }
 
+/// A tree's build and walk on `ctx` (in `cells` cells): the counters, the
+/// interactions per particle and the state read back.
+fn build_and_walk(
+    ctx: &GpuContext,
+    p: &Particles,
+    cells: Option<u32>,
+) -> (TreeCounters, Vec<InteractionCount>, StateReadback) {
+    let (state, tree) = evaluate_in_cells(ctx, p, DISPATCH_TEST_CONFIG, cells);
+    let counters = pollster::block_on(tree.counters(ctx)).unwrap();
+    let counts = pollster::block_on(tree.interaction_counts(ctx)).unwrap();
+    let s = pollster::block_on(state.read(ctx)).unwrap();
+    (counters, counts, s)
+}
+
+/// Checks that `got` is the tree `want` built (cells per level, counters,
+/// key order, interactions, forces to f32 rounding) and that its forces'
+/// errors against the f64 `reference` stay below `(median, max)`.
+fn assert_same_tree(
+    what: &str,
+    got: &(TreeCounters, Vec<InteractionCount>, StateReadback),
+    want: &(TreeCounters, Vec<InteractionCount>, StateReadback),
+    reference: &[webgrav::direct::reference::ForceF64],
+    (median, max): (f64, f64),
+) {
+    let ((c, n, s), (c0, n0, s0)) = (got, want);
+    assert_eq!(c.level_start, c0.level_start, "{what}: cells per level");
+    assert_eq!(
+        (
+            c.cell_count,
+            c.groups_built,
+            c.group_count,
+            c.depth,
+            c.overflow
+        ),
+        (c0.cell_count, c0.groups_built, c0.group_count, c0.depth, 0),
+        "{what}: counters"
+    );
+    assert_eq!(s.index, s0.index, "{what}: the same key order");
+    let differing = n.iter().zip(n0).filter(|(a, b)| a != b).count();
+    assert_eq!(differing, 0, "{what}: interactions per particle differ");
+    let r: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
+    let e = ErrorStats::of(&acc_errors(&s.acc_pot, &r));
+    assert!(e.max < max && e.median < median, "{what}: {e:?}");
+    for (a, b) in s.acc_pot.iter().zip(&s0.acc_pot) {
+        let d = relative_acc_difference(a, b);
+        assert!(d <= 1e-5, "{what}: {a:?} vs {b:?}");
+    }
+}
+
+const DISPATCH_TEST_CONFIG: TreeConfig = TreeConfig {
+    theta: 0.5,
+    eps: 0.01,
+    alpha: 0.0,
+};
+
 // The tree's GPU-sized work (build and properties levels, group boxes,
 // walk) goes out as a fixed number of workgroups striding over it
 // (`DispatchSizing::Strided`, the default: browsers validate indirect
@@ -754,46 +835,79 @@ fn strided_and_indirect_dispatches_build_the_same_tree() {
     use webgrav::gpu::DispatchSizing;
     let mut ctx = common::gpu();
     let p = Model::Plummer.generate(6000, 12).unwrap();
-    let config = TreeConfig {
-        theta: 0.5,
-        eps: 0.01,
-        alpha: 0.0,
-    };
-    let build_and_walk = |ctx: &GpuContext| {
-        let (state, tree) = evaluate(ctx, &p, config);
-        let counters = pollster::block_on(tree.counters(ctx)).unwrap();
-        let counts = pollster::block_on(tree.interaction_counts(ctx)).unwrap();
-        let s = pollster::block_on(state.read(ctx)).unwrap();
-        (counters, counts, s)
-    };
     ctx.dispatch_sizing = DispatchSizing::Indirect;
-    let (c0, n0, s0) = build_and_walk(&ctx);
+    let want = build_and_walk(&ctx, &p, None);
     let reference = forces(&p.pos_mass, 0.01);
     for max_workgroups in [1, 3, MAX_STRIDED_WORKGROUPS] {
         ctx.dispatch_sizing = DispatchSizing::Strided { max_workgroups };
-        let (c, n, s) = build_and_walk(&ctx);
+        let got = build_and_walk(&ctx, &p, None);
         let what = format!("{max_workgroups} workgroups");
-        assert_eq!(c.level_start, c0.level_start, "{what}: cells per level");
-        assert_eq!(
-            (
-                c.cell_count,
-                c.groups_built,
-                c.group_count,
-                c.depth,
-                c.overflow
-            ),
-            (c0.cell_count, c0.groups_built, c0.group_count, c0.depth, 0),
-            "{what}: counters"
-        );
-        assert_eq!(s.index, s0.index, "{what}: the same key order");
-        assert_eq!(n, n0, "{what}: interactions per particle");
-        let r: Vec<_> = s.index.iter().map(|&i| reference[i as usize]).collect();
-        let e = ErrorStats::of(&acc_errors(&s.acc_pot, &r));
-        assert!(e.max < 0.05 && e.median < 3e-4, "{what}: {e:?}");
-        for (a, b) in s.acc_pot.iter().zip(&s0.acc_pot) {
-            let d = relative_acc_difference(a, b);
-            assert!(d <= 1e-5, "{what}: {a:?} vs {b:?}");
-        }
+        assert_same_tree(&what, &got, &want, &reference, (3e-4, 0.05));
+    }
+}
+
+// At 2^27 particles a per-particle dispatch needs 524,288 workgroups, the
+// sort 131,072 blocks and a tree level up to 157,000 tiles of cells, past
+// the 65,535 workgroups per dimension of WebGPU (and of the H100 under
+// Vulkan). A device that allows only LIMIT per dimension takes the same
+// paths with 9000 particles (uniform in a cube, whose levels are the
+// widest): 2-D grids for the per-particle kernels and the sort's blocks;
+// indirect level and walk sizes that stop at the limit (a level of 15
+// tiles, 182 groups for the persistent walk workgroups), their workgroups
+// striding over the rest. Both dispatch sizings must build the
+// tree the unlimited device builds, with the same forces (wgpu refuses a
+// direct dispatch past the limit and drops an indirect one).
+#[test]
+fn dispatches_past_the_workgroup_limit_build_the_same_tree() {
+    use webgrav::gpu::context::MAX_STRIDED_WORKGROUPS;
+    use webgrav::gpu::DispatchSizing;
+    const LIMIT: u32 = 6;
+    // The cube's tree takes 2900 cells, more than the 0.3 per particle of
+    // a default solver, and its wide groups are split into one-particle
+    // groups: with room for more cells than particles, the group array
+    // (cells + N/NCRIT + 1) holds every split, which then does not depend
+    // on the order the splits reserve their slots in.
+    const CUBE_CELLS: Option<u32> = Some(10_000);
+    let mut limited =
+        pollster::block_on(GpuContext::headless_with_workgroup_limit(Some(LIMIT))).unwrap();
+    assert_eq!(
+        limited.device.limits().max_compute_workgroups_per_dimension,
+        LIMIT
+    );
+    let mut ctx = common::gpu();
+    let n = 9000;
+    let mut p = Model::Plummer.generate(n, 21).unwrap();
+    let mut rng = webgrav::state::rng::Rng::new(21);
+    for q in &mut p.pos_mass {
+        q.pos = [0, 1, 2].map(|_| rng.uniform() as f32);
+    }
+    ctx.dispatch_sizing = DispatchSizing::Indirect;
+    let want = build_and_walk(&ctx, &p, CUBE_CELLS);
+    // Every kind of work is wider than LIMIT workgroups.
+    let c = &want.0;
+    assert_eq!(c.overflow, 0);
+    let widest_level = c
+        .level_start
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .max()
+        .unwrap();
+    let wide = |items: u32, per_workgroup: u32| items.div_ceil(per_workgroup) > LIMIT;
+    assert!(wide(n as u32, 256) && wide(n as u32, webgrav::tree::sort::BLOCK_KEYS));
+    assert!(wide(widest_level, 256), "widest level {widest_level}");
+    assert!(wide(c.group_count, 1), "{} groups", c.group_count);
+    let reference = forces(&p.pos_mass, 0.01);
+    for sizing in [
+        DispatchSizing::Indirect,
+        DispatchSizing::Strided {
+            max_workgroups: MAX_STRIDED_WORKGROUPS,
+        },
+    ] {
+        limited.dispatch_sizing = sizing;
+        let got = build_and_walk(&limited, &p, CUBE_CELLS);
+        // A uniform cube has no dense core: θ = 0.5 leaves ~1e-3 errors.
+        let what = format!("{sizing:?}, {LIMIT} per dimension");
+        assert_same_tree(&what, &got, &want, &reference, (3e-3, 0.1));
     }
 }
 

@@ -19,7 +19,6 @@ use crate::error::{Error, Result};
 use crate::gpu::layout::PosMass;
 use crate::gpu::GpuContext;
 use crate::run::SolverKind;
-use crate::tree::layout::CellProps;
 
 /// The largest N of the Hermite integrators in the web app: they cost
 /// O(N²) per unit time (every block step reads back from the GPU and
@@ -35,12 +34,9 @@ fn largest_array_bytes_per_particle(solver: SolverKind) -> (u64, &'static str) {
             std::mem::size_of::<crate::gpu::layout::JParticle>() as u64,
             "Hermite j-particle",
         ),
-        // The cell moments: 80 bytes per cell, allowing half a cell per
-        // particle (the tree allocates 0.3, CELLS_PER_PARTICLE).
-        SolverKind::Tree => (
-            (std::mem::size_of::<CellProps>() as u64).div_ceil(2),
-            "tree cell-moment",
-        ),
+        // The state's records: no tree array takes more per particle
+        // (`tree::TreeArrays`; the group boxes come nearest, 15.2 bytes).
+        SolverKind::Tree => (std::mem::size_of::<PosMass>() as u64, "particle"),
     }
 }
 
@@ -50,17 +46,16 @@ pub fn device_max_particles(ctx: &GpuContext, solver: SolverKind) -> u64 {
     max_particles_within(&ctx.device.limits(), solver)
 }
 
-/// The largest N `solver` can run within `limits`: its largest array must
-/// fit one storage binding and one buffer; indices are 32-bit; the tree
-/// has its own ceiling (`tree::MAX_TREE_PARTICLES`).
+/// The largest N `solver` can run within `limits`: every array must fit
+/// one storage binding and one buffer (the tree's own arrays too:
+/// `tree::max_particles_within`); indices are 31-bit.
 pub fn max_particles_within(limits: &wgpu::Limits, solver: SolverKind) -> u64 {
     let bytes = limits
         .max_storage_buffer_binding_size
         .min(limits.max_buffer_size);
-    let max = (bytes / largest_array_bytes_per_particle(solver).0).min(u32::MAX as u64 / 2);
     match solver {
-        SolverKind::Tree => max.min(crate::tree::MAX_TREE_PARTICLES),
-        _ => max,
+        SolverKind::Tree => crate::tree::max_particles_within(bytes),
+        _ => (bytes / largest_array_bytes_per_particle(solver).0).min(u32::MAX as u64 / 2),
     }
 }
 

@@ -99,6 +99,18 @@ impl GpuContext {
         instance: &wgpu::Instance,
         surface: Option<&wgpu::Surface<'_>>,
     ) -> Result<Self> {
+        Self::with_workgroup_limit(instance, surface, None).await
+    }
+
+    /// As `new`; with `max_workgroups`, the device allows at most that many
+    /// workgroups per dimension of a dispatch (below the adapter's own
+    /// limit: tests take the paths of N beyond 65,535 workgroups, 2-D
+    /// grids and striding, with a few thousand particles).
+    pub async fn with_workgroup_limit(
+        instance: &wgpu::Instance,
+        surface: Option<&wgpu::Surface<'_>>,
+        max_workgroups: Option<u32>,
+    ) -> Result<Self> {
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
@@ -167,7 +179,10 @@ impl GpuContext {
             max_buffer_size: limits.max_buffer_size,
             max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
             max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
-            max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            max_compute_workgroups_per_dimension: max_workgroups
+                .map_or(limits.max_compute_workgroups_per_dimension, |m| {
+                    m.clamp(1, limits.max_compute_workgroups_per_dimension)
+                }),
             ..wgpu::Limits::default()
         };
         let (device, queue) = adapter
@@ -198,9 +213,15 @@ impl GpuContext {
 
     /// Headless context (no surface): the CLI, benchmarks and tests.
     pub async fn headless() -> Result<Self> {
+        Self::headless_with_workgroup_limit(None).await
+    }
+
+    /// Headless, allowing at most `max_workgroups` workgroups per dimension
+    /// of a dispatch (`with_workgroup_limit`).
+    pub async fn headless_with_workgroup_limit(max_workgroups: Option<u32>) -> Result<Self> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        Self::new(&instance, None).await
+        Self::with_workgroup_limit(&instance, None, max_workgroups).await
     }
 
     /// One line naming the adapter, for logs and benchmark output.

@@ -112,15 +112,16 @@ impl TreeBuild {
     }
 }
 
-/// The contents of the per-level uniform buffer: slot `l` holds level `l`
-/// and the deepest level recorded.
-pub fn level_slots(deepest: u32) -> Vec<u8> {
+/// The contents of the per-level uniform buffer: slot `l` holds level `l`,
+/// the deepest level recorded and the device's workgroups per dimension.
+pub fn level_slots(deepest: u32, max_workgroups: u32) -> Vec<u8> {
     let slot = crate::gpu::kernel::DYNAMIC_SLOT as usize;
     let mut bytes = vec![0u8; slot * (MAX_DEPTH as usize + 1)];
     for level in 0..=MAX_DEPTH {
         let p = LevelParams {
             level,
             deepest,
+            max_workgroups,
             ..Default::default()
         };
         bytes[level as usize * slot..][..16].copy_from_slice(bytemuck::bytes_of(&p));

@@ -46,8 +46,11 @@ pub struct LevelParams {
     /// The deepest level this build records (`TreeSolver::fit_levels`):
     /// its cells stay leaves.
     pub deepest: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
+    /// Most workgroups per dimension of a dispatch (the device's limit):
+    /// the indirect sizes the build writes stop there, and the kernels
+    /// stride over the rest.
+    pub max_workgroups: u32,
+    pub _pad: u32,
 }
 
 #[repr(C)]
@@ -60,6 +63,10 @@ pub struct TreeCell {
     pub child_count: u32,
 }
 
+/// What the walk reads of a cell (the cell's tight box, which only the
+/// properties of its parent need, is a `Bounds` in an array of its own:
+/// 48 bytes rather than 80 per cell keep the array within one storage
+/// binding at 2^27 particles, and the walk loads less).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct CellProps {
@@ -71,9 +78,6 @@ pub struct CellProps {
     pub quad_diag: [f32; 4],
     /// Second moments xy, xz, yz; w: M b³ (acceleration MAC), else 0.
     pub quad_off: [f32; 4],
-    /// Tight box of the cell's particles.
-    pub box_lo: [f32; 4],
-    pub box_hi: [f32; 4],
 }
 
 #[repr(C)]

@@ -162,13 +162,6 @@ pub const MAX_THETA: f32 = 1.15;
 /// errors at α = 0.1, and d > b alone decides from about α = 0.3 on).
 pub const MAX_ALPHA: f32 = 1.0;
 
-/// Largest N of the tree: with indirect dispatches (`bench --indirect`)
-/// each build level is one 1-D dispatch of at most 65535 workgroups of 256
-/// cells, and a level can hold up to 0.3 N cells. The default strided
-/// dispatches have no such limit; the cap stays until larger trees are
-/// exercised end to end (issue 31).
-pub const MAX_TREE_PARTICLES: u64 = 50_000_000;
-
 impl TreeConfig {
     pub fn validate(&self) -> Result<()> {
         if !(self.theta.is_finite() && self.theta > 0.0 && self.theta <= MAX_THETA) {
@@ -199,6 +192,111 @@ impl TreeConfig {
 /// N_leaf = 16 uses about 0.23 (bench tree prints it); a build that needs more
 /// keeps the cells it cannot split as leaves (exact, only slower).
 const CELLS_PER_PARTICLE: f64 = 0.3;
+
+/// The cells `TreeSolver::new` allocates for `n` particles.
+fn default_cells(n: u32) -> u32 {
+    ((n as f64 * CELLS_PER_PARTICLE) as u32).max(64)
+}
+
+/// Bytes of the tree's arrays that grow with N (what `TreeBuffers`
+/// allocates; the sort's scratch pair is as large as `keys` and `values`).
+/// Each must fit one storage binding: on an H100 under wgpu's Vulkan
+/// backend that is 2^31 − 1 bytes, which is why the cells' boxes are kept
+/// apart from their moments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeArrays {
+    pub group_capacity: u32,
+    pub keys: u64,
+    pub values: u64,
+    pub pos_mass_tmp: u64,
+    pub id_tmp: u64,
+    pub cells: u64,
+    pub props: u64,
+    pub cell_boxes: u64,
+    pub groups: u64,
+    pub group_boxes: u64,
+    pub interactions: u64,
+    pub walk_stack: u64,
+}
+
+impl TreeArrays {
+    /// The arrays of `n` particles, `cell_capacity` cells and
+    /// `walk_workgroups` walk stacks.
+    pub fn new(n: u32, cell_capacity: u32, walk_workgroups: u32) -> Self {
+        let group_capacity = cell_capacity + n / NCRIT + 1;
+        let of = |count: u32, record: usize| count as u64 * record as u64;
+        Self {
+            group_capacity,
+            keys: of(n, 8),
+            values: of(n, 4),
+            pos_mass_tmp: of(n, std::mem::size_of::<PosMass>()),
+            id_tmp: of(n, 4),
+            cells: of(cell_capacity, std::mem::size_of::<TreeCell>()),
+            props: of(cell_capacity, std::mem::size_of::<CellProps>()),
+            cell_boxes: of(cell_capacity, std::mem::size_of::<Bounds>()),
+            groups: of(group_capacity, std::mem::size_of::<Group>()),
+            group_boxes: of(group_capacity, std::mem::size_of::<GroupBox>()),
+            interactions: of(n, std::mem::size_of::<InteractionCount>()),
+            walk_stack: walk_workgroups.min(group_capacity) as u64 * DEFERRED_CAPACITY as u64 * 4,
+        }
+    }
+
+    /// The arrays `TreeSolver::new` allocates for `n` particles.
+    pub fn for_particles(n: u32) -> Self {
+        Self::new(n, default_cells(n), WALK_WORKGROUPS)
+    }
+
+    /// The largest array: its name and bytes.
+    pub fn largest(&self) -> (&'static str, u64) {
+        [
+            ("keys", self.keys),
+            ("sort values", self.values),
+            ("pos_mass reorder", self.pos_mass_tmp),
+            ("id reorder", self.id_tmp),
+            ("cells", self.cells),
+            ("cell props", self.props),
+            ("cell boxes", self.cell_boxes),
+            ("groups", self.groups),
+            ("group boxes", self.group_boxes),
+            ("interaction counts", self.interactions),
+            ("walk stacks", self.walk_stack),
+        ]
+        .into_iter()
+        .max_by_key(|&(_, bytes)| bytes)
+        .expect("the list is not empty")
+    }
+}
+
+/// The largest N the tree runs with when no storage array may exceed
+/// `binding_bytes` (the smaller of the device's binding and buffer limits):
+/// its own arrays (`TreeArrays`) and the particle state's 16-byte records
+/// fit, and particle indices stay 31-bit. On an H100 (2^31 − 1 bytes) the
+/// state's records decide: 2^27 − 1 particles.
+pub fn max_particles_within(binding_bytes: u64) -> u64 {
+    let fits = |n: u64| {
+        n * STATE_RECORD_BYTES <= binding_bytes
+            && TreeArrays::for_particles(n as u32).largest().1 <= binding_bytes
+    };
+    // `fits` holds up to the answer and not beyond (every array grows
+    // with N): bisect between 1 and the 31-bit ceiling.
+    let (mut lo, mut hi) = (1u64, u32::MAX as u64 / 2);
+    if fits(hi) {
+        return hi;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Bytes of the particle state's largest record (`PosMass`, `Velocity`,
+/// `AccPot`: one array each).
+const STATE_RECORD_BYTES: u64 = std::mem::size_of::<PosMass>() as u64;
 
 /// The parameters of `n` particles with capacities [cells, groups, walk
 /// workgroups, walk share cap].
@@ -258,6 +356,8 @@ pub struct TreeBuffers {
     pub id_tmp: wgpu::Buffer,
     pub cells: wgpu::Buffer,
     pub props: wgpu::Buffer,
+    /// Each cell's tight box (`Bounds`), which only the properties read.
+    pub cell_boxes: wgpu::Buffer,
     pub counters: wgpu::Buffer,
     /// Indirect dispatch sizes; tree levels alternate between the two.
     pub dispatch: [wgpu::Buffer; 2],
@@ -277,6 +377,8 @@ pub struct TreeBuffers {
     /// Most groups a walk workgroup takes per dispatch: `CPU_WALK_SHARE`
     /// on CPU adapters, 0 (no limit) elsewhere.
     pub walk_share_cap: u32,
+    /// Most workgroups per dimension of one dispatch (the device's limit).
+    pub max_workgroups: u32,
     /// Workgroups of the GPU-sized dispatches where they are strided rather
     /// than indirect (`GpuContext::dispatch_sizing`).
     pub strided: Option<StridedWorkgroups>,
@@ -292,35 +394,35 @@ impl TreeBuffers {
     ) -> Result<Self> {
         let d = &ctx.device;
         let n = state.n;
-        let group_capacity = cell_capacity + n / NCRIT + 1;
-        let storage =
-            |label: &str, bytes: u64, extra: wgpu::BufferUsages| -> Result<wgpu::Buffer> {
-                let limit = d.limits().max_storage_buffer_binding_size;
-                if bytes > limit {
-                    return Err(Error::TooManyParticles {
-                        n: n as u64,
-                        max: (n as u64 * limit / bytes).max(1),
-                        reason: format!(
-                        "the tree's {label} array needs {bytes} bytes, over the {limit}-byte limit"
-                    ),
-                    });
-                }
-                Ok(d.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size: bytes.max(16),
-                    usage: wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_SRC
-                        | wgpu::BufferUsages::COPY_DST
-                        | extra,
-                    mapped_at_creation: false,
-                }))
-            };
+        let max_workgroups = d.limits().max_compute_workgroups_per_dimension;
+        let walk_workgroups = walk_workgroups.clamp(1, WALK_WORKGROUPS.min(max_workgroups));
+        let arrays = TreeArrays::new(n, cell_capacity, walk_workgroups);
+        let limit = ctx.max_elements(1);
+        let (largest, bytes) = arrays.largest();
+        if bytes > limit {
+            return Err(Error::TooManyParticles {
+                n: n as u64,
+                max: max_particles_within(limit),
+                reason: format!(
+                    "the tree's {largest} array needs {bytes} bytes, over the {limit}-byte \
+                     limit of one storage buffer"
+                ),
+            });
+        }
+        let storage = |label: &str, bytes: u64, extra: wgpu::BufferUsages| {
+            d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.max(16),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST
+                    | extra,
+                mapped_at_creation: false,
+            })
+        };
         let none = wgpu::BufferUsages::empty();
-        let n64 = n as u64;
-        let cap = cell_capacity as u64;
-        let gcap = group_capacity as u64;
         let size = |s: usize| s as u64;
-        let walk_workgroups = walk_workgroups.clamp(1, WALK_WORKGROUPS);
+        let group_capacity = arrays.group_capacity;
         let walk_share_cap = match ctx.adapter_info.device_type {
             wgpu::DeviceType::Cpu => CPU_WALK_SHARE,
             _ => 0,
@@ -338,12 +440,13 @@ impl TreeBuffers {
         let dispatch_bytes = size(std::mem::size_of::<TreeDispatch>());
         let levels = d.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tree level slots"),
-            size: build::level_slots(MAX_DEPTH).len() as u64,
+            size: build::level_slots(MAX_DEPTH, max_workgroups).len() as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         ctx.queue
-            .write_buffer(&levels, 0, &build::level_slots(MAX_DEPTH));
+            .write_buffer(&levels, 0, &build::level_slots(MAX_DEPTH, max_workgroups));
+        let dispatch = |label: &str| storage(label, dispatch_bytes, wgpu::BufferUsages::INDIRECT);
         Ok(Self {
             state: state.clone(),
             params: uniform_buffer(d, "tree params", &params),
@@ -352,64 +455,38 @@ impl TreeBuffers {
                 "bbox partial",
                 BBOX_GROUPS as u64 * size(std::mem::size_of::<Bounds>()),
                 none,
-            )?,
-            bounds: storage("bounds", size(std::mem::size_of::<Bounds>()), none)?,
-            keys: storage("keys", 8 * n64, none)?,
-            values: storage("sort values", 4 * n64, none)?,
-            pos_mass_tmp: storage(
-                "pos_mass reorder",
-                n64 * size(std::mem::size_of::<PosMass>()),
-                none,
-            )?,
-            id_tmp: storage("id reorder", 4 * n64, none)?,
-            cells: storage("cells", cap * size(std::mem::size_of::<TreeCell>()), none)?,
-            props: storage(
-                "cell props",
-                cap * size(std::mem::size_of::<CellProps>()),
-                none,
-            )?,
+            ),
+            bounds: storage("bounds", size(std::mem::size_of::<Bounds>()), none),
+            keys: storage("keys", arrays.keys, none),
+            values: storage("sort values", arrays.values, none),
+            pos_mass_tmp: storage("pos_mass reorder", arrays.pos_mass_tmp, none),
+            id_tmp: storage("id reorder", arrays.id_tmp, none),
+            cells: storage("cells", arrays.cells, none),
+            props: storage("cell props", arrays.props, none),
+            cell_boxes: storage("cell boxes", arrays.cell_boxes, none),
             counters: storage(
                 "tree counters",
                 size(std::mem::size_of::<TreeCounters>()),
                 none,
-            )?,
+            ),
             dispatch: [
-                storage(
-                    "tree dispatch args 0",
-                    dispatch_bytes,
-                    wgpu::BufferUsages::INDIRECT,
-                )?,
-                storage(
-                    "tree dispatch args 1",
-                    dispatch_bytes,
-                    wgpu::BufferUsages::INDIRECT,
-                )?,
+                dispatch("tree dispatch args 0"),
+                dispatch("tree dispatch args 1"),
             ],
-            groups: storage("groups", gcap * size(std::mem::size_of::<Group>()), none)?,
-            group_boxes: storage(
-                "group boxes",
-                gcap * size(std::mem::size_of::<GroupBox>()),
-                none,
-            )?,
-            interactions: storage(
-                "interaction counts",
-                n64 * size(std::mem::size_of::<InteractionCount>()),
-                none,
-            )?,
-            walk_stack: storage(
-                "walk stacks",
-                walk_workgroups.min(group_capacity) as u64 * DEFERRED_CAPACITY as u64 * 4,
-                none,
-            )?,
+            groups: storage("groups", arrays.groups, none),
+            group_boxes: storage("group boxes", arrays.group_boxes, none),
+            interactions: storage("interaction counts", arrays.interactions, none),
+            walk_stack: storage("walk stacks", arrays.walk_stack, none),
             cell_capacity,
             walk_workgroups,
             group_capacity,
             walk_share_cap,
+            max_workgroups,
             strided: match ctx.dispatch_sizing {
                 DispatchSizing::Indirect => None,
-                DispatchSizing::Strided { max_workgroups } => {
+                DispatchSizing::Strided { max_workgroups: m } => {
                     Some(StridedWorkgroups::for_capacities(
-                        max_workgroups,
+                        m.min(max_workgroups),
                         cell_capacity,
                         group_capacity,
                         walk_workgroups,
@@ -430,6 +507,7 @@ impl TreeBuffers {
             &self.id_tmp,
             &self.cells,
             &self.props,
+            &self.cell_boxes,
             &self.counters,
             &self.dispatch[0],
             &self.dispatch[1],
@@ -481,8 +559,7 @@ pub const KEY_BITS: u32 = 3 * MAX_DEPTH;
 
 impl TreeSolver {
     pub fn new(ctx: &GpuContext, state: &GpuParticles, config: TreeConfig) -> Result<Self> {
-        let cells = ((state.n as f64 * CELLS_PER_PARTICLE) as u32).max(64);
-        Self::with_cells(ctx, state, config, cells)
+        Self::with_cells(ctx, state, config, default_cells(state.n))
     }
 
     /// A solver whose cell arrays hold `cells` cells (tests force the
@@ -508,13 +585,6 @@ impl TreeSolver {
         walk_workgroups: u32,
     ) -> Result<Self> {
         config.validate()?;
-        if state.n as u64 > MAX_TREE_PARTICLES {
-            return Err(Error::TooManyParticles {
-                n: state.n as u64,
-                max: MAX_TREE_PARTICLES,
-                reason: "the tree build dispatches each level in one dimension".into(),
-            });
-        }
         let d = &ctx.device;
         let buffers = TreeBuffers::new(ctx, state, config, cells.max(64), walk_workgroups)?;
         Ok(Self {
@@ -656,7 +726,11 @@ impl TreeSolver {
     pub fn set_deepest_level(&self, queue: &wgpu::Queue, deepest: u32) {
         let deepest = deepest.clamp(1, MAX_DEPTH);
         if self.deepest.swap(deepest, Ordering::Relaxed) != deepest {
-            queue.write_buffer(&self.buffers.levels, 0, &build::level_slots(deepest));
+            queue.write_buffer(
+                &self.buffers.levels,
+                0,
+                &build::level_slots(deepest, self.buffers.max_workgroups),
+            );
         }
     }
 

@@ -31,6 +31,7 @@ pub const BINDINGS: &[Slot] = &[
     ("cells", Binding::StorageRead),
     ("counters", Binding::StorageReadWrite),
     ("props", Binding::StorageReadWrite),
+    ("cell_boxes", Binding::StorageReadWrite),
 ];
 
 impl CellProperties {
@@ -51,6 +52,7 @@ impl CellProperties {
                 &b.cells,
                 &b.counters,
                 &b.props,
+                &b.cell_boxes,
             ],
         );
         Self {
