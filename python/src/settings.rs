@@ -1,6 +1,6 @@
 //! Run parameters from Python keywords: every key of `webgrav::run::RUN_PARAMS`
-//! that configures a run (solver, eps, dt, theta, alpha, rebuild, eta, criterion,
-//! precision, dt_max), checked by `RunParams::validate`, so Python gets
+//! that configures a run (solver, eps, dt, theta, alpha, rebuild, timesteps,
+//! levels, eta, criterion, precision, dt_max), checked by `RunParams::validate`, so Python gets
 //! the CLI's and the page's ranges and messages; and the table itself
 //! (`run_params()`) for the Python signatures' defaults and help.
 
@@ -8,6 +8,7 @@ use crate::errors::{invalid, IntoPy};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use webgrav::hermite::{Criterion, Precision};
+use webgrav::run::block::Timesteps;
 use webgrav::run::params::{alpha_given, param};
 use webgrav::run::{RunConfig, RunParams, SolverKind, RUN_PARAMS};
 use webgrav::state::Model;
@@ -21,6 +22,8 @@ pub const RUN_KEYS: &[&str] = &[
     "theta",
     "alpha",
     "rebuild",
+    "timesteps",
+    "levels",
     "eta",
     "criterion",
     "precision",
@@ -72,6 +75,15 @@ pub fn config(base: RunParams, params: Option<&Bound<'_, PyDict>>) -> PyResult<R
                     .validate(k)
                     .py_err()?;
                 p.rebuild = k as u32;
+            }
+            "timesteps" => p.timesteps = choice("timesteps", &value, Timesteps::from_name)?,
+            "levels" => {
+                let k = number("levels", &value)?;
+                param("levels")
+                    .expect("a run parameter")
+                    .validate(k)
+                    .py_err()?;
+                p.levels = k as u32;
             }
             "eta" => p.eta = number("eta", &value)?,
             "dt_max" => p.dt_max = number("dt_max", &value)?,

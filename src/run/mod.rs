@@ -9,6 +9,7 @@
 //! Adding a leapfrog-style solver: a `SolverKind`, its arm in
 //! `LeapfrogEngine::new`, and the parameters it reads in `params`.
 
+pub mod block;
 pub mod checkpoint;
 pub mod hermite;
 pub mod leapfrog;
@@ -141,6 +142,9 @@ pub struct Readout {
     /// of the last tree walk.
     pub interactions: Option<(f64, f64)>,
     pub hermite: Option<HermiteReadout>,
+    /// Tree runs with block steps: particles per level in the last largest
+    /// step (`block_levels[k]`: step dt / 2^k).
+    pub block_levels: Option<Vec<u64>>,
     /// The state in f64, input order, where the integrator holds it so
     /// (Hermite): mass, position, velocity.
     pub state_f64: Option<State64>,
@@ -788,10 +792,12 @@ impl Run {
     /// last finite one).
     pub async fn readout(&mut self, ctx: &GpuContext) -> Result<Readout> {
         let eps = self.config.params().eps as f64;
+        let mut block_levels = None;
         let (snapshot, acc_pot, energy_of, interactions, hermite, state_f64) =
             match &mut self.engine {
                 Engine::Leapfrog(l) => {
                     let s = l.read(ctx).await?;
+                    block_levels = l.block_levels(&s.vel);
                     // Summed in GPU order, as the state lies.
                     let energy_of = if s.pos_mass.len() > EXACT_ENERGY_MAX {
                         EnergyOf::Solver(Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot))
@@ -892,6 +898,7 @@ impl Run {
             phases,
             interactions,
             hermite,
+            block_levels,
             state_f64,
         })
     }
