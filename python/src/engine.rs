@@ -394,6 +394,9 @@ impl Engine {
             out.set_item("force_evaluations", h.stats.force_evaluations)?;
             out.set_item("particles_per_level", h.levels.clone())?;
         }
+        if let Some(levels) = &r.block_levels {
+            out.set_item("particles_per_level", levels.clone())?;
+        }
         if let Some((pp, pc)) = r.interactions {
             out.set_item("pp_per_particle", pp)?;
             out.set_item("pc_per_particle", pc)?;

@@ -46,6 +46,14 @@ fn number(key: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
     })
 }
 
+/// A whole-number parameter, checked as given, so 2.5 is refused rather
+/// than truncated.
+fn whole(key: &str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    let k = number(key, value)?;
+    param(key).expect("a run parameter").validate(k).py_err()?;
+    Ok(k as u32)
+}
+
 /// The validated configuration of `params` (keys of `RUN_KEYS`; missing
 /// ones take the table's defaults, `None` values too), starting from
 /// `base`; `theta` without `alpha` selects the opening-angle MAC, as on
@@ -67,24 +75,9 @@ pub fn config(base: RunParams, params: Option<&Bound<'_, PyDict>>) -> PyResult<R
             "dt" => p.dt = number("dt", &value)?,
             "theta" => p.theta = number("theta", &value)? as f32,
             "alpha" => p.alpha = number("alpha", &value)? as f32,
-            "rebuild" => {
-                // Checked as given, so 2.5 is refused rather than truncated.
-                let k = number("rebuild", &value)?;
-                param("rebuild")
-                    .expect("a run parameter")
-                    .validate(k)
-                    .py_err()?;
-                p.rebuild = k as u32;
-            }
+            "rebuild" => p.rebuild = whole("rebuild", &value)?,
             "timesteps" => p.timesteps = choice("timesteps", &value, Timesteps::from_name)?,
-            "levels" => {
-                let k = number("levels", &value)?;
-                param("levels")
-                    .expect("a run parameter")
-                    .validate(k)
-                    .py_err()?;
-                p.levels = k as u32;
-            }
+            "levels" => p.levels = whole("levels", &value)?,
             "eta" => p.eta = number("eta", &value)?,
             "dt_max" => p.dt_max = number("dt_max", &value)?,
             other => {
