@@ -213,3 +213,42 @@ fn block_steps_need_the_tree_and_softening() {
     assert!(!ok);
     assert!(err.contains("timesteps = block"), "{err}");
 }
+
+// A tree run switches to block steps and back where it stands (the page's
+// settings do this): time and particles carry on, the read-out reports
+// levels only while block steps run, η changes in place, and the energy
+// error after each switch is the new integrator's (small), not a jump.
+#[test]
+fn a_run_switches_between_shared_and_block_steps() {
+    let ctx = common::gpu();
+    let p = Model::Plummer.generate(256, 5).unwrap();
+    let shared = params(Timesteps::Shared, DT_MAX / 4.0);
+    let block = params(Timesteps::Block, DT_MAX);
+    block_on(async {
+        let mut run = Run::new(&ctx, &p, 0.0, shared.validate().unwrap())
+            .await
+            .unwrap();
+        run.run_to(&ctx, 0.125, |_, _| true).await.unwrap();
+        let r = run.readout(&ctx).await.unwrap();
+        assert!(r.block_levels.is_none());
+        for (config, t) in [
+            (block, 0.25),
+            (RunParams { eta: 0.01, ..block }, 0.375),
+            (shared, 0.5),
+        ] {
+            run.reconfigure(&ctx, config.validate().unwrap())
+                .await
+                .unwrap();
+            run.run_to(&ctx, t, |_, _| true).await.unwrap();
+            let r = run.readout(&ctx).await.unwrap();
+            assert_eq!(r.snapshot.time, t);
+            assert_eq!(r.snapshot.particles.id, p.id);
+            assert_eq!(
+                r.block_levels.is_some(),
+                config.timesteps == Timesteps::Block,
+                "{config:?}"
+            );
+            assert!(r.energy_error() < 1e-3, "{}", r.energy_error());
+        }
+    });
+}

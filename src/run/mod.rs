@@ -206,6 +206,17 @@ enum Engine {
 /// Passes timed per step: a tree step has about 20.
 const TIMER_PASSES: u32 = 48;
 
+/// Passes timed per step of a run with `p`: a block step (one largest
+/// step) has up to 12 per sub-step, all of them timed up to 2^7 sub-steps
+/// (WebGPU's query sets hold at most 4096 queries, two per pass).
+fn timer_passes(p: &RunParams) -> u32 {
+    if p.solver == SolverKind::Tree && p.timesteps == block::Timesteps::Block {
+        (TIMER_PASSES + (12u32 << p.levels.min(block::MAX_LEVELS))).min(2048)
+    } else {
+        TIMER_PASSES
+    }
+}
+
 /// Largest |coordinate| and |velocity component| a run accepts. The GPU
 /// holds them in f32, squares them (distances, softening, the tree's
 /// moments and box) and sums such squares over many particles: 1e15 keeps
@@ -360,7 +371,7 @@ impl Run {
             base_time: time,
             steps_since_base: 0,
             progress,
-            timer: PhaseTimer::new(ctx, TIMER_PASSES),
+            timer: PhaseTimer::new(ctx, timer_passes(config.params())),
             timer_recorded: false,
             batch_clock: None,
             batches_since_fit: FIT_EVERY,
@@ -688,7 +699,7 @@ impl Run {
             base_time: c.base_time,
             steps_since_base: c.base_steps,
             progress,
-            timer: PhaseTimer::new(ctx, TIMER_PASSES),
+            timer: PhaseTimer::new(ctx, timer_passes(config.params())),
             timer_recorded: false,
             batch_clock: None,
             batches_since_fit: FIT_EVERY,
@@ -920,6 +931,10 @@ impl Run {
             self.engine = engine;
             self.time = r.snapshot.time;
             self.progress.set_done(self.steps, self.time);
+        }
+        if timer_passes(&p) != timer_passes(self.config.params()) {
+            self.timer = PhaseTimer::new(ctx, timer_passes(&p));
+            self.timer_recorded = false;
         }
         self.config = config;
         self.e0 = None;
