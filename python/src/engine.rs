@@ -587,6 +587,8 @@ impl Engine {
         d.set_item("theta", p.theta)?;
         d.set_item("alpha", p.alpha)?;
         d.set_item("rebuild", p.rebuild)?;
+        d.set_item("timesteps", p.timesteps.name())?;
+        d.set_item("levels", p.levels)?;
         d.set_item("eta", p.eta)?;
         d.set_item("criterion", p.criterion.name())?;
         d.set_item("precision", p.precision.name())?;
