@@ -58,6 +58,23 @@ struct LeapfrogParams {
     _pad0: u32,
 }
 
+// Parameters of the block-step kernels, one slot per sub-step
+// (src/run/block.rs).
+struct BlockParams {
+    n: u32,
+    // Depth L of the hierarchy: level k steps by dt_max / 2^k, k <= L.
+    levels: u32,
+    // This sub-step's time within the largest step, in smallest steps.
+    substep: u32,
+    walk_workgroups: u32,
+    // The largest step.
+    dt_max: f32,
+    // 2 eta eps: a particle wants the step sqrt(2 eta eps / |a|).
+    two_eta_eps: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
 // Camera and colouring of the splat pass (src/render/camera.rs).
 struct CameraUniform {
     view_proj: mat4x4<f32>,

@@ -251,10 +251,16 @@ fn hermite_parameters_in_the_url() {
     assert_eq!(h4.run.solver, SolverKind::Hermite4);
     assert_eq!((h4.run.eta, h4.run.precision), (0.02, Precision::Ds));
     assert!(h4.to_query(false).contains("eta=0.02&precision=ds"));
-    // Tree and direct links stay as they were (defaults left out).
+    // Tree links hold no Hermite setting; η is the tree's too (its block
+    // time steps), beside the time steps and their levels. Direct links
+    // hold none of them.
     let (tree, _) = Settings::from_query("solver=tree");
     let q = tree.to_query(false);
-    assert!(!q.contains("&eta=") && !q.contains("precision"), "{q}");
+    assert!(!q.contains("precision") && !q.contains("criterion"), "{q}");
+    assert!(q.contains("timesteps=shared&levels=4&eta=0.02"), "{q}");
+    let (direct, _) = Settings::from_query("solver=direct");
+    let q = direct.to_query(false);
+    assert!(!q.contains("eta=") && !q.contains("timesteps"), "{q}");
     // Bad values warn and keep the defaults.
     let (bad, warnings) = Settings::from_query("solver=hermite4&eta=0&precision=f64");
     assert_eq!(

@@ -20,6 +20,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use webgrav::app::series::{index_times, read_index, Series};
 use webgrav::gpu::GpuContext;
+use webgrav::run::block::Timesteps;
 use webgrav::run::checkpoint::{Checkpoint, EngineState, HermiteState};
 use webgrav::run::{Run, RunParams, SolverKind};
 use webgrav::state::rng::Rng;
@@ -159,15 +160,21 @@ fn mutate_field(rng: &mut Rng, c: &mut Checkpoint) {
     }
 }
 
-/// A checkpoint of every solver kind after a few steps of a small run.
+/// A checkpoint of every solver kind (and of the tree's block steps)
+/// after a few steps of a small run.
 fn checkpoints(ctx: &GpuContext) -> Vec<(String, Vec<u8>)> {
     let mut p = Model::Plummer.generate(48, 3).unwrap();
     p.id = (0..48).map(|k| 900 - 5 * k).collect();
-    SolverKind::ALL
+    let kinds = SolverKind::ALL
         .iter()
-        .map(|&solver| {
+        .map(|&solver| (solver, Timesteps::Shared, solver.name()))
+        .chain([(SolverKind::Tree, Timesteps::Block, "tree-block")]);
+    kinds
+        .map(|(solver, timesteps, name)| {
             let params = RunParams {
                 solver,
+                timesteps,
+                levels: 2,
                 eps: 0.05,
                 dt: 1.0 / 64.0,
                 dt_max: 1.0 / 64.0,
@@ -180,7 +187,7 @@ fn checkpoints(ctx: &GpuContext) -> Vec<(String, Vec<u8>)> {
                 run.run_to(ctx, 1.0 / 16.0, |_, _| true).await.unwrap();
                 run.checkpoint(ctx).await.unwrap()
             });
-            (format!("{}.ckpt", solver.name()), bytes)
+            (format!("{name}.ckpt"), bytes)
         })
         .collect()
 }

@@ -112,6 +112,20 @@ fn layouts_match_wgsl() {
         ],
     );
     check(
+        "BlockParams",
+        size_of::<BlockParams>(),
+        &[
+            ("n", offset_of!(BlockParams, n)),
+            ("levels", offset_of!(BlockParams, levels)),
+            ("substep", offset_of!(BlockParams, substep)),
+            ("walk_workgroups", offset_of!(BlockParams, walk_workgroups)),
+            ("dt_max", offset_of!(BlockParams, dt_max)),
+            ("two_eta_eps", offset_of!(BlockParams, two_eta_eps)),
+            ("_pad0", offset_of!(BlockParams, _pad0)),
+            ("_pad1", offset_of!(BlockParams, _pad1)),
+        ],
+    );
+    check(
         "CameraUniform",
         size_of::<CameraUniform>(),
         &[

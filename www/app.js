@@ -144,6 +144,11 @@ function showReadout(r, sps) {
       lines.push(`dt levels (dt_max/2^k, k:count): ${lv.join(" ")}`);
       lines.push("GPU phase times: n/a (Hermite)");
     }
+    if (r.block_levels) {
+      // Tree block steps: particles per level, dt / 2^k.
+      const lv = r.block_levels.map((c, k) => (c ? `${k}:${c}` : null)).filter((x) => x);
+      lines.push(`block steps (dt/2^k, k:count): ${lv.join(" ")}`);
+    }
     if (r.timing === "unavailable") lines.push("GPU phase times: unavailable (no timestamp-query)");
   }
   $("readout").textContent = lines.join("\n");
@@ -211,6 +216,7 @@ function maybeReadout(now) {
     if (r.phases) line.phase_ms = Object.fromEntries(r.phases);
     if (r.pp !== undefined) Object.assign(line, { pp_per_particle: r.pp, pc_per_particle: r.pc });
     if (r.hermite) Object.assign(line, { block_steps: r.block_steps, force_evaluations: r.force_evaluations, particles_per_level: r.levels });
+    if (r.block_levels) line.particles_per_level = r.block_levels;
     W.log.push(line);
     if (W.log.length > 100000) W.log.splice(0, W.log.length - 100000);
     W.readSteps = r.steps;

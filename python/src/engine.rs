@@ -397,6 +397,9 @@ impl Engine {
             out.set_item("force_evaluations", h.stats.force_evaluations)?;
             out.set_item("particles_per_level", h.levels.clone())?;
         }
+        if let Some(levels) = &r.block_levels {
+            out.set_item("particles_per_level", levels.clone())?;
+        }
         if let Some((pp, pc)) = r.interactions {
             out.set_item("pp_per_particle", pp)?;
             out.set_item("pc_per_particle", pc)?;
@@ -587,6 +590,8 @@ impl Engine {
         d.set_item("theta", p.theta)?;
         d.set_item("alpha", p.alpha)?;
         d.set_item("rebuild", p.rebuild)?;
+        d.set_item("timesteps", p.timesteps.name())?;
+        d.set_item("levels", p.levels)?;
         d.set_item("eta", p.eta)?;
         d.set_item("criterion", p.criterion.name())?;
         d.set_item("precision", p.precision.name())?;

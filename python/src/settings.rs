@@ -1,6 +1,6 @@
 //! Run parameters from Python keywords: every key of `webgrav::run::RUN_PARAMS`
-//! that configures a run (solver, eps, dt, theta, alpha, rebuild, eta, criterion,
-//! precision, dt_max), checked by `RunParams::validate`, so Python gets
+//! that configures a run (solver, eps, dt, theta, alpha, rebuild, timesteps,
+//! levels, eta, criterion, precision, dt_max), checked by `RunParams::validate`, so Python gets
 //! the CLI's and the page's ranges and messages; and the table itself
 //! (`run_params()`) for the Python signatures' defaults and help.
 
@@ -8,6 +8,7 @@ use crate::errors::{invalid, IntoPy};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use webgrav::hermite::{Criterion, Precision};
+use webgrav::run::block::Timesteps;
 use webgrav::run::params::{alpha_given, param};
 use webgrav::run::{RunConfig, RunParams, SolverKind, RUN_PARAMS};
 use webgrav::state::Model;
@@ -21,6 +22,8 @@ pub const RUN_KEYS: &[&str] = &[
     "theta",
     "alpha",
     "rebuild",
+    "timesteps",
+    "levels",
     "eta",
     "criterion",
     "precision",
@@ -41,6 +44,14 @@ fn number(key: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
         let expected = param(key).expect("a run parameter").expected();
         invalid(format!("{key}: expected {expected}"))
     })
+}
+
+/// A whole-number parameter, checked as given, so 2.5 is refused rather
+/// than truncated.
+fn whole(key: &str, value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    let k = number(key, value)?;
+    param(key).expect("a run parameter").validate(k).py_err()?;
+    Ok(k as u32)
 }
 
 /// The validated configuration of `params` (keys of `RUN_KEYS`; missing
@@ -64,15 +75,9 @@ pub fn config(base: RunParams, params: Option<&Bound<'_, PyDict>>) -> PyResult<R
             "dt" => p.dt = number("dt", &value)?,
             "theta" => p.theta = number("theta", &value)? as f32,
             "alpha" => p.alpha = number("alpha", &value)? as f32,
-            "rebuild" => {
-                // Checked as given, so 2.5 is refused rather than truncated.
-                let k = number("rebuild", &value)?;
-                param("rebuild")
-                    .expect("a run parameter")
-                    .validate(k)
-                    .py_err()?;
-                p.rebuild = k as u32;
-            }
+            "rebuild" => p.rebuild = whole("rebuild", &value)?,
+            "timesteps" => p.timesteps = choice("timesteps", &value, Timesteps::from_name)?,
+            "levels" => p.levels = whole("levels", &value)?,
             "eta" => p.eta = number("eta", &value)?,
             "dt_max" => p.dt_max = number("dt_max", &value)?,
             other => {

@@ -56,6 +56,9 @@ class Simulation:
       the command line and in the page's URL); ``rebuild``: the tree is built
       every ``rebuild`` steps and refitted in between (1: every step);
       ``eps``: Plummer softening; ``dt``: the leapfrog's time step;
+      ``timesteps``: "shared" (one ``dt``) or "block" (each particle
+      ``dt/2^k`` from sqrt(2 ``eta`` ``eps`` / |a|), at most ``levels``
+      levels deep; tree only);
     - Hermite: ``eta`` (time-step accuracy), ``criterion`` ("sapporo2" or
       "aarseth", 6th order), ``precision`` ("ds" double-single, "ds-fast"
       Sapporo2's double-single, "f32", or "dp" native f64 where the adapter has it), ``dt_max`` (largest block

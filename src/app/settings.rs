@@ -11,6 +11,7 @@
 
 use crate::hermite::{Criterion, Precision};
 use crate::render::{Camera, ColorMode, MapKind};
+use crate::run::block::Timesteps;
 use crate::run::params::{alpha_given, number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
 use crate::state::{Model, ModelParams, Tagged};
@@ -319,6 +320,8 @@ impl Settings {
             "theta" => r.theta = float()?,
             "alpha" => r.alpha = float()?,
             "rebuild" => r.rebuild = number()? as u32,
+            "timesteps" => r.timesteps = Timesteps::from_name(choice()?).expect("listed steps"),
+            "levels" => r.levels = number()? as u32,
             "eta" => r.eta = number()?,
             "criterion" => {
                 r.criterion = Criterion::from_name(choice()?).expect("a listed criterion")
@@ -370,6 +373,8 @@ impl Settings {
             "theta" => r.theta.to_string(),
             "alpha" => r.alpha.to_string(),
             "rebuild" => r.rebuild.to_string(),
+            "timesteps" => r.timesteps.name().to_string(),
+            "levels" => r.levels.to_string(),
             "eta" => r.eta.to_string(),
             "criterion" => r.criterion.name().to_string(),
             "precision" => r.precision.name().to_string(),

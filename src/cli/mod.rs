@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::hermite::{Criterion, Precision};
 use crate::render::ColorMode;
+use crate::run::block::Timesteps;
 use crate::run::params::{alpha_given, Param};
 use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
@@ -282,6 +283,8 @@ struct SolverRows {
     /// the opening-angle MAC: `run::params::alpha_given`).
     alpha_given: bool,
     rebuild: u32,
+    timesteps: Timesteps,
+    levels: u32,
     eta: f64,
     criterion: Criterion,
     precision: Precision,
@@ -301,6 +304,8 @@ impl Rows for SolverRows {
             alpha: alpha_given(v.given("theta"), v.given("alpha"), v.number("alpha") as f32),
             alpha_given: v.given("alpha"),
             rebuild: v.number("rebuild") as u32,
+            timesteps: Timesteps::from_name(v.choice("timesteps")).expect("listed time steps"),
+            levels: v.number("levels") as u32,
             eta: v.number("eta"),
             criterion: Criterion::from_name(v.choice("criterion")).expect("a listed criterion"),
             precision: Precision::from_name(v.choice("precision")).expect("a listed precision"),
@@ -319,6 +324,8 @@ impl SolverRows {
             theta: self.theta,
             alpha: self.alpha,
             rebuild: self.rebuild,
+            timesteps: self.timesteps,
+            levels: self.levels,
             eta: self.eta,
             criterion: self.criterion,
             precision: self.precision,

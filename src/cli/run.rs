@@ -635,6 +635,9 @@ fn log_line(r: &Readout, wall_s: f64) -> serde_json::Value {
         line["force_evaluations"] = h.stats.force_evaluations.into();
         line["particles_per_level"] = h.levels.clone().into();
     }
+    if let Some(levels) = &r.block_levels {
+        line["particles_per_level"] = levels.clone().into();
+    }
     if let Some((pp, pc)) = r.interactions {
         line["pp_per_particle"] = pp.into();
         line["pc_per_particle"] = pc.into();
@@ -669,5 +672,8 @@ fn report(r: &Readout, wall_s: f64) {
             h.stats.force_evaluations,
             h.stats.steps_per_level
         );
+    }
+    if let Some(levels) = &r.block_levels {
+        say!("block steps: particles per level (dt/2^k) {levels:?}");
     }
 }

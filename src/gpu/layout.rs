@@ -85,6 +85,27 @@ pub struct LeapfrogParams {
     pub _pad0: u32,
 }
 
+/// Uniform of the block-step kernels (`run/block.rs`, `shaders/block.wgsl`),
+/// one `DYNAMIC_SLOT` per sub-step of a largest step.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BlockParams {
+    pub n: u32,
+    /// Depth L of the hierarchy: level k steps by dt_max / 2^k, k ≤ L.
+    pub levels: u32,
+    /// This sub-step's time within the largest step, in smallest steps
+    /// (0 ..= 2^L).
+    pub substep: u32,
+    /// The tree's most persistent walk workgroups (the walk's dispatch).
+    pub walk_workgroups: u32,
+    /// The largest step (the run's dt).
+    pub dt_max: f32,
+    /// 2 η ε: a particle wants the step sqrt(2 η ε / |a|).
+    pub two_eta_eps: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
 /// Uniform of the splat pass (`render::Camera::uniform` fills it, the
 /// renderer sets `unit_scale` and `n`).
 #[repr(C)]

@@ -15,7 +15,9 @@
 //! acceleration MAC (older files read as the opening angle MAC); version 5
 //! the run's identity and the origin of its output grid (after the base
 //! step count; older files read as identity 0, which owns no series, and
-//! the base time as the origin) and the particles' kinds (after the ids).
+//! the base time as the origin) and the particles' kinds (after the ids);
+//! version 6 the tree's time steps and their levels (after α; older files
+//! read as shared steps).
 //! Version 1 files are refused with a message.
 //!
 //! A checkpoint is read only as far as its header says it reaches
@@ -23,6 +25,7 @@
 //! a run is built from them: times and step counts, and every Hermite
 //! body's step (a power of two the integrator can take).
 
+use super::block::Timesteps;
 use super::params::RunParams;
 use super::SolverKind;
 use crate::error::{Error, Result};
@@ -32,8 +35,8 @@ use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
-/// The format's version; a reader takes it and versions 2 to 4.
-pub const VERSION: u32 = 5;
+/// The format's version; a reader takes it and versions 2 to 5.
+pub const VERSION: u32 = 6;
 
 /// Most time-step levels a Hermite checkpoint may list: the integrator's
 /// steps reach from `dt_max` down to `DT_MIN` = 2^-40.
@@ -236,6 +239,13 @@ impl Checkpoint {
         o.f64(p.dt_max);
         o.u32(p.rebuild);
         o.f32(p.alpha);
+        o.u32(
+            Timesteps::ALL
+                .iter()
+                .position(|&t| t == p.timesteps)
+                .expect("listed") as u32,
+        );
+        o.u32(p.levels);
         o.f64(self.time);
         o.u64(self.steps);
         o.f64(self.base_time);
@@ -503,6 +513,18 @@ impl Head {
             dt_max: i.f64()?,
             rebuild: if version >= 3 { i.u32()? } else { 1 },
             alpha: if version >= 4 { i.f32()? } else { 0.0 },
+            ..RunParams::default()
+        };
+        let params = if version >= 6 {
+            RunParams {
+                timesteps: *Timesteps::ALL
+                    .get(i.u32()? as usize)
+                    .ok_or_else(|| i.bad("unknown time steps"))?,
+                levels: i.u32()?,
+                ..params
+            }
+        } else {
+            params
         };
         let time = i.f64()?;
         let steps = i.u64()?;

@@ -5,6 +5,7 @@
 //! read-back inside a step), so the same code drives the CLI and the
 //! browser's animation loop.
 
+use super::block::{BlockConfig, BlockSteps, Timesteps};
 use super::params::RunParams;
 use super::SolverKind;
 use crate::direct::{DirectConfig, DirectSolver};
@@ -163,7 +164,19 @@ pub struct LeapfrogEngine {
     pub state: GpuParticles,
     pub solver: ForceSolver,
     leapfrog: Leapfrog,
+    /// The tree's block steps, in place of the shared step's kicks.
+    block: Option<BlockSteps>,
     params: RunParams,
+}
+
+/// The block-step settings of run parameters.
+fn block_config(p: &RunParams) -> BlockConfig {
+    BlockConfig {
+        dt_max: p.dt as f32,
+        eta: p.eta as f32,
+        eps: p.eps,
+        levels: p.levels,
+    }
 }
 
 impl LeapfrogEngine {
@@ -211,10 +224,20 @@ impl LeapfrogEngine {
         // The GPU steps with dt in f32; the run counts time with the dt as
         // given (`Run::time`), so times stay the decimals asked for.
         let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt as f32);
+        let block = match (&solver, params.timesteps) {
+            (ForceSolver::Tree(tree), Timesteps::Block) => Some(BlockSteps::new(
+                &ctx.device,
+                &ctx.queue,
+                tree,
+                block_config(&params),
+            )),
+            _ => None,
+        };
         Ok(Self {
             state,
             solver,
             leapfrog,
+            block,
             params,
         })
     }
@@ -292,13 +315,18 @@ impl LeapfrogEngine {
         ctx.queue.submit(Some(encoder.finish()));
     }
 
-    /// Records one kick-drift-kick step.
+    /// Records one kick-drift-kick step (with block steps, one largest
+    /// step: `BlockSteps::encode_step`).
     pub fn encode_step(
         &self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         mut timer: Option<&mut PhaseTimer>,
     ) {
+        if let (Some(block), ForceSolver::Tree(tree)) = (&self.block, &self.solver) {
+            block.encode_step(device, encoder, tree, timer);
+            return;
+        }
         self.leapfrog
             .encode_kick_drift(device, encoder, timer.as_deref_mut());
         self.solver
@@ -310,8 +338,12 @@ impl LeapfrogEngine {
     /// recomputes the forces with them; `false` when `params` needs another
     /// solver (a new engine).
     pub fn retune(&mut self, ctx: &GpuContext, params: RunParams) -> bool {
-        if params.solver != self.params.solver {
+        let hierarchy = |p: &RunParams| (p.solver, p.timesteps, p.levels);
+        if hierarchy(&params) != hierarchy(&self.params) {
             return false;
+        }
+        if let Some(block) = &self.block {
+            block.set_config(&ctx.queue, block_config(&params));
         }
         match &self.solver {
             ForceSolver::Direct(d) => d.set_eps(&ctx.queue, params.eps),
@@ -331,6 +363,14 @@ impl LeapfrogEngine {
         self.params = params;
         self.queue_forces(ctx);
         true
+    }
+
+    /// Particles per block-step level (`levels[k]`: step dt / 2^k) in the
+    /// last largest step, from velocities read back (block steps only).
+    pub fn block_levels(&self, vel: &[crate::gpu::layout::Velocity]) -> Option<Vec<u64>> {
+        self.block
+            .as_ref()
+            .map(|b| super::block::level_counts(vel, b.levels()))
     }
 
     /// Positions, velocities, forces and upload indices, in GPU order.

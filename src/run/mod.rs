@@ -9,6 +9,7 @@
 //! Adding a leapfrog-style solver: a `SolverKind`, its arm in
 //! `LeapfrogEngine::new`, and the parameters it reads in `params`.
 
+pub mod block;
 pub mod checkpoint;
 pub mod hermite;
 pub mod leapfrog;
@@ -141,6 +142,9 @@ pub struct Readout {
     /// of the last tree walk.
     pub interactions: Option<(f64, f64)>,
     pub hermite: Option<HermiteReadout>,
+    /// Tree runs with block steps: particles per level in the last largest
+    /// step (`block_levels[k]`: step dt / 2^k).
+    pub block_levels: Option<Vec<u64>>,
     /// The state in f64, input order, where the integrator holds it so
     /// (Hermite): mass, position, velocity.
     pub state_f64: Option<State64>,
@@ -201,6 +205,17 @@ enum Engine {
 
 /// Passes timed per step: a tree step has about 20.
 const TIMER_PASSES: u32 = 48;
+
+/// Passes timed per step of a run with `p`: a block step (one largest
+/// step) has up to 12 per sub-step, all of them timed up to 2^7 sub-steps
+/// (WebGPU's query sets hold at most 4096 queries, two per pass).
+fn timer_passes(p: &RunParams) -> u32 {
+    if p.solver == SolverKind::Tree && p.timesteps == block::Timesteps::Block {
+        (TIMER_PASSES + (12u32 << p.levels.min(block::MAX_LEVELS))).min(2048)
+    } else {
+        TIMER_PASSES
+    }
+}
 
 /// Largest |coordinate| and |velocity component| a run accepts. The GPU
 /// holds them in f32, squares them (distances, softening, the tree's
@@ -356,7 +371,7 @@ impl Run {
             base_time: time,
             steps_since_base: 0,
             progress,
-            timer: PhaseTimer::new(ctx, TIMER_PASSES),
+            timer: PhaseTimer::new(ctx, timer_passes(config.params())),
             timer_recorded: false,
             batch_clock: None,
             batches_since_fit: FIT_EVERY,
@@ -684,7 +699,7 @@ impl Run {
             base_time: c.base_time,
             steps_since_base: c.base_steps,
             progress,
-            timer: PhaseTimer::new(ctx, TIMER_PASSES),
+            timer: PhaseTimer::new(ctx, timer_passes(config.params())),
             timer_recorded: false,
             batch_clock: None,
             batches_since_fit: FIT_EVERY,
@@ -788,10 +803,12 @@ impl Run {
     /// last finite one).
     pub async fn readout(&mut self, ctx: &GpuContext) -> Result<Readout> {
         let eps = self.config.params().eps as f64;
+        let mut block_levels = None;
         let (snapshot, acc_pot, energy_of, interactions, hermite, state_f64) =
             match &mut self.engine {
                 Engine::Leapfrog(l) => {
                     let s = l.read(ctx).await?;
+                    block_levels = l.block_levels(&s.vel);
                     // Summed in GPU order, as the state lies.
                     let energy_of = if s.pos_mass.len() > EXACT_ENERGY_MAX {
                         EnergyOf::Solver(Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot))
@@ -892,6 +909,7 @@ impl Run {
             phases,
             interactions,
             hermite,
+            block_levels,
             state_f64,
         })
     }
@@ -913,6 +931,10 @@ impl Run {
             self.engine = engine;
             self.time = r.snapshot.time;
             self.progress.set_done(self.steps, self.time);
+        }
+        if timer_passes(&p) != timer_passes(self.config.params()) {
+            self.timer = PhaseTimer::new(ctx, timer_passes(&p));
+            self.timer_recorded = false;
         }
         self.config = config;
         self.e0 = None;

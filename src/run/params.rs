@@ -5,6 +5,7 @@
 //! read this table, so a range or a default is changed here and nowhere
 //! else.
 
+use super::block::{Timesteps, MAX_LEVELS};
 use super::SolverKind;
 use crate::error::{Error, Result};
 use crate::hermite::{Criterion, Precision};
@@ -204,18 +205,37 @@ pub const RUN_PARAMS: &[Param] = &[
     },
     Param {
         key: "rebuild",
-        label: "tree rebuilt every K steps (in between only its moments, boxes and groups are refitted to the moved particles: Bonsai's --rebuild)",
+        label: "tree rebuilt every K steps, with block time steps every K sub-steps (in between only its moments, boxes and groups are refitted to the moved particles: Bonsai's --rebuild)",
         kind: Kind::Whole { min: 1, max: 64 },
         default: "1",
         solvers: &[SolverKind::Tree],
         models: &[],
     },
     Param {
+        key: "timesteps",
+        label: "time steps of the tree's leapfrog (shared: dt for every particle; block: each particle's own dt/2^k from sqrt(2 η ε / |a|), and only the groups whose steps end walk the tree, as in GADGET-2 and GOTHIC)",
+        kind: Kind::Choice(|| Timesteps::ALL.iter().map(|t| t.name()).collect()),
+        default: "shared",
+        solvers: &[SolverKind::Tree],
+        models: &[],
+    },
+    Param {
+        key: "levels",
+        label: "levels of block time steps: the smallest step is dt/2^levels",
+        kind: Kind::Whole {
+            min: 1,
+            max: MAX_LEVELS as u64,
+        },
+        default: "4",
+        solvers: &[SolverKind::Tree],
+        models: &[],
+    },
+    Param {
         key: "eta",
-        label: "Hermite time-step accuracy η",
+        label: "time-step accuracy η (Hermite: of Aarseth's criterion; tree with block steps: GADGET's ErrTolIntAccuracy, dt = sqrt(2 η ε / |a|))",
         kind: positive(1.0),
         default: "0.02",
-        solvers: HERMITE,
+        solvers: &[SolverKind::Tree, SolverKind::Hermite4, SolverKind::Hermite6],
         models: &[],
     },
     Param {
@@ -396,7 +416,11 @@ pub struct RunParams {
     /// The tree is built anew every `rebuild` force evaluations and refitted
     /// in between (1: every step).
     pub rebuild: u32,
-    /// Hermite time-step accuracy.
+    /// The tree's leapfrog: one shared step or block steps.
+    pub timesteps: Timesteps,
+    /// Depth of the block steps' hierarchy (smallest step dt / 2^levels).
+    pub levels: u32,
+    /// Time-step accuracy (Hermite; the tree's block steps).
     pub eta: f64,
     /// The 6th-order Hermite time-step criterion.
     pub criterion: Criterion,
@@ -422,6 +446,9 @@ impl Default for RunParams {
             theta: number("theta") as f32,
             alpha: number("alpha") as f32,
             rebuild: number("rebuild") as u32,
+            timesteps: Timesteps::from_name(param("timesteps").expect("timesteps").default)
+                .expect("default time steps"),
+            levels: number("levels") as u32,
             eta: number("eta"),
             criterion: Criterion::from_name(param("criterion").expect("criterion").default)
                 .expect("default criterion"),
@@ -442,12 +469,33 @@ impl RunParams {
             ("theta", self.theta as f64),
             ("alpha", self.alpha as f64),
             ("rebuild", self.rebuild as f64),
+            ("levels", self.levels as f64),
             ("eta", self.eta),
             ("dt_max", self.dt_max),
         ] {
             let p = param(key).expect("run parameter");
             if p.applies_to(self.solver) {
                 p.validate(x)?;
+            }
+        }
+        if self.timesteps == Timesteps::Block {
+            if self.solver != SolverKind::Tree {
+                return Err(Error::InvalidParameter(format!(
+                    "timesteps = block is the tree solver's leapfrog, not {}'s{}",
+                    self.solver.name(),
+                    if self.solver.is_hermite() {
+                        " (the Hermite integrators always take block steps)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            if self.eps <= 0.0 {
+                return Err(Error::InvalidParameter(
+                    "timesteps = block needs a softening eps > 0: the step is \
+                     sqrt(2 eta eps / |a|)"
+                        .into(),
+                ));
             }
         }
         Ok(RunConfig(self))

@@ -14,7 +14,7 @@
 //!    tolerances from each particle's last |a| (the leapfrog's kick_drift
 //!    keeps it; `encode_fresh` primes a first evaluation).
 //!
-//! Between rebuilds (`--rebuild K`), `encode_refit` reruns only 6–8 on the
+//! Between rebuilds (`--rebuild K`), a refit reruns only 6–8 on the
 //! last tree at the particles' new positions.
 //!
 //! `cpu` holds the f64 twins used by the tests.
@@ -653,6 +653,17 @@ impl TreeSolver {
         encoder: &mut wgpu::CommandEncoder,
         mut timer: Option<&mut PhaseTimer>,
     ) {
+        self.encode_build(device, encoder, timer.as_deref_mut());
+        self.walk.encode(encoder, timer);
+    }
+
+    /// `encode` up to the walk: a build and its group boxes.
+    fn encode_build(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        mut timer: Option<&mut PhaseTimer>,
+    ) {
         self.bbox.encode(encoder, timer.as_deref_mut());
         self.keys.encode(device, encoder, timer.as_deref_mut());
         let deepest = self.deepest.load(Ordering::Relaxed);
@@ -668,8 +679,7 @@ impl TreeSolver {
         self.build.encode(encoder, deepest, timer.as_deref_mut());
         self.properties
             .encode(encoder, deepest, timer.as_deref_mut());
-        self.groups.encode(encoder, timer.as_deref_mut());
-        self.walk.encode(encoder, timer);
+        self.groups.encode(encoder, timer);
         self.on_this_tree.store(1, Ordering::Relaxed);
     }
 
@@ -691,15 +701,33 @@ impl TreeSolver {
         &self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
+        mut timer: Option<&mut PhaseTimer>,
+    ) {
+        self.encode_scheduled_groups(device, encoder, timer.as_deref_mut());
+        self.walk.encode(encoder, timer);
+    }
+
+    /// `encode_scheduled` up to the walk (build or refit, group boxes),
+    /// which `encode_walk` records: block steps (`run::block`) choose the
+    /// groups that walk in between.
+    pub fn encode_scheduled_groups(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
         timer: Option<&mut PhaseTimer>,
     ) {
         let used = self.on_this_tree.load(Ordering::Relaxed);
         if used >= self.rebuild_every.load(Ordering::Relaxed) {
-            self.encode(device, encoder, timer);
+            self.encode_build(device, encoder, timer);
         } else {
-            self.encode_refit(encoder, timer);
+            self.encode_refit_groups(encoder, timer);
             self.on_this_tree.store(used + 1, Ordering::Relaxed);
         }
+    }
+
+    /// The walk of the groups in the list (after `encode_scheduled_groups`).
+    pub fn encode_walk(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
+        self.walk.encode(encoder, timer);
     }
 
     /// Records a force evaluation on the tree of the last `encode` (a
@@ -709,13 +737,16 @@ impl TreeSolver {
     /// current positions. The MAC stays safe, since it works from tight
     /// boxes; what a stale tree costs is more interactions as cells spread.
     /// Only valid after an `encode` of this solver, hence private:
-    /// `encode_scheduled` is the way in.
-    fn encode_refit(&self, encoder: &mut wgpu::CommandEncoder, mut timer: Option<&mut PhaseTimer>) {
+    /// `encode_scheduled` is the way in. Records the phases up to the walk.
+    fn encode_refit_groups(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        mut timer: Option<&mut PhaseTimer>,
+    ) {
         let deepest = self.built_deepest.load(Ordering::Relaxed);
         self.properties
             .encode(encoder, deepest, timer.as_deref_mut());
-        self.groups.encode_refit(encoder, timer.as_deref_mut());
-        self.walk.encode(encoder, timer);
+        self.groups.encode_refit(encoder, timer);
     }
 
     /// Builds from now on record levels 0..=`deepest` only (at most

@@ -914,6 +914,13 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
         set(&obj, "dt_max", h.dt_max);
         set(&obj, "levels", array(h.levels.iter().map(|&c| c as f64)));
     }
+    if let Some(levels) = &r.block_levels {
+        set(
+            &obj,
+            "block_levels",
+            array(levels.iter().map(|&c| c as f64)),
+        );
+    }
     s.last_snapshot = Some(r.snapshot);
     obj
 }

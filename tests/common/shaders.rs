@@ -26,6 +26,7 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             run::leapfrog::wgsl(),
             run::leapfrog::BINDINGS,
         ),
+        ("block".into(), run::block::wgsl(), run::block::BINDINGS),
         (
             "render splat".into(),
             render::splat::wgsl(),

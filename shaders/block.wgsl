@@ -1,0 +1,179 @@
+// Block (hierarchical) time steps for the tree code: kick-drift-kick with
+// per-particle steps dt_max / 2^k, k = 0..=L (GADGET-2, GOTHIC). One
+// largest step is 2^L sub-steps of dt_max / 2^L; at sub-step s a particle
+// of level k is active when s is a multiple of 2^(L-k). Per largest step:
+//   open                    (s = 0: every particle) level from |a|, half kick
+//   for s = 1 ..= 2^L:
+//     drift                 every particle, x += v dt_min (v half-kicked)
+//     tree build or refit, group boxes (src/tree)
+//     select_groups, settle_groups   (s < 2^L) only groups with an active
+//                           particle stay in the walk's list
+//     walk                  (src/tree) forces of the active groups
+//     kick                  active particles: closing half kick; below 2^L
+//                           a new level and the opening half kick
+// A particle's level travels in the 5 lowest mantissa bits of
+// Velocity::last_acc (|a| of its last force, which the acceleration MAC
+// reads as |a_old|; a relative change below 2^-18): the tree's reorder
+// moves it with the particle, and checkpoints keep it, at no cost.
+// Driven by src/run/block.rs.
+
+@group(0) @binding(0) var<uniform> params: BlockParams;
+@group(0) @binding(1) var<storage, read_write> pos_mass: array<PosMass>;
+@group(0) @binding(2) var<storage, read_write> vel: array<Velocity>;
+@group(0) @binding(3) var<storage, read> acc_pot: array<AccPot>;
+@group(0) @binding(4) var<storage, read_write> counters: TreeCounters;
+@group(0) @binding(5) var<storage, read_write> group_boxes: array<GroupBox>;
+@group(0) @binding(6) var<storage, read_write> active_boxes: array<GroupBox>;
+@group(0) @binding(7) var<storage, read_write> active_groups: atomic<u32>;
+@group(0) @binding(8) var<storage, read_write> dispatch: TreeDispatch;
+
+// The level's bits in last_acc (LEVEL_BITS from src/run/block.rs).
+const LEVEL_MASK: u32 = (1u << LEVEL_BITS) - 1u;
+
+fn level_of(v: Velocity) -> u32 {
+    return bitcast<u32>(v.last_acc) & LEVEL_MASK;
+}
+
+// |a| with level k in its lowest bits (0 stays 0: no force, level 0).
+fn with_level(a: f32, k: u32) -> f32 {
+    if (a == 0.0) {
+        return 0.0;
+    }
+    return bitcast<f32>((bitcast<u32>(a) & ~LEVEL_MASK) | k);
+}
+
+// Step dt_max / 2^k (exact in f32).
+fn step_of(k: u32) -> f32 {
+    return params.dt_max * exp2(-f32(k));
+}
+
+// Whether level k's step ends (and the next begins) at this sub-step.
+fn is_active(k: u32) -> bool {
+    let period = 1u << (params.levels - min(k, params.levels));
+    return params.substep % period == 0u;
+}
+
+// The level the criterion dt = sqrt(2 eta eps / |a|) asks for: the largest
+// step dt_max / 2^k not above it, within 0..=L.
+fn wanted_level(a: f32) -> u32 {
+    if (a <= 0.0) {
+        return 0u;
+    }
+    let dt = sqrt(params.two_eta_eps / a);
+    var k = 0u;
+    while (k < params.levels && step_of(k) > dt) {
+        k++;
+    }
+    return k;
+}
+
+// The smallest level whose grid holds this sub-step: a particle may move
+// to a larger step only where that step's grid is reached.
+fn grid_level() -> u32 {
+    let s = params.substep;
+    if (s == 0u || s >= (1u << params.levels)) {
+        return 0u;
+    }
+    return params.levels - countTrailingZeros(s);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn open(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = flat_index(wid, nwg, lid);
+    if (i >= params.n) {
+        return;
+    }
+    let a = acc_pot[i].acc;
+    let a_len = length(a);
+    let k = wanted_level(a_len);
+    let v = vel[i].vel + (0.5 * step_of(k)) * a;
+    vel[i] = Velocity(v, with_level(a_len, k));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn drift(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = flat_index(wid, nwg, lid);
+    if (i == 0u) {
+        // This sub-step's selection starts from an empty list.
+        atomicStore(&active_groups, 0u);
+    }
+    if (i >= params.n) {
+        return;
+    }
+    pos_mass[i].pos += step_of(params.levels) * vel[i].vel;
+}
+
+// Every group with an active particle is appended to active_boxes (in any
+// order: each group's forces depend on its own box alone).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn select_groups(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let g = flat_index(wid, nwg, lid);
+    if (g >= atomicLoad(&counters.group_count)) {
+        return;
+    }
+    let b = group_boxes[g];
+    for (var j = b.start; j < b.start + b.count; j++) {
+        if (is_active(level_of(vel[j]))) {
+            active_boxes[atomicAdd(&active_groups, 1u)] = b;
+            return;
+        }
+    }
+}
+
+// The active groups become the walk's list (the next refit rebuilds the
+// full list from the build's groups, so nothing is lost).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn settle_groups(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let g = flat_index(wid, nwg, lid);
+    let count = atomicLoad(&active_groups);
+    if (g < count) {
+        group_boxes[g] = active_boxes[g];
+    }
+    if (g == 0u) {
+        atomicStore(&counters.group_count, count);
+        atomicStore(&counters.next_group, 0u);
+        dispatch.walk_args = DispatchArgs(max(min(count, params.walk_workgroups), 1u), 1u, 1u);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn kick(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = flat_index(wid, nwg, lid);
+    if (i >= params.n) {
+        return;
+    }
+    let old = vel[i];
+    let k = level_of(old);
+    if (!is_active(k)) {
+        return;
+    }
+    let a = acc_pot[i].acc;
+    let a_len = length(a);
+    var v = old.vel + (0.5 * step_of(k)) * a;
+    var next = k;
+    if (params.substep < (1u << params.levels)) {
+        next = max(wanted_level(a_len), grid_level());
+        v += (0.5 * step_of(next)) * a;
+    }
+    vel[i] = Velocity(v, with_level(a_len, next));
+}
