@@ -15,6 +15,14 @@ pub enum Error {
     /// The requested N does not fit the device's buffer limits.
     #[error("N = {n} particles exceeds this device's limit of {max} ({reason})")]
     TooManyParticles { n: u64, max: u64, reason: String },
+    /// The device could not allocate what the run needs: its memory ran
+    /// out (the binding limits, checked before, allowed the N).
+    #[error("the GPU ran out of memory for N = {n} particles ({reason})")]
+    DeviceOutOfMemory { n: u64, reason: String },
+    /// The device refused a command (a wgpu validation error) that the
+    /// checks before it did not foresee.
+    #[error("the GPU refused the work: {0}")]
+    DeviceRefused(String),
     #[error("invalid parameter: {0}")]
     InvalidParameter(String),
     #[error("GPU read-back failed: {0}")]
@@ -45,6 +53,8 @@ impl Error {
             Error::AdapterInsufficient { .. } => "adapter-insufficient",
             Error::DeviceRequest(_) => "device-request",
             Error::TooManyParticles { .. } => "too-many-particles",
+            Error::DeviceOutOfMemory { .. } => "device-out-of-memory",
+            Error::DeviceRefused(_) => "device-refused",
             Error::InvalidParameter(_) => "invalid-parameter",
             Error::Readback(_) => "readback",
             Error::BadSnapshot { .. } => "bad-snapshot",

@@ -233,6 +233,34 @@ fn too_large_n_is_refused_with_the_limit() {
 }
 
 #[test]
+fn device_errors_while_allocating_are_errors_not_panics() {
+    let ctx = common::gpu();
+    // A buffer past the device's limit: without the captured scope wgpu's
+    // uncaptured-error handler panics natively.
+    let past_limit = ctx.device.limits().max_buffer_size.saturating_add(256);
+    let made = pollster::block_on(ctx.allocating(7, async {
+        let _buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("past the limit"),
+            size: past_limit,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        Ok(())
+    }));
+    match made {
+        Err(Error::DeviceRefused(msg)) => assert!(!msg.is_empty()),
+        other => panic!("{other:?}"),
+    }
+    // The device goes on working: a run starts and steps afterwards.
+    let particles = webgrav::state::plummer::plummer(64, 1);
+    let config = webgrav::run::RunParams::default().validate().unwrap();
+    let mut run =
+        pollster::block_on(webgrav::run::Run::new(&ctx, &particles, 0.0, config)).unwrap();
+    pollster::block_on(run.run_to(&ctx, 0.25, |_, _| true)).unwrap();
+    assert!(run.steps() > 0 && run.time() >= 0.25, "{}", run.time());
+}
+
+#[test]
 fn hermite_parameters_in_the_url() {
     let (s, warnings) =
         Settings::from_query("n=512&solver=hermite6&eta=0.01&precision=f32&eps=0.02");

@@ -93,6 +93,33 @@ pub fn submission_budget(device_type: wgpu::DeviceType) -> f64 {
 }
 
 impl GpuContext {
+    /// Runs `allocate`, which creates the buffers of `n` particles, with
+    /// the device's errors captured: running out of memory (which binding
+    /// limits cannot predict: WebGPU does not tell how much memory a card
+    /// has) becomes `Error::DeviceOutOfMemory`, and anything else the
+    /// device refused `Error::DeviceRefused`, instead of wgpu's uncaptured-error
+    /// handler, which panics natively.
+    pub async fn allocating<T>(
+        &self,
+        n: u64,
+        allocate: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let out_of_memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let refused = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let made = allocate.await;
+        let refused = refused.pop().await;
+        if let Some(e) = out_of_memory.pop().await {
+            return Err(Error::DeviceOutOfMemory {
+                n,
+                reason: format!("{e}; a smaller N fits"),
+            });
+        }
+        if let Some(e) = refused {
+            return Err(Error::DeviceRefused(e.to_string()));
+        }
+        made
+    }
+
     /// Opens the highest-performance adapter and checks that it can run
     /// webgrav. With `surface`, the adapter must be able to present to it.
     pub async fn new(

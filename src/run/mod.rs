@@ -359,7 +359,12 @@ impl Run {
         }
         particles.validate().map_err(Error::InvalidParameter)?;
         check_range(particles)?;
-        let engine = Self::engine(ctx, particles, time, config).await?;
+        let engine = ctx
+            .allocating(
+                particles.len() as u64,
+                Self::engine(ctx, particles, time, config),
+            )
+            .await?;
         let progress = Arc::new(Progress::default());
         progress.set_done(0, time);
         Ok(Self {
@@ -659,34 +664,38 @@ impl Run {
         name: &str,
     ) -> Result<Self> {
         let config = c.params.validate()?;
-        let engine = match c.engine {
-            checkpoint::EngineState::Leapfrog(state) => {
-                if c.params.solver.is_hermite() {
-                    return Err(Error::InvalidParameter(format!(
-                        "{name}: a leapfrog state for a Hermite solver"
-                    )));
+        let (saved, params, ids) = (c.engine, c.params, c.ids.clone());
+        let restore = async move {
+            Ok(match saved {
+                checkpoint::EngineState::Leapfrog(state) => {
+                    if params.solver.is_hermite() {
+                        return Err(Error::InvalidParameter(format!(
+                            "{name}: a leapfrog state for a Hermite solver"
+                        )));
+                    }
+                    Engine::Leapfrog(Box::new(LeapfrogEngine::restore(ctx, &state, params)?))
                 }
-                Engine::Leapfrog(Box::new(LeapfrogEngine::restore(ctx, &state, c.params)?))
-            }
-            checkpoint::EngineState::Hermite(h) => {
-                if !c.params.solver.is_hermite() {
-                    return Err(Error::InvalidParameter(format!(
-                        "{name}: a Hermite state for a leapfrog solver"
-                    )));
+                checkpoint::EngineState::Hermite(h) => {
+                    if !params.solver.is_hermite() {
+                        return Err(Error::InvalidParameter(format!(
+                            "{name}: a Hermite state for a leapfrog solver"
+                        )));
+                    }
+                    let sim = crate::hermite::HermiteSimulation::restore(
+                        ctx,
+                        h.bodies,
+                        ids,
+                        hermite::hermite_config(&params),
+                        h.time,
+                        h.stats,
+                    )?;
+                    Engine::Hermite(Box::new(HermiteEngine::restore(
+                        ctx, sim, h.offset, h.target, params,
+                    )?))
                 }
-                let sim = crate::hermite::HermiteSimulation::restore(
-                    ctx,
-                    h.bodies,
-                    c.ids.clone(),
-                    hermite::hermite_config(&c.params),
-                    h.time,
-                    h.stats,
-                )?;
-                Engine::Hermite(Box::new(HermiteEngine::restore(
-                    ctx, sim, h.offset, h.target, c.params,
-                )?))
-            }
+            })
         };
+        let engine = ctx.allocating(c.ids.len() as u64, restore).await?;
         let progress = Arc::new(Progress::default());
         progress.queued.store(c.steps, Ordering::SeqCst);
         progress.set_done(c.steps, c.time);
