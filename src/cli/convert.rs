@@ -2,7 +2,7 @@
 //! (the adapter and its limits).
 
 use super::{check_snapshot_output, emit, say};
-use crate::app::device_max_particles;
+use crate::app::{device_max_particles, host};
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::run::SolverKind;
@@ -33,6 +33,22 @@ pub async fn info() -> Result<()> {
             "max particles, {}: {}",
             solver.name(),
             device_max_particles(&ctx, solver)
+        ))?;
+    }
+    let available = host::available_bytes();
+    emit(format_args!(
+        "host memory available: {}",
+        available.map_or("unknown".into(), |b| format!("{} MiB", b >> 20))
+    ))?;
+    for (what, solver) in [
+        ("tree, direct", SolverKind::Tree),
+        ("hermite", SolverKind::Hermite4),
+    ] {
+        let per = host::host_bytes_per_particle(solver);
+        emit(format_args!(
+            "host memory per particle, {what}: {per} bytes beyond the input file; max \
+             particles: {}",
+            host::host_max_particles(solver).map_or("unknown".into(), |n| n.to_string())
         ))?;
     }
     Ok(())

@@ -12,7 +12,8 @@ mod run;
 mod series;
 mod table;
 
-use crate::app::{check_device_particle_count, check_host_memory};
+use crate::app::check_device_particle_count;
+use crate::app::host::check_host_memory;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::hermite::{Criterion, Precision};
@@ -241,7 +242,7 @@ impl InitialArgs {
                 let m = &self.model;
                 let n = m.n as u64;
                 check_device_particle_count(ctx, n, solver)?;
-                check_host_memory(n)?;
+                check_host_memory(n, solver)?;
                 // Component kinds go into the files (halo as dark matter,
                 // the rest as stars; Bonsai's id ranges; a CSV type column).
                 let clock = std::time::Instant::now();

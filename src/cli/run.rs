@@ -12,6 +12,7 @@
 use super::interrupt::{self, Phase};
 use super::series::{is_series_name, Series};
 use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs, StepArgs};
+use crate::app::host;
 use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
@@ -367,7 +368,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
                 &start.particles.id,
                 start.types.as_deref(),
             )?;
-            let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
+            let mut run = Run::from_particles(&ctx, start.particles, start.time, config).await?;
             run.set_types(start.types)?;
             run
         }
@@ -498,14 +499,19 @@ async fn keep_checkpoint(
             free
         }
     };
-    let written = match run.checkpoint(ctx).await {
-        Ok(bytes) => snapshot::write_atomic(&path, &bytes),
+    let written = match run.checkpoint_state(ctx).await {
+        Ok(c) => write_checkpoint(&path, &c),
         Err(e) => Err(e),
     };
     match written {
         Ok(()) => Ok(path),
         Err(e) => Err((path, e)),
     }
+}
+
+/// Writes a checkpoint file atomically, streamed as it is encoded.
+fn write_checkpoint(path: &str, c: &Checkpoint) -> Result<()> {
+    snapshot::write_atomic_with(path, c.approximate_len(), |w| c.write_to(w))
 }
 
 /// Integrates to --t-end with the log, the series and the checkpoints, on
@@ -590,7 +596,7 @@ async fn integrate(
             if let Some(s) = series.as_mut() {
                 s.flush()?;
             }
-            snapshot::write_atomic(path, &run.checkpoint(ctx).await?)?;
+            write_checkpoint(path, &run.checkpoint_state(ctx).await?)?;
         }
         if end {
             bar.finish_and_clear();
@@ -649,6 +655,13 @@ fn report(r: &Readout, wall_s: f64) {
         r.snapshot.time,
         r.steps
     );
+    if let Some(peak) = host::peak_resident_bytes() {
+        say!(
+            "peak host memory {:.1} MiB ({:.1} bytes per particle)",
+            peak as f64 / (1 << 20) as f64,
+            peak as f64 / r.snapshot.particles.len() as f64
+        );
+    }
     say!(
         "E0 = {:.9}  E = {:.9}  (K = {:.6}, W = {:.6}, Q = {:.4})",
         e0.total,

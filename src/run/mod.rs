@@ -177,7 +177,10 @@ pub fn write_state_as(
     use crate::snapshot::{self, Format};
     match (format, f64s) {
         (Format::Csv, Some(state)) => {
-            snapshot::write_atomic(path, &snapshot::csv::encode_f64(snap, state))?;
+            let rows = snap.particles.len() as u64;
+            snapshot::write_atomic_with(path, 100 * rows, |w| {
+                snapshot::csv::write_f64_to(snap, state, w)
+            })?;
             Ok(snapshot::Written::default())
         }
         _ => snapshot::write_file_as(path, format, snap),
@@ -337,14 +340,25 @@ impl Run {
         time: f64,
         config: RunConfig,
     ) -> Result<Self> {
+        Self::from_particles(ctx, particles.clone(), time, config).await
+    }
+
+    /// `new` of particles the run keeps (as its last good state) rather
+    /// than copies: a large run's host memory holds them once.
+    pub async fn from_particles(
+        ctx: &GpuContext,
+        particles: Particles,
+        time: f64,
+        config: RunConfig,
+    ) -> Result<Self> {
         if !time.is_finite() {
             return Err(Error::InvalidParameter(format!(
                 "the start time must be finite, got {time}"
             )));
         }
         particles.validate().map_err(Error::InvalidParameter)?;
-        check_range(particles)?;
-        let engine = Self::engine(ctx, particles, time, config).await?;
+        check_range(&particles)?;
+        let engine = Self::engine(ctx, &particles, time, config).await?;
         let progress = Arc::new(Progress::default());
         progress.set_done(0, time);
         Ok(Self {
@@ -365,7 +379,7 @@ impl Run {
             energy: EnergyReport::default(),
             last_good: Some(Snapshot {
                 time,
-                particles: particles.clone(),
+                particles,
                 softening: config.params().eps,
                 ..Default::default()
             }),
@@ -591,6 +605,12 @@ impl Run {
     /// Everything the run needs to continue exactly (see `checkpoint`):
     /// waits for the queued steps and reads the state back.
     pub async fn checkpoint(&mut self, ctx: &GpuContext) -> Result<Vec<u8>> {
+        Ok(self.checkpoint_state(ctx).await?.encode())
+    }
+
+    /// `checkpoint` before it is encoded (which `Checkpoint::write_to`
+    /// streams into a file).
+    pub async fn checkpoint_state(&mut self, ctx: &GpuContext) -> Result<checkpoint::Checkpoint> {
         let engine = match &self.engine {
             Engine::Leapfrog(l) => {
                 // A resumed run builds its tree at its first step, with
@@ -626,8 +646,7 @@ impl Run {
             e0: self.e0,
             de_max: self.de_max,
             engine,
-        }
-        .encode())
+        })
     }
 
     /// The run a checkpoint holds, continuing where it stopped;

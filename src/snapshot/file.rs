@@ -3,9 +3,10 @@
 //! a file's mode, write through symbolic links and leave nothing behind
 //! when they fail or the process is interrupted.
 
+use super::progress::{Progress, Reading, Writing};
 use super::{gadget, iord, tipsy, Format, Snapshot};
 use crate::error::{Error, Result};
-use std::io::{Read, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -13,6 +14,9 @@ use std::sync::Mutex;
 /// not tell (a pipe, a device): 4 GiB, a CSV of some 40 million particles,
 /// rather than "read until memory runs out".
 const MAX_STREAM_TEXT_BYTES: u64 = 1 << 32;
+
+/// Bytes a file is read and written in: large enough to run at disk speed.
+const IO_BUFFER_BYTES: usize = 8 << 20;
 
 fn io_error(path: &str, source: std::io::Error) -> Error {
     Error::Io {
@@ -43,12 +47,30 @@ pub fn read_file(path: &str) -> Result<Snapshot> {
     if format == Format::Gadget {
         return gadget::decode_files(&gadget_files(path)?);
     }
-    let bytes = read_bounded(path, format)?;
-    let mut snap = format.decode(&bytes, path)?;
+    let mut snap = match format.tipsy_flavor() {
+        Some(_) => read_tipsy(path)?,
+        None => format.decode(&read_bounded(path, format)?, path)?,
+    };
     if format.tipsy_flavor().is_some() {
-        read_side_files(path, &mut snap, tipsy::flavor_of(&bytes))?;
+        read_side_files(path, &mut snap, tipsy::flavor_of(&head))?;
     }
     Ok(snap)
+}
+
+/// A Tipsy file: a regular file streamed through a buffer (its size is
+/// checked against its header first), anything else (a pipe, a device)
+/// read whole as far as its header announces.
+fn read_tipsy(path: &str) -> Result<Snapshot> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let meta = file.metadata().map_err(|e| io_error(path, e))?;
+    if !meta.is_file() {
+        return Format::Tipsy.decode(&read_bounded(path, Format::Tipsy)?, path);
+    }
+    let reader = Reading {
+        inner: BufReader::with_capacity(IO_BUFFER_BYTES, file),
+        progress: Progress::new(format!("reading {path}"), meta.len()),
+    };
+    tipsy::decode_from(reader, meta.len(), path)
 }
 
 /// Takes a Tipsy file's ids (standard flavour) and kinds from its side
@@ -276,15 +298,22 @@ pub fn write_file(path: &str, snap: &Snapshot) -> Result<Written> {
 /// contradict this one. Ids the format cannot hold are refused before
 /// anything is written.
 pub fn write_file_as(path: &str, format: Format, snap: &Snapshot) -> Result<Written> {
-    write_atomic(path, &format.encode(snap)?)?;
+    let p = &snap.particles;
+    format.check(&p.id, snap.types.as_deref())?;
+    // What the file takes, near enough for the progress bar: Tipsy's and
+    // Gadget's records are 36 to 48 bytes, CSV rows about 100.
+    let per_particle = if format == Format::Csv { 100 } else { 40 };
+    write_atomic_with(path, per_particle * p.len() as u64, |w| {
+        format.write_to(snap, w)
+    })?;
     let mut written = Written::default();
     let Some(flavor) = format.tipsy_flavor() else {
         return Ok(written);
     };
     // Side files list the particles in the order of the file's records.
-    let order = tipsy::record_order(snap, flavor);
+    let order = || tipsy::record_order(snap, flavor);
     if flavor == tipsy::Flavor::Standard {
-        let ids: Vec<u64> = order.iter().map(|&k| snap.particles.id[k]).collect();
+        let ids: Vec<u64> = order().map(|k| snap.particles.id[k]).collect();
         let side = iord::side_path(path);
         if !iord::is_identity(&ids) || Path::new(&side).exists() {
             write_atomic(&side, &iord::encode(&ids))?;
@@ -295,8 +324,8 @@ pub fn write_file_as(path: &str, format: Format, snap: &Snapshot) -> Result<Writ
     let kinds: Option<Vec<u8>> = snap
         .types
         .as_ref()
-        .filter(|t| t.len() == order.len())
-        .map(|t| order.iter().map(|&k| t[k]).collect());
+        .filter(|t| t.len() == p.len())
+        .map(|t| order().map(|k| t[k]).collect());
     match kinds {
         Some(kinds) => {
             written.unrecorded = tipsy::unrecorded(snap, flavor);
@@ -398,6 +427,17 @@ fn temporary(target: &Path, what: &str) -> PathBuf {
 /// existing file keeps its permissions; a symbolic link keeps pointing at
 /// its target, whose content is replaced.
 pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, bytes.len() as u64, |w| w.write_all(bytes))
+}
+
+/// `write_atomic` of the bytes that `write` produces, streamed through a
+/// buffer into the temporary file (a file of any size without a copy of
+/// it in memory), with a progress bar for the `total` bytes expected.
+pub fn write_atomic_with(
+    path: &str,
+    total: u64,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let target = resolve(path)?;
     let tmp = temporary(&target, "tmp");
     let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
@@ -407,8 +447,12 @@ pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
     };
     pending(&tmp, true);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut w = Writing {
+            inner: BufWriter::with_capacity(IO_BUFFER_BYTES, std::fs::File::create(&tmp)?),
+            progress: Progress::new(format!("writing {path}"), total),
+        };
+        write(&mut w)?;
+        let f = w.inner.into_inner().map_err(|e| e.into_error())?;
         if let Some(p) = permissions {
             f.set_permissions(p)?;
         }

@@ -9,6 +9,7 @@ use super::{bad, checked, Snapshot};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::Particles;
+use std::io::{Read, Write};
 
 const HEADER_BYTES: usize = 32;
 /// Header without the trailing pad word, as some old writers produce.
@@ -93,16 +94,19 @@ pub fn describe_unrecorded(list: &[(u8, usize, u8)]) -> String {
 
 /// The file order of a snapshot's particles: without types, as given (all
 /// dark records); with types, the gas records, then the dark records, then
-/// the stars, each in input order, as Tipsy's layout demands.
-pub fn record_order(snap: &Snapshot, flavor: Flavor) -> Vec<usize> {
+/// the stars, each in input order, as Tipsy's layout demands. An iterator,
+/// so that a large snapshot's order takes no memory.
+pub fn record_order(snap: &Snapshot, flavor: Flavor) -> impl Iterator<Item = usize> + '_ {
     let n = snap.particles.len();
-    match &snap.types {
-        Some(t) if t.len() == n => [Kind::Gas, Kind::Dark, Kind::Star]
-            .iter()
-            .flat_map(|&r| (0..n).filter(move |&k| record(flavor, t[k]) == r))
-            .collect(),
-        _ => (0..n).collect(),
-    }
+    let types = snap.types.as_deref().filter(|t| t.len() == n);
+    let records: &[Kind] = match types {
+        Some(_) => &[Kind::Gas, Kind::Dark, Kind::Star],
+        None => &[Kind::Dark],
+    };
+    let rec = move |k: usize| types.map_or(Kind::Dark, |t| record(flavor, t[k]));
+    records
+        .iter()
+        .flat_map(move |&r| (0..n).filter(move |&k| rec(k) == r))
 }
 
 /// The id range Bonsai gives a particle of `kind` (`None`: untyped, written
@@ -254,15 +258,37 @@ pub fn flavor_of(head: &[u8]) -> Flavor {
 
 /// Parses a Tipsy file; `name` appears in error messages.
 pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
-    if bytes.len() < SHORT_HEADER_BYTES {
+    decode_from(bytes, bytes.len() as u64, name)
+}
+
+/// Records read from the source at a time by `decode_from`.
+const CHUNK_RECORDS: usize = 1 << 15;
+
+/// Parses a Tipsy file of `len` bytes that `source` yields, a piece at a
+/// time: a file of any size is read without a copy of its bytes in memory.
+/// Its length is checked against its header before any record is read.
+pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapshot> {
+    let read_error = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
+        _ => Error::Io {
+            path: name.to_string(),
+            source: e,
+        },
+    };
+    if len < SHORT_HEADER_BYTES as u64 {
         return Err(bad(
             name,
-            format!(
-                "truncated: {} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header",
-                bytes.len()
-            ),
+            format!("truncated: {len} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header"),
         ));
     }
+    // The header, with the first bytes of the records where its pad word
+    // is missing.
+    let mut head = [0u8; HEADER_BYTES];
+    let head_len = len.min(HEADER_BYTES as u64) as usize;
+    source
+        .read_exact(&mut head[..head_len])
+        .map_err(read_error)?;
+    let bytes = &head[..];
     let (big, little) = (header(bytes, Endian::Big), header(bytes, Endian::Little));
     let (h, endian) = if big.ndim == 3 {
         (big, Endian::Big)
@@ -304,7 +330,6 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     }
     let records =
         GAS_BYTES * h.nsph as u64 + DARK_BYTES * h.ndark as u64 + STAR_BYTES * h.nstar as u64;
-    let len = bytes.len() as u64;
     let header_bytes = if len == records + HEADER_BYTES as u64 {
         HEADER_BYTES
     } else if len == records + SHORT_HEADER_BYTES as u64 {
@@ -333,7 +358,7 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     };
     let version = if header_bytes == HEADER_BYTES {
         Cursor {
-            bytes,
+            bytes: &head,
             at: 28,
             endian,
         }
@@ -344,11 +369,8 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     let bonsai_ids = endian == Endian::Little && version == BONSAI_VERSION;
 
     let n = h.nbodies as usize;
-    let mut c = Cursor {
-        bytes,
-        at: header_bytes,
-        endian,
-    };
+    let mut source = (&head[header_bytes..head_len]).chain(source);
+    let mut chunk = Vec::new();
     let mut p = Particles {
         pos_mass: Vec::with_capacity(n),
         vel: Vec::with_capacity(n),
@@ -362,33 +384,50 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
             Kind::Dark => h.ndark,
             Kind::Star => h.nstar,
         };
-        for _ in 0..count {
-            let mass = c.f32();
-            let pos = [c.f32(), c.f32(), c.f32()];
-            let vel = [c.f32(), c.f32(), c.f32()];
-            // Fields between velocity and the eps/phi pair: rho, temp,
-            // hsmooth, metals (gas); metals, tform (star).
-            let skip = match kind {
-                Kind::Gas => 4,
-                Kind::Dark => 0,
-                Kind::Star => 2,
+        let size = match kind {
+            Kind::Gas => GAS_BYTES,
+            Kind::Dark => DARK_BYTES,
+            Kind::Star => STAR_BYTES,
+        } as usize;
+        let mut left = count as usize;
+        while left > 0 {
+            let records = left.min(CHUNK_RECORDS);
+            left -= records;
+            chunk.resize(records * size, 0);
+            source.read_exact(&mut chunk).map_err(read_error)?;
+            let mut c = Cursor {
+                bytes: &chunk,
+                at: 0,
+                endian,
             };
-            c.at += 4 * skip;
-            let (id, eps, phi) = if bonsai_ids && kind != Kind::Gas {
-                (c.u64_le(), None, 0.0)
-            } else if kind == Kind::Gas {
-                (p.id.len() as u64, None, c.f32())
-            } else {
-                let eps = c.f32();
-                (p.id.len() as u64, Some(eps), c.f32())
-            };
-            if softening.is_none() {
-                softening = eps;
+            for _ in 0..records {
+                let mass = c.f32();
+                let pos = [c.f32(), c.f32(), c.f32()];
+                let vel = [c.f32(), c.f32(), c.f32()];
+                // Fields between velocity and the eps/phi pair: rho, temp,
+                // hsmooth, metals (gas); metals, tform (star).
+                let skip = match kind {
+                    Kind::Gas => 4,
+                    Kind::Dark => 0,
+                    Kind::Star => 2,
+                };
+                c.at += 4 * skip;
+                let (id, eps, phi) = if bonsai_ids && kind != Kind::Gas {
+                    (c.u64_le(), None, 0.0)
+                } else if kind == Kind::Gas {
+                    (p.id.len() as u64, None, c.f32())
+                } else {
+                    let eps = c.f32();
+                    (p.id.len() as u64, Some(eps), c.f32())
+                };
+                if softening.is_none() {
+                    softening = eps;
+                }
+                potential.push(phi);
+                p.pos_mass.push(PosMass { pos, mass });
+                p.vel.push(Velocity::new(vel));
+                p.id.push(id);
             }
-            potential.push(phi);
-            p.pos_mass.push(PosMass { pos, mass });
-            p.vel.push(Velocity::new(vel));
-            p.id.push(id);
         }
     }
     // Types as Gadget numbers them (gas 0, dark 1, star 4), where the
@@ -452,9 +491,21 @@ pub fn encode(snap: &Snapshot, flavor: Flavor) -> Result<Vec<u8>> {
     if flavor == Flavor::Bonsai {
         check_bonsai_ids(&snap.particles.id, snap.types.as_deref())?;
     }
+    let mut out = Vec::with_capacity(HEADER_BYTES + snap.particles.len() * STAR_BYTES as usize);
+    write_to(snap, flavor, &mut out).expect("writing to memory");
+    Ok(out)
+}
+
+/// The bytes of `encode` into `out`, a record at a time: a file of any
+/// size is written without a copy of it in memory. The caller has checked
+/// the ids (`check_bonsai_ids`, as `encode` does).
+pub fn write_to(
+    snap: &Snapshot,
+    flavor: Flavor,
+    out: &mut (impl Write + ?Sized),
+) -> std::io::Result<()> {
     let p = &snap.particles;
     let n = p.len();
-    let mut out = Vec::with_capacity(HEADER_BYTES + n * GAS_BYTES as usize);
     let endian = match flavor {
         Flavor::Standard => Endian::Big,
         Flavor::Bonsai => Endian::Little,
@@ -466,49 +517,54 @@ pub fn encode(snap: &Snapshot, flavor: Flavor) -> Result<Vec<u8>> {
             out.extend_from_slice(le);
         }
     };
-    put(&mut out, &snap.time.to_le_bytes());
+    // One record (or the header) at a time.
+    let mut rec = Vec::with_capacity(HEADER_BYTES.max(GAS_BYTES as usize));
+    put(&mut rec, &snap.time.to_le_bytes());
     let version = if flavor == Flavor::Bonsai {
         BONSAI_VERSION
     } else {
         0
     };
     let kind = |k: usize| snap.types.as_ref().filter(|t| t.len() == n).map(|t| t[k]);
-    let rec = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
-    let count = |r: Kind| (0..n).filter(|&k| rec(k) == r).count() as i32;
+    let rec_of = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
+    let count = |r: Kind| (0..n).filter(|&k| rec_of(k) == r).count() as i32;
     let (nsph, ndark, nstar) = (count(Kind::Gas), count(Kind::Dark), count(Kind::Star));
     for word in [n as i32, 3, nsph, ndark, nstar, version] {
-        put(&mut out, &word.to_le_bytes());
+        put(&mut rec, &word.to_le_bytes());
     }
+    out.write_all(&rec)?;
     for k in record_order(snap, flavor) {
-        put(&mut out, &p.pos_mass[k].mass.to_le_bytes());
+        rec.clear();
+        put(&mut rec, &p.pos_mass[k].mass.to_le_bytes());
         for x in p.pos_mass[k].pos.iter().chain(&p.vel[k].vel) {
-            put(&mut out, &x.to_le_bytes());
+            put(&mut rec, &x.to_le_bytes());
         }
         let phi = snap.potential.as_ref().map_or(0.0, |v| v[k]);
-        match rec(k) {
+        match rec_of(k) {
             // A gas record's rho, temp, hsmooth and metals (webgrav's gas
             // is collisionless: none of them), then phi.
             Kind::Gas => [0.0, 0.0, 0.0, 0.0, phi]
                 .iter()
-                .for_each(|x: &f32| put(&mut out, &x.to_le_bytes())),
+                .for_each(|x: &f32| put(&mut rec, &x.to_le_bytes())),
             // A star record's metals and formation time.
             Kind::Star => [0f32; 2]
                 .iter()
-                .for_each(|x| put(&mut out, &x.to_le_bytes())),
+                .for_each(|x| put(&mut rec, &x.to_le_bytes())),
             Kind::Dark => {}
         }
-        match (flavor, rec(k)) {
+        match (flavor, rec_of(k)) {
             (_, Kind::Gas) => {}
             (Flavor::Standard, _) => {
-                put(&mut out, &snap.softening.to_le_bytes());
-                put(&mut out, &phi.to_le_bytes());
+                put(&mut rec, &snap.softening.to_le_bytes());
+                put(&mut rec, &phi.to_le_bytes());
             }
             (Flavor::Bonsai, _) => {
-                // In range: checked above.
+                // In range: checked by the caller.
                 let (base, _) = bonsai_range(kind(k));
-                out.extend_from_slice(&(base + p.id[k]).to_le_bytes());
+                rec.extend_from_slice(&base.wrapping_add(p.id[k]).to_le_bytes());
             }
         }
+        out.write_all(&rec)?;
     }
-    Ok(out)
+    Ok(())
 }
