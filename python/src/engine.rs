@@ -107,7 +107,7 @@ impl Engine {
         let r = self.readout(py)?;
         Ok(Snapshot {
             types,
-            ..r.snapshot.clone()
+            ..Snapshot::clone(&r.snapshot)
         })
     }
 }

@@ -24,6 +24,7 @@ use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -400,20 +401,26 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     let (state, full, outcome) = match result {
         Ok(Some(last)) => (Some(last.snapshot), last.state_f64, Ok(())),
         Ok(None) => return keep_interrupted(&a, &ctx, &mut run).await,
-        Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned(), None, Err(e)),
+        Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned().map(Arc::new), None, Err(e)),
         Err(e @ Error::Io { .. }) => return keep_after_failed_output(&a, &ctx, &mut run, e).await,
         Err(e) => (None, None, Err(e)),
     };
     interrupt::enter(Phase::Finishing);
     if let (Some(path), Some(snap)) = (&a.out, &state) {
-        let snap = Snapshot {
-            types: snap
-                .types
-                .clone()
-                .or_else(|| run.types().map(<[u8]>::to_vec)),
-            ..snap.clone()
+        // The run's kinds where the state has none (a start state that
+        // was never read out); else the state as it is, not a copy.
+        let typed;
+        let snap: &Snapshot = match (&snap.types, run.types()) {
+            (None, Some(t)) => {
+                typed = Snapshot {
+                    types: Some(t.to_vec()),
+                    ..Snapshot::clone(snap)
+                };
+                &typed
+            }
+            _ => snap,
         };
-        let written = write_state(path, &snap, full.as_ref())?;
+        let written = write_state(path, snap, full.as_ref())?;
         if outcome.is_err() {
             say!(
                 "wrote the last finite state (t = {}) to {path}, not the end state",
@@ -536,6 +543,9 @@ async fn integrate(
             s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
         }
     }
+    // A read-out that is kept would keep its state from being reused by
+    // the next one (`Run::readout`).
+    drop(first);
     let p = *run.config().params();
     say!(
         "N = {}, solver {}, eps {}, {} from t = {start} to t = {}",
