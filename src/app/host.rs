@@ -7,12 +7,16 @@ use crate::error::{Error, Result};
 use crate::run::SolverKind;
 
 /// Host memory a leapfrog run (tree or direct) takes per particle at
-/// most, beyond its input file: the model as it is generated in f64 and
-/// converted piece by piece (`state::galaxy::Realization::into_tagged`),
-/// then, while it runs, the ids and kinds, the last good state and one
-/// read-out (`Run::readout`) with its piecewise GPU read-back. Measured
-/// (BENCHMARKS.md) and held by `tests/host_memory.rs`.
-pub const HOST_BYTES_PER_PARTICLE: u64 = 100;
+/// most, beyond its input file. While it runs, about 80: the ids and
+/// kinds (9), the last good state that each read-out reuses (45,
+/// `Run::readout`), a read-out's forces, potentials and upload index
+/// (24); the model before it, generated in f64 and converted piece by
+/// piece (`Realization::into_particles`, 60). A checkpoint being written
+/// adds its read-back of the GPU state and ids (61): measured 138 bytes
+/// per particle in all at 2^25 on the H100 host, the NVIDIA driver's own
+/// memory included (BENCHMARKS.md). Held step by step by
+/// `tests/host_memory.rs`.
+pub const HOST_BYTES_PER_PARTICLE: u64 = 140;
 
 /// The same for the Hermite integrators, whose f64 bodies (176 bytes
 /// each) live on the host and are copied into every read-out.

@@ -236,6 +236,9 @@ impl InitialArgs {
                     snapshot::gadget::to_nbody(&mut snap, u[0], u[1], u[2]);
                 }
                 note_types(&snap, path);
+                // The file's N, checked once it is known (the state read
+                // is part of what a run holds).
+                check_host_memory(snap.particles.len() as u64, solver)?;
                 Ok(snap)
             }
             None => {

@@ -6,7 +6,7 @@
 use super::progress::{Progress, Reading, Writing};
 use super::{gadget, iord, tipsy, Format, Snapshot};
 use crate::error::{Error, Result};
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -15,7 +15,7 @@ use std::sync::Mutex;
 /// rather than "read until memory runs out".
 const MAX_STREAM_TEXT_BYTES: u64 = 1 << 32;
 
-/// Bytes a file is read and written in: large enough to run at disk speed.
+/// Bytes a file is written in: large enough to run at disk speed.
 const IO_BUFFER_BYTES: usize = 8 << 20;
 
 fn io_error(path: &str, source: std::io::Error) -> Error {
@@ -67,7 +67,7 @@ fn read_tipsy(path: &str) -> Result<Snapshot> {
         return Format::Tipsy.decode(&read_bounded(path, Format::Tipsy)?, path);
     }
     let reader = Reading {
-        inner: BufReader::with_capacity(IO_BUFFER_BYTES, file),
+        inner: ReadAhead::new(file),
         progress: Progress::new(format!("reading {path}"), meta.len()),
     };
     tipsy::decode_from(reader, meta.len(), path)
@@ -464,6 +464,57 @@ pub fn write_atomic_with(
     }
     pending(&tmp, false);
     result.map_err(|e| io_error(path, e))
+}
+
+/// A file read ahead on a thread of its own, a block at a time, while its
+/// reader parses the blocks before: the disk does not wait for the parsing.
+pub struct ReadAhead {
+    blocks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    block: Vec<u8>,
+    at: usize,
+}
+
+/// Blocks read ahead of the reader, and their size.
+const AHEAD_BLOCKS: usize = 4;
+const AHEAD_BLOCK_BYTES: usize = 8 << 20;
+
+impl ReadAhead {
+    pub fn new(mut file: std::fs::File) -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD_BLOCKS);
+        std::thread::spawn(move || loop {
+            let mut block = vec![0u8; AHEAD_BLOCK_BYTES];
+            let read = file.read(&mut block).map(|k| {
+                block.truncate(k);
+                block
+            });
+            let end = !matches!(&read, Ok(b) if !b.is_empty());
+            // A reader that stopped early has dropped the receiver.
+            if tx.send(read).is_err() || end {
+                return;
+            }
+        });
+        Self {
+            blocks: rx,
+            block: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl Read for ReadAhead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.block.len() {
+            match self.blocks.recv() {
+                Ok(block) => (self.block, self.at) = (block?, 0),
+                // The thread ended after the end of the file.
+                Err(_) => return Ok(0),
+            }
+        }
+        let k = buf.len().min(self.block.len() - self.at);
+        buf[..k].copy_from_slice(&self.block[self.at..self.at + k]);
+        self.at += k;
+        Ok(k)
+    }
 }
 
 #[cfg(test)]

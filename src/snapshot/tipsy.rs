@@ -8,6 +8,7 @@
 use super::{bad, checked, Snapshot};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
+use crate::state::parallel::{for_each_pair, map_indices};
 use crate::state::Particles;
 use std::io::{Read, Write};
 
@@ -262,7 +263,7 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
 }
 
 /// Records read from the source at a time by `decode_from`.
-const CHUNK_RECORDS: usize = 1 << 15;
+const CHUNK_RECORDS: usize = 1 << 18;
 
 /// Parses a Tipsy file of `len` bytes that `source` yields, a piece at a
 /// time: a file of any size is read without a copy of its bytes in memory.
@@ -371,13 +372,15 @@ pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapsh
     let n = h.nbodies as usize;
     let mut source = (&head[header_bytes..head_len]).chain(source);
     let mut chunk = Vec::new();
+    // Zeroed pages take memory only as the records fill them.
     let mut p = Particles {
-        pos_mass: Vec::with_capacity(n),
-        vel: Vec::with_capacity(n),
-        id: Vec::with_capacity(n),
+        pos_mass: bytemuck::zeroed_vec(n),
+        vel: bytemuck::zeroed_vec(n),
+        id: vec![0; n],
     };
-    let mut potential = Vec::with_capacity(n);
+    let mut potential = vec![0f32; n];
     let mut softening = None;
+    let mut base = 0;
     for kind in [Kind::Gas, Kind::Dark, Kind::Star] {
         let count = match kind {
             Kind::Gas => h.nsph,
@@ -395,39 +398,28 @@ pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapsh
             left -= records;
             chunk.resize(records * size, 0);
             source.read_exact(&mut chunk).map_err(read_error)?;
-            let mut c = Cursor {
-                bytes: &chunk,
-                at: 0,
-                endian,
-            };
-            for _ in 0..records {
-                let mass = c.f32();
-                let pos = [c.f32(), c.f32(), c.f32()];
-                let vel = [c.f32(), c.f32(), c.f32()];
-                // Fields between velocity and the eps/phi pair: rho, temp,
-                // hsmooth, metals (gas); metals, tform (star).
-                let skip = match kind {
-                    Kind::Gas => 4,
-                    Kind::Dark => 0,
-                    Kind::Star => 2,
-                };
-                c.at += 4 * skip;
-                let (id, eps, phi) = if bonsai_ids && kind != Kind::Gas {
-                    (c.u64_le(), None, 0.0)
-                } else if kind == Kind::Gas {
-                    (p.id.len() as u64, None, c.f32())
-                } else {
-                    let eps = c.f32();
-                    (p.id.len() as u64, Some(eps), c.f32())
-                };
-                if softening.is_none() {
-                    softening = eps;
-                }
-                potential.push(phi);
-                p.pos_mass.push(PosMass { pos, mass });
-                p.vel.push(Velocity::new(vel));
-                p.id.push(id);
-            }
+            // Parsed on every core into the records' places.
+            let parse =
+                |j: usize| parse_record(&chunk[j * size..(j + 1) * size], kind, endian, bonsai_ids);
+            let range = base..base + records;
+            for_each_pair(
+                &mut p.pos_mass[range.clone()],
+                &mut p.vel[range.clone()],
+                |j, pm, v| {
+                    let r = parse(j);
+                    (*pm, *v) = (r.pos_mass, r.vel);
+                },
+            );
+            for_each_pair(
+                &mut p.id[range.clone()],
+                &mut potential[range],
+                |j, id, phi| {
+                    let r = parse(j);
+                    (*id, *phi) = (r.id.unwrap_or((base + j) as u64), r.phi);
+                },
+            );
+            softening = softening.or_else(|| parse(0).eps);
+            base += records;
         }
     }
     // Types as Gadget numbers them (gas 0, dark 1, star 4), where the
@@ -449,6 +441,50 @@ pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapsh
         map_bonsai_ids(&mut snap, h.nsph as usize, h.ndark as usize);
     }
     checked(snap, name)
+}
+
+/// One particle's record as read: its id where the file holds one
+/// (Bonsai's), its softening where it holds one.
+struct Record {
+    pos_mass: PosMass,
+    vel: Velocity,
+    id: Option<u64>,
+    eps: Option<f32>,
+    phi: f32,
+}
+
+fn parse_record(bytes: &[u8], kind: Kind, endian: Endian, bonsai_ids: bool) -> Record {
+    let mut c = Cursor {
+        bytes,
+        at: 0,
+        endian,
+    };
+    let mass = c.f32();
+    let pos = [c.f32(), c.f32(), c.f32()];
+    let vel = [c.f32(), c.f32(), c.f32()];
+    // Fields between velocity and the eps/phi pair: rho, temp, hsmooth,
+    // metals (gas); metals, tform (star).
+    let skip = match kind {
+        Kind::Gas => 4,
+        Kind::Dark => 0,
+        Kind::Star => 2,
+    };
+    c.at += 4 * skip;
+    let (id, eps, phi) = if bonsai_ids && kind != Kind::Gas {
+        (Some(c.u64_le()), None, 0.0)
+    } else if kind == Kind::Gas {
+        (None, None, c.f32())
+    } else {
+        let eps = c.f32();
+        (None, Some(eps), c.f32())
+    };
+    Record {
+        pos_mass: PosMass { pos, mass },
+        vel: Velocity::new(vel),
+        id,
+        eps,
+        phi,
+    }
 }
 
 /// Takes Bonsai's id ranges off the ids and keeps what they said: dark
@@ -510,16 +546,8 @@ pub fn write_to(
         Flavor::Standard => Endian::Big,
         Flavor::Bonsai => Endian::Little,
     };
-    let put = |out: &mut Vec<u8>, le: &[u8]| {
-        if endian == Endian::Big {
-            out.extend(le.iter().rev());
-        } else {
-            out.extend_from_slice(le);
-        }
-    };
-    // One record (or the header) at a time.
-    let mut rec = Vec::with_capacity(HEADER_BYTES.max(GAS_BYTES as usize));
-    put(&mut rec, &snap.time.to_le_bytes());
+    let mut head = RecordBytes::new(endian);
+    head.put(&snap.time.to_le_bytes());
     let version = if flavor == Flavor::Bonsai {
         BONSAI_VERSION
     } else {
@@ -530,14 +558,14 @@ pub fn write_to(
     let count = |r: Kind| (0..n).filter(|&k| rec_of(k) == r).count() as i32;
     let (nsph, ndark, nstar) = (count(Kind::Gas), count(Kind::Dark), count(Kind::Star));
     for word in [n as i32, 3, nsph, ndark, nstar, version] {
-        put(&mut rec, &word.to_le_bytes());
+        head.put(&word.to_le_bytes());
     }
-    out.write_all(&rec)?;
-    for k in record_order(snap, flavor) {
-        rec.clear();
-        put(&mut rec, &p.pos_mass[k].mass.to_le_bytes());
+    out.write_all(head.bytes())?;
+    let encode = |k: usize| {
+        let mut rec = RecordBytes::new(endian);
+        rec.put(&p.pos_mass[k].mass.to_le_bytes());
         for x in p.pos_mass[k].pos.iter().chain(&p.vel[k].vel) {
-            put(&mut rec, &x.to_le_bytes());
+            rec.put(&x.to_le_bytes());
         }
         let phi = snap.potential.as_ref().map_or(0.0, |v| v[k]);
         match rec_of(k) {
@@ -545,26 +573,71 @@ pub fn write_to(
             // is collisionless: none of them), then phi.
             Kind::Gas => [0.0, 0.0, 0.0, 0.0, phi]
                 .iter()
-                .for_each(|x: &f32| put(&mut rec, &x.to_le_bytes())),
+                .for_each(|x: &f32| rec.put(&x.to_le_bytes())),
             // A star record's metals and formation time.
-            Kind::Star => [0f32; 2]
-                .iter()
-                .for_each(|x| put(&mut rec, &x.to_le_bytes())),
+            Kind::Star => [0f32; 2].iter().for_each(|x| rec.put(&x.to_le_bytes())),
             Kind::Dark => {}
         }
         match (flavor, rec_of(k)) {
             (_, Kind::Gas) => {}
             (Flavor::Standard, _) => {
-                put(&mut rec, &snap.softening.to_le_bytes());
-                put(&mut rec, &phi.to_le_bytes());
+                rec.put(&snap.softening.to_le_bytes());
+                rec.put(&phi.to_le_bytes());
             }
             (Flavor::Bonsai, _) => {
-                // In range: checked by the caller.
+                // In range: checked by the caller. Bonsai's ids are
+                // little-endian in either flavour's byte order.
                 let (base, _) = bonsai_range(kind(k));
-                rec.extend_from_slice(&base.wrapping_add(p.id[k]).to_le_bytes());
+                rec.put_le(&base.wrapping_add(p.id[k]).to_le_bytes());
             }
         }
-        out.write_all(&rec)?;
+        rec
+    };
+    // Records encoded on every core a piece at a time, written in order.
+    let mut order = record_order(snap, flavor);
+    let (mut piece, mut bytes) = (Vec::new(), Vec::new());
+    loop {
+        piece.clear();
+        piece.extend(order.by_ref().take(CHUNK_RECORDS));
+        if piece.is_empty() {
+            return Ok(());
+        }
+        bytes.clear();
+        for rec in map_indices(piece.len(), |j| encode(piece[j])) {
+            bytes.extend_from_slice(rec.bytes());
+        }
+        out.write_all(&bytes)?;
     }
-    Ok(())
+}
+
+/// The bytes of one record (or the header), words in the file's order.
+struct RecordBytes {
+    b: [u8; GAS_BYTES as usize],
+    len: usize,
+    endian: Endian,
+}
+
+impl RecordBytes {
+    fn new(endian: Endian) -> Self {
+        Self {
+            b: [0; GAS_BYTES as usize],
+            len: 0,
+            endian,
+        }
+    }
+    /// A little-endian word, in the file's byte order.
+    fn put(&mut self, le: &[u8]) {
+        self.put_le(le);
+        if self.endian == Endian::Big {
+            self.b[self.len - le.len()..self.len].reverse();
+        }
+    }
+    /// Bytes as they are.
+    fn put_le(&mut self, le: &[u8]) {
+        self.b[self.len..self.len + le.len()].copy_from_slice(le);
+        self.len += le.len();
+    }
+    fn bytes(&self) -> &[u8] {
+        &self.b[..self.len]
+    }
 }
