@@ -101,7 +101,7 @@ fn a_run_holds_one_state_at_a_time() {
         drop(snap);
         peak_growth(|| snapshot::read_file(&path).unwrap()).1
     });
-    assert!(read < 50.0, "reading .bonsai: {read:.1} bytes per particle");
+    assert!(read < 52.0, "reading .bonsai: {read:.1} bytes per particle");
 
     // A read-out (its previous one dropped) reuses the last good state's
     // arrays and adds the forces, potentials and upload index (24 bytes);
@@ -144,4 +144,21 @@ fn a_run_holds_one_state_at_a_time() {
         "a checkpoint: {checkpoint:.1} bytes per particle"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// An N the host's available memory cannot hold is refused with the reason
+// and the largest N it can, as an N beyond the device is.
+#[test]
+fn a_run_beyond_the_host_memory_is_refused_with_the_reason() {
+    use webgrav::app::host::{check_host_memory, host_max_particles, HOST_BYTES_PER_PARTICLE};
+    let max = host_max_particles(SolverKind::Tree).expect("Linux says what is available");
+    let err = check_host_memory(40 * max, SolverKind::Tree).unwrap_err();
+    let said = err.to_string();
+    assert!(
+        said.contains(&format!(
+            "{HOST_BYTES_PER_PARTICLE} bytes of host memory per particle"
+        )),
+        "{said}"
+    );
+    assert!(check_host_memory(max / 40, SolverKind::Tree).is_ok());
 }
