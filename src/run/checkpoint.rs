@@ -18,8 +18,9 @@
 //! the base time as the origin) and the particles' kinds (after the ids).
 //! Version 1 files are refused with a message.
 //!
-//! A checkpoint is read only as far as its header says it reaches
-//! (`read_file`), and its contents are checked against each other before
+//! A checkpoint is written as it is encoded (`Checkpoint::write_to`, the
+//! checksum summed on the way), read only as far as its header says it
+//! reaches (`read_file`), and its contents are checked against each other before
 //! a run is built from them: times and step counts, and every Hermite
 //! body's step (a power of two the integrator can take).
 
