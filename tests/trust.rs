@@ -441,6 +441,21 @@ fn small_findings() {
         "{}",
         text(&o.stderr)
     );
+    // It states the host's limit beside the device's: bytes per particle
+    // and the largest N the available memory allows.
+    let per = webgrav::app::host::HOST_BYTES_PER_PARTICLE;
+    let line = format!("host memory per particle, tree, direct: {per} bytes");
+    let max = webgrav::app::host::host_max_particles(webgrav::run::SolverKind::Tree).unwrap();
+    let stated = text(&o.stdout);
+    assert!(stated.contains(&line), "{stated}");
+    // Within a few percent: the available memory moves between the reads.
+    let said: f64 = stated
+        .lines()
+        .find(|l| l.starts_with(&line))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap();
+    assert!((said / max as f64 - 1.0).abs() < 0.05, "{said} vs {max}");
 }
 
 // Reruns are bit-identical, for every integrator (the red team found them

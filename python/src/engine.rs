@@ -14,9 +14,10 @@ use pyo3::types::{PyBytes, PyDict};
 use std::sync::Mutex;
 use std::time::Instant;
 use webgrav::app::accuracy::{reference_forces, CompareWith};
+use webgrav::app::check_device_particle_count;
+use webgrav::app::host::check_host_memory;
 use webgrav::app::picture::{self, View};
 use webgrav::app::readout::{center_of_mass, lagrangian_radii};
-use webgrav::app::{check_device_particle_count, check_host_memory};
 use webgrav::gpu::GpuContext;
 use webgrav::hermite::State64;
 use webgrav::render::ColorMode;
@@ -106,7 +107,7 @@ impl Engine {
         let r = self.readout(py)?;
         Ok(Snapshot {
             types,
-            ..r.snapshot.clone()
+            ..Snapshot::clone(&r.snapshot)
         })
     }
 }
@@ -220,7 +221,7 @@ impl Engine {
             .detach(|| {
                 // N is checked before anything is generated.
                 check_device_particle_count(&shared()?, n, solver)?;
-                check_host_memory(n)?;
+                check_host_memory(n, solver)?;
                 model.generate_with(n as usize, seed, &model_params)
             })
             .py_err()?;

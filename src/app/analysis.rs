@@ -7,6 +7,7 @@
 
 use super::readout::{center_of_mass, lagrangian_radii};
 use crate::gpu::layout::PosMass;
+use crate::state::parallel::{filter, map_indices, sum_by_chunks};
 use crate::state::Particles;
 use std::f64::consts::PI;
 
@@ -45,31 +46,51 @@ pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
         .sqrt();
     // Candidates: every particle within `reach` of `around`, a sphere that
     // holds the current one; rebuilt (from all particles, at 1.5 times the
-    // radius) only when the sphere leaves it, so the work stays O(N log N)
-    // and no particle of a sphere is ever missed (filtering only the last
-    // sphere's members would drift the centre by ~a/10).
+    // radius) when the sphere leaves it, and narrowed (from themselves)
+    // when the sphere has shrunk to a third of it, so the work stays
+    // O(N log N) and no particle of a sphere is ever missed (filtering
+    // only the last sphere's members would drift the centre by ~a/10).
+    // The candidates keep the particles' order: each sphere's members, and
+    // so its centre, are the same whichever set they are taken from.
     let (mut around, mut reach) = (c, f64::INFINITY);
     let mut candidates: Vec<PosMass> = pos_mass.to_vec();
     while r > 0.0 {
         r *= 0.975;
         let off: f64 = (0..3).map(|k| (c[k] - around[k]).powi(2)).sum();
-        if off.sqrt() + r > reach {
+        let from = if off.sqrt() + r > reach {
+            Some(pos_mass)
+        } else if 3.0 * r < reach && off.sqrt() + 1.5 * r <= reach {
+            Some(&candidates[..])
+        } else {
+            None
+        };
+        if let Some(from) = from {
             (around, reach) = (c, 1.5 * r);
-            candidates = pos_mass
-                .iter()
-                .copied()
-                .filter(|p| dist2(p.pos, around) <= reach * reach)
-                .collect();
+            candidates = filter(from, |p| dist2(p.pos, around) <= reach * reach);
         }
-        let inside: Vec<PosMass> = candidates
-            .iter()
-            .copied()
-            .filter(|p| dist2(p.pos, c) <= r * r)
-            .collect();
-        if inside.len() < n_min {
+        // The sphere's members counted and summed in place, on every core
+        // (in fixed chunks: the same centre on any number of threads).
+        let [count, m, mx, my, mz] = sum_by_chunks(candidates.len(), |k| {
+            let p = &candidates[k];
+            if dist2(p.pos, c) <= r * r {
+                let m = p.mass as f64;
+                [
+                    1.0,
+                    m,
+                    m * p.pos[0] as f64,
+                    m * p.pos[1] as f64,
+                    m * p.pos[2] as f64,
+                ]
+            } else {
+                [0.0; 5]
+            }
+        });
+        if (count as usize) < n_min {
             break;
         }
-        c = center_of_mass(&inside);
+        if m > 0.0 {
+            c = [mx / m, my / m, mz / m];
+        }
     }
     c
 }
@@ -230,27 +251,24 @@ pub fn to_cylindrical(
     v_center: [f64; 3],
     axes: &[[f64; 3]; 3],
 ) -> Vec<Cylindrical> {
-    p.pos_mass
-        .iter()
-        .zip(&p.vel)
-        .map(|(pm, v)| {
-            let d = [0, 1, 2].map(|k| pm.pos[k] as f64 - center[k]);
-            let u = [0, 1, 2].map(|k| v.vel[k] as f64 - v_center[k]);
-            let [x, y, z] = axes.map(|a| dot(a, d));
-            let [ux, uy, uz] = axes.map(|a| dot(a, u));
-            let r = x.hypot(y);
-            let (s, c) = if r > 0.0 { (y / r, x / r) } else { (0.0, 1.0) };
-            Cylindrical {
-                r,
-                phi: y.atan2(x),
-                z,
-                v_r: ux * c + uy * s,
-                v_phi: -ux * s + uy * c,
-                v_z: uz,
-                mass: pm.mass as f64,
-            }
-        })
-        .collect()
+    map_indices(p.len(), |i| {
+        let (pm, v) = (&p.pos_mass[i], &p.vel[i]);
+        let d = [0, 1, 2].map(|k| pm.pos[k] as f64 - center[k]);
+        let u = [0, 1, 2].map(|k| v.vel[k] as f64 - v_center[k]);
+        let [x, y, z] = axes.map(|a| dot(a, d));
+        let [ux, uy, uz] = axes.map(|a| dot(a, u));
+        let r = x.hypot(y);
+        let (s, c) = if r > 0.0 { (y / r, x / r) } else { (0.0, 1.0) };
+        Cylindrical {
+            r,
+            phi: y.atan2(x),
+            z,
+            v_r: ux * c + uy * s,
+            v_phi: -ux * s + uy * c,
+            v_z: uz,
+            mass: pm.mass as f64,
+        }
+    })
 }
 
 /// One ring of a disk profile.
@@ -386,8 +404,20 @@ pub fn pattern_speed(earlier: BarMode, t0: f64, later: BarMode, t1: f64) -> f64 
 /// heavier than every other particle (as black holes in a galaxy are);
 /// `None` where the masses do not tell them apart.
 pub fn two_heaviest(p: &Particles) -> Option<(u64, u64)> {
-    let mut order: Vec<usize> = (0..p.len()).collect();
-    order.sort_by(|&a, &b| p.pos_mass[b].mass.total_cmp(&p.pos_mass[a].mass));
+    // The three heaviest in one pass, as a stable sort by mass (heaviest
+    // first) would begin: of equal masses the first particle first.
+    let mass = |k: usize| p.pos_mass[k].mass;
+    let mut order: Vec<usize> = Vec::with_capacity(4);
+    for k in 0..p.len() {
+        let at = order
+            .iter()
+            .position(|&j| mass(k).total_cmp(&mass(j)).is_gt())
+            .unwrap_or(order.len());
+        if at < 3 {
+            order.insert(at, k);
+            order.truncate(3);
+        }
+    }
     match order[..] {
         [a, b, c, ..] if p.pos_mass[b].mass > p.pos_mass[c].mass => Some((p.id[a], p.id[b])),
         [a, b] => Some((p.id[a], p.id[b])),

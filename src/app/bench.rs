@@ -301,7 +301,7 @@ pub async fn run(
     spec.config()?;
     super::check_device_particle_count(ctx, spec.n as u64, spec.kind.solver())?;
     #[cfg(not(target_arch = "wasm32"))]
-    super::check_host_memory(spec.n as u64)?;
+    super::host::check_host_memory(spec.n as u64, spec.kind.solver())?;
     let start = now_ms();
     let particles: Particles = Model::Plummer.generate(spec.n, spec.seed)?;
     let generate_ms = now_ms() - start;

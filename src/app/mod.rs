@@ -3,13 +3,16 @@
 //! the galactic-dynamics analysis of a state (`analysis`),
 //! read-outs computed from a state (`readout`), a picture of a run's
 //! state (`picture`), the accuracy of forces against a direct sum
-//! (`accuracy`, native), the benchmarks both hosts run (`bench`), and the
-//! particle-count limit of each solver on a device.
+//! (`accuracy`, native), the benchmarks both hosts run (`bench`), the
+//! host memory a run takes (`host`, native), and the particle-count limit
+//! of each solver on a device.
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod accuracy;
 pub mod analysis;
 pub mod bench;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod host;
 pub mod picture;
 pub mod readout;
 pub mod series;
@@ -106,36 +109,4 @@ pub fn check_device_particle_count(ctx: &GpuContext, n: u64, solver: SolverKind)
         });
     }
     Ok(())
-}
-
-/// Host memory a run needs per particle, in bytes, at most: the initial
-/// particles, a read-out and its input-order copy, the last good state,
-/// and (Hermite) the f64 bodies and their records.
-pub const HOST_BYTES_PER_PARTICLE: u64 = 512;
-
-/// Refuses an N whose run would not fit in the memory the host has
-/// available (Linux: `MemAvailable`; elsewhere nothing is checked), before
-/// anything is generated.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn check_host_memory(n: u64) -> Result<()> {
-    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines()
-            .find_map(|l| l.strip_prefix("MemAvailable:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-    });
-    match available {
-        Some(bytes) if n.saturating_mul(HOST_BYTES_PER_PARTICLE) > bytes => {
-            Err(Error::TooManyParticles {
-                n,
-                max: bytes / HOST_BYTES_PER_PARTICLE,
-                reason: format!(
-                    "a run needs about {HOST_BYTES_PER_PARTICLE} bytes of host memory per \
-                     particle and {} MiB are available",
-                    bytes >> 20
-                ),
-            })
-        }
-        _ => Ok(()),
-    }
 }

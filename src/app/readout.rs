@@ -2,12 +2,13 @@
 //! given fractions of the mass) and the sphere a view should fit.
 
 use crate::gpu::layout::PosMass;
+use crate::state::parallel::{map_indices, sort_by};
 
 /// Mass fractions of the Lagrangian radii shown by the web app.
 pub const LAGRANGIAN_FRACTIONS: [f64; 3] = [0.1, 0.5, 0.9];
 
 /// Centre of mass of the particles.
-pub fn center_of_mass(pos_mass: &[PosMass]) -> [f64; 3] {
+pub fn center_of_mass<'a>(pos_mass: impl IntoIterator<Item = &'a PosMass>) -> [f64; 3] {
     let mut c = [0.0f64; 3];
     let mut m = 0.0;
     for p in pos_mass {
@@ -26,14 +27,12 @@ pub fn center_of_mass(pos_mass: &[PosMass]) -> [f64; 3] {
 /// (0, 1]) of the total mass: the first radius at which the enclosed mass
 /// reaches the fraction.
 pub fn lagrangian_radii(pos_mass: &[PosMass], center: [f64; 3], fractions: &[f64]) -> Vec<f64> {
-    let mut shells: Vec<(f64, f64)> = pos_mass
-        .iter()
-        .map(|p| {
-            let r2: f64 = (0..3).map(|k| (p.pos[k] as f64 - center[k]).powi(2)).sum();
-            (r2.sqrt(), p.mass as f64)
-        })
-        .collect();
-    shells.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut shells: Vec<(f64, f64)> = map_indices(pos_mass.len(), |i| {
+        let p = &pos_mass[i];
+        let r2: f64 = (0..3).map(|k| (p.pos[k] as f64 - center[k]).powi(2)).sum();
+        (r2.sqrt(), p.mass as f64)
+    });
+    sort_by(&mut shells, |a, b| a.0.total_cmp(&b.0));
     let total: f64 = shells.iter().map(|s| s.1).sum();
     let mut out = Vec::with_capacity(fractions.len());
     let mut enclosed = 0.0;

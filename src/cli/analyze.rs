@@ -6,11 +6,13 @@
 
 use super::{check_typed_output, emit, parse_kind, say};
 use crate::app::analysis::{self, BarMode, Frame, FRACTIONS};
+use crate::app::readout::lagrangian_radii;
 use crate::app::series::read_index;
 use crate::error::{Error, Result};
 use crate::snapshot::{self, Snapshot};
 use crate::state::Particles;
 use clap::Args;
+use std::borrow::Cow;
 
 #[derive(Args)]
 pub struct AnalyzeArgs {
@@ -61,10 +63,16 @@ pub struct AnalyzeArgs {
 }
 
 /// The particles of component `t` in `snap` (read from `path`).
-fn component(snap: &Snapshot, path: &str, name: &str, t: Option<u8>) -> Result<Particles> {
+/// The particles of component `t` (all: the snapshot's own, not a copy).
+fn component<'a>(
+    snap: &'a Snapshot,
+    path: &str,
+    name: &str,
+    t: Option<u8>,
+) -> Result<Cow<'a, Particles>> {
     let p = match (t, &snap.types) {
-        (None, _) => snap.particles.clone(),
-        (Some(t), Some(types)) => analysis::select(&snap.particles, |i| types[i] == t),
+        (None, _) => Cow::Borrowed(&snap.particles),
+        (Some(t), Some(types)) => Cow::Owned(analysis::select(&snap.particles, |i| types[i] == t)),
         (Some(_), None) => {
             return Err(Error::InvalidParameter(format!(
                 "{path} has no particle types, so --component {name} selects nothing"
@@ -172,8 +180,14 @@ fn one(a: &AnalyzeArgs, path: &str, components: &[(String, Option<u8>)]) -> Resu
         let f = Frame::of(&p);
         let bh = black_holes(a, &snap);
         emit(summary(a, bh, &snap, name, &p, &f).0)?;
-        let r_in = a.r_min.unwrap_or_else(|| lagrangian_at(&p, f.center, 0.01));
-        let r_out = a.r_max.unwrap_or_else(|| lagrangian_at(&p, f.center, 0.99));
+        // The radii holding 1 % and 99 % of the mass, in one sort.
+        let (r_in, r_out) = match (a.r_min, a.r_max) {
+            (Some(r_in), Some(r_out)) => (r_in, r_out),
+            (r_in, r_out) => {
+                let r = lagrangian_radii(&p.pos_mass, f.center, &[0.01, 0.99]);
+                (r_in.unwrap_or(r[0]), r_out.unwrap_or(r[1]))
+            }
+        };
         if r_in >= r_out {
             return Err(Error::InvalidParameter(format!(
                 "the profile's radii must grow: r_min = {r_in}, r_max = {r_out}"
@@ -218,10 +232,6 @@ fn black_holes(a: &AnalyzeArgs, snap: &Snapshot) -> Option<(u64, u64)> {
         Some(ids) => Some((ids[0], ids[1])),
         None => analysis::two_heaviest(&snap.particles),
     }
-}
-
-fn lagrangian_at(p: &Particles, center: [f64; 3], fraction: f64) -> f64 {
-    crate::app::readout::lagrangian_radii(&p.pos_mass, center, &[fraction])[0]
 }
 
 fn series(a: &AnalyzeArgs, dir: &str, components: &[(String, Option<u8>)]) -> Result<()> {

@@ -2,7 +2,7 @@
 //! (the adapter and its limits).
 
 use super::{check_snapshot_output, emit, say};
-use crate::app::device_max_particles;
+use crate::app::{device_max_particles, host};
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::run::SolverKind;
@@ -10,13 +10,31 @@ use crate::snapshot;
 
 pub fn convert(input: &str, output: &str) -> Result<()> {
     check_snapshot_output(&Some(output.to_string()), &[input])?;
+    let clock = std::time::Instant::now();
     let snap = snapshot::read_file(input)?;
+    say!(
+        "read {} particles {}",
+        snap.particles.len(),
+        rate(input, clock)
+    );
+    let clock = std::time::Instant::now();
     let written = snapshot::write_file(output, &snap)?;
-    say!("wrote {} particles to {output}", snap.particles.len());
+    say!(
+        "wrote {} particles to {output} {}",
+        snap.particles.len(),
+        rate(output, clock)
+    );
     for note in written.notes(output) {
         say!("{note}");
     }
     Ok(())
+}
+
+/// "in T s (R GB/s)" of the file at `path` since `clock`.
+fn rate(path: &str, clock: std::time::Instant) -> String {
+    let s = clock.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    format!("in {s:.2} s ({:.2} GB/s)", bytes as f64 / s.max(1e-9) / 1e9)
 }
 
 pub async fn info() -> Result<()> {
@@ -33,6 +51,22 @@ pub async fn info() -> Result<()> {
             "max particles, {}: {}",
             solver.name(),
             device_max_particles(&ctx, solver)
+        ))?;
+    }
+    let available = host::available_bytes();
+    emit(format_args!(
+        "host memory available: {}",
+        available.map_or("unknown".into(), |b| format!("{} MiB", b >> 20))
+    ))?;
+    for (what, solver) in [
+        ("tree, direct", SolverKind::Tree),
+        ("hermite", SolverKind::Hermite4),
+    ] {
+        let per = host::host_bytes_per_particle(solver);
+        emit(format_args!(
+            "host memory per particle, {what}: {per} bytes beyond the input file; max \
+             particles: {}",
+            host::host_max_particles(solver).map_or("unknown".into(), |n| n.to_string())
         ))?;
     }
     Ok(())

@@ -12,7 +12,8 @@ mod run;
 mod series;
 mod table;
 
-use crate::app::{check_device_particle_count, check_host_memory};
+use crate::app::check_device_particle_count;
+use crate::app::host::check_host_memory;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::hermite::{Criterion, Precision};
@@ -236,13 +237,16 @@ impl InitialArgs {
                     snapshot::gadget::to_nbody(&mut snap, u[0], u[1], u[2]);
                 }
                 note_types(&snap, path);
+                // The file's N, checked once it is known (the state read
+                // is part of what a run holds).
+                check_host_memory(snap.particles.len() as u64, solver)?;
                 Ok(snap)
             }
             None => {
                 let m = &self.model;
                 let n = m.n as u64;
                 check_device_particle_count(ctx, n, solver)?;
-                check_host_memory(n)?;
+                check_host_memory(n, solver)?;
                 // Component kinds go into the files (halo as dark matter,
                 // the rest as stars; Bonsai's id ranges; a CSV type column).
                 let clock = std::time::Instant::now();

@@ -12,6 +12,7 @@
 use super::interrupt::{self, Phase};
 use super::series::{is_series_name, Series};
 use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs, StepArgs};
+use crate::app::host;
 use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
@@ -23,6 +24,7 @@ use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -367,7 +369,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
                 &start.particles.id,
                 start.types.as_deref(),
             )?;
-            let mut run = Run::new(&ctx, &start.particles, start.time, config).await?;
+            let mut run = Run::from_particles(&ctx, start.particles, start.time, config).await?;
             run.set_types(start.types)?;
             run
         }
@@ -399,20 +401,26 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     let (state, full, outcome) = match result {
         Ok(Some(last)) => (Some(last.snapshot), last.state_f64, Ok(())),
         Ok(None) => return keep_interrupted(&a, &ctx, &mut run).await,
-        Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned(), None, Err(e)),
+        Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned().map(Arc::new), None, Err(e)),
         Err(e @ Error::Io { .. }) => return keep_after_failed_output(&a, &ctx, &mut run, e).await,
         Err(e) => (None, None, Err(e)),
     };
     interrupt::enter(Phase::Finishing);
     if let (Some(path), Some(snap)) = (&a.out, &state) {
-        let snap = Snapshot {
-            types: snap
-                .types
-                .clone()
-                .or_else(|| run.types().map(<[u8]>::to_vec)),
-            ..snap.clone()
+        // The run's kinds where the state has none (a start state that
+        // was never read out); else the state as it is, not a copy.
+        let typed;
+        let snap: &Snapshot = match (&snap.types, run.types()) {
+            (None, Some(t)) => {
+                typed = Snapshot {
+                    types: Some(t.to_vec()),
+                    ..Snapshot::clone(snap)
+                };
+                &typed
+            }
+            _ => snap,
         };
-        let written = write_state(path, &snap, full.as_ref())?;
+        let written = write_state(path, snap, full.as_ref())?;
         if outcome.is_err() {
             say!(
                 "wrote the last finite state (t = {}) to {path}, not the end state",
@@ -498,14 +506,19 @@ async fn keep_checkpoint(
             free
         }
     };
-    let written = match run.checkpoint(ctx).await {
-        Ok(bytes) => snapshot::write_atomic(&path, &bytes),
+    let written = match run.checkpoint_state(ctx).await {
+        Ok(c) => write_checkpoint(&path, &c),
         Err(e) => Err(e),
     };
     match written {
         Ok(()) => Ok(path),
         Err(e) => Err((path, e)),
     }
+}
+
+/// Writes a checkpoint file atomically, streamed as it is encoded.
+fn write_checkpoint(path: &str, c: &Checkpoint) -> Result<()> {
+    snapshot::write_atomic_with(path, c.approximate_len(), |w| c.write_to(w))
 }
 
 /// Integrates to --t-end with the log, the series and the checkpoints, on
@@ -530,6 +543,9 @@ async fn integrate(
             s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
         }
     }
+    // A read-out that is kept would keep its state from being reused by
+    // the next one (`Run::readout`).
+    drop(first);
     let p = *run.config().params();
     say!(
         "N = {}, solver {}, eps {}, {} from t = {start} to t = {}",
@@ -590,7 +606,7 @@ async fn integrate(
             if let Some(s) = series.as_mut() {
                 s.flush()?;
             }
-            snapshot::write_atomic(path, &run.checkpoint(ctx).await?)?;
+            write_checkpoint(path, &run.checkpoint_state(ctx).await?)?;
         }
         if end {
             bar.finish_and_clear();
@@ -652,6 +668,13 @@ fn report(r: &Readout, wall_s: f64) {
         r.snapshot.time,
         r.steps
     );
+    if let Some(peak) = host::peak_resident_bytes() {
+        say!(
+            "peak host memory {:.1} MiB ({:.1} bytes per particle)",
+            peak as f64 / (1 << 20) as f64,
+            peak as f64 / r.snapshot.particles.len() as f64
+        );
+    }
     say!(
         "E0 = {:.9}  E = {:.9}  (K = {:.6}, W = {:.6}, Q = {:.4})",
         e0.total,

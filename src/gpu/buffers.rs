@@ -13,19 +13,31 @@ pub async fn read_buffers(
     queue: &wgpu::Queue,
     sources: &[&wgpu::Buffer],
 ) -> Result<Vec<Vec<u8>>> {
+    let ranges: Vec<_> = sources.iter().map(|&b| (b, 0, b.size())).collect();
+    read_buffer_ranges(device, queue, &ranges).await
+}
+
+/// Copies the byte ranges (buffer, offset, size) to the CPU, in one
+/// submission as `read_buffers` does; each staging buffer is freed as
+/// soon as its bytes are out.
+pub async fn read_buffer_ranges(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    sources: &[(&wgpu::Buffer, u64, u64)],
+) -> Result<Vec<Vec<u8>>> {
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("read-back copy"),
     });
     let staging: Vec<wgpu::Buffer> = sources
         .iter()
-        .map(|src| {
+        .map(|&(src, offset, size)| {
             let buf = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("read-back staging"),
-                size: src.size(),
+                size,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            encoder.copy_buffer_to_buffer(src, 0, &buf, 0, src.size());
+            encoder.copy_buffer_to_buffer(src, offset, &buf, 0, size);
             buf
         })
         .collect();
@@ -54,6 +66,7 @@ pub async fn read_buffers(
                 .to_vec(),
         );
         buf.unmap();
+        buf.destroy();
     }
     Ok(out)
 }
@@ -81,6 +94,44 @@ pub fn storage_buffer<T: bytemuck::Pod>(
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST,
     })
+}
+
+/// Bytes uploaded at a time by `storage_buffer_in_pieces`.
+const UPLOAD_PIECE_BYTES: usize = 16 << 20;
+
+/// `storage_buffer`, natively uploaded a piece at a time, each piece's
+/// staging copy freed (its submission waited for) before the next: a
+/// large upload takes a piece of host memory beside `data`, not a second
+/// copy of it. In the browser, whose queue cannot be waited on, one piece.
+pub fn storage_buffer_in_pieces<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &str,
+    data: &[T],
+) -> Result<wgpu::Buffer> {
+    let bytes: &[u8] = bytemuck::cast_slice(data);
+    if cfg!(target_arch = "wasm32") || bytes.len() <= UPLOAD_PIECE_BYTES {
+        return Ok(storage_buffer(device, label, data));
+    }
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.len() as u64,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    for (k, piece) in bytes.chunks(UPLOAD_PIECE_BYTES).enumerate() {
+        queue.write_buffer(&buffer, (k * UPLOAD_PIECE_BYTES) as u64, piece);
+        let done = queue.submit(None);
+        device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(done),
+                timeout: None,
+            })
+            .map_err(|e| Error::Readback(e.to_string()))?;
+    }
+    Ok(buffer)
 }
 
 /// A uniform buffer initialised from `value`.

@@ -20,8 +20,9 @@
 //! read as shared steps).
 //! Version 1 files are refused with a message.
 //!
-//! A checkpoint is read only as far as its header says it reaches
-//! (`read_file`), and its contents are checked against each other before
+//! A checkpoint is written as it is encoded (`Checkpoint::write_to`, the
+//! checksum summed on the way), read only as far as its header says it
+//! reaches (`read_file`), and its contents are checked against each other before
 //! a run is built from them: times and step counts, and every Hermite
 //! body's step (a power of two the integrator can take).
 
@@ -92,17 +93,40 @@ pub struct Checkpoint {
 /// FNV-1a, 64 bits: a checksum against truncated or damaged files (not
 /// against tampering).
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+    fnv1a_more(FNV1A_START, bytes)
+}
+
+const FNV1A_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// The FNV-1a sum `h` of some bytes continued over `bytes`.
+fn fnv1a_more(h: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(h, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
 
-#[derive(Default)]
-struct Out(Vec<u8>);
+/// The encoder's output: bytes go to a writer as they come, summed on
+/// the way (a checkpoint of any size is written without a copy of it in
+/// memory); the first write error is kept and ends the writing.
+struct Out<'a> {
+    w: &'a mut dyn std::io::Write,
+    sum: u64,
+    error: Option<std::io::Error>,
+}
 
-impl Out {
+impl<'a> Out<'a> {
+    fn new(w: &'a mut dyn std::io::Write) -> Self {
+        Self {
+            w,
+            sum: FNV1A_START,
+            error: None,
+        }
+    }
     fn put(&mut self, b: &[u8]) {
-        self.0.extend_from_slice(b);
+        if self.error.is_none() {
+            self.sum = fnv1a_more(self.sum, b);
+            self.error = self.w.write_all(b).err();
+        }
     }
     fn u32(&mut self, x: u32) {
         self.put(&x.to_le_bytes());
@@ -214,7 +238,14 @@ fn get_diagnostics(i: &mut In) -> Result<Diagnostics> {
 
 impl Checkpoint {
     pub fn encode(&self) -> Vec<u8> {
-        let mut o = Out::default();
+        let mut bytes = Vec::new();
+        self.write_to(&mut bytes).expect("writing to memory");
+        bytes
+    }
+
+    /// The bytes of `encode` into `w`, as they are made.
+    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut o = Out::new(w);
         o.put(MAGIC);
         o.u32(VERSION);
         let p = &self.params;
@@ -285,9 +316,18 @@ impl Checkpoint {
                 }
             }
         }
-        let sum = fnv1a(&o.0);
+        let sum = o.sum;
         o.u64(sum);
-        o.0
+        o.error.map_or(Ok(()), Err)
+    }
+
+    /// The file size of `encode`, near enough for a progress bar.
+    pub fn approximate_len(&self) -> u64 {
+        let per_particle = match self.engine {
+            EngineState::Leapfrog(_) => 61,
+            EngineState::Hermite(_) => 185,
+        };
+        per_particle * self.ids.len() as u64
     }
 
     /// Parses a checkpoint; `name` appears in error messages.

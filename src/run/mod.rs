@@ -119,8 +119,9 @@ pub struct HermiteReadout {
 /// One consistent state of a run and what was measured with it.
 #[derive(Clone, Debug)]
 pub struct Readout {
-    /// Positions, velocities, ids and potentials in input order.
-    pub snapshot: Snapshot,
+    /// Positions, velocities, ids and potentials in input order (shared
+    /// with the run, which keeps it as its last good state).
+    pub snapshot: Arc<Snapshot>,
     /// Accelerations and potentials in input order.
     pub acc_pot: Vec<AccPot>,
     pub diagnostics: Diagnostics,
@@ -181,7 +182,10 @@ pub fn write_state_as(
     use crate::snapshot::{self, Format};
     match (format, f64s) {
         (Format::Csv, Some(state)) => {
-            snapshot::write_atomic(path, &snapshot::csv::encode_f64(snap, state))?;
+            let rows = snap.particles.len() as u64;
+            snapshot::write_atomic_with(path, 100 * rows, |w| {
+                snapshot::csv::write_f64_to(snap, state, w)
+            })?;
             Ok(snapshot::Written::default())
         }
         _ => snapshot::write_file_as(path, format, snap),
@@ -253,23 +257,29 @@ pub fn check_range(particles: &Particles) -> Result<()> {
 /// The first particle of a read-out whose state is not finite.
 fn first_non_finite(snap: &Snapshot, acc_pot: &[AccPot]) -> Option<Error> {
     let p = &snap.particles;
-    let fin = |a: &[f32]| a.iter().all(|x| x.is_finite());
     (0..p.len()).find_map(|k| {
-        let what = if !fin(&p.pos_mass[k].pos) {
-            "position"
-        } else if !fin(&p.vel[k].vel) {
-            "velocity"
-        } else if !fin(&acc_pot[k].acc) || !acc_pot[k].pot.is_finite() {
-            "force"
-        } else {
-            return None;
-        };
+        let what = non_finite(&p.pos_mass[k], &p.vel[k], &acc_pot[k])?;
         Some(Error::NonFinite {
             particle: p.id[k],
             what,
             time: snap.time,
         })
     })
+}
+
+/// What of one particle's state is not finite, first of its position,
+/// velocity and force.
+fn non_finite(p: &PosMass, v: &Velocity, a: &AccPot) -> Option<&'static str> {
+    let fin = |a: &[f32]| a.iter().all(|x| x.is_finite());
+    if !fin(&p.pos) {
+        Some("position")
+    } else if !fin(&v.vel) {
+        Some("velocity")
+    } else if !fin(&a.acc) || !a.pot.is_finite() {
+        Some("force")
+    } else {
+        None
+    }
 }
 
 /// Batches of `run_to` between fits of a tree run's recorded levels (each
@@ -304,7 +314,7 @@ pub struct Run {
     de_max: f64,
     energy: EnergyReport,
     /// The state of the last read-out that was finite everywhere.
-    last_good: Option<Snapshot>,
+    last_good: Option<Arc<Snapshot>>,
     /// The start time of the run a checkpoint continues (its own start
     /// time for a new run): the origin of its output grid.
     origin: f64,
@@ -352,17 +362,28 @@ impl Run {
         time: f64,
         config: RunConfig,
     ) -> Result<Self> {
+        Self::from_particles(ctx, particles.clone(), time, config).await
+    }
+
+    /// `new` of particles the run keeps (as its last good state) rather
+    /// than copies: a large run's host memory holds them once.
+    pub async fn from_particles(
+        ctx: &GpuContext,
+        particles: Particles,
+        time: f64,
+        config: RunConfig,
+    ) -> Result<Self> {
         if !time.is_finite() {
             return Err(Error::InvalidParameter(format!(
                 "the start time must be finite, got {time}"
             )));
         }
         particles.validate().map_err(Error::InvalidParameter)?;
-        check_range(particles)?;
+        check_range(&particles)?;
         let engine = ctx
             .allocating(
                 particles.len() as u64,
-                Self::engine(ctx, particles, time, config),
+                Self::engine(ctx, &particles, time, config),
             )
             .await?;
         let progress = Arc::new(Progress::default());
@@ -383,12 +404,12 @@ impl Run {
             e0: None,
             de_max: 0.0,
             energy: EnergyReport::default(),
-            last_good: Some(Snapshot {
+            last_good: Some(Arc::new(Snapshot {
                 time,
-                particles: particles.clone(),
+                particles,
                 softening: config.params().eps,
                 ..Default::default()
-            }),
+            })),
             origin: time,
             run_id: new_run_id(),
             types: None,
@@ -431,7 +452,7 @@ impl Run {
     /// The state of the last finite read-out (at first, the initial
     /// state): what is left to save when a run stops on a non-finite value.
     pub fn last_good(&self) -> Option<&Snapshot> {
-        self.last_good.as_ref()
+        self.last_good.as_deref()
     }
 
     async fn engine(
@@ -611,6 +632,12 @@ impl Run {
     /// Everything the run needs to continue exactly (see `checkpoint`):
     /// waits for the queued steps and reads the state back.
     pub async fn checkpoint(&mut self, ctx: &GpuContext) -> Result<Vec<u8>> {
+        Ok(self.checkpoint_state(ctx).await?.encode())
+    }
+
+    /// `checkpoint` before it is encoded (which `Checkpoint::write_to`
+    /// streams into a file).
+    pub async fn checkpoint_state(&mut self, ctx: &GpuContext) -> Result<checkpoint::Checkpoint> {
         let engine = match &self.engine {
             Engine::Leapfrog(l) => {
                 // A resumed run builds its tree at its first step, with
@@ -646,8 +673,7 @@ impl Run {
             e0: self.e0,
             de_max: self.de_max,
             engine,
-        }
-        .encode())
+        })
     }
 
     /// The run a checkpoint holds, continuing where it stopped;
@@ -812,88 +838,135 @@ impl Run {
     /// last finite one).
     pub async fn readout(&mut self, ctx: &GpuContext) -> Result<Readout> {
         let eps = self.config.params().eps as f64;
-        let mut block_levels = None;
-        let (snapshot, acc_pot, energy_of, interactions, hermite, state_f64) =
-            match &mut self.engine {
-                Engine::Leapfrog(l) => {
-                    let s = l.read(ctx).await?;
-                    block_levels = l.block_levels(&s.vel);
-                    // Summed in GPU order, as the state lies.
-                    let energy_of = if s.pos_mass.len() > EXACT_ENERGY_MAX {
-                        EnergyOf::Solver(Diagnostics::of(&s.pos_mass, &s.vel, &s.acc_pot))
-                    } else {
-                        EnergyOf::State(
-                            s.pos_mass
-                                .iter()
-                                .zip(&s.vel)
-                                .map(|(p, v)| {
-                                    (p.mass as f64, p.pos.map(f64::from), v.vel.map(f64::from))
-                                })
-                                .collect(),
-                        )
-                    };
-                    let interactions = match &l.solver {
-                        ForceSolver::Tree(t) => {
-                            Some(mean_interactions(&t.interaction_counts(ctx).await?))
+        let mut block_levels: Option<Vec<u64>> = None;
+        let (snapshot, acc_pot, energy_of, interactions, hermite, state_f64) = match &mut self
+            .engine
+        {
+            Engine::Leapfrog(l) => {
+                let n = self.ids.len();
+                // First the state's finiteness and the upload index,
+                // a piece at a time: a finite state may then take the
+                // arrays of the last good one (where no read-out
+                // still shares them), and the host never holds two
+                // whole states and a read-back at once.
+                let mut index = Vec::with_capacity(n);
+                let mut bad: Option<(u32, &'static str)> = None;
+                l.state
+                    .for_each_piece(ctx, |_, piece| {
+                        for k in 0..piece.index.len() {
+                            let what =
+                                non_finite(&piece.pos_mass[k], &piece.vel[k], &piece.acc_pot[k]);
+                            let i = piece.index[k];
+                            if what.is_some() && bad.is_none_or(|(j, _)| i < j) {
+                                bad = what.map(|w| (i, w));
+                            }
                         }
-                        ForceSolver::Direct(_) => None,
-                    };
-                    let n = s.index.len();
-                    let mut p = Particles {
-                        pos_mass: vec![PosMass::default(); n],
-                        vel: vec![Velocity::default(); n],
-                        id: self.ids.clone(),
-                    };
-                    let mut acc_pot = vec![AccPot::default(); n];
-                    for (k, &i) in s.index.iter().enumerate() {
-                        let i = i as usize;
-                        p.pos_mass[i] = s.pos_mass[k];
-                        // The velocity alone: the tree's remembered |a|
-                        // is its own, not the particle's.
-                        p.vel[i] = Velocity::new(s.vel[k].vel);
-                        acc_pot[i] = s.acc_pot[k];
-                    }
-                    let snap = Snapshot {
+                        if let Some(counts) = l.block_levels(&piece.vel) {
+                            let total = block_levels.get_or_insert_with(|| vec![0; counts.len()]);
+                            for (t, c) in total.iter_mut().zip(counts) {
+                                *t += c;
+                            }
+                        }
+                        index.extend(piece.index);
+                    })
+                    .await?;
+                if let Some((i, what)) = bad {
+                    return Err(Error::NonFinite {
+                        particle: self.ids[i as usize],
+                        what,
                         time: self.time,
-                        particles: p,
-                        softening: self.config.params().eps,
-                        potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
-                        types: self.types.clone(),
-                    };
-                    (snap, acc_pot, energy_of, interactions, None, None)
+                    });
                 }
-                Engine::Hermite(h) => {
-                    let (particles, pot) = h.sim.particles();
-                    let acc_pot = hermite::acc_pot_of(&h.sim);
-                    let snap = Snapshot {
-                        time: h.time(),
-                        particles,
-                        softening: self.config.params().eps,
-                        potential: Some(pot),
-                        types: self.types.clone(),
-                    };
-                    let status = HermiteReadout {
-                        stats: h.sim.stats.clone(),
-                        levels: h.sim.levels(),
-                        dt_max: h.sim.config().dt_max,
-                    };
-                    let state = h.sim.state_f64();
-                    (
-                        snap,
-                        acc_pot,
-                        EnergyOf::State(state.clone()),
-                        None,
-                        Some(status),
-                        Some(state),
+                let last = self.last_good.take().and_then(|s| Arc::try_unwrap(s).ok());
+                let mut p = match last {
+                    Some(s) if s.particles.len() == n => s.particles,
+                    _ => Particles {
+                        pos_mass: bytemuck::zeroed_vec(n),
+                        vel: bytemuck::zeroed_vec(n),
+                        id: self.ids.clone(),
+                    },
+                };
+                let mut acc_pot: Vec<AccPot> = bytemuck::zeroed_vec(n);
+                l.state
+                    .for_each_piece(ctx, |_, piece| {
+                        for (k, &i) in piece.index.iter().enumerate() {
+                            let i = i as usize;
+                            p.pos_mass[i] = piece.pos_mass[k];
+                            // The velocity alone: the tree's remembered
+                            // |a| is its own, not the particle's.
+                            p.vel[i] = Velocity::new(piece.vel[k].vel);
+                            acc_pot[i] = piece.acc_pot[k];
+                        }
+                    })
+                    .await?;
+                // Summed in GPU order, as the state lies.
+                let gpu_order = || index.iter().map(|&i| i as usize);
+                let energy_of = if n > EXACT_ENERGY_MAX {
+                    EnergyOf::Solver(Diagnostics::of_order(
+                        &p.pos_mass,
+                        &p.vel,
+                        &acc_pot,
+                        gpu_order(),
+                    ))
+                } else {
+                    EnergyOf::State(
+                        gpu_order()
+                            .map(|i| {
+                                let (x, v) = (&p.pos_mass[i], &p.vel[i]);
+                                (x.mass as f64, x.pos.map(f64::from), v.vel.map(f64::from))
+                            })
+                            .collect(),
                     )
-                }
-            };
+                };
+                drop(index);
+                let interactions = match &l.solver {
+                    ForceSolver::Tree(t) => {
+                        Some(mean_interactions(&t.interaction_counts(ctx).await?))
+                    }
+                    ForceSolver::Direct(_) => None,
+                };
+                let snap = Snapshot {
+                    time: self.time,
+                    particles: p,
+                    softening: self.config.params().eps,
+                    potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
+                    types: self.types.clone(),
+                };
+                (snap, acc_pot, energy_of, interactions, None, None)
+            }
+            Engine::Hermite(h) => {
+                let (particles, pot) = h.sim.particles();
+                let acc_pot = hermite::acc_pot_of(&h.sim);
+                let snap = Snapshot {
+                    time: h.time(),
+                    particles,
+                    softening: self.config.params().eps,
+                    potential: Some(pot),
+                    types: self.types.clone(),
+                };
+                let status = HermiteReadout {
+                    stats: h.sim.stats.clone(),
+                    levels: h.sim.levels(),
+                    dt_max: h.sim.config().dt_max,
+                };
+                let state = h.sim.state_f64();
+                (
+                    snap,
+                    acc_pot,
+                    EnergyOf::State(state.clone()),
+                    None,
+                    Some(status),
+                    Some(state),
+                )
+            }
+        };
         if let Some(e) = first_non_finite(&snapshot, &acc_pot) {
             return Err(e);
         }
         let key = (self.steps, snapshot.time.to_bits());
         let (diagnostics, potential_sum) = self.energy.of(ctx, key, energy_of, eps).await?;
-        self.last_good = Some(snapshot.clone());
+        let snapshot = Arc::new(snapshot);
+        self.last_good = Some(Arc::clone(&snapshot));
         let phases = if self.timer_recorded {
             self.timer_recorded = false;
             Some(self.timer.read(ctx).await?).filter(|p| !p.is_empty())

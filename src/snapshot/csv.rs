@@ -21,8 +21,15 @@ const REQUIRED: [&str; 7] = ["x", "y", "z", "vx", "vy", "vz", "m"];
 
 /// Encodes a snapshot.
 pub fn encode(snap: &Snapshot) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_to(snap, &mut out).expect("writing to memory");
+    out
+}
+
+/// The bytes of `encode` into `out`, some thousands of rows at a time.
+pub fn write_to(snap: &Snapshot, out: &mut (impl std::io::Write + ?Sized)) -> std::io::Result<()> {
     let p = &snap.particles;
-    encode_rows(snap, |s, k| {
+    write_rows(snap, out, |s, k| {
         let (x, v) = (p.pos_mass[k].pos, p.vel[k].vel);
         let m = p.pos_mass[k].mass;
         write!(
@@ -40,7 +47,18 @@ pub fn encode(snap: &Snapshot) -> Vec<u8> {
 /// webgrav's own reader takes f32; an f64 reader (pandas, numpy) gets
 /// every bit.
 pub fn encode_f64(snap: &Snapshot, state: &[(f64, [f64; 3], [f64; 3])]) -> Vec<u8> {
-    encode_rows(snap, |s, k| {
+    let mut out = Vec::new();
+    write_f64_to(snap, state, &mut out).expect("writing to memory");
+    out
+}
+
+/// The bytes of `encode_f64` into `out`, some thousands of rows at a time.
+pub fn write_f64_to(
+    snap: &Snapshot,
+    state: &[(f64, [f64; 3], [f64; 3])],
+    out: &mut (impl std::io::Write + ?Sized),
+) -> std::io::Result<()> {
+    write_rows(snap, out, |s, k| {
         let (m, x, v) = &state[k];
         write!(
             s,
@@ -50,13 +68,17 @@ pub fn encode_f64(snap: &Snapshot, state: &[(f64, [f64; 3], [f64; 3])]) -> Vec<u
     })
 }
 
-/// The header and one row per particle of `snap`: its id, the fields
-/// `fields` writes (x … m), the time, and its kind in a `type` column
-/// (Gadget's numbering) where the particles have kinds.
-fn encode_rows(
+/// Text gathered before it goes to the writer.
+const ROWS_BUFFER_BYTES: usize = 1 << 20;
+
+/// The header and one row per particle of `snap` into `out`: its id, the
+/// fields `fields` writes (x … m), the time, and its kind in a `type`
+/// column (Gadget's numbering) where the particles have kinds.
+fn write_rows(
     snap: &Snapshot,
+    out: &mut (impl std::io::Write + ?Sized),
     fields: impl Fn(&mut String, usize) -> std::fmt::Result,
-) -> Vec<u8> {
+) -> std::io::Result<()> {
     let p = &snap.particles;
     let t = snap.time;
     let types = snap.types.as_ref().filter(|ty| ty.len() == p.len());
@@ -73,8 +95,12 @@ fn encode_rows(
             let _ = write!(s, ",{}", ty[k]);
         }
         s.push('\n');
+        if s.len() >= ROWS_BUFFER_BYTES {
+            out.write_all(s.as_bytes())?;
+            s.clear();
+        }
     }
-    s.into_bytes()
+    out.write_all(s.as_bytes())
 }
 
 /// Encodes accelerations and potentials next to positions and masses.

@@ -3,9 +3,10 @@
 //! a file's mode, write through symbolic links and leave nothing behind
 //! when they fail or the process is interrupted.
 
+use super::progress::{Progress, Reading, Writing};
 use super::{gadget, iord, tipsy, Format, Snapshot};
 use crate::error::{Error, Result};
-use std::io::{Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -13,6 +14,9 @@ use std::sync::Mutex;
 /// not tell (a pipe, a device): 4 GiB, a CSV of some 40 million particles,
 /// rather than "read until memory runs out".
 const MAX_STREAM_TEXT_BYTES: u64 = 1 << 32;
+
+/// Bytes a file is written in: large enough to run at disk speed.
+const IO_BUFFER_BYTES: usize = 8 << 20;
 
 fn io_error(path: &str, source: std::io::Error) -> Error {
     Error::Io {
@@ -43,12 +47,30 @@ pub fn read_file(path: &str) -> Result<Snapshot> {
     if format == Format::Gadget {
         return gadget::decode_files(&gadget_files(path)?);
     }
-    let bytes = read_bounded(path, format)?;
-    let mut snap = format.decode(&bytes, path)?;
+    let mut snap = match format.tipsy_flavor() {
+        Some(_) => read_tipsy(path)?,
+        None => format.decode(&read_bounded(path, format)?, path)?,
+    };
     if format.tipsy_flavor().is_some() {
-        read_side_files(path, &mut snap, tipsy::flavor_of(&bytes))?;
+        read_side_files(path, &mut snap, tipsy::flavor_of(&head))?;
     }
     Ok(snap)
+}
+
+/// A Tipsy file: a regular file streamed through a buffer (its size is
+/// checked against its header first), anything else (a pipe, a device)
+/// read whole as far as its header announces.
+fn read_tipsy(path: &str) -> Result<Snapshot> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let meta = file.metadata().map_err(|e| io_error(path, e))?;
+    if !meta.is_file() {
+        return Format::Tipsy.decode(&read_bounded(path, Format::Tipsy)?, path);
+    }
+    let reader = Reading {
+        inner: ReadAhead::new(file),
+        progress: Progress::new(format!("reading {path}"), meta.len()),
+    };
+    tipsy::decode_from(reader, meta.len(), path)
 }
 
 /// Takes a Tipsy file's ids (standard flavour) and kinds from its side
@@ -276,15 +298,22 @@ pub fn write_file(path: &str, snap: &Snapshot) -> Result<Written> {
 /// contradict this one. Ids the format cannot hold are refused before
 /// anything is written.
 pub fn write_file_as(path: &str, format: Format, snap: &Snapshot) -> Result<Written> {
-    write_atomic(path, &format.encode(snap)?)?;
+    let p = &snap.particles;
+    format.check(&p.id, snap.types.as_deref())?;
+    // What the file takes, near enough for the progress bar: Tipsy's and
+    // Gadget's records are 36 to 48 bytes, CSV rows about 100.
+    let per_particle = if format == Format::Csv { 100 } else { 40 };
+    write_atomic_with(path, per_particle * p.len() as u64, |w| {
+        format.write_to(snap, w)
+    })?;
     let mut written = Written::default();
     let Some(flavor) = format.tipsy_flavor() else {
         return Ok(written);
     };
     // Side files list the particles in the order of the file's records.
-    let order = tipsy::record_order(snap, flavor);
+    let order = || tipsy::record_order(snap, flavor);
     if flavor == tipsy::Flavor::Standard {
-        let ids: Vec<u64> = order.iter().map(|&k| snap.particles.id[k]).collect();
+        let ids: Vec<u64> = order().map(|k| snap.particles.id[k]).collect();
         let side = iord::side_path(path);
         if !iord::is_identity(&ids) || Path::new(&side).exists() {
             write_atomic(&side, &iord::encode(&ids))?;
@@ -295,8 +324,8 @@ pub fn write_file_as(path: &str, format: Format, snap: &Snapshot) -> Result<Writ
     let kinds: Option<Vec<u8>> = snap
         .types
         .as_ref()
-        .filter(|t| t.len() == order.len())
-        .map(|t| order.iter().map(|&k| t[k]).collect());
+        .filter(|t| t.len() == p.len())
+        .map(|t| order().map(|k| t[k]).collect());
     match kinds {
         Some(kinds) => {
             written.unrecorded = tipsy::unrecorded(snap, flavor);
@@ -398,6 +427,17 @@ fn temporary(target: &Path, what: &str) -> PathBuf {
 /// existing file keeps its permissions; a symbolic link keeps pointing at
 /// its target, whose content is replaced.
 pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, bytes.len() as u64, |w| w.write_all(bytes))
+}
+
+/// `write_atomic` of the bytes that `write` produces, streamed through a
+/// buffer into the temporary file (a file of any size without a copy of
+/// it in memory), with a progress bar for the `total` bytes expected.
+pub fn write_atomic_with(
+    path: &str,
+    total: u64,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let target = resolve(path)?;
     let tmp = temporary(&target, "tmp");
     let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
@@ -407,8 +447,12 @@ pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
     };
     pending(&tmp, true);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut w = Writing {
+            inner: BufWriter::with_capacity(IO_BUFFER_BYTES, std::fs::File::create(&tmp)?),
+            progress: Progress::new(format!("writing {path}"), total),
+        };
+        write(&mut w)?;
+        let f = w.inner.into_inner().map_err(|e| e.into_error())?;
         if let Some(p) = permissions {
             f.set_permissions(p)?;
         }
@@ -420,6 +464,57 @@ pub fn write_atomic(path: &str, bytes: &[u8]) -> Result<()> {
     }
     pending(&tmp, false);
     result.map_err(|e| io_error(path, e))
+}
+
+/// A file read ahead on a thread of its own, a block at a time, while its
+/// reader parses the blocks before: the disk does not wait for the parsing.
+pub struct ReadAhead {
+    blocks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    block: Vec<u8>,
+    at: usize,
+}
+
+/// Blocks read ahead of the reader, and their size.
+const AHEAD_BLOCKS: usize = 4;
+const AHEAD_BLOCK_BYTES: usize = 8 << 20;
+
+impl ReadAhead {
+    pub fn new(mut file: std::fs::File) -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD_BLOCKS);
+        std::thread::spawn(move || loop {
+            let mut block = vec![0u8; AHEAD_BLOCK_BYTES];
+            let read = file.read(&mut block).map(|k| {
+                block.truncate(k);
+                block
+            });
+            let end = !matches!(&read, Ok(b) if !b.is_empty());
+            // A reader that stopped early has dropped the receiver.
+            if tx.send(read).is_err() || end {
+                return;
+            }
+        });
+        Self {
+            blocks: rx,
+            block: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl Read for ReadAhead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.block.len() {
+            match self.blocks.recv() {
+                Ok(block) => (self.block, self.at) = (block?, 0),
+                // The thread ended after the end of the file.
+                Err(_) => return Ok(0),
+            }
+        }
+        let k = buf.len().min(self.block.len() - self.at);
+        buf[..k].copy_from_slice(&self.block[self.at..self.at + k]);
+        self.at += k;
+        Ok(k)
+    }
 }
 
 #[cfg(test)]

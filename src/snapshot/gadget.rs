@@ -416,36 +416,37 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
 /// halo, where the snapshot has none), 64-bit ids, a MASS block unless all
 /// particles of a type weigh the same.
 pub fn encode(snap: &Snapshot) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_to(snap, &mut out).expect("writing to memory");
+    out
+}
+
+/// Bytes gathered before they go to the writer.
+const BLOCK_BUFFER_BYTES: usize = 1 << 20;
+
+/// The bytes of `encode` into `out`, a piece of a block at a time: a file
+/// of any size is written without a copy of it in memory.
+pub fn write_to(snap: &Snapshot, out: &mut (impl std::io::Write + ?Sized)) -> std::io::Result<()> {
     let p = &snap.particles;
     let n = p.len();
-    let types: Vec<u8> = match &snap.types {
-        Some(t) if t.len() == n => t.iter().map(|&t| t.min(5)).collect(),
-        _ => vec![1; n],
-    };
+    let types = snap.types.as_deref().filter(|t| t.len() == n);
+    let kind = |k: usize| types.map_or(1, |t| t[k].min(5));
     // Gadget wants the particles of each type together, in type order.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&k| types[k]);
+    let order = || (0..6u8).flat_map(move |t| (0..n).filter(move |&k| kind(k) == t));
     let mut npart = [0u32; 6];
-    for &t in &types {
-        npart[t as usize] += 1;
+    for k in 0..n {
+        npart[kind(k) as usize] += 1;
     }
     // A type's mass goes into the header when all its particles share it.
     let mass: [f64; 6] = std::array::from_fn(|t| {
-        let mut ms = order
-            .iter()
-            .filter(|&&k| types[k] as usize == t)
-            .map(|&k| p.pos_mass[k].mass);
+        let mut ms = (0..n)
+            .filter(|&k| kind(k) as usize == t)
+            .map(|k| p.pos_mass[k].mass);
         match ms.next() {
             Some(m0) if ms.all(|m| m == m0) => m0 as f64,
             _ => 0.0,
         }
     });
-    let mut out = Vec::new();
-    let mut record = |payload: &[u8]| {
-        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        out.extend_from_slice(payload);
-        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    };
     let mut h = Vec::with_capacity(HEADER_BYTES);
     npart
         .iter()
@@ -464,27 +465,37 @@ pub fn encode(snap: &Snapshot) -> Vec<u8> {
     h.extend_from_slice(&[0u8; 8]); // flag_stellarage, flag_metals
     h.extend_from_slice(&[0u8; 24]); // npartTotalHighWord
     h.resize(HEADER_BYTES, 0);
-    record(&h);
-    let f32s = |f: &dyn Fn(usize) -> [f32; 3]| -> Vec<u8> {
-        order
-            .iter()
-            .flat_map(|&k| f(k))
-            .flat_map(f32::to_le_bytes)
-            .collect()
+    out.write_all(&(h.len() as u32).to_le_bytes())?;
+    out.write_all(&h)?;
+    out.write_all(&(h.len() as u32).to_le_bytes())?;
+    // One block: its length, its payload (`each` adds a particle's bytes),
+    // its length again.
+    let mut block = |len: usize, each: &dyn Fn(usize, &mut Vec<u8>)| {
+        let mut buf = Vec::with_capacity(BLOCK_BUFFER_BYTES + 64);
+        buf.extend_from_slice(&(len as u32).to_le_bytes());
+        for k in order() {
+            each(k, &mut buf);
+            if buf.len() >= BLOCK_BUFFER_BYTES {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        buf.extend_from_slice(&(len as u32).to_le_bytes());
+        out.write_all(&buf)
     };
-    record(&f32s(&|k| p.pos_mass[k].pos));
-    record(&f32s(&|k| p.vel[k].vel));
-    let ids: Vec<u8> = order.iter().flat_map(|&k| p.id[k].to_le_bytes()).collect();
-    record(&ids);
-    let variable: Vec<u8> = order
-        .iter()
-        .filter(|&&k| mass[types[k] as usize] == 0.0)
-        .flat_map(|&k| p.pos_mass[k].mass.to_le_bytes())
-        .collect();
-    if !variable.is_empty() {
-        record(&variable);
+    let f32s = |b: &mut Vec<u8>, xs: [f32; 3]| xs.iter().for_each(|x| b.extend(x.to_le_bytes()));
+    block(12 * n, &|k, b| f32s(b, p.pos_mass[k].pos))?;
+    block(12 * n, &|k, b| f32s(b, p.vel[k].vel))?;
+    block(8 * n, &|k, b| b.extend(p.id[k].to_le_bytes()))?;
+    let variable = (0..n).filter(|&k| mass[kind(k) as usize] == 0.0).count();
+    if variable > 0 {
+        block(4 * variable, &|k, b| {
+            if mass[kind(k) as usize] == 0.0 {
+                b.extend(p.pos_mass[k].mass.to_le_bytes())
+            }
+        })?;
     }
-    out
+    Ok(())
 }
 
 /// Converts a snapshot in physical units (lengths of `kpc` kpc, masses of

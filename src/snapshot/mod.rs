@@ -9,6 +9,8 @@ pub mod csv;
 mod file;
 pub mod gadget;
 pub mod iord;
+#[cfg(not(target_arch = "wasm32"))]
+mod progress;
 pub mod tipsy;
 
 use crate::error::{Error, Result};
@@ -81,6 +83,22 @@ impl Format {
             Format::TipsyBonsai => tipsy::encode(snap, tipsy::Flavor::Bonsai),
             Format::Csv => Ok(csv::encode(snap)),
             Format::Gadget => Ok(gadget::encode(snap)),
+        }
+    }
+
+    /// The snapshot's bytes in this format into `out`, a piece at a time
+    /// (a file of any size without a copy of it in memory), once `check`
+    /// has accepted its ids.
+    pub fn write_to(
+        self,
+        snap: &Snapshot,
+        out: &mut (impl std::io::Write + ?Sized),
+    ) -> std::io::Result<()> {
+        match self {
+            Format::Tipsy => tipsy::write_to(snap, tipsy::Flavor::Standard, out),
+            Format::TipsyBonsai => tipsy::write_to(snap, tipsy::Flavor::Bonsai, out),
+            Format::Csv => csv::write_to(snap, out),
+            Format::Gadget => gadget::write_to(snap, out),
         }
     }
 
@@ -168,6 +186,6 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use file::{
-    check_output, hold_writes, read_file, remove_pending_temporaries, write_atomic, write_file,
-    write_file_as, Written,
+    check_output, hold_writes, read_file, remove_pending_temporaries, write_atomic,
+    write_atomic_with, write_file, write_file_as, Written,
 };

@@ -8,7 +8,9 @@
 use super::{bad, checked, Snapshot};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
+use crate::state::parallel::{for_each_pair, map_indices};
 use crate::state::Particles;
+use std::io::{Read, Write};
 
 const HEADER_BYTES: usize = 32;
 /// Header without the trailing pad word, as some old writers produce.
@@ -93,16 +95,19 @@ pub fn describe_unrecorded(list: &[(u8, usize, u8)]) -> String {
 
 /// The file order of a snapshot's particles: without types, as given (all
 /// dark records); with types, the gas records, then the dark records, then
-/// the stars, each in input order, as Tipsy's layout demands.
-pub fn record_order(snap: &Snapshot, flavor: Flavor) -> Vec<usize> {
+/// the stars, each in input order, as Tipsy's layout demands. An iterator,
+/// so that a large snapshot's order takes no memory.
+pub fn record_order(snap: &Snapshot, flavor: Flavor) -> impl Iterator<Item = usize> + '_ {
     let n = snap.particles.len();
-    match &snap.types {
-        Some(t) if t.len() == n => [Kind::Gas, Kind::Dark, Kind::Star]
-            .iter()
-            .flat_map(|&r| (0..n).filter(move |&k| record(flavor, t[k]) == r))
-            .collect(),
-        _ => (0..n).collect(),
-    }
+    let types = snap.types.as_deref().filter(|t| t.len() == n);
+    let records: &[Kind] = match types {
+        Some(_) => &[Kind::Gas, Kind::Dark, Kind::Star],
+        None => &[Kind::Dark],
+    };
+    let rec = move |k: usize| types.map_or(Kind::Dark, |t| record(flavor, t[k]));
+    records
+        .iter()
+        .flat_map(move |&r| (0..n).filter(move |&k| rec(k) == r))
 }
 
 /// The id range Bonsai gives a particle of `kind` (`None`: untyped, written
@@ -254,15 +259,37 @@ pub fn flavor_of(head: &[u8]) -> Flavor {
 
 /// Parses a Tipsy file; `name` appears in error messages.
 pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
-    if bytes.len() < SHORT_HEADER_BYTES {
+    decode_from(bytes, bytes.len() as u64, name)
+}
+
+/// Records read from the source at a time by `decode_from`.
+const CHUNK_RECORDS: usize = 1 << 18;
+
+/// Parses a Tipsy file of `len` bytes that `source` yields, a piece at a
+/// time: a file of any size is read without a copy of its bytes in memory.
+/// Its length is checked against its header before any record is read.
+pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapshot> {
+    let read_error = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
+        _ => Error::Io {
+            path: name.to_string(),
+            source: e,
+        },
+    };
+    if len < SHORT_HEADER_BYTES as u64 {
         return Err(bad(
             name,
-            format!(
-                "truncated: {} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header",
-                bytes.len()
-            ),
+            format!("truncated: {len} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header"),
         ));
     }
+    // The header, with the first bytes of the records where its pad word
+    // is missing.
+    let mut head = [0u8; HEADER_BYTES];
+    let head_len = len.min(HEADER_BYTES as u64) as usize;
+    source
+        .read_exact(&mut head[..head_len])
+        .map_err(read_error)?;
+    let bytes = &head[..];
     let (big, little) = (header(bytes, Endian::Big), header(bytes, Endian::Little));
     let (h, endian) = if big.ndim == 3 {
         (big, Endian::Big)
@@ -304,7 +331,6 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     }
     let records =
         GAS_BYTES * h.nsph as u64 + DARK_BYTES * h.ndark as u64 + STAR_BYTES * h.nstar as u64;
-    let len = bytes.len() as u64;
     let header_bytes = if len == records + HEADER_BYTES as u64 {
         HEADER_BYTES
     } else if len == records + SHORT_HEADER_BYTES as u64 {
@@ -333,7 +359,7 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     };
     let version = if header_bytes == HEADER_BYTES {
         Cursor {
-            bytes,
+            bytes: &head,
             at: 28,
             endian,
         }
@@ -344,51 +370,56 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     let bonsai_ids = endian == Endian::Little && version == BONSAI_VERSION;
 
     let n = h.nbodies as usize;
-    let mut c = Cursor {
-        bytes,
-        at: header_bytes,
-        endian,
-    };
+    let mut source = (&head[header_bytes..head_len]).chain(source);
+    let mut chunk = Vec::new();
+    // Zeroed pages take memory only as the records fill them.
     let mut p = Particles {
-        pos_mass: Vec::with_capacity(n),
-        vel: Vec::with_capacity(n),
-        id: Vec::with_capacity(n),
+        pos_mass: bytemuck::zeroed_vec(n),
+        vel: bytemuck::zeroed_vec(n),
+        id: vec![0; n],
     };
-    let mut potential = Vec::with_capacity(n);
+    let mut potential = vec![0f32; n];
     let mut softening = None;
+    let mut base = 0;
     for kind in [Kind::Gas, Kind::Dark, Kind::Star] {
         let count = match kind {
             Kind::Gas => h.nsph,
             Kind::Dark => h.ndark,
             Kind::Star => h.nstar,
         };
-        for _ in 0..count {
-            let mass = c.f32();
-            let pos = [c.f32(), c.f32(), c.f32()];
-            let vel = [c.f32(), c.f32(), c.f32()];
-            // Fields between velocity and the eps/phi pair: rho, temp,
-            // hsmooth, metals (gas); metals, tform (star).
-            let skip = match kind {
-                Kind::Gas => 4,
-                Kind::Dark => 0,
-                Kind::Star => 2,
-            };
-            c.at += 4 * skip;
-            let (id, eps, phi) = if bonsai_ids && kind != Kind::Gas {
-                (c.u64_le(), None, 0.0)
-            } else if kind == Kind::Gas {
-                (p.id.len() as u64, None, c.f32())
-            } else {
-                let eps = c.f32();
-                (p.id.len() as u64, Some(eps), c.f32())
-            };
-            if softening.is_none() {
-                softening = eps;
-            }
-            potential.push(phi);
-            p.pos_mass.push(PosMass { pos, mass });
-            p.vel.push(Velocity::new(vel));
-            p.id.push(id);
+        let size = match kind {
+            Kind::Gas => GAS_BYTES,
+            Kind::Dark => DARK_BYTES,
+            Kind::Star => STAR_BYTES,
+        } as usize;
+        let mut left = count as usize;
+        while left > 0 {
+            let records = left.min(CHUNK_RECORDS);
+            left -= records;
+            chunk.resize(records * size, 0);
+            source.read_exact(&mut chunk).map_err(read_error)?;
+            // Parsed on every core into the records' places.
+            let parse =
+                |j: usize| parse_record(&chunk[j * size..(j + 1) * size], kind, endian, bonsai_ids);
+            let range = base..base + records;
+            for_each_pair(
+                &mut p.pos_mass[range.clone()],
+                &mut p.vel[range.clone()],
+                |j, pm, v| {
+                    let r = parse(j);
+                    (*pm, *v) = (r.pos_mass, r.vel);
+                },
+            );
+            for_each_pair(
+                &mut p.id[range.clone()],
+                &mut potential[range],
+                |j, id, phi| {
+                    let r = parse(j);
+                    (*id, *phi) = (r.id.unwrap_or((base + j) as u64), r.phi);
+                },
+            );
+            softening = softening.or_else(|| parse(0).eps);
+            base += records;
         }
     }
     // Types as Gadget numbers them (gas 0, dark 1, star 4), where the
@@ -410,6 +441,50 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
         map_bonsai_ids(&mut snap, h.nsph as usize, h.ndark as usize);
     }
     checked(snap, name)
+}
+
+/// One particle's record as read: its id where the file holds one
+/// (Bonsai's), its softening where it holds one.
+struct Record {
+    pos_mass: PosMass,
+    vel: Velocity,
+    id: Option<u64>,
+    eps: Option<f32>,
+    phi: f32,
+}
+
+fn parse_record(bytes: &[u8], kind: Kind, endian: Endian, bonsai_ids: bool) -> Record {
+    let mut c = Cursor {
+        bytes,
+        at: 0,
+        endian,
+    };
+    let mass = c.f32();
+    let pos = [c.f32(), c.f32(), c.f32()];
+    let vel = [c.f32(), c.f32(), c.f32()];
+    // Fields between velocity and the eps/phi pair: rho, temp, hsmooth,
+    // metals (gas); metals, tform (star).
+    let skip = match kind {
+        Kind::Gas => 4,
+        Kind::Dark => 0,
+        Kind::Star => 2,
+    };
+    c.at += 4 * skip;
+    let (id, eps, phi) = if bonsai_ids && kind != Kind::Gas {
+        (Some(c.u64_le()), None, 0.0)
+    } else if kind == Kind::Gas {
+        (None, None, c.f32())
+    } else {
+        let eps = c.f32();
+        (None, Some(eps), c.f32())
+    };
+    Record {
+        pos_mass: PosMass { pos, mass },
+        vel: Velocity::new(vel),
+        id,
+        eps,
+        phi,
+    }
 }
 
 /// Takes Bonsai's id ranges off the ids and keeps what they said: dark
@@ -452,63 +527,117 @@ pub fn encode(snap: &Snapshot, flavor: Flavor) -> Result<Vec<u8>> {
     if flavor == Flavor::Bonsai {
         check_bonsai_ids(&snap.particles.id, snap.types.as_deref())?;
     }
+    let mut out = Vec::with_capacity(HEADER_BYTES + snap.particles.len() * STAR_BYTES as usize);
+    write_to(snap, flavor, &mut out).expect("writing to memory");
+    Ok(out)
+}
+
+/// The bytes of `encode` into `out`, a record at a time: a file of any
+/// size is written without a copy of it in memory. The caller has checked
+/// the ids (`check_bonsai_ids`, as `encode` does).
+pub fn write_to(
+    snap: &Snapshot,
+    flavor: Flavor,
+    out: &mut (impl Write + ?Sized),
+) -> std::io::Result<()> {
     let p = &snap.particles;
     let n = p.len();
-    let mut out = Vec::with_capacity(HEADER_BYTES + n * GAS_BYTES as usize);
     let endian = match flavor {
         Flavor::Standard => Endian::Big,
         Flavor::Bonsai => Endian::Little,
     };
-    let put = |out: &mut Vec<u8>, le: &[u8]| {
-        if endian == Endian::Big {
-            out.extend(le.iter().rev());
-        } else {
-            out.extend_from_slice(le);
-        }
-    };
-    put(&mut out, &snap.time.to_le_bytes());
+    let mut head = RecordBytes::new(endian);
+    head.put(&snap.time.to_le_bytes());
     let version = if flavor == Flavor::Bonsai {
         BONSAI_VERSION
     } else {
         0
     };
     let kind = |k: usize| snap.types.as_ref().filter(|t| t.len() == n).map(|t| t[k]);
-    let rec = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
-    let count = |r: Kind| (0..n).filter(|&k| rec(k) == r).count() as i32;
+    let rec_of = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
+    let count = |r: Kind| (0..n).filter(|&k| rec_of(k) == r).count() as i32;
     let (nsph, ndark, nstar) = (count(Kind::Gas), count(Kind::Dark), count(Kind::Star));
     for word in [n as i32, 3, nsph, ndark, nstar, version] {
-        put(&mut out, &word.to_le_bytes());
+        head.put(&word.to_le_bytes());
     }
-    for k in record_order(snap, flavor) {
-        put(&mut out, &p.pos_mass[k].mass.to_le_bytes());
+    out.write_all(head.bytes())?;
+    let encode = |k: usize| {
+        let mut rec = RecordBytes::new(endian);
+        rec.put(&p.pos_mass[k].mass.to_le_bytes());
         for x in p.pos_mass[k].pos.iter().chain(&p.vel[k].vel) {
-            put(&mut out, &x.to_le_bytes());
+            rec.put(&x.to_le_bytes());
         }
         let phi = snap.potential.as_ref().map_or(0.0, |v| v[k]);
-        match rec(k) {
+        match rec_of(k) {
             // A gas record's rho, temp, hsmooth and metals (webgrav's gas
             // is collisionless: none of them), then phi.
             Kind::Gas => [0.0, 0.0, 0.0, 0.0, phi]
                 .iter()
-                .for_each(|x: &f32| put(&mut out, &x.to_le_bytes())),
+                .for_each(|x: &f32| rec.put(&x.to_le_bytes())),
             // A star record's metals and formation time.
-            Kind::Star => [0f32; 2]
-                .iter()
-                .for_each(|x| put(&mut out, &x.to_le_bytes())),
+            Kind::Star => [0f32; 2].iter().for_each(|x| rec.put(&x.to_le_bytes())),
             Kind::Dark => {}
         }
-        match (flavor, rec(k)) {
+        match (flavor, rec_of(k)) {
             (_, Kind::Gas) => {}
             (Flavor::Standard, _) => {
-                put(&mut out, &snap.softening.to_le_bytes());
-                put(&mut out, &phi.to_le_bytes());
+                rec.put(&snap.softening.to_le_bytes());
+                rec.put(&phi.to_le_bytes());
             }
             (Flavor::Bonsai, _) => {
-                // In range: checked above.
+                // In range: checked by the caller. Bonsai's ids are
+                // little-endian in either flavour's byte order.
                 let (base, _) = bonsai_range(kind(k));
-                out.extend_from_slice(&(base + p.id[k]).to_le_bytes());
+                rec.put_le(&base.wrapping_add(p.id[k]).to_le_bytes());
             }
         }
+        rec
+    };
+    // Records encoded on every core a piece at a time, written in order.
+    let mut order = record_order(snap, flavor);
+    let (mut piece, mut bytes) = (Vec::new(), Vec::new());
+    loop {
+        piece.clear();
+        piece.extend(order.by_ref().take(CHUNK_RECORDS));
+        if piece.is_empty() {
+            return Ok(());
+        }
+        bytes.clear();
+        for rec in map_indices(piece.len(), |j| encode(piece[j])) {
+            bytes.extend_from_slice(rec.bytes());
+        }
+        out.write_all(&bytes)?;
     }
-    Ok(out)
+}
+
+/// The bytes of one record (or the header), words in the file's order.
+struct RecordBytes {
+    b: [u8; GAS_BYTES as usize],
+    len: usize,
+    endian: Endian,
+}
+
+impl RecordBytes {
+    fn new(endian: Endian) -> Self {
+        Self {
+            b: [0; GAS_BYTES as usize],
+            len: 0,
+            endian,
+        }
+    }
+    /// A little-endian word, in the file's byte order.
+    fn put(&mut self, le: &[u8]) {
+        self.put_le(le);
+        if self.endian == Endian::Big {
+            self.b[self.len - le.len()..self.len].reverse();
+        }
+    }
+    /// Bytes as they are.
+    fn put_le(&mut self, le: &[u8]) {
+        self.b[self.len..self.len + le.len()].copy_from_slice(le);
+        self.len += le.len();
+    }
+    fn bytes(&self) -> &[u8] {
+        &self.b[..self.len]
+    }
 }

@@ -20,7 +20,19 @@ pub struct Diagnostics {
 impl Diagnostics {
     /// Of a state read back from the GPU (f32 records, summed in f64).
     pub fn of(pos_mass: &[PosMass], vel: &[Velocity], acc_pot: &[AccPot]) -> Self {
-        Self::sum(pos_mass.iter().zip(vel).zip(acc_pot).map(|((p, v), a)| {
+        Self::of_order(pos_mass, vel, acc_pot, 0..pos_mass.len())
+    }
+
+    /// `of` summed over the particles in `order` (the sum's rounding
+    /// follows the order).
+    pub fn of_order(
+        pos_mass: &[PosMass],
+        vel: &[Velocity],
+        acc_pot: &[AccPot],
+        order: impl IntoIterator<Item = usize>,
+    ) -> Self {
+        Self::sum(order.into_iter().map(|k| {
+            let (p, v, a) = (&pos_mass[k], &vel[k], &acc_pot[k]);
             (
                 p.mass as f64,
                 p.pos.map(f64::from),

@@ -114,10 +114,11 @@ pub fn kinds_of_components(tags: &[u32], components: &[String]) -> Vec<u8> {
 
 impl From<Realization> for Tagged {
     fn from(r: Realization) -> Self {
+        let (particles, tags, components) = r.into_particles();
         Self {
-            particles: r.particles(),
-            tags: r.tag,
-            components: r.components,
+            particles,
+            tags,
+            components,
         }
     }
 }

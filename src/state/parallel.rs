@@ -19,6 +19,15 @@ pub fn map_indices<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> V
     return (0..n).map(f).collect();
 }
 
+/// Sorts `v` by `cmp`, stably (the order of equal elements kept): on
+/// every core natively, the same order as in turn.
+pub fn sort_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
+    #[cfg(not(target_arch = "wasm32"))]
+    v.par_sort_by(cmp);
+    #[cfg(target_arch = "wasm32")]
+    v.sort_by(cmp);
+}
+
 /// Calls `f(k, &mut a[k], &mut b[k])` for every k (the slices are of one
 /// length).
 pub fn for_each_pair<A: Send, B: Send>(
@@ -39,14 +48,17 @@ pub fn for_each_pair<A: Send, B: Send>(
         .for_each(|(k, (x, y))| f(k, x, y));
 }
 
-/// Σ f(k) over k < n as three f64 lanes, summed chunk by chunk in index
+/// Σ f(k) over k < n as K f64 lanes, summed chunk by chunk in index
 /// order (the same bits on any number of threads).
-pub fn sum_by_chunks(n: usize, f: impl Fn(usize) -> [f64; 3] + Sync + Send) -> [f64; 3] {
+pub fn sum_by_chunks<const K: usize>(
+    n: usize,
+    f: impl Fn(usize) -> [f64; K] + Sync + Send,
+) -> [f64; K] {
     let partial = map_indices(n.div_ceil(SUM_CHUNK), |c| {
-        let mut s = [0.0; 3];
+        let mut s = [0.0; K];
         for k in c * SUM_CHUNK..((c + 1) * SUM_CHUNK).min(n) {
             let x = f(k);
-            for a in 0..3 {
+            for a in 0..K {
                 s[a] += x[a];
             }
         }
@@ -54,5 +66,13 @@ pub fn sum_by_chunks(n: usize, f: impl Fn(usize) -> [f64; 3] + Sync + Send) -> [
     });
     partial
         .iter()
-        .fold([0.0; 3], |s, p| std::array::from_fn(|a| s[a] + p[a]))
+        .fold([0.0; K], |s, p| std::array::from_fn(|a| s[a] + p[a]))
+}
+
+/// The elements of `v` that `keep`, in order.
+pub fn filter<T: Copy + Send + Sync>(v: &[T], keep: impl Fn(&T) -> bool + Sync + Send) -> Vec<T> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return v.par_iter().copied().filter(|x| keep(x)).collect();
+    #[cfg(target_arch = "wasm32")]
+    return v.iter().copied().filter(|x| keep(x)).collect();
 }

@@ -3,7 +3,7 @@
 //! binds). Layouts come from `gpu::layout`.
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{read_buffers, read_vec, storage_buffer};
+use crate::gpu::buffers::{read_buffer_ranges, read_vec, storage_buffer_in_pieces};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
 
@@ -71,6 +71,14 @@ pub struct StateReadback {
     pub index: Vec<u32>,
 }
 
+/// Particles per piece of `GpuParticles::for_each_piece` (13 MiB of
+/// read-back; in the browser more than any N, one piece).
+const READ_PIECE: u64 = if cfg!(target_arch = "wasm32") {
+    1 << 32
+} else {
+    1 << 18
+};
+
 /// Bytes of GPU memory per particle of the state arrays.
 pub const STATE_BYTES_PER_PARTICLE: u64 = (std::mem::size_of::<PosMass>()
     + std::mem::size_of::<Velocity>()
@@ -115,13 +123,13 @@ impl GpuParticles {
                 reason: "particle indices are 32-bit on the GPU".into(),
             });
         }
-        let d = &ctx.device;
+        let (d, q) = (&ctx.device, &ctx.queue);
         Ok(Self {
             n: n as u32,
-            pos_mass: storage_buffer(d, "pos_mass", &particles.pos_mass),
-            vel: storage_buffer(d, "vel", &particles.vel),
-            acc_pot: storage_buffer(d, "acc_pot", &acc_pot(n as usize)),
-            id: storage_buffer(d, "id", &(0..n as u32).collect::<Vec<u32>>()),
+            pos_mass: storage_buffer_in_pieces(d, q, "pos_mass", &particles.pos_mass)?,
+            vel: storage_buffer_in_pieces(d, q, "vel", &particles.vel)?,
+            acc_pot: storage_buffer_in_pieces(d, q, "acc_pot", &acc_pot(n as usize))?,
+            id: storage_buffer_in_pieces(d, q, "id", &(0..n as u32).collect::<Vec<u32>>())?,
         })
     }
 
@@ -135,31 +143,75 @@ impl GpuParticles {
             ));
         }
         ctx.check_particle_count(n as u64, std::mem::size_of::<PosMass>() as u64)?;
-        let d = &ctx.device;
+        let (d, q) = (&ctx.device, &ctx.queue);
         Ok(Self {
             n: n as u32,
-            pos_mass: storage_buffer(d, "pos_mass", &state.pos_mass),
-            vel: storage_buffer(d, "vel", &state.vel),
-            acc_pot: storage_buffer(d, "acc_pot", &state.acc_pot),
-            id: storage_buffer(d, "id", &state.index),
+            pos_mass: storage_buffer_in_pieces(d, q, "pos_mass", &state.pos_mass)?,
+            vel: storage_buffer_in_pieces(d, q, "vel", &state.vel)?,
+            acc_pot: storage_buffer_in_pieces(d, q, "acc_pot", &state.acc_pot)?,
+            id: storage_buffer_in_pieces(d, q, "id", &state.index)?,
         })
     }
 
     /// Positions, velocities, forces and upload indices of one consistent
     /// state, in GPU order.
     pub async fn read(&self, ctx: &GpuContext) -> Result<StateReadback> {
-        let b = read_buffers(
-            &ctx.device,
-            &ctx.queue,
-            &[&self.pos_mass, &self.vel, &self.acc_pot, &self.id],
-        )
-        .await?;
-        Ok(StateReadback {
-            pos_mass: bytemuck::pod_collect_to_vec(&b[0]),
-            vel: bytemuck::pod_collect_to_vec(&b[1]),
-            acc_pot: bytemuck::pod_collect_to_vec(&b[2]),
-            index: bytemuck::pod_collect_to_vec(&b[3]),
+        let n = self.n as usize;
+        let mut s = StateReadback {
+            pos_mass: Vec::with_capacity(n),
+            vel: Vec::with_capacity(n),
+            acc_pot: Vec::with_capacity(n),
+            index: Vec::with_capacity(n),
+        };
+        self.for_each_piece(ctx, |_, piece| {
+            s.pos_mass.extend(piece.pos_mass);
+            s.vel.extend(piece.vel);
+            s.acc_pot.extend(piece.acc_pot);
+            s.index.extend(piece.index);
         })
+        .await?;
+        Ok(s)
+    }
+
+    /// The state read back a piece of consecutive particles (GPU order) at
+    /// a time, `f(first, piece)` for each: the host holds a piece's copy,
+    /// not the whole state's, in staging buffers and bytes. Pieces are one
+    /// state where no work is queued between them (the caller holds the
+    /// run); in the browser, whose event loop may queue steps while a map
+    /// is pending, the state is one piece.
+    pub async fn for_each_piece(
+        &self,
+        ctx: &GpuContext,
+        mut f: impl FnMut(usize, StateReadback),
+    ) -> Result<()> {
+        let n = self.n as u64;
+        let mut first = 0;
+        while first < n {
+            let count = (n - first).min(READ_PIECE);
+            let range = |b, size: usize| (b, first * size as u64, count * size as u64);
+            let b = read_buffer_ranges(
+                &ctx.device,
+                &ctx.queue,
+                &[
+                    range(&self.pos_mass, std::mem::size_of::<PosMass>()),
+                    range(&self.vel, std::mem::size_of::<Velocity>()),
+                    range(&self.acc_pot, std::mem::size_of::<AccPot>()),
+                    range(&self.id, std::mem::size_of::<u32>()),
+                ],
+            )
+            .await?;
+            f(
+                first as usize,
+                StateReadback {
+                    pos_mass: bytemuck::pod_collect_to_vec(&b[0]),
+                    vel: bytemuck::pod_collect_to_vec(&b[1]),
+                    acc_pot: bytemuck::pod_collect_to_vec(&b[2]),
+                    index: bytemuck::pod_collect_to_vec(&b[3]),
+                },
+            );
+            first += count;
+        }
+        Ok(())
     }
 
     pub async fn read_acc_pot(&self, ctx: &GpuContext) -> Result<Vec<AccPot>> {

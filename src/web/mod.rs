@@ -99,7 +99,7 @@ struct AppState {
     last_drawn: Option<(Drawn, f64)>,
     /// The last state read back: what can still be exported after the
     /// device is lost.
-    last_snapshot: Option<Snapshot>,
+    last_snapshot: Option<std::sync::Arc<Snapshot>>,
     /// A reconfiguration is under way: do not step meanwhile.
     busy: bool,
     /// The snapshot series opened in the player, and the frame shown.
@@ -803,7 +803,7 @@ impl WebApp {
             };
             // The kinds of the run's particles (a galaxy's components, a
             // file's kinds), which the read-out does not carry.
-            let mut snap = snap;
+            let mut snap = Snapshot::clone(&snap);
             if snap.types.is_none() {
                 let kinds = state.borrow().components.kinds();
                 snap.types = kinds.filter(|k| k.len() == snap.particles.len());

@@ -3,7 +3,7 @@
 //! f32 `Particles`.
 
 use crate::gpu::layout::{PosMass, Velocity};
-use crate::state::parallel::{for_each_pair, map_indices, sum_by_chunks};
+use crate::state::parallel::{for_each_pair, sum_by_chunks};
 use crate::state::particles::Particles;
 use crate::state::rng::Rng;
 
@@ -145,17 +145,66 @@ impl Realization {
 
     /// The f32 particles (ids 0..N in this order).
     pub fn particles(&self) -> Particles {
-        let f = |v: [f64; 3]| v.map(|x| x as f32);
-        Particles {
-            pos_mass: map_indices(self.len(), |k| PosMass {
-                pos: f(self.pos[k]),
-                mass: self.mass[k] as f32,
-            }),
-            vel: map_indices(self.len(), |k| Velocity::new(f(self.vel[k]))),
+        let mut p = Particles {
+            pos_mass: bytemuck::zeroed_vec(self.len()),
+            vel: bytemuck::zeroed_vec(self.len()),
             id: (0..self.len() as u64).collect(),
+        };
+        self.convert(&mut p, 0);
+        p
+    }
+
+    /// `particles`, converted from the end a piece at a time, each f64
+    /// piece freed once converted: the f64 model (56 bytes per particle)
+    /// and the f32 particles (40) are never both whole in memory, which
+    /// keeps a large model's peak near the first alone.
+    pub fn into_particles(mut self) -> (Particles, Vec<u32>, Vec<String>) {
+        let n = self.len();
+        // Zeroed pages take no memory until they are written.
+        let mut p = Particles {
+            pos_mass: bytemuck::zeroed_vec(n),
+            vel: bytemuck::zeroed_vec(n),
+            id: Vec::new(),
+        };
+        let mut end = n;
+        while end > 0 {
+            let start = end.saturating_sub(CONVERT_PIECE);
+            self.convert(&mut p, start);
+            // Shrinking a large allocation returns its tail to the system.
+            self.pos.truncate(start);
+            self.vel.truncate(start);
+            self.mass.truncate(start);
+            self.pos.shrink_to_fit();
+            self.vel.shrink_to_fit();
+            self.mass.shrink_to_fit();
+            end = start;
         }
+        p.id = (0..n as u64).collect();
+        (p, self.tag, self.components)
+    }
+
+    /// Converts particles `start..` (all that `self` still holds) into
+    /// their places in `p`.
+    fn convert(&self, p: &mut Particles, start: usize) {
+        let f = |v: [f64; 3]| v.map(|x| x as f32);
+        let end = self.len();
+        for_each_pair(
+            &mut p.pos_mass[start..end],
+            &mut p.vel[start..end],
+            |i, pm, v| {
+                let k = start + i;
+                *pm = PosMass {
+                    pos: f(self.pos[k]),
+                    mass: self.mass[k] as f32,
+                };
+                *v = Velocity::new(f(self.vel[k]));
+            },
+        );
     }
 }
+
+/// Particles converted at a time by `Realization::into_particles`.
+const CONVERT_PIECE: usize = 1 << 20;
 
 /// Splits `n` particles over components in proportion to `weights`
 /// (largest remainders, so the counts add up to `n`); a component of
