@@ -4,13 +4,20 @@
 // of level k is active when s is a multiple of 2^(L-k). Per largest step:
 //   open                    (s = 0: every particle) level from |a|, half kick
 //   for s = 1 ..= 2^L:
-//     drift                 every particle, x += v dt_min (v half-kicked)
-//     tree build or refit, group boxes (src/tree)
+//     drift                 every particle, x += v dt_min (v half-kicked);
+//                           whether any step ends at s (from the deepest
+//                           level) sets the tree's idle flag
+//     tree build or refit, group boxes (src/tree; idle: the build alone)
 //     select_groups, settle_groups   (s < 2^L) only groups with an active
 //                           particle stay in the walk's list
 //     walk                  (src/tree) forces of the active groups
 //     kick                  active particles: closing half kick; below 2^L
-//                           a new level and the opening half kick
+//                           a new level and the opening half kick; the
+//                           deepest level anew
+// A sub-step on which no particle's step ends (with every particle at
+// level k < L, all but every 2^(L-k)-th) costs the drift and empty
+// launches: its positions still move, so the next busy sub-step's refit
+// sees them all, and every result is the one the work would have given.
 // A particle's level travels in the 5 lowest mantissa bits of
 // Velocity::last_acc (|a| of its last force, which the acceleration MAC
 // reads as |a_old|; a relative change below 2^-18): the tree's reorder
@@ -24,7 +31,7 @@
 @group(0) @binding(4) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(5) var<storage, read_write> group_boxes: array<GroupBox>;
 @group(0) @binding(6) var<storage, read_write> active_boxes: array<GroupBox>;
-@group(0) @binding(7) var<storage, read_write> active_groups: atomic<u32>;
+@group(0) @binding(7) var<storage, read_write> block: BlockCounters;
 @group(0) @binding(8) var<storage, read_write> dispatch: TreeDispatch;
 
 // The level's bits in last_acc (LEVEL_BITS from src/run/block.rs).
@@ -67,6 +74,22 @@ fn wanted_level(a: f32) -> u32 {
     return k;
 }
 
+// The deepest level of the particles of this workgroup, then of all
+// (one global atomic per workgroup).
+var<workgroup> workgroup_deepest: atomic<u32>;
+// Whether this sub-step is idle, read once for the workgroup.
+var<workgroup> workgroup_idle: u32;
+
+fn keep_deepest(lid: u32, k: u32, is_particle: bool) {
+    if (is_particle) {
+        atomicMax(&workgroup_deepest, k);
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        atomicMax(&block.deepest, atomicLoad(&workgroup_deepest));
+    }
+}
+
 // The smallest level whose grid holds this sub-step: a particle may move
 // to a larger step only where that step's grid is reached.
 fn grid_level() -> u32 {
@@ -83,15 +106,21 @@ fn open(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = flat_index(wid, nwg, lid);
-    if (i >= params.n) {
-        return;
+    if (lid == 0u) {
+        atomicStore(&workgroup_deepest, 0u);
     }
-    let a = acc_pot[i].acc;
-    let a_len = length(a);
-    let k = wanted_level(a_len);
-    let v = vel[i].vel + (0.5 * step_of(k)) * a;
-    vel[i] = Velocity(v, with_level(a_len, k));
+    workgroupBarrier();
+    let i = flat_index(wid, nwg, lid);
+    var level = 0u;
+    if (i < params.n) {
+        let a = acc_pot[i].acc;
+        let a_len = length(a);
+        let k = wanted_level(a_len);
+        let v = vel[i].vel + (0.5 * step_of(k)) * a;
+        vel[i] = Velocity(v, with_level(a_len, k));
+        level = level_of(vel[i]);
+    }
+    keep_deepest(lid, level, i < params.n);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -103,7 +132,21 @@ fn drift(
     let i = flat_index(wid, nwg, lid);
     if (i == 0u) {
         // This sub-step's selection starts from an empty list.
-        atomicStore(&active_groups, 0u);
+        atomicStore(&block.active_groups, 0u);
+        // Steps end here only on the grid of the deepest level (every
+        // level's grid holds the deeper levels' grids, and the last
+        // sub-step is on all): the kicks since the last busy sub-step
+        // changed no level.
+        let deepest = min(atomicLoad(&block.deepest), params.levels);
+        let idle = params.substep % (1u << (params.levels - deepest)) != 0u;
+        counters.idle = u32(idle);
+        if (idle) {
+            block.idle_substeps += 1u;
+        } else {
+            block.busy_substeps += 1u;
+            // This sub-step's kicks find the deepest level anew.
+            atomicStore(&block.deepest, 0u);
+        }
     }
     if (i >= params.n) {
         return;
@@ -120,13 +163,13 @@ fn select_groups(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let g = flat_index(wid, nwg, lid);
-    if (g >= atomicLoad(&counters.group_count)) {
+    if (counters.idle != 0u || g >= atomicLoad(&counters.group_count)) {
         return;
     }
     let b = group_boxes[g];
     for (var j = b.start; j < b.start + b.count; j++) {
         if (is_active(level_of(vel[j]))) {
-            active_boxes[atomicAdd(&active_groups, 1u)] = b;
+            active_boxes[atomicAdd(&block.active_groups, 1u)] = b;
             return;
         }
     }
@@ -141,7 +184,7 @@ fn settle_groups(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let g = flat_index(wid, nwg, lid);
-    let count = atomicLoad(&active_groups);
+    let count = atomicLoad(&block.active_groups);
     if (g < count) {
         group_boxes[g] = active_boxes[g];
     }
@@ -158,14 +201,28 @@ fn kick(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = flat_index(wid, nwg, lid);
-    if (i >= params.n) {
+    if (lid == 0u) {
+        workgroup_idle = counters.idle;
+        atomicStore(&workgroup_deepest, 0u);
+    }
+    if (workgroupUniformLoad(&workgroup_idle) != 0u) {
+        // No step ends here: no level changes either.
         return;
     }
+    let i = flat_index(wid, nwg, lid);
+    var level = 0u;
+    if (i < params.n) {
+        level = kick_particle(i);
+    }
+    keep_deepest(lid, level, i < params.n);
+}
+
+// Particle i's kick where its step ends; its level after.
+fn kick_particle(i: u32) -> u32 {
     let old = vel[i];
     let k = level_of(old);
     if (!is_active(k)) {
-        return;
+        return k;
     }
     let a = acc_pot[i].acc;
     let a_len = length(a);
@@ -175,5 +232,7 @@ fn kick(
         next = max(wanted_level(a_len), grid_level());
         v += (0.5 * step_of(next)) * a;
     }
-    vel[i] = Velocity(v, with_level(a_len, next));
+    let kicked = Velocity(v, with_level(a_len, next));
+    vel[i] = kicked;
+    return level_of(kicked);
 }

@@ -72,7 +72,8 @@ fn group_boxes_of(
     @builtin(local_invocation_index) lid: u32,
 ) {
     if (lid == 0u) {
-        built_groups = counters.groups_built;
+        // No group needs a box while no particle needs forces.
+        built_groups = select(counters.groups_built, 0u, counters.idle != 0u);
     }
     let built = workgroupUniformLoad(&built_groups);
     for (var tile = wid.y * nwg.x + wid.x; tile * GROUP_BOXES_PER_WORKGROUP < built; tile += nwg.x * nwg.y) {

@@ -75,6 +75,19 @@ struct BlockParams {
     _pad1: u32,
 }
 
+// Counters of the block-step kernels (src/run/block.rs).
+struct BlockCounters {
+    // Groups with an active particle in this sub-step's walk list.
+    active_groups: atomic<u32>,
+    // The deepest level any particle is on: the next sub-step on which a
+    // step ends is the next multiple of 2^(L - deepest).
+    deepest: atomic<u32>,
+    // Sub-steps on which some particle's step ended (the tree worked) and
+    // on which none did.
+    busy_substeps: u32,
+    idle_substeps: u32,
+}
+
 // Camera and colouring of the splat pass (src/render/camera.rs).
 struct CameraUniform {
     view_proj: mat4x4<f32>,

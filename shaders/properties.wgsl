@@ -29,10 +29,17 @@ fn cell_properties(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
+    if (counters.idle != 0u) {
+        return;
+    }
     let level = level_params.level;
     let end = atomicLoad(&counters.level_start[level + 1u]);
     for (var c = atomicLoad(&counters.level_start[level]) + gid.x; c < end; c += nwg.x * WORKGROUP_SIZE) {
         properties_of(c);
+        if (c == 0u) {
+            // The root, last of a pass.
+            counters.property_passes += 1u;
+        }
     }
 }
 

@@ -83,6 +83,13 @@ struct TreeCounters {
     // Level l's cells are level_start[l] .. level_start[l + 1] (an end
     // below its start means an empty level).
     level_start: array<atomic<u32>, LEVEL_SLOTS>,
+    // Nonzero while no particle needs forces (a block-step sub-step on
+    // which no step ends, block.wgsl): properties, group boxes and walk
+    // that follow do nothing.
+    idle: u32,
+    // Cell property passes that ran (builds and refits), counted at the
+    // root.
+    property_passes: u32,
 }
 
 // Workgroup counts of the indirect dispatches, written by the build. A

@@ -252,3 +252,73 @@ fn a_run_switches_between_shared_and_block_steps() {
         }
     });
 }
+
+/// Block-step run to `t_end`: its block counters' (busy, idle) sub-steps
+/// and the tree's cell property passes (builds and refits) it made, with
+/// the final read-out.
+fn substep_work(ctx: &GpuContext, p: &Particles, rp: RunParams, t_end: f64) -> (u32, u32, u32) {
+    block_on(async {
+        let mut run = Run::new(ctx, p, 0.0, rp.validate().unwrap()).await.unwrap();
+        run.readout(ctx).await.unwrap();
+        let before = run.tree_stats(ctx).await.unwrap().unwrap();
+        run.run_to(ctx, t_end, |_, _| true).await.unwrap();
+        let after = run.tree_stats(ctx).await.unwrap().unwrap();
+        let (b0, b1) = (before.block.unwrap(), after.block.unwrap());
+        (
+            b1.busy_substeps - b0.busy_substeps,
+            b1.idle_substeps - b0.idle_substeps,
+            after.counters.property_passes - before.counters.property_passes,
+        )
+    })
+}
+
+// A sub-step on which no particle's step ends does no tree work: the
+// cells' properties (and with them the group boxes, the selection, the
+// walk and the kicks, gated by the same flag) run on busy sub-steps
+// alone, whether the tree is built every sub-step or refitted. With η and
+// ε so large that every particle takes dt_max, one sub-step in 2^L is busy
+// (today's code refitted on all 16). With the binary in the cluster the
+// busy sub-steps are those of the deepest level's grid. What stays equal
+// to a run that works on every sub-step: everything, bit for bit (the
+// drift still moves every particle each sub-step, and a build the
+// schedule puts on an idle sub-step still runs); the tests above keep
+// their physics, and reruns and resumes stay bit-identical.
+#[test]
+fn idle_substeps_do_no_tree_work() {
+    let ctx = common::gpu();
+    let steps = 4;
+    let t_end = steps as f64 * DT_MAX;
+    let sub_steps = steps << LEVELS;
+    let cluster = Model::Plummer.generate(256, 5).unwrap();
+    for rebuild in [1, 16] {
+        let rp = RunParams {
+            rebuild,
+            eps: 0.1,
+            eta: 1.0,
+            ..params(Timesteps::Block, DT_MAX)
+        };
+        let (busy, idle, passes) = substep_work(&ctx, &cluster, rp, t_end);
+        println!(
+            "level 0 only, rebuild {rebuild}: busy {busy}, idle {idle}, property passes {passes}"
+        );
+        assert_eq!(
+            (busy, idle),
+            (steps, sub_steps - steps),
+            "rebuild {rebuild}"
+        );
+        assert_eq!(passes, busy, "rebuild {rebuild}");
+    }
+
+    let p = cluster_with_binary();
+    let rp = RunParams {
+        rebuild: 8,
+        ..params(Timesteps::Block, DT_MAX)
+    };
+    let (busy, idle, passes) = substep_work(&ctx, &p, rp, t_end);
+    println!("binary in a cluster: busy {busy}, idle {idle}, property passes {passes}");
+    assert_eq!(busy + idle, sub_steps);
+    // The binary's stars are on level 3 or 4: every second sub-step at
+    // least is busy, and the cluster's levels leave some idle only at 3.
+    assert!(busy >= sub_steps / 2, "{busy}");
+    assert_eq!(passes, busy);
+}

@@ -126,6 +126,16 @@ fn layouts_match_wgsl() {
         ],
     );
     check(
+        "BlockCounters",
+        size_of::<BlockCounters>(),
+        &[
+            ("active_groups", offset_of!(BlockCounters, active_groups)),
+            ("deepest", offset_of!(BlockCounters, deepest)),
+            ("busy_substeps", offset_of!(BlockCounters, busy_substeps)),
+            ("idle_substeps", offset_of!(BlockCounters, idle_substeps)),
+        ],
+    );
+    check(
         "CameraUniform",
         size_of::<CameraUniform>(),
         &[
@@ -244,7 +254,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "TreeCounters",
         size_of::<TreeCounters>(),
-        fields!(TreeCounters: cell_count, group_count, overflow, depth, groups_built, next_group, level_start),
+        fields!(TreeCounters: cell_count, group_count, overflow, depth, groups_built, next_group, level_start, idle, property_passes),
     );
     check_in(
         &src,

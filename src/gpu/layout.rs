@@ -85,6 +85,22 @@ pub struct LeapfrogParams {
     pub _pad0: u32,
 }
 
+/// Counters of the block-step kernels (`run/block.rs`, `shaders/block.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct BlockCounters {
+    /// Groups with an active particle in this sub-step's walk list.
+    pub active_groups: u32,
+    /// The deepest level any particle is on (its step the smallest): the
+    /// next sub-step on which a step ends is the next multiple of
+    /// 2^(L - deepest).
+    pub deepest: u32,
+    /// Sub-steps on which some particle's step ended (the tree worked).
+    pub busy_substeps: u32,
+    /// Sub-steps on which none did (no tree work but the scheduled builds).
+    pub idle_substeps: u32,
+}
+
 /// Uniform of the block-step kernels (`run/block.rs`, `shaders/block.wgsl`),
 /// one `DYNAMIC_SLOT` per sub-step of a largest step.
 #[repr(C)]

@@ -6,7 +6,13 @@
 //! tree is built or refitted on the drifted positions (the tree's
 //! `--rebuild` schedule, counted in sub-steps), and only the groups that
 //! hold a particle whose step ends walk the tree (`select_groups` compacts
-//! the walk's group list on the GPU). A particle's step follows from its
+//! the walk's group list on the GPU). A sub-step on which no particle's
+//! step ends (the GPU knows from the deepest level it keeps) is idle: the
+//! drift still moves every particle, but the tree's properties, group
+//! boxes and walk, the selection and the kicks return at once (the tree's
+//! `TreeCounters::idle`), so it costs a drift and empty launches; only a
+//! build that the `--rebuild` schedule puts there still runs, so every
+//! result is the one the work would have given. A particle's step follows from its
 //! acceleration, dt = sqrt(2 η ε / |a|) (GADGET's criterion, η its
 //! `ErrTolIntAccuracy`), bounded by dt_max and dt_max / 2^L; it changes
 //! at the end of the particle's step, to a larger one only where that
@@ -19,10 +25,13 @@
 //! lane (see `block.wgsl`), so the tree's reorder and checkpoints keep
 //! them.
 
+use crate::error::Result;
+use crate::gpu::buffers::read_vec;
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot, DYNAMIC_SLOT};
-use crate::gpu::layout::{BlockParams, Velocity, WORKGROUP_SIZE};
+use crate::gpu::layout::{BlockCounters, BlockParams, Velocity, WORKGROUP_SIZE};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
+use crate::gpu::GpuContext;
 use crate::tree::layout::GroupBox;
 use crate::tree::TreeSolver;
 
@@ -49,7 +58,7 @@ pub const BINDINGS: &[Slot] = &[
     ("counters", Binding::StorageReadWrite),
     ("group_boxes", Binding::StorageReadWrite),
     ("active_boxes", Binding::StorageReadWrite),
-    ("active_groups", Binding::StorageReadWrite),
+    ("block", Binding::StorageReadWrite),
     ("dispatch", Binding::StorageReadWrite),
 ];
 
@@ -76,6 +85,7 @@ pub struct BlockSteps {
     settle: Kernel,
     kick: Kernel,
     params: wgpu::Buffer,
+    counters: wgpu::Buffer,
     bind: wgpu::BindGroup,
     n: u32,
     group_capacity: u32,
@@ -127,7 +137,14 @@ impl BlockSteps {
             "active group boxes",
             b.group_capacity as u64 * std::mem::size_of::<GroupBox>() as u64,
         );
-        let active_groups = storage("active group count", 4);
+        let counters = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("block counters"),
+            size: std::mem::size_of::<BlockCounters>() as u64,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
         let open = kernel("open");
         let bind = open.bind(
             device,
@@ -139,7 +156,7 @@ impl BlockSteps {
                 &b.counters,
                 &b.group_boxes,
                 &active_boxes,
-                &active_groups,
+                &counters,
                 &b.dispatch[0],
             ],
         );
@@ -150,6 +167,7 @@ impl BlockSteps {
             kick: kernel("kick"),
             open,
             params,
+            counters,
             bind,
             n: b.state.n,
             group_capacity: b.group_capacity,
@@ -158,6 +176,12 @@ impl BlockSteps {
         };
         steps.set_config(queue, config);
         steps
+    }
+
+    /// The block-step counters (busy and idle sub-steps so far) — a
+    /// read-back.
+    pub async fn counters(&self, ctx: &GpuContext) -> Result<BlockCounters> {
+        Ok(read_vec::<BlockCounters>(&ctx.device, &ctx.queue, &self.counters).await?[0])
     }
 
     /// The depth L of the hierarchy.
@@ -198,6 +222,9 @@ impl BlockSteps {
     ) {
         let particles = dispatch_size(device, self.n, WORKGROUP_SIZE);
         let groups = dispatch_size(device, self.group_capacity, WORKGROUP_SIZE);
+        // The opening kicks find the deepest level anew.
+        let deepest = std::mem::offset_of!(BlockCounters, deepest) as u64;
+        encoder.clear_buffer(&self.counters, deepest, Some(4));
         self.pass(
             encoder,
             "integrate",

@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
-use crate::gpu::layout::{LeapfrogParams, WORKGROUP_SIZE};
+use crate::gpu::layout::{BlockCounters, LeapfrogParams, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, BatchClock, PhaseTimer};
 use crate::gpu::GpuContext;
@@ -371,6 +371,15 @@ impl LeapfrogEngine {
         self.block
             .as_ref()
             .map(|b| super::block::level_counts(vel, b.levels()))
+    }
+
+    /// The block steps' busy and idle sub-steps so far (block steps only;
+    /// a read-back).
+    pub async fn block_counters(&self, ctx: &GpuContext) -> Result<Option<BlockCounters>> {
+        match &self.block {
+            Some(b) => Ok(Some(b.counters(ctx).await?)),
+            None => Ok(None),
+        }
     }
 
     /// Positions, velocities, forces and upload indices, in GPU order.

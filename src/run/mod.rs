@@ -200,6 +200,8 @@ pub struct TreeStats {
     pub gpu_bytes: u64,
     /// The walk the solver runs.
     pub walk: crate::tree::walk::WalkPath,
+    /// Block steps: sub-steps on which the tree worked, and idle ones.
+    pub block: Option<crate::gpu::layout::BlockCounters>,
 }
 
 enum Engine {
@@ -824,6 +826,7 @@ impl Run {
                     interactions: t.interaction_counts(ctx).await?,
                     gpu_bytes: t.gpu_bytes(),
                     walk: t.walk_path(),
+                    block: l.block_counters(ctx).await?,
                 })),
                 ForceSolver::Direct(_) => Ok(None),
             },

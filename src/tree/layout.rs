@@ -102,6 +102,13 @@ pub struct TreeCounters {
     pub next_group: u32,
     /// Level l's cells are `level_start[l]..level_start[l + 1]`.
     pub level_start: [u32; LEVEL_SLOTS],
+    /// Nonzero while no particle needs forces (a block-step sub-step on
+    /// which no step ends, `run::block`): the properties, group boxes and
+    /// walk that follow do nothing.
+    pub idle: u32,
+    /// Cell property passes that ran (builds and refits), counted at the
+    /// root: what the tree work of a run was.
+    pub property_passes: u32,
 }
 
 /// Workgroup counts of the tree's indirect dispatches.
