@@ -35,8 +35,15 @@ fn dist2(pos: [f32; 3], c: [f64; 3]) -> f64 {
 /// as the paper stops (half of them where N < 2000, so a small system
 /// still gets a density centre rather than its centre of mass). Its noise
 /// is that of the last sphere, not of N: in a cored profile (Plummer)
-/// about 0.05 a.
+/// about 0.05 a. While a sphere holds more than `FAST_SHRINK_ABOVE`
+/// particles the radius shrinks by 30 % a step (pynbody's
+/// `shrink_sphere_center` factor): the 2.5 % steps through a galaxy's
+/// halo, each over all particles, were what made `analyze` cost minutes
+/// at 10^8 particles, and the centre is decided by the last spheres,
+/// which still shrink by 2.5 %.
 pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
+    /// Spheres of more particles than this shrink by 30 % a step.
+    const FAST_SHRINK_ABOVE: usize = 100_000;
     let mut c = center_of_mass(pos_mass);
     let n_min = 1000.min(pos_mass.len().div_ceil(2));
     let mut r = pos_mass
@@ -54,8 +61,13 @@ pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
     // so its centre, are the same whichever set they are taken from.
     let (mut around, mut reach) = (c, f64::INFINITY);
     let mut candidates: Vec<PosMass> = pos_mass.to_vec();
+    let mut members = pos_mass.len();
     while r > 0.0 {
-        r *= 0.975;
+        r *= if members > FAST_SHRINK_ABOVE {
+            0.7
+        } else {
+            0.975
+        };
         let off: f64 = (0..3).map(|k| (c[k] - around[k]).powi(2)).sum();
         let from = if off.sqrt() + r > reach {
             Some(pos_mass)
@@ -85,7 +97,8 @@ pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
                 [0.0; 5]
             }
         });
-        if (count as usize) < n_min {
+        members = count as usize;
+        if members < n_min {
             break;
         }
         if m > 0.0 {
