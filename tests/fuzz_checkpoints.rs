@@ -343,7 +343,7 @@ fn run_series(dir: &std::path::Path, bonsai_names: bool) -> Vec<(String, Vec<u8>
 // allocation beyond the index's size's measure.
 #[test]
 fn index_reading_survives_mutated_files() {
-    let root = std::env::temp_dir().join(format!("webgrav-fuzz-index-{}", std::process::id()));
+    let root = common::fresh_dir("fuzz-index");
     let series = [
         run_series(&root.join("numbered"), false),
         run_series(&root.join("bonsai"), true),

@@ -224,7 +224,7 @@ fn block_steps_are_powers_of_two_and_match_shared_steps() {
 // 4th-order run (measured 4e-8).
 #[test]
 fn cli_runs_hermite() {
-    let dir = std::env::temp_dir().join(format!("webgrav-hermite-cli-{}", std::process::id()));
+    let dir = common::fresh_dir("hermite-cli");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("end.csv");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_webgrav"))

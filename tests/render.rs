@@ -616,7 +616,7 @@ fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
 
 #[test]
 fn cli_renders_pictures_and_maps() {
-    let dir = std::env::temp_dir().join(format!("webgrav-render-{}", std::process::id()));
+    let dir = common::fresh_dir("render");
     std::fs::create_dir_all(&dir).unwrap();
     let snap = dir.join("s.csv");
     let png = dir.join("frame.png");
@@ -718,7 +718,7 @@ fn cli_renders_pictures_and_maps() {
 // on the PATH the frames stay and the message says how to encode them.
 #[test]
 fn cli_renders_a_series_to_frames() {
-    let dir = std::env::temp_dir().join(format!("webgrav-series-{}", std::process::id()));
+    let dir = common::fresh_dir("series");
     let runs = dir.join("run");
     std::fs::create_dir_all(&runs).unwrap();
     let runs_s = runs.to_str().unwrap();
@@ -801,7 +801,7 @@ fn cli_renders_a_series_to_frames() {
 // without it every frame keeps the first frame's camera.
 #[test]
 fn cli_series_follows_the_density_centre() {
-    let dir = std::env::temp_dir().join(format!("webgrav-follow-{}", std::process::id()));
+    let dir = common::fresh_dir("follow");
     let files = dir.join("files");
     std::fs::create_dir_all(&files).unwrap();
     let mut p = Model::Plummer.generate(2000, 8).unwrap();
@@ -855,7 +855,7 @@ fn cli_series_follows_the_density_centre() {
 // interactions at ~6e7/s) would take minutes.
 #[test]
 fn cli_renders_large_n_without_forces() {
-    let dir = std::env::temp_dir().join(format!("webgrav-large-{}", std::process::id()));
+    let dir = common::fresh_dir("large");
     std::fs::create_dir_all(&dir).unwrap();
     let snap = dir.join("big.bonsai");
     let snap_s = snap.to_str().unwrap();
