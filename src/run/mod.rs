@@ -692,7 +692,7 @@ impl Run {
         name: &str,
     ) -> Result<Self> {
         let config = c.params.validate()?;
-        let (saved, params, ids) = (c.engine, c.params, c.ids.clone());
+        let (saved, params, ids) = (c.engine, c.params, &c.ids);
         let restore = async move {
             Ok(match saved {
                 checkpoint::EngineState::Leapfrog(state) => {
@@ -712,7 +712,7 @@ impl Run {
                     let sim = crate::hermite::HermiteSimulation::restore(
                         ctx,
                         h.bodies,
-                        ids,
+                        ids.clone(),
                         hermite::hermite_config(&params),
                         h.time,
                         h.stats,
@@ -952,6 +952,10 @@ impl Run {
                     levels: h.sim.levels(),
                     dt_max: h.sim.config().dt_max,
                 };
+                // (The leapfrog state was checked as it was read back.)
+                if let Some(e) = first_non_finite(&snap, &acc_pot) {
+                    return Err(e);
+                }
                 let state = h.sim.state_f64();
                 (
                     snap,
@@ -963,9 +967,6 @@ impl Run {
                 )
             }
         };
-        if let Some(e) = first_non_finite(&snapshot, &acc_pot) {
-            return Err(e);
-        }
         let key = (self.steps, snapshot.time.to_bits());
         let (diagnostics, potential_sum) = self.energy.of(ctx, key, energy_of, eps).await?;
         let snapshot = Arc::new(snapshot);
