@@ -67,25 +67,24 @@ fn allowed(input: usize) -> usize {
     16 * input + (1 << 20)
 }
 
-/// FNV-1a 64 over `body`, the checksum a checkpoint ends with (the seeds
-/// are checked to end with it before mutants are resealed with it).
-fn fnv1a(body: &[u8]) -> u64 {
-    body.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+/// XXH3-64 over `body`, the checksum a checkpoint of format 7 ends with
+/// (the seeds are checked to end with it before mutants are resealed with
+/// it).
+fn xxh3(body: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(body)
 }
 
 fn sealed(bytes: &[u8]) -> bool {
     bytes.len() >= 8 && {
         let (body, sum) = bytes.split_at(bytes.len() - 8);
-        sum == fnv1a(body).to_le_bytes()
+        sum == xxh3(body).to_le_bytes()
     }
 }
 
 fn reseal(mut bytes: Vec<u8>) -> Vec<u8> {
     if bytes.len() >= 8 {
         let at = bytes.len() - 8;
-        let sum = fnv1a(&bytes[..at]);
+        let sum = xxh3(&bytes[..at]);
         bytes[at..].copy_from_slice(&sum.to_le_bytes());
     }
     bytes
@@ -206,7 +205,7 @@ fn checkpoint_reading_survives_mutated_files() {
     // Reseal mutants only while the format ends with this checksum.
     let resealable = seeds.iter().all(|(_, b)| sealed(b));
     if !resealable {
-        eprintln!("fuzz: checkpoints do not end with FNV-1a 64; mutants are not resealed");
+        eprintln!("fuzz: checkpoints do not end with XXH3-64; mutants are not resealed");
     }
     let seconds = fuzz_seconds();
     let mut rng = Rng::new(34);

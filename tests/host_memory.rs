@@ -4,7 +4,8 @@
 //! Generating a model holds its f64 arrays, not them and the f32 particles
 //! at once; snapshot writes stream (no copy of the file in memory) and
 //! reads hold the state alone; a read-out of a run holds one state beside
-//! the last good one it reuses, and a checkpoint one read-back. Together
+//! the last good one it reuses, and a checkpoint a piece of the state at a
+//! time (it streams from the GPU to its file). Together
 //! they keep a run within `app::host::HOST_BYTES_PER_PARTICLE`
 //! (README "Limits and guarantees"). One test: the steps must not overlap.
 #![cfg(target_os = "linux")]
@@ -105,7 +106,8 @@ fn a_run_holds_one_state_at_a_time() {
 
     // A read-out (its previous one dropped) reuses the last good state's
     // arrays and adds the forces, potentials and upload index (24 bytes);
-    // a checkpoint reads the state back once (52 bytes, and the ids).
+    // a checkpoint goes from the GPU to its file a piece at a time, so the
+    // host holds neither the state (52 bytes) nor a copy of the ids (8).
     let ctx = common::gpu();
     let config = RunParams {
         solver: SolverKind::Tree,
@@ -124,9 +126,10 @@ fn a_run_holds_one_state_at_a_time() {
             drop(block_on(run.readout(&ctx)).unwrap());
             let readout = peak_growth(|| drop(block_on(run.readout(&ctx)).unwrap())).1;
             let checkpoint = peak_growth(|| {
-                let c = block_on(run.checkpoint_state(&ctx)).unwrap();
                 let path = dir.join("c.ckpt").to_str().unwrap().to_string();
-                snapshot::write_atomic_with(&path, 0, |w| c.write_to(w)).unwrap();
+                let mut file = snapshot::AtomicFile::create(&path, 0).unwrap();
+                block_on(run.write_checkpoint(&ctx, &mut file, &path)).unwrap();
+                file.commit().unwrap();
             })
             .1;
             (readout, checkpoint)
@@ -140,7 +143,7 @@ fn a_run_holds_one_state_at_a_time() {
         "a read-out: {readout:.1} bytes per particle"
     );
     assert!(
-        checkpoint < 72.0,
+        checkpoint < 4.0,
         "a checkpoint: {checkpoint:.1} bytes per particle"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -506,19 +506,18 @@ async fn keep_checkpoint(
             free
         }
     };
-    let written = match run.checkpoint_state(ctx).await {
-        Ok(c) => write_checkpoint(&path, &c),
-        Err(e) => Err(e),
-    };
-    match written {
+    match write_checkpoint(&path, ctx, run).await {
         Ok(()) => Ok(path),
         Err(e) => Err((path, e)),
     }
 }
 
-/// Writes a checkpoint file atomically, streamed as it is encoded.
-fn write_checkpoint(path: &str, c: &Checkpoint) -> Result<()> {
-    snapshot::write_atomic_with(path, c.approximate_len(), |w| c.write_to(w))
+/// Writes the run's checkpoint file atomically, streamed from the GPU as
+/// it is encoded.
+async fn write_checkpoint(path: &str, ctx: &GpuContext, run: &mut Run) -> Result<()> {
+    let mut file = snapshot::AtomicFile::create(path, run.checkpoint_len())?;
+    run.write_checkpoint(ctx, &mut file, path).await?;
+    file.commit()
 }
 
 /// Integrates to --t-end with the log, the series and the checkpoints, on
@@ -606,7 +605,7 @@ async fn integrate(
             if let Some(s) = series.as_mut() {
                 s.flush()?;
             }
-            write_checkpoint(path, &run.checkpoint_state(ctx).await?)?;
+            write_checkpoint(path, ctx, run).await?;
         }
         if end {
             bar.finish_and_clear();

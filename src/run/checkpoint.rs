@@ -17,11 +17,14 @@
 //! step count; older files read as identity 0, which owns no series, and
 //! the base time as the origin) and the particles' kinds (after the ids);
 //! version 6 the tree's time steps and their levels (after α; older files
-//! read as shared steps).
+//! read as shared steps); version 7 changed only the checksum, from FNV-1a
+//! 64 (one byte at a time, ~3 s per gigabyte: longer than the disk takes)
+//! to XXH3-64.
 //! Version 1 files are refused with a message.
 //!
 //! A checkpoint is written as it is encoded (`Checkpoint::write_to`, the
-//! checksum summed on the way), read only as far as its header says it
+//! checksum summed on the way; a leapfrog run's particle arrays go from
+//! the GPU to the file a piece at a time, `StateWriter`), read only as far as its header says it
 //! reaches (`read_file`), and its contents are checked against each other before
 //! a run is built from them: times and step counts, and every Hermite
 //! body's step (a power of two the integrator can take).
@@ -36,8 +39,11 @@ use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
-/// The format's version; a reader takes it and versions 2 to 5.
-pub const VERSION: u32 = 6;
+/// The format's version; a reader takes it and versions 2 to 6.
+pub const VERSION: u32 = 7;
+
+/// The first version whose checksum is XXH3-64 (FNV-1a 64 before).
+const XXH3_VERSION: u32 = 7;
 
 /// Most time-step levels a Hermite checkpoint may list: the integrator's
 /// steps reach from `dt_max` down to `DT_MIN` = 2^-40.
@@ -90,19 +96,21 @@ pub struct Checkpoint {
     pub engine: EngineState,
 }
 
-/// FNV-1a, 64 bits: a checksum against truncated or damaged files (not
-/// against tampering).
+/// FNV-1a, 64 bits: the checksum of versions 2 to 6, against truncated
+/// or damaged files (not against tampering).
 fn fnv1a(bytes: &[u8]) -> u64 {
-    fnv1a_more(FNV1A_START, bytes)
-}
-
-const FNV1A_START: u64 = 0xcbf2_9ce4_8422_2325;
-
-/// The FNV-1a sum `h` of some bytes continued over `bytes`.
-fn fnv1a_more(h: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().fold(h, |h, &b| {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+/// The checksum of a checkpoint's `body` in the format `version`.
+fn checksum(version: u32, body: &[u8]) -> u64 {
+    if version >= XXH3_VERSION {
+        xxhash_rust::xxh3::xxh3_64(body)
+    } else {
+        fnv1a(body)
+    }
 }
 
 /// The encoder's output: bytes go to a writer as they come, summed on
@@ -110,7 +118,7 @@ fn fnv1a_more(h: u64, bytes: &[u8]) -> u64 {
 /// memory); the first write error is kept and ends the writing.
 struct Out<'a> {
     w: &'a mut dyn std::io::Write,
-    sum: u64,
+    sum: xxhash_rust::xxh3::Xxh3Default,
     error: Option<std::io::Error>,
 }
 
@@ -118,13 +126,13 @@ impl<'a> Out<'a> {
     fn new(w: &'a mut dyn std::io::Write) -> Self {
         Self {
             w,
-            sum: FNV1A_START,
+            sum: xxhash_rust::xxh3::Xxh3Default::new(),
             error: None,
         }
     }
     fn put(&mut self, b: &[u8]) {
         if self.error.is_none() {
-            self.sum = fnv1a_more(self.sum, b);
+            self.sum.update(b);
             self.error = self.w.write_all(b).err();
         }
     }
@@ -146,6 +154,12 @@ impl<'a> Out<'a> {
     fn pod<T: bytemuck::Pod>(&mut self, xs: &[T]) {
         self.u64(xs.len() as u64);
         self.put(bytemuck::cast_slice(xs));
+    }
+    /// The checksum of everything before it, then the first error.
+    fn seal(mut self) -> std::io::Result<()> {
+        let sum = self.sum.digest();
+        self.u64(sum);
+        self.error.map_or(Ok(()), Err)
     }
 }
 
@@ -236,19 +250,34 @@ fn get_diagnostics(i: &mut In) -> Result<Diagnostics> {
     })
 }
 
-impl Checkpoint {
-    pub fn encode(&self) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        self.write_to(&mut bytes).expect("writing to memory");
-        bytes
-    }
+/// The size of a checkpoint of `n` particles, near enough for a progress
+/// bar.
+pub fn approximate_len(n: usize, hermite: bool) -> u64 {
+    n as u64 * if hermite { 185 } else { 61 }
+}
 
-    /// The bytes of `encode` into `w`, as they are made.
-    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let mut o = Out::new(w);
+/// A checkpoint's fields before its integrator's state, borrowed from a
+/// `Checkpoint` or from the run that streams one (`StateWriter`), so that
+/// neither copies the ids.
+pub struct Preamble<'a> {
+    pub params: &'a RunParams,
+    pub time: f64,
+    pub steps: u64,
+    pub base_time: f64,
+    pub base_steps: u64,
+    pub origin: f64,
+    pub run_id: u64,
+    pub ids: &'a [u64],
+    pub types: Option<&'a [u8]>,
+    pub e0: Option<Diagnostics>,
+    pub de_max: f64,
+}
+
+impl Preamble<'_> {
+    fn write(&self, o: &mut Out) {
         o.put(MAGIC);
         o.u32(VERSION);
-        let p = &self.params;
+        let p = self.params;
         o.u32(solver_code(p.solver));
         o.f32(p.eps);
         o.f64(p.dt);
@@ -283,14 +312,62 @@ impl Checkpoint {
         o.u64(self.base_steps);
         o.f64(self.origin);
         o.u64(self.run_id);
-        o.pod(&self.ids);
+        o.pod(self.ids);
         o.u32(self.types.is_some() as u32);
-        if let Some(t) = &self.types {
+        if let Some(t) = self.types {
             o.pod(t);
         }
         o.u32(self.e0.is_some() as u32);
-        put_diagnostics(&mut o, &self.e0.unwrap_or_default());
+        put_diagnostics(o, &self.e0.unwrap_or_default());
         o.f64(self.de_max);
+    }
+}
+
+/// A leapfrog checkpoint written as its state comes back from the GPU:
+/// the preamble, then each particle array (positions and masses,
+/// velocities, forces, upload indices, as `EngineState::Leapfrog` holds
+/// them) a piece at a time, then the checksum. The bytes are those of
+/// `Checkpoint::encode` of the same state; the host holds a piece, not
+/// the state (52 bytes per particle).
+pub struct StateWriter<'a> {
+    o: Out<'a>,
+}
+
+impl<'a> StateWriter<'a> {
+    pub fn start(w: &'a mut dyn std::io::Write, preamble: &Preamble) -> Self {
+        let mut o = Out::new(w);
+        preamble.write(&mut o);
+        o.u32(0);
+        Self { o }
+    }
+    /// Starts the next array, of `n` records.
+    pub fn array(&mut self, n: usize) {
+        self.o.u64(n as u64);
+    }
+    /// The next bytes of the array under way.
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.o.put(b);
+    }
+    /// Whether a write has failed (the rest would be lost).
+    pub fn failed(&self) -> bool {
+        self.o.error.is_some()
+    }
+    pub fn finish(self) -> std::io::Result<()> {
+        self.o.seal()
+    }
+}
+
+impl Checkpoint {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        self.write_to(&mut bytes).expect("writing to memory");
+        bytes
+    }
+
+    /// The bytes of `encode` into `w`, as they are made.
+    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut o = Out::new(w);
+        self.preamble().write(&mut o);
         match &self.engine {
             EngineState::Leapfrog(s) => {
                 o.u32(0);
@@ -316,18 +393,32 @@ impl Checkpoint {
                 }
             }
         }
-        let sum = o.sum;
-        o.u64(sum);
-        o.error.map_or(Ok(()), Err)
+        o.seal()
+    }
+
+    /// Everything before the integrator's state.
+    fn preamble(&self) -> Preamble<'_> {
+        Preamble {
+            params: &self.params,
+            time: self.time,
+            steps: self.steps,
+            base_time: self.base_time,
+            base_steps: self.base_steps,
+            origin: self.origin,
+            run_id: self.run_id,
+            ids: &self.ids,
+            types: self.types.as_deref(),
+            e0: self.e0,
+            de_max: self.de_max,
+        }
     }
 
     /// The file size of `encode`, near enough for a progress bar.
     pub fn approximate_len(&self) -> u64 {
-        let per_particle = match self.engine {
-            EngineState::Leapfrog(_) => 61,
-            EngineState::Hermite(_) => 185,
-        };
-        per_particle * self.ids.len() as u64
+        approximate_len(
+            self.ids.len(),
+            matches!(self.engine, EngineState::Hermite(_)),
+        )
     }
 
     /// Parses a checkpoint; `name` appears in error messages.
@@ -342,7 +433,8 @@ impl Checkpoint {
         }
         let body = &bytes[..bytes.len() - 8];
         let sum = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8 bytes"));
-        if fnv1a(body) != sum {
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if checksum(version, body) != sum {
             return Err(i.bad("checksum mismatch (damaged or truncated file)"));
         }
         i.b = body;

@@ -25,7 +25,7 @@ use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
-use crate::state::{Diagnostics, GpuParticles, Particles};
+use crate::state::{Diagnostics, GpuParticles, Particles, StateArray};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
 use leapfrog::{ForceSolver, LeapfrogEngine};
@@ -637,23 +637,12 @@ impl Run {
         Ok(self.checkpoint_state(ctx).await?.encode())
     }
 
-    /// `checkpoint` before it is encoded (which `Checkpoint::write_to`
-    /// streams into a file).
+    /// `checkpoint` before it is encoded (`write_checkpoint` streams it
+    /// into a file instead).
     pub async fn checkpoint_state(&mut self, ctx: &GpuContext) -> Result<checkpoint::Checkpoint> {
+        self.before_checkpoint(ctx);
         let engine = match &self.engine {
-            Engine::Leapfrog(l) => {
-                // A resumed run builds its tree at its first step, with
-                // every level, and fits its levels after its first batch;
-                // so does this one, so that both continue bit-identically
-                // (a build given too few levels gives other, still exact,
-                // forces).
-                if let leapfrog::ForceSolver::Tree(t) = &l.solver {
-                    t.rebuild_next();
-                    t.set_deepest_level(&ctx.queue, crate::tree::layout::MAX_DEPTH);
-                }
-                self.batches_since_fit = FIT_EVERY;
-                checkpoint::EngineState::Leapfrog(l.read(ctx).await?)
-            }
+            Engine::Leapfrog(l) => checkpoint::EngineState::Leapfrog(l.read(ctx).await?),
             Engine::Hermite(h) => checkpoint::EngineState::Hermite(checkpoint::HermiteState {
                 offset: h.offset,
                 target: h.target,
@@ -662,20 +651,94 @@ impl Run {
                 bodies: h.sim.bodies.clone(),
             }),
         };
+        let p = self.preamble();
         Ok(checkpoint::Checkpoint {
-            params: *self.config.params(),
+            params: *p.params,
+            time: p.time,
+            steps: p.steps,
+            base_time: p.base_time,
+            base_steps: p.base_steps,
+            origin: p.origin,
+            run_id: p.run_id,
+            ids: self.ids.clone(),
+            types: self.types.clone(),
+            e0: p.e0,
+            de_max: p.de_max,
+            engine,
+        })
+    }
+
+    /// Writes the bytes of `checkpoint` into `w` (`snapshot::AtomicFile`,
+    /// say) as they come: a leapfrog run's particle arrays go from the GPU
+    /// to `w` a piece at a time, so the host holds a piece of the state,
+    /// not the state (52 bytes per particle) and a copy of the ids. A
+    /// write that fails is `Error::Io` naming `name`.
+    pub async fn write_checkpoint(
+        &mut self,
+        ctx: &GpuContext,
+        w: &mut dyn std::io::Write,
+        name: &str,
+    ) -> Result<()> {
+        let failed = |source| Error::Io {
+            path: name.to_string(),
+            source,
+        };
+        if !matches!(self.engine, Engine::Leapfrog(_)) {
+            let c = self.checkpoint_state(ctx).await?;
+            return c.write_to(w).map_err(failed);
+        }
+        self.before_checkpoint(ctx);
+        let Engine::Leapfrog(l) = &self.engine else {
+            unreachable!()
+        };
+        let mut out = checkpoint::StateWriter::start(w, &self.preamble());
+        for array in StateArray::ALL {
+            out.array(l.state.n as usize);
+            l.state
+                .for_each_array_piece(ctx, array, |bytes| {
+                    out.bytes(bytes);
+                    !out.failed()
+                })
+                .await?;
+        }
+        out.finish().map_err(failed)
+    }
+
+    /// A run about to be checkpointed. A leapfrog run's: a resumed run builds its
+    /// tree at its first step, with every level, and fits its levels
+    /// after its first batch; so does this one, so that both continue
+    /// bit-identically (a build given too few levels gives other, still
+    /// exact, forces).
+    fn before_checkpoint(&mut self, ctx: &GpuContext) {
+        if let Engine::Leapfrog(l) = &self.engine {
+            if let leapfrog::ForceSolver::Tree(t) = &l.solver {
+                t.rebuild_next();
+                t.set_deepest_level(&ctx.queue, crate::tree::layout::MAX_DEPTH);
+            }
+            self.batches_since_fit = FIT_EVERY;
+        }
+    }
+
+    /// The size of the run's checkpoint, near enough for a progress bar.
+    pub fn checkpoint_len(&self) -> u64 {
+        checkpoint::approximate_len(self.ids.len(), matches!(self.engine, Engine::Hermite(_)))
+    }
+
+    /// What a checkpoint holds before the integrator's state.
+    fn preamble(&self) -> checkpoint::Preamble<'_> {
+        checkpoint::Preamble {
+            params: self.config.params(),
             time: self.time,
             steps: self.steps,
             base_time: self.base_time,
             base_steps: self.steps_since_base,
             origin: self.origin,
             run_id: self.run_id,
-            ids: self.ids.clone(),
-            types: self.types.clone(),
+            ids: &self.ids,
+            types: self.types.as_deref(),
             e0: self.e0,
             de_max: self.de_max,
-            engine,
-        })
+        }
     }
 
     /// The run a checkpoint holds, continuing where it stopped;

@@ -4,9 +4,10 @@
 //! when they fail or the process is interrupted.
 
 use super::progress::{Progress, Reading, Writing};
+use super::write_behind::WriteBehind;
 use super::{gadget, iord, tipsy, Format, Snapshot};
 use crate::error::{Error, Result};
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -14,9 +15,6 @@ use std::sync::Mutex;
 /// not tell (a pipe, a device): 4 GiB, a CSV of some 40 million particles,
 /// rather than "read until memory runs out".
 const MAX_STREAM_TEXT_BYTES: u64 = 1 << 32;
-
-/// Bytes a file is written in: large enough to run at disk speed.
-const IO_BUFFER_BYTES: usize = 8 << 20;
 
 fn io_error(path: &str, source: std::io::Error) -> Error {
     Error::Io {
@@ -438,38 +436,101 @@ pub fn write_atomic_with(
     total: u64,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let target = resolve(path)?;
-    let tmp = temporary(&target, "tmp");
-    let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
-    let _writing = match WRITING.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    };
-    pending(&tmp, true);
-    let result = (|| {
-        let mut w = Writing {
-            inner: BufWriter::with_capacity(IO_BUFFER_BYTES, std::fs::File::create(&tmp)?),
-            progress: Progress::new(format!("writing {path}"), total),
+    let mut file = AtomicFile::create(path, total)?;
+    write(&mut file).map_err(|e| io_error(path, e))?;
+    file.commit()
+}
+
+/// An atomic write whose bytes come in their own time (from the GPU, say,
+/// across awaits): `create`, write, then `commit` renames the synced
+/// temporary over the path; dropped without a commit, the temporary is
+/// removed and the path left as it was. Bytes reach the disk while they
+/// are still being written (`WriteBehind`). Every atomic write holds the
+/// process's write lock (`hold_writes`) from creation to commit.
+pub struct AtomicFile {
+    path: String,
+    target: PathBuf,
+    tmp: PathBuf,
+    permissions: Option<std::fs::Permissions>,
+    writing: Option<Writing<WriteBehind>>,
+    _lock: std::sync::MutexGuard<'static, ()>,
+}
+
+impl AtomicFile {
+    /// Starts the write of `path`, with a progress bar for `total` bytes.
+    pub fn create(path: &str, total: u64) -> Result<Self> {
+        let target = resolve(path)?;
+        let tmp = temporary(&target, "tmp");
+        let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
+        let lock = match WRITING.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
         };
-        write(&mut w)?;
-        let f = w.inner.into_inner().map_err(|e| e.into_error())?;
-        if let Some(p) = permissions {
-            f.set_permissions(p)?;
-        }
-        f.sync_all()?;
-        std::fs::rename(&tmp, &target)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        pending(&tmp, true);
+        let file = std::fs::File::create(&tmp).map_err(|e| {
+            pending(&tmp, false);
+            io_error(path, e)
+        })?;
+        Ok(Self {
+            path: path.to_string(),
+            target,
+            tmp,
+            permissions,
+            writing: Some(Writing {
+                inner: WriteBehind::new(file),
+                progress: Progress::new(format!("writing {path}"), total),
+            }),
+            _lock: lock,
+        })
     }
-    pending(&tmp, false);
-    result.map_err(|e| io_error(path, e))
+
+    /// Syncs the bytes written and renames the file into place.
+    pub fn commit(mut self) -> Result<()> {
+        let writing = self.writing.take().expect("committed once");
+        let result = (|| {
+            let f = writing.inner.finish()?;
+            if let Some(p) = &self.permissions {
+                f.set_permissions(p.clone())?;
+            }
+            f.sync_all()?;
+            std::fs::rename(&self.tmp, &self.target)
+        })();
+        result.map_err(|e| io_error(&self.path, e))
+        // Dropped here: the temporary is gone (renamed, or removed).
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.writing {
+            Some(w) => w.write(buf),
+            None => Err(std::io::Error::other("written after its commit")),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // Not committed, or its commit failed: no temporary is left. (After
+        // a rename there is nothing at `tmp` to remove.)
+        drop(self.writing.take());
+        let _ = std::fs::remove_file(&self.tmp);
+        pending(&self.tmp, false);
+    }
 }
 
 /// A file read ahead on a thread of its own, a block at a time, while its
 /// reader parses the blocks before: the disk does not wait for the parsing.
+/// The kernel is told the file is read in order (a larger read-ahead of
+/// its own) and asked for the blocks after the one being read, so the
+/// disk has several requests in hand; blocks the reader is done with are
+/// filled again rather than allocated.
 pub struct ReadAhead {
     blocks: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    spare: std::sync::mpsc::SyncSender<Vec<u8>>,
     block: Vec<u8>,
     at: usize,
 }
@@ -481,31 +542,95 @@ const AHEAD_BLOCK_BYTES: usize = 8 << 20;
 impl ReadAhead {
     pub fn new(mut file: std::fs::File) -> Self {
         let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD_BLOCKS);
-        std::thread::spawn(move || loop {
-            let mut block = vec![0u8; AHEAD_BLOCK_BYTES];
-            let read = file.read(&mut block).map(|k| {
-                block.truncate(k);
-                block
-            });
-            let end = !matches!(&read, Ok(b) if !b.is_empty());
-            // A reader that stopped early has dropped the receiver.
-            if tx.send(read).is_err() || end {
-                return;
+        let (spare, spares) = std::sync::mpsc::sync_channel::<Vec<u8>>(AHEAD_BLOCKS + 2);
+        advise_sequential(&file);
+        std::thread::spawn(move || {
+            let mut offset = 0u64;
+            loop {
+                let mut block = spares.try_recv().unwrap_or_default();
+                block.resize(AHEAD_BLOCK_BYTES, 0);
+                will_need(
+                    &file,
+                    offset + AHEAD_BLOCK_BYTES as u64,
+                    (AHEAD_BLOCKS * AHEAD_BLOCK_BYTES) as u64,
+                );
+                let read = read_full(&mut file, &mut block).map(|k| {
+                    block.truncate(k);
+                    block
+                });
+                let end = !matches!(&read, Ok(b) if !b.is_empty());
+                if let Ok(b) = &read {
+                    offset += b.len() as u64;
+                }
+                // A reader that stopped early has dropped the receiver.
+                if tx.send(read).is_err() || end {
+                    return;
+                }
             }
         });
         Self {
             blocks: rx,
+            spare,
             block: Vec::new(),
             at: 0,
         }
     }
 }
 
+/// Reads until `buf` is full or the file ends: the bytes read.
+fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut k = 0;
+    while k < buf.len() {
+        match file.read(&mut buf[k..]) {
+            Ok(0) => break,
+            Ok(m) => k += m,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(k)
+}
+
+/// Tells the kernel the file is read from start to end.
+#[cfg(target_os = "linux")]
+fn advise_sequential(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: advice on an open descriptor; ignoring it is always sound.
+    unsafe {
+        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+    }
+}
+
+/// Asks the kernel to start reading `len` bytes at `offset`.
+#[cfg(target_os = "linux")]
+fn will_need(file: &std::fs::File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: as above.
+    unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_WILLNEED,
+        );
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_sequential(_: &std::fs::File) {}
+
+#[cfg(not(target_os = "linux"))]
+fn will_need(_: &std::fs::File, _: u64, _: u64) {}
+
 impl Read for ReadAhead {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.at == self.block.len() {
             match self.blocks.recv() {
-                Ok(block) => (self.block, self.at) = (block?, 0),
+                Ok(block) => {
+                    let done = std::mem::replace(&mut self.block, block?);
+                    let _ = self.spare.try_send(done);
+                    self.at = 0;
+                }
                 // The thread ended after the end of the file.
                 Err(_) => return Ok(0),
             }

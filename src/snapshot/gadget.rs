@@ -12,6 +12,7 @@
 use super::{bad, checked, Snapshot};
 use crate::error::Result;
 use crate::gpu::layout::{PosMass, Velocity};
+use crate::state::parallel::{indices_where, map_indices, sum_by_chunks};
 use crate::state::Particles;
 
 /// Bytes of the header block.
@@ -422,7 +423,9 @@ pub fn encode(snap: &Snapshot) -> Vec<u8> {
 }
 
 /// Bytes gathered before they go to the writer.
-const BLOCK_BUFFER_BYTES: usize = 1 << 20;
+/// Records encoded at a time, and by one core.
+const PIECE_RECORDS: usize = 1 << 18;
+const RUN: usize = 4096;
 
 /// The bytes of `encode` into `out`, a piece of a block at a time: a file
 /// of any size is written without a copy of it in memory.
@@ -431,20 +434,34 @@ pub fn write_to(snap: &Snapshot, out: &mut (impl std::io::Write + ?Sized)) -> st
     let n = p.len();
     let types = snap.types.as_deref().filter(|t| t.len() == n);
     let kind = |k: usize| types.map_or(1, |t| t[k].min(5));
-    // Gadget wants the particles of each type together, in type order.
-    let order = || (0..6u8).flat_map(move |t| (0..n).filter(move |&k| kind(k) == t));
-    let mut npart = [0u32; 6];
-    for k in 0..n {
-        npart[kind(k) as usize] += 1;
-    }
-    // A type's mass goes into the header when all its particles share it.
+    // Gadget wants the particles of each type together, in type order:
+    // the order is found once, on every core (untyped: as they are).
+    let order: Option<Vec<u32>> = types.map(|_| {
+        (0..6u8)
+            .flat_map(|t| indices_where(n, |k| kind(k) == t))
+            .collect()
+    });
+    let at = |j: usize| order.as_ref().map_or(j, |o| o[j] as usize);
+    let counts = sum_by_chunks(n, |k| {
+        std::array::from_fn::<f64, 6, _>(|t| (kind(k) as usize == t) as u8 as f64)
+    });
+    let npart: [u32; 6] = counts.map(|c| c as u32);
+    let first: [usize; 6] = std::array::from_fn(|t| npart[..t].iter().map(|&c| c as usize).sum());
+    // A type's mass goes into the header when all its particles share it
+    // (its smallest and largest masses are equal).
     let mass: [f64; 6] = std::array::from_fn(|t| {
-        let mut ms = (0..n)
-            .filter(|&k| kind(k) as usize == t)
-            .map(|k| p.pos_mass[k].mass);
-        match ms.next() {
-            Some(m0) if ms.all(|m| m == m0) => m0 as f64,
-            _ => 0.0,
+        let (lo, hi) = (first[t], first[t] + npart[t] as usize);
+        if lo == hi {
+            return 0.0;
+        }
+        let m0 = p.pos_mass[at(lo)].mass;
+        let differs = map_indices((hi - lo).div_ceil(RUN), |r| {
+            (lo + r * RUN..(lo + (r + 1) * RUN).min(hi)).any(|j| p.pos_mass[at(j)].mass != m0)
+        });
+        if differs.contains(&true) {
+            0.0
+        } else {
+            m0 as f64
         }
     });
     let mut h = Vec::with_capacity(HEADER_BYTES);
@@ -468,32 +485,57 @@ pub fn write_to(snap: &Snapshot, out: &mut (impl std::io::Write + ?Sized)) -> st
     out.write_all(&(h.len() as u32).to_le_bytes())?;
     out.write_all(&h)?;
     out.write_all(&(h.len() as u32).to_le_bytes())?;
-    // One block: its length, its payload (`each` adds a particle's bytes),
-    // its length again.
-    let mut block = |len: usize, each: &dyn Fn(usize, &mut Vec<u8>)| {
-        let mut buf = Vec::with_capacity(BLOCK_BUFFER_BYTES + 64);
-        buf.extend_from_slice(&(len as u32).to_le_bytes());
-        for k in order() {
-            each(k, &mut buf);
-            if buf.len() >= BLOCK_BUFFER_BYTES {
-                out.write_all(&buf)?;
-                buf.clear();
+    // One block: its length, its payload (`each` adds the bytes of the
+    // particle at `k`; the records of `range` of the order), its length
+    // again. Runs of records are encoded on every core, written in order.
+    let mut block = |len: usize,
+                     range: std::ops::Range<usize>,
+                     each: &(dyn Fn(usize, &mut Vec<u8>) + Sync)|
+     -> std::io::Result<()> {
+        out.write_all(&(len as u32).to_le_bytes())?;
+        let mut start = range.start;
+        while start < range.end {
+            let end = (start + PIECE_RECORDS).min(range.end);
+            let runs = map_indices((end - start).div_ceil(RUN), |r| {
+                let mut b = Vec::with_capacity(RUN * 12);
+                for j in start + r * RUN..(start + (r + 1) * RUN).min(end) {
+                    each(at(j), &mut b);
+                }
+                b
+            });
+            for b in &runs {
+                out.write_all(b)?;
             }
+            start = end;
         }
-        buf.extend_from_slice(&(len as u32).to_le_bytes());
-        out.write_all(&buf)
+        out.write_all(&(len as u32).to_le_bytes())
     };
     let f32s = |b: &mut Vec<u8>, xs: [f32; 3]| xs.iter().for_each(|x| b.extend(x.to_le_bytes()));
-    block(12 * n, &|k, b| f32s(b, p.pos_mass[k].pos))?;
-    block(12 * n, &|k, b| f32s(b, p.vel[k].vel))?;
-    block(8 * n, &|k, b| b.extend(p.id[k].to_le_bytes()))?;
-    let variable = (0..n).filter(|&k| mass[kind(k) as usize] == 0.0).count();
+    block(12 * n, 0..n, &|k, b| f32s(b, p.pos_mass[k].pos))?;
+    block(12 * n, 0..n, &|k, b| f32s(b, p.vel[k].vel))?;
+    block(8 * n, 0..n, &|k, b| b.extend(p.id[k].to_le_bytes()))?;
+    // Masses of the types without one in the header, in the same order
+    // (the types are contiguous in it).
+    let variable: usize = (0..6)
+        .filter(|&t| mass[t] == 0.0)
+        .map(|t| npart[t] as usize)
+        .sum();
     if variable > 0 {
-        block(4 * variable, &|k, b| {
-            if mass[kind(k) as usize] == 0.0 {
-                b.extend(p.pos_mass[k].mass.to_le_bytes())
+        out.write_all(&(4 * variable as u32).to_le_bytes())?;
+        for t in (0..6).filter(|&t| mass[t] == 0.0) {
+            let (lo, hi) = (first[t], first[t] + npart[t] as usize);
+            let runs = map_indices((hi - lo).div_ceil(RUN), |r| {
+                let mut b = Vec::with_capacity(RUN * 4);
+                for j in lo + r * RUN..(lo + (r + 1) * RUN).min(hi) {
+                    b.extend(p.pos_mass[at(j)].mass.to_le_bytes());
+                }
+                b
+            });
+            for b in &runs {
+                out.write_all(b)?;
             }
-        })?;
+        }
+        out.write_all(&(4 * variable as u32).to_le_bytes())?;
     }
     Ok(())
 }

@@ -8,7 +8,7 @@
 use super::{bad, checked, Snapshot};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
-use crate::state::parallel::{for_each_pair, map_indices};
+use crate::state::parallel::{for_each_pair, map_indices, sum_by_chunks};
 use crate::state::Particles;
 use std::io::{Read, Write};
 
@@ -497,25 +497,22 @@ fn map_bonsai_ids(snap: &mut Snapshot, nsph: usize, ndark: usize) {
     if !ranged && snap.types.is_none() {
         return;
     }
-    let types = ids
-        .iter_mut()
-        .enumerate()
-        .map(|(k, id)| {
-            if *id >= BONSAI_DARK_ID {
-                *id -= BONSAI_DARK_ID;
-                1
-            } else if *id >= BONSAI_BULGE_ID {
-                *id -= BONSAI_BULGE_ID;
-                3
-            } else if k < nsph {
-                0
-            } else if k < nsph + ndark {
-                1
-            } else {
-                2
-            }
-        })
-        .collect();
+    let mut types = vec![0u8; ids.len()];
+    for_each_pair(ids, &mut types, |k, id, t| {
+        *t = if *id >= BONSAI_DARK_ID {
+            *id -= BONSAI_DARK_ID;
+            1
+        } else if *id >= BONSAI_BULGE_ID {
+            *id -= BONSAI_BULGE_ID;
+            3
+        } else if k < nsph {
+            0
+        } else if k < nsph + ndark {
+            1
+        } else {
+            2
+        };
+    });
     snap.types = Some(types);
 }
 
@@ -555,8 +552,12 @@ pub fn write_to(
     };
     let kind = |k: usize| snap.types.as_ref().filter(|t| t.len() == n).map(|t| t[k]);
     let rec_of = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
-    let count = |r: Kind| (0..n).filter(|&k| rec_of(k) == r).count() as i32;
-    let (nsph, ndark, nstar) = (count(Kind::Gas), count(Kind::Dark), count(Kind::Star));
+    // Counted on every core (exact: counts below 2^53).
+    let counts = sum_by_chunks(n, |k| {
+        let r = rec_of(k);
+        [Kind::Gas, Kind::Dark, Kind::Star].map(|kind| (r == kind) as u8 as f64)
+    });
+    let [nsph, ndark, nstar] = counts.map(|c| c as i32);
     for word in [n as i32, 3, nsph, ndark, nstar, version] {
         head.put(&word.to_le_bytes());
     }
@@ -593,20 +594,28 @@ pub fn write_to(
         }
         rec
     };
-    // Records encoded on every core a piece at a time, written in order.
+    // Records encoded on every core a piece at a time, each core's run of
+    // records straight into bytes of its own, written in order.
+    const RUN: usize = 4096;
     let mut order = record_order(snap, flavor);
-    let (mut piece, mut bytes) = (Vec::new(), Vec::new());
+    let mut piece = Vec::new();
     loop {
         piece.clear();
         piece.extend(order.by_ref().take(CHUNK_RECORDS));
         if piece.is_empty() {
             return Ok(());
         }
-        bytes.clear();
-        for rec in map_indices(piece.len(), |j| encode(piece[j])) {
-            bytes.extend_from_slice(rec.bytes());
+        let runs = map_indices(piece.len().div_ceil(RUN), |r| {
+            let run = &piece[r * RUN..((r + 1) * RUN).min(piece.len())];
+            let mut bytes = Vec::with_capacity(run.len() * GAS_BYTES as usize);
+            for &k in run {
+                bytes.extend_from_slice(encode(k).bytes());
+            }
+            bytes
+        });
+        for bytes in &runs {
+            out.write_all(bytes)?;
         }
-        out.write_all(&bytes)?;
     }
 }
 

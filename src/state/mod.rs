@@ -14,4 +14,4 @@ pub mod stats;
 
 pub use diagnostics::Diagnostics;
 pub use model::{kinds_of_components, Model, ModelParams, Tagged, KINDS};
-pub use particles::{GpuParticles, Particles};
+pub use particles::{GpuParticles, Particles, StateArray};

@@ -69,6 +69,18 @@ pub fn sum_by_chunks<const K: usize>(
         .fold([0.0; K], |s, p| std::array::from_fn(|a| s[a] + p[a]))
 }
 
+/// The indices k < n that `keep`, in order.
+pub fn indices_where(n: usize, keep: impl Fn(usize) -> bool + Sync + Send) -> Vec<u32> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return (0..n)
+        .into_par_iter()
+        .filter(|&k| keep(k))
+        .map(|k| k as u32)
+        .collect();
+    #[cfg(target_arch = "wasm32")]
+    return (0..n).filter(|&k| keep(k)).map(|k| k as u32).collect();
+}
+
 /// The elements of `v` that `keep`, in order.
 pub fn filter<T: Copy + Send + Sync>(v: &[T], keep: impl Fn(&T) -> bool + Sync + Send) -> Vec<T> {
     #[cfg(not(target_arch = "wasm32"))]

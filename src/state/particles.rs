@@ -43,18 +43,33 @@ impl Particles {
                 self.id.len()
             ));
         }
-        for (k, (p, v)) in self.pos_mass.iter().zip(&self.vel).enumerate() {
-            if !p.pos.iter().all(|x| x.is_finite()) {
-                return Err(format!("particle {k}: non-finite position {:?}", p.pos));
+        // Checked on every core a chunk at a time; the first bad particle
+        // in index order is the one named, as in turn.
+        const CHUNK: usize = 1 << 16;
+        let problems = super::parallel::map_indices(n.div_ceil(CHUNK), |c| {
+            let mut positive = false;
+            for k in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                let (p, v) = (&self.pos_mass[k], &self.vel[k]);
+                if !p.pos.iter().all(|x| x.is_finite()) {
+                    return Err(format!("particle {k}: non-finite position {:?}", p.pos));
+                }
+                if !v.vel.iter().all(|x| x.is_finite()) {
+                    return Err(format!("particle {k}: non-finite velocity {:?}", v.vel));
+                }
+                if !(p.mass.is_finite() && p.mass >= 0.0) {
+                    return Err(format!("particle {k}: invalid mass {}", p.mass));
+                }
+                positive |= p.mass > 0.0;
             }
-            if !v.vel.iter().all(|x| x.is_finite()) {
-                return Err(format!("particle {k}: non-finite velocity {:?}", v.vel));
-            }
-            if !(p.mass.is_finite() && p.mass >= 0.0) {
-                return Err(format!("particle {k}: invalid mass {}", p.mass));
-            }
+            Ok(positive)
+        });
+        // Masses are finite and non-negative here: the total is positive
+        // when any mass is.
+        let mut positive = false;
+        for p in problems {
+            positive |= p?;
         }
-        if self.total_mass() <= 0.0 {
+        if !positive {
             return Err("total mass is zero".into());
         }
         Ok(())
@@ -69,6 +84,20 @@ pub struct StateReadback {
     pub vel: Vec<Velocity>,
     pub acc_pot: Vec<AccPot>,
     pub index: Vec<u32>,
+}
+
+/// The arrays of a `GpuParticles` state, in the order a `StateReadback`
+/// (and a checkpoint) lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateArray {
+    PosMass,
+    Vel,
+    AccPot,
+    Index,
+}
+
+impl StateArray {
+    pub const ALL: [StateArray; 4] = [Self::PosMass, Self::Vel, Self::AccPot, Self::Index];
 }
 
 /// Particles per piece of `GpuParticles::for_each_piece` (13 MiB of
@@ -209,6 +238,39 @@ impl GpuParticles {
                     index: bytemuck::pod_collect_to_vec(&b[3]),
                 },
             );
+            first += count;
+        }
+        Ok(())
+    }
+
+    /// One of the state's arrays read back a piece at a time (as
+    /// `for_each_piece`), `f(bytes)` for each piece in order, until `f`
+    /// returns false: a checkpoint's arrays go to its file this way.
+    pub async fn for_each_array_piece(
+        &self,
+        ctx: &GpuContext,
+        array: StateArray,
+        mut f: impl FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        let (buffer, size) = match array {
+            StateArray::PosMass => (&self.pos_mass, std::mem::size_of::<PosMass>()),
+            StateArray::Vel => (&self.vel, std::mem::size_of::<Velocity>()),
+            StateArray::AccPot => (&self.acc_pot, std::mem::size_of::<AccPot>()),
+            StateArray::Index => (&self.id, std::mem::size_of::<u32>()),
+        };
+        let (n, size) = (self.n as u64, size as u64);
+        let mut first = 0;
+        while first < n {
+            let count = (n - first).min(READ_PIECE);
+            let b = read_buffer_ranges(
+                &ctx.device,
+                &ctx.queue,
+                &[(buffer, first * size, count * size)],
+            )
+            .await?;
+            if !f(&b[0]) {
+                break;
+            }
             first += count;
         }
         Ok(())
