@@ -248,6 +248,68 @@ fn damaged_checkpoints_are_refused() {
     refuse(b"not a checkpoint at all", "not a webgrav checkpoint");
 }
 
+// The checkpoint the CLI writes (streamed from the GPU a piece at a time
+// into its file) holds the very bytes of `Run::checkpoint`, for the
+// leapfrog and Hermite; a checkpoint file read as it is parsed is the
+// checkpoint `decode` makes of its bytes, damage anywhere in it is told as
+// a checksum mismatch, and a format-6 file (FNV-1a) still reads.
+#[test]
+fn streamed_checkpoints_are_the_checkpoint_bytes() {
+    use webgrav::run::checkpoint::Checkpoint;
+    let ctx = common::gpu();
+    let dir = common::fresh_dir("streamed-checkpoints");
+    let path = dir.join("c.ckpt").to_str().unwrap().to_string();
+    for solver in [SolverKind::Tree, SolverKind::Direct, SolverKind::Hermite4] {
+        let config = params(solver).validate().unwrap();
+        let bytes = block_on(async {
+            let mut run = Run::new(&ctx, &start(), 0.0, config).await.unwrap();
+            run.run_to(&ctx, 0.125, |_, _| true).await.unwrap();
+            let bytes = run.checkpoint(&ctx).await.unwrap();
+            let mut file = webgrav::snapshot::AtomicFile::create(&path, 0).unwrap();
+            run.write_checkpoint(&ctx, &mut file, &path).await.unwrap();
+            file.commit().unwrap();
+            bytes
+        });
+        assert!(std::fs::read(&path).unwrap() == bytes, "{solver:?}");
+        let decoded = Checkpoint::decode(&bytes, "c").unwrap();
+        assert_eq!(Checkpoint::read_path(&path).unwrap(), decoded, "{solver:?}");
+
+        let refused = |b: &[u8]| {
+            std::fs::write(&path, b).unwrap();
+            Checkpoint::read_path(&path)
+                .expect_err("refused")
+                .to_string()
+        };
+        for at in [20, bytes.len() / 2, bytes.len() - 20] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x40;
+            let e = refused(&damaged);
+            assert!(e.contains("checksum"), "{solver:?}, byte {at}: {e}");
+        }
+        let e = refused(&bytes[..bytes.len() - 9]);
+        assert!(e.contains("checksum"), "{solver:?}: {e}");
+        let e = refused(b"WGCHKPT\nnot really");
+        assert!(e.contains("checkpoint"), "{solver:?}: {e}");
+
+        // Format 6: the same layout, summed with FNV-1a 64.
+        let mut old = bytes.clone();
+        old[8..12].copy_from_slice(&6u32.to_le_bytes());
+        let at = old.len() - 8;
+        let fnv = old[..at].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        old[at..].copy_from_slice(&fnv.to_le_bytes());
+        std::fs::write(&path, &old).unwrap();
+        assert_eq!(Checkpoint::read_path(&path).unwrap(), decoded, "{solver:?}");
+        assert_eq!(
+            Checkpoint::decode(&old, "c").unwrap(),
+            decoded,
+            "{solver:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 // A Hermite state goes to CSV in full f64 precision: the text reads back
 // to the very f64 the integrator holds (not its f32 rounding); the CLI
 // writes that form for Hermite runs.

@@ -17,7 +17,7 @@ use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
-use crate::run::checkpoint::{self, Checkpoint};
+use crate::run::checkpoint::Checkpoint;
 use crate::run::schedule::{at, check_end, next_on_grid, on_grid, whole_steps};
 use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
@@ -331,7 +331,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     }
     check_outputs_apart(&a)?;
     let resumed = match &a.resume {
-        Some(path) => Some(Checkpoint::decode(&checkpoint::read_file(path)?, path)?),
+        Some(path) => Some(Checkpoint::read_path(path)?),
         None => None,
     };
     if let Some(c) = &resumed {

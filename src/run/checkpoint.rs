@@ -163,27 +163,117 @@ impl<'a> Out<'a> {
     }
 }
 
+/// A checksum being summed as bytes are read: FNV-1a 64 (versions 2 to
+/// 6) or XXH3-64. (Files are read natively only.)
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+enum Sum {
+    Fnv(u64),
+    Xxh3(Box<xxhash_rust::xxh3::Xxh3Default>),
+}
+
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+impl Sum {
+    fn for_version(version: u32) -> Self {
+        if version >= XXH3_VERSION {
+            Sum::Xxh3(Box::default())
+        } else {
+            Sum::Fnv(0xcbf2_9ce4_8422_2325)
+        }
+    }
+    fn update(&mut self, b: &[u8]) {
+        match self {
+            Sum::Fnv(h) => {
+                *h = b.iter().fold(*h, |h, &b| {
+                    (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+                })
+            }
+            Sum::Xxh3(x) => x.update(b),
+        }
+    }
+    fn digest(&self) -> u64 {
+        match self {
+            Sum::Fnv(h) => *h,
+            Sum::Xxh3(x) => x.digest(),
+        }
+    }
+}
+
+fn bad(name: &str, problem: impl Into<String>) -> Error {
+    Error::BadSnapshot {
+        path: name.to_string(),
+        problem: format!("checkpoint: {}", problem.into()),
+    }
+}
+
+fn read_error(name: &str, source: std::io::Error) -> Error {
+    match source.kind() {
+        std::io::ErrorKind::UnexpectedEof => bad(name, "truncated"),
+        _ => Error::Io {
+            path: name.to_string(),
+            source,
+        },
+    }
+}
+
+/// What a checkpoint is decoded from: its bytes in memory (whose checksum
+/// `decode` checks first), or a file read as it is parsed, its body's
+/// `left` bytes summed on the way (`read_path` checks the sum at the end).
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+enum Src<'a> {
+    Bytes {
+        b: &'a [u8],
+        at: usize,
+    },
+    Stream {
+        r: &'a mut dyn std::io::Read,
+        left: u64,
+        sum: Sum,
+        /// The bytes of the last `take`.
+        scratch: Vec<u8>,
+    },
+}
+
 struct In<'a> {
-    b: &'a [u8],
-    at: usize,
+    src: Src<'a>,
     name: &'a str,
 }
 
 impl In<'_> {
     fn bad(&self, problem: impl Into<String>) -> Error {
-        Error::BadSnapshot {
-            path: self.name.to_string(),
-            problem: format!("checkpoint: {}", problem.into()),
+        bad(self.name, problem)
+    }
+    /// Bytes of the body not read yet.
+    fn remaining(&self) -> u64 {
+        match &self.src {
+            Src::Bytes { b, at } => (b.len() - at) as u64,
+            Src::Stream { left, .. } => *left,
         }
     }
     fn take(&mut self, k: usize) -> Result<&[u8]> {
-        let end = self.at.checked_add(k).filter(|&e| e <= self.b.len());
-        let Some(end) = end else {
+        if k as u64 > self.remaining() {
             return Err(self.bad("truncated"));
-        };
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
+        }
+        match &mut self.src {
+            Src::Bytes { b, at } => {
+                let s = &b[*at..*at + k];
+                *at += k;
+                Ok(s)
+            }
+            Src::Stream {
+                r,
+                left,
+                sum,
+                scratch,
+            } => {
+                scratch.resize(k, 0);
+                if let Err(e) = r.read_exact(scratch) {
+                    return Err(read_error(self.name, e));
+                }
+                sum.update(scratch);
+                *left -= k as u64;
+                Ok(scratch)
+            }
+        }
     }
     /// The next `K` bytes.
     fn bytes<const K: usize>(&mut self) -> Result<[u8; K]> {
@@ -208,18 +298,41 @@ impl In<'_> {
         }
         Ok(a)
     }
+    /// A record count, then as many records (`expect` of them, if given).
     fn pod<T: bytemuck::Pod>(&mut self, expect: Option<usize>) -> Result<Vec<T>> {
-        let n = self.u64()? as usize;
-        if expect.is_some_and(|e| e != n) {
+        let n = self.u64()?;
+        if expect.is_some_and(|e| e as u64 != n) {
             return Err(self.bad(format!(
                 "{n} records where {} were expected",
                 expect.unwrap_or(0)
             )));
         }
+        self.records(n)
+    }
+    /// `n` records, their count known: read straight into their array (a
+    /// file's records are never in memory twice), once the body is known
+    /// to hold them.
+    fn records<T: bytemuck::Pod>(&mut self, n: u64) -> Result<Vec<T>> {
         let bytes = n
-            .checked_mul(std::mem::size_of::<T>())
+            .checked_mul(std::mem::size_of::<T>() as u64)
             .ok_or_else(|| self.bad("record count overflows"))?;
-        Ok(bytemuck::pod_collect_to_vec(self.take(bytes)?))
+        if bytes > self.remaining() {
+            return Err(self.bad("truncated"));
+        }
+        let name = self.name;
+        match &mut self.src {
+            Src::Bytes { .. } => Ok(bytemuck::pod_collect_to_vec(self.take(bytes as usize)?)),
+            Src::Stream { r, left, sum, .. } => {
+                let mut v: Vec<T> = bytemuck::zeroed_vec(n as usize);
+                let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
+                if let Err(e) = r.read_exact(dst) {
+                    return Err(read_error(name, e));
+                }
+                sum.update(dst);
+                *left -= bytes;
+                Ok(v)
+            }
+        }
     }
 }
 
@@ -423,23 +536,86 @@ impl Checkpoint {
 
     /// Parses a checkpoint; `name` appears in error messages.
     pub fn decode(bytes: &[u8], name: &str) -> Result<Self> {
-        let mut i = In {
-            b: bytes,
-            at: 0,
-            name,
-        };
         if bytes.len() < MAGIC.len() + 12 || &bytes[..8] != MAGIC {
-            return Err(i.bad("not a webgrav checkpoint"));
+            return Err(bad(name, "not a webgrav checkpoint"));
         }
         let body = &bytes[..bytes.len() - 8];
         let sum = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8 bytes"));
         let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
         if checksum(version, body) != sum {
-            return Err(i.bad("checksum mismatch (damaged or truncated file)"));
+            return Err(bad(name, "checksum mismatch (damaged or truncated file)"));
         }
-        i.b = body;
-        let h = Head::read(&mut i)?;
-        let ids: Vec<u64> = i.pod(Some(h.n))?;
+        Self::read(&mut In {
+            src: Src::Bytes { b: body, at: 0 },
+            name,
+        })
+    }
+
+    /// Reads a checkpoint file as it is parsed (read ahead on a thread of
+    /// its own; each array straight into its place, summed on the way):
+    /// the host holds the decoded state, not the file's bytes besides. A
+    /// file damaged anywhere is refused for its checksum, as `decode`
+    /// refuses it, even where its parsing stopped first. Anything but a
+    /// regular file (a pipe, a device) is read as `read_file` reads it.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn read_path(path: &str) -> Result<Self> {
+        use std::io::Read as _;
+        let io = |source| Error::Io {
+            path: path.to_string(),
+            source,
+        };
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() {
+            return Self::decode(&read_file(path)?, path);
+        }
+        let mut head = [0u8; 12];
+        if meta.len() < MAGIC.len() as u64 + 12 {
+            return Err(bad(path, "not a webgrav checkpoint"));
+        }
+        file.read_exact(&mut head).map_err(io)?;
+        if &head[..8] != MAGIC {
+            return Err(bad(path, "not a webgrav checkpoint"));
+        }
+        let version = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
+        // Parsed from the first byte: the magic and version again, then
+        // the rest read ahead.
+        let mut source = (&head[..]).chain(crate::snapshot::ReadAhead::new(file));
+        let mut i = In {
+            src: Src::Stream {
+                r: &mut source,
+                left: meta.len() - 8,
+                sum: Sum::for_version(version),
+                scratch: Vec::new(),
+            },
+            name: path,
+        };
+        let parsed = Self::read(&mut i);
+        // What was not parsed is summed too, so that damage anywhere is
+        // told as such.
+        let Src::Stream { r, left, sum, .. } = &mut i.src else {
+            unreachable!("a stream")
+        };
+        let mut rest = vec![0u8; 1 << 20];
+        while *left > 0 {
+            let k = (*left).min(rest.len() as u64) as usize;
+            r.read_exact(&mut rest[..k])
+                .map_err(|e| read_error(path, e))?;
+            sum.update(&rest[..k]);
+            *left -= k as u64;
+        }
+        let mut stored = [0u8; 8];
+        r.read_exact(&mut stored).map_err(|e| read_error(path, e))?;
+        if sum.digest() != u64::from_le_bytes(stored) {
+            return Err(bad(path, "checksum mismatch (damaged or truncated file)"));
+        }
+        parsed
+    }
+
+    /// The checkpoint `i` holds, from its first byte to its checksum.
+    fn read(i: &mut In) -> Result<Self> {
+        let h = Head::read(i)?;
+        let ids: Vec<u64> = i.records(h.n as u64)?;
         let n = ids.len();
         let types = if h.version >= 5 && i.u32()? == 1 {
             Some(i.pod(Some(n))?)
@@ -447,7 +623,7 @@ impl Checkpoint {
             None
         };
         let has_e0 = i.u32()? == 1;
-        let e0 = get_diagnostics(&mut i)?;
+        let e0 = get_diagnostics(i)?;
         let de_max = i.f64()?;
         let engine = match i.u32()? {
             0 => EngineState::Leapfrog(StateReadback {
@@ -464,16 +640,15 @@ impl Checkpoint {
                 if levels as usize > MAX_LEVELS {
                     return Err(i.bad(format!("{levels} time-step levels")));
                 }
-                i.at -= 8;
                 let stats = HermiteStats {
                     block_steps,
                     force_evaluations,
-                    steps_per_level: i.pod(None)?,
+                    steps_per_level: i.records(levels)?,
                 };
                 if i.u64()? as usize != n {
                     return Err(i.bad("body count differs from the id count"));
                 }
-                let mut bodies = Vec::with_capacity(n.min(body.len() / 176));
+                let mut bodies = Vec::with_capacity(n.min(i.remaining() as usize / 176));
                 for _ in 0..n {
                     let [mass, t0, dt] = i.f64s::<3>()?;
                     bodies.push(Body {
@@ -499,7 +674,7 @@ impl Checkpoint {
             }
             _ => return Err(i.bad("unknown integrator")),
         };
-        if i.at != i.b.len() {
+        if i.remaining() != 0 {
             return Err(i.bad("unexpected bytes after the state"));
         }
         let c = Self {
@@ -667,8 +842,8 @@ impl Head {
         } else {
             (base_time, 0)
         };
+        // The ids' count, which the ids follow.
         let n = i.u64()?;
-        i.at -= 8;
         Ok(Self {
             version,
             params,
@@ -701,8 +876,7 @@ pub fn read_file(path: &str) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     (&mut file).take(256).read_to_end(&mut bytes).map_err(io)?;
     let mut i = In {
-        b: &bytes,
-        at: 0,
+        src: Src::Bytes { b: &bytes, at: 0 },
         name: path,
     };
     if bytes.len() < MAGIC.len() || &bytes[..8] != MAGIC {
@@ -710,7 +884,7 @@ pub fn read_file(path: &str) -> Result<Vec<u8>> {
     }
     let h = Head::read(&mut i)?;
     let total = max_len(h.n as u64)
-        .and_then(|m| m.checked_add(i.at as u64))
+        .and_then(|m| m.checked_add(bytes.len() as u64 - i.remaining()))
         .ok_or_else(|| i.bad(format!("{} particles", h.n)))?;
     let n = h.n;
     // One byte more than a checkpoint of N may hold: reaching it means

@@ -25,7 +25,8 @@ use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
-use crate::state::{Diagnostics, GpuParticles, Particles, StateArray};
+use crate::state::parallel::{scatter, Distinct};
+use crate::state::{Diagnostics, DiagnosticsSum, GpuParticles, Particles, StateArray};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
 use leapfrog::{ForceSolver, LeapfrogEngine};
@@ -953,36 +954,40 @@ impl Run {
                     },
                 };
                 let mut acc_pot: Vec<AccPot> = bytemuck::zeroed_vec(n);
+                // The second pass puts each piece into input order on every
+                // core (the upload indices of the first, checked to be a
+                // permutation) and sums the diagnostics over it in GPU
+                // order, as the state lies, reading it in sequence.
+                let at = Distinct::check(&index, n).ok_or_else(|| {
+                    Error::Readback("the particles' upload indices are not a permutation".into())
+                })?;
+                let mut sum = (n > EXACT_ENERGY_MAX).then(DiagnosticsSum::default);
                 l.state
-                    .for_each_piece(ctx, |_, piece| {
-                        for (k, &i) in piece.index.iter().enumerate() {
-                            let i = i as usize;
-                            p.pos_mass[i] = piece.pos_mass[k];
-                            // The velocity alone: the tree's remembered
-                            // |a| is its own, not the particle's.
-                            p.vel[i] = Velocity::new(piece.vel[k].vel);
-                            acc_pot[i] = piece.acc_pot[k];
+                    .for_each_piece(ctx, |first, piece| {
+                        let at = at.slice(first..first + piece.index.len());
+                        scatter(&mut p.pos_mass, at, |k| piece.pos_mass[k]);
+                        // The velocity alone: the tree's remembered |a| is
+                        // its own, not the particle's.
+                        scatter(&mut p.vel, at, |k| Velocity::new(piece.vel[k].vel));
+                        scatter(&mut acc_pot, at, |k| piece.acc_pot[k]);
+                        if let Some(s) = sum.as_mut() {
+                            for k in 0..piece.index.len() {
+                                s.add_record(&piece.pos_mass[k], &piece.vel[k], &piece.acc_pot[k]);
+                            }
                         }
                     })
                     .await?;
-                // Summed in GPU order, as the state lies.
-                let gpu_order = || index.iter().map(|&i| i as usize);
-                let energy_of = if n > EXACT_ENERGY_MAX {
-                    EnergyOf::Solver(Diagnostics::of_order(
-                        &p.pos_mass,
-                        &p.vel,
-                        &acc_pot,
-                        gpu_order(),
-                    ))
-                } else {
-                    EnergyOf::State(
-                        gpu_order()
-                            .map(|i| {
-                                let (x, v) = (&p.pos_mass[i], &p.vel[i]);
+                let energy_of = match sum {
+                    Some(s) => EnergyOf::Solver(s.finish()),
+                    None => EnergyOf::State(
+                        index
+                            .iter()
+                            .map(|&i| {
+                                let (x, v) = (&p.pos_mass[i as usize], &p.vel[i as usize]);
                                 (x.mass as f64, x.pos.map(f64::from), v.vel.map(f64::from))
                             })
                             .collect(),
-                    )
+                    ),
                 };
                 drop(index);
                 let interactions = match &l.solver {

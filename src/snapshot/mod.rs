@@ -189,5 +189,5 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
 #[cfg(not(target_arch = "wasm32"))]
 pub use file::{
     check_output, hold_writes, read_file, remove_pending_temporaries, write_atomic,
-    write_atomic_with, write_file, write_file_as, AtomicFile, Written,
+    write_atomic_with, write_file, write_file_as, AtomicFile, ReadAhead, Written,
 };

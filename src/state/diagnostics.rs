@@ -31,36 +31,61 @@ impl Diagnostics {
         acc_pot: &[AccPot],
         order: impl IntoIterator<Item = usize>,
     ) -> Self {
-        Self::sum(order.into_iter().map(|k| {
-            let (p, v, a) = (&pos_mass[k], &vel[k], &acc_pot[k]);
-            (
-                p.mass as f64,
-                p.pos.map(f64::from),
-                v.vel.map(f64::from),
-                a.pot as f64,
-            )
-        }))
+        let mut s = DiagnosticsSum::default();
+        for k in order {
+            s.add_record(&pos_mass[k], &vel[k], &acc_pot[k]);
+        }
+        s.finish()
     }
 
     /// Of any state given particle by particle as (mass, position,
     /// velocity, potential), in f64.
     pub fn sum(particles: impl IntoIterator<Item = (f64, [f64; 3], [f64; 3], f64)>) -> Self {
-        let mut d = Diagnostics::default();
-        let mut mass = 0.0;
+        let mut s = DiagnosticsSum::default();
         for (m, x, u, pot) in particles {
-            mass += m;
-            d.kinetic += 0.5 * m * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-            d.potential += 0.5 * m * pot;
-            for k in 0..3 {
-                d.momentum[k] += m * u[k];
-                d.center_of_mass[k] += m * x[k];
-            }
-            d.angular_momentum[0] += m * (x[1] * u[2] - x[2] * u[1]);
-            d.angular_momentum[1] += m * (x[2] * u[0] - x[0] * u[2]);
-            d.angular_momentum[2] += m * (x[0] * u[1] - x[1] * u[0]);
+            s.add(m, x, u, pot);
         }
-        if mass > 0.0 {
-            d.center_of_mass = d.center_of_mass.map(|c| c / mass);
+        s.finish()
+    }
+}
+
+/// `Diagnostics::sum` a particle at a time, for a state that comes in
+/// pieces (a read-back's, summed in its order as it arrives).
+#[derive(Default)]
+pub struct DiagnosticsSum {
+    d: Diagnostics,
+    mass: f64,
+}
+
+impl DiagnosticsSum {
+    pub fn add(&mut self, m: f64, x: [f64; 3], u: [f64; 3], pot: f64) {
+        let d = &mut self.d;
+        self.mass += m;
+        d.kinetic += 0.5 * m * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+        d.potential += 0.5 * m * pot;
+        for k in 0..3 {
+            d.momentum[k] += m * u[k];
+            d.center_of_mass[k] += m * x[k];
+        }
+        d.angular_momentum[0] += m * (x[1] * u[2] - x[2] * u[1]);
+        d.angular_momentum[1] += m * (x[2] * u[0] - x[0] * u[2]);
+        d.angular_momentum[2] += m * (x[0] * u[1] - x[1] * u[0]);
+    }
+
+    /// `add` of a read-back record.
+    pub fn add_record(&mut self, p: &PosMass, v: &Velocity, a: &AccPot) {
+        self.add(
+            p.mass as f64,
+            p.pos.map(f64::from),
+            v.vel.map(f64::from),
+            a.pot as f64,
+        );
+    }
+
+    pub fn finish(self) -> Diagnostics {
+        let mut d = self.d;
+        if self.mass > 0.0 {
+            d.center_of_mass = d.center_of_mass.map(|c| c / self.mass);
         }
         d.total = d.kinetic + d.potential;
         d.virial_ratio = if d.potential != 0.0 {
@@ -70,7 +95,9 @@ impl Diagnostics {
         };
         d
     }
+}
 
+impl Diagnostics {
     /// |E − E₀| / |E₀| relative to an earlier state.
     pub fn energy_error(&self, initial: &Diagnostics) -> f64 {
         ((self.total - initial.total) / initial.total).abs()

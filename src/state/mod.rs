@@ -12,6 +12,6 @@ pub mod plummer;
 pub mod rng;
 pub mod stats;
 
-pub use diagnostics::Diagnostics;
+pub use diagnostics::{Diagnostics, DiagnosticsSum};
 pub use model::{kinds_of_components, Model, ModelParams, Tagged, KINDS};
 pub use particles::{GpuParticles, Particles, StateArray};
