@@ -9,7 +9,8 @@
 //                           level) sets the tree's idle flag
 //     tree build or refit, group boxes (src/tree; idle: the build alone)
 //     select_groups, settle_groups   (s < 2^L) only groups with an active
-//                           particle stay in the walk's list
+//                           particle stay in the walk's list, trimmed to
+//                           their first..last active particle
 //     walk                  (src/tree) forces of the active groups
 //     kick                  active particles: closing half kick; below 2^L
 //                           a new level and the opening half kick; the
@@ -155,7 +156,16 @@ fn drift(
 }
 
 // Every group with an active particle is appended to active_boxes (in any
-// order: each group's forces depend on its own box alone).
+// order: each group's forces depend on its own box alone), trimmed to the
+// run of its particles from the first active one to the last: groups are
+// cut in key order, so on a fine sub-step a group often holds one or two
+// active particles among 64, and a box around those alone opens far fewer
+// cells than the whole group's (the walk's forces for the inactive ones
+// inside the run are computed and never used). The trimmed group's
+// tolerance is the one its own particles would give, alpha times their
+// smallest |a_old| (the whole group's scaled by the two minima: the same
+// number as the groups phase's for a group of just those particles, up to
+// rounding); a group still on the radii alone (accel_tol = 3e38) keeps them.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn select_groups(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -167,12 +177,40 @@ fn select_groups(
         return;
     }
     let b = group_boxes[g];
-    for (var j = b.start; j < b.start + b.count; j++) {
-        if (is_active(level_of(vel[j]))) {
-            active_boxes[atomicAdd(&block.active_groups, 1u)] = b;
-            return;
+    let end = b.start + b.count;
+    var first = end;
+    var last = b.start;
+    var a_all = 3.0e38;
+    var n_active = 0u;
+    for (var j = b.start; j < end; j++) {
+        let v = vel[j];
+        a_all = min(a_all, v.last_acc);
+        if (is_active(level_of(v))) {
+            first = min(first, j);
+            last = j;
+            n_active++;
         }
     }
+    if (first == end) {
+        return;
+    }
+    atomicAdd(&block.walked_particles, last + 1u - first);
+    atomicAdd(&block.active_particles, n_active);
+    var lo = vec3<f32>(3.0e38);
+    var hi = vec3<f32>(-3.0e38);
+    var a_run = 3.0e38;
+    for (var j = first; j <= last; j++) {
+        let p = pos_mass[j].pos;
+        lo = min(lo, p);
+        hi = max(hi, p);
+        a_run = min(a_run, vel[j].last_acc);
+    }
+    var tol = b.accel_tol;
+    if (tol < 3.0e38 && a_all > 0.0) {
+        tol *= a_run / a_all;
+    }
+    active_boxes[atomicAdd(&block.active_groups, 1u)] =
+        GroupBox(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), first, last + 1u - first, b.open_scale, tol);
 }
 
 // The active groups become the walk's list (the next refit rebuilds the

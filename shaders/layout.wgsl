@@ -86,6 +86,11 @@ struct BlockCounters {
     // on which none did.
     busy_substeps: u32,
     idle_substeps: u32,
+    // Particles the walk took on the sub-steps before a largest step's
+    // last (those of the active groups) and the active ones among them
+    // (wrapping sums: read differences).
+    walked_particles: atomic<u32>,
+    active_particles: atomic<u32>,
 }
 
 // Camera and colouring of the splat pass (src/render/camera.rs).

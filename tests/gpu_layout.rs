@@ -133,6 +133,14 @@ fn layouts_match_wgsl() {
             ("deepest", offset_of!(BlockCounters, deepest)),
             ("busy_substeps", offset_of!(BlockCounters, busy_substeps)),
             ("idle_substeps", offset_of!(BlockCounters, idle_substeps)),
+            (
+                "walked_particles",
+                offset_of!(BlockCounters, walked_particles),
+            ),
+            (
+                "active_particles",
+                offset_of!(BlockCounters, active_particles),
+            ),
         ],
     );
     check(

@@ -99,6 +99,12 @@ pub struct BlockCounters {
     pub busy_substeps: u32,
     /// Sub-steps on which none did (no tree work but the scheduled builds).
     pub idle_substeps: u32,
+    /// Particles the walk took on the sub-steps before a largest step's
+    /// last (every particle of the active groups; the last sub-step walks
+    /// all) and the active particles among them: how well the active
+    /// groups fit the active particles. Wrapping sums: read differences.
+    pub walked_particles: u32,
+    pub active_particles: u32,
 }
 
 /// Uniform of the block-step kernels (`run/block.rs`, `shaders/block.wgsl`),

@@ -6,7 +6,10 @@
 //! tree is built or refitted on the drifted positions (the tree's
 //! `--rebuild` schedule, counted in sub-steps), and only the groups that
 //! hold a particle whose step ends walk the tree (`select_groups` compacts
-//! the walk's group list on the GPU). A sub-step on which no particle's
+//! the walk's group list on the GPU, each group trimmed to the run of its
+//! particles from its first active one to its last, with the tolerance of
+//! the acceleration MAC those particles give; `BlockCounters` sums the
+//! particles walked and the active ones among them). A sub-step on which no particle's
 //! step ends (the GPU knows from the deepest level it keeps) is idle: the
 //! drift still moves every particle, but the tree's properties, group
 //! boxes and walk, the selection and the kicks return at once (the tree's
