@@ -142,8 +142,12 @@ fn a_run_holds_one_state_at_a_time() {
         readout < 32.0,
         "a read-out: {readout:.1} bytes per particle"
     );
+    // The file's writer holds at most 12 MiB of blocks whatever the N
+    // (`snapshot/write_behind.rs`), at most 24 bytes per particle between
+    // these two N if it held none at the first; a read-back of the state
+    // would take 60.
     assert!(
-        checkpoint < 4.0,
+        checkpoint < 30.0,
         "a checkpoint: {checkpoint:.1} bytes per particle"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -569,17 +569,19 @@ impl Checkpoint {
         if !meta.is_file() {
             return Self::decode(&read_file(path)?, path);
         }
-        let mut head = [0u8; 12];
+        // The header first: a file longer than a checkpoint of its N can
+        // be is refused before anything else is read, as `read_file` does.
+        let mut head = Vec::new();
+        (&mut file).take(256).read_to_end(&mut head).map_err(io)?;
+        let (version, longest) = announced(&head, path)?;
+        if meta.len() > longest {
+            return Err(too_long(path, &head));
+        }
         if meta.len() < MAGIC.len() as u64 + 12 {
             return Err(bad(path, "not a webgrav checkpoint"));
         }
-        file.read_exact(&mut head).map_err(io)?;
-        if &head[..8] != MAGIC {
-            return Err(bad(path, "not a webgrav checkpoint"));
-        }
-        let version = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
-        // Parsed from the first byte: the magic and version again, then
-        // the rest read ahead.
+        // Parsed from the first byte: the header's bytes again, then the
+        // rest read ahead.
         let mut source = (&head[..]).chain(crate::snapshot::ReadAhead::new(file));
         let mut i = In {
             src: Src::Stream {
@@ -858,6 +860,44 @@ impl Head {
     }
 }
 
+/// The version of the checkpoint whose first bytes are `head` and the
+/// most bytes a checkpoint of its N may take.
+#[cfg(not(target_arch = "wasm32"))]
+fn announced(head: &[u8], path: &str) -> Result<(u32, u64)> {
+    let mut i = In {
+        src: Src::Bytes { b: head, at: 0 },
+        name: path,
+    };
+    if head.len() < MAGIC.len() || &head[..8] != MAGIC {
+        return Err(i.bad("not a webgrav checkpoint"));
+    }
+    let h = Head::read(&mut i)?;
+    let total = max_len(h.n as u64)
+        .and_then(|m| m.checked_add(head.len() as u64 - i.remaining()))
+        .ok_or_else(|| i.bad(format!("{} particles", h.n)))?;
+    Ok((h.version, total))
+}
+
+/// The refusal of a file longer than a checkpoint of its N can be.
+#[cfg(not(target_arch = "wasm32"))]
+fn too_long(path: &str, head: &[u8]) -> Error {
+    let n = announced_n(head);
+    bad(
+        path,
+        format!("longer than a checkpoint of its {n} particles can be"),
+    )
+}
+
+/// The N a checkpoint's header announces (0 if it announces none).
+#[cfg(not(target_arch = "wasm32"))]
+fn announced_n(head: &[u8]) -> usize {
+    let mut i = In {
+        src: Src::Bytes { b: head, at: 0 },
+        name: "",
+    };
+    Head::read(&mut i).map_or(0, |h| h.n)
+}
+
 /// Reads a checkpoint file, never more than its header announces (N
 /// particles' worth): a device, a pipe or a large file of something else
 /// is refused after its first bytes, not read into memory.
@@ -875,27 +915,13 @@ pub fn read_file(path: &str) -> Result<Vec<u8>> {
     // Every version's header is shorter than this.
     let mut bytes = Vec::new();
     (&mut file).take(256).read_to_end(&mut bytes).map_err(io)?;
-    let mut i = In {
-        src: Src::Bytes { b: &bytes, at: 0 },
-        name: path,
-    };
-    if bytes.len() < MAGIC.len() || &bytes[..8] != MAGIC {
-        return Err(i.bad("not a webgrav checkpoint"));
-    }
-    let h = Head::read(&mut i)?;
-    let total = max_len(h.n as u64)
-        .and_then(|m| m.checked_add(bytes.len() as u64 - i.remaining()))
-        .ok_or_else(|| i.bad(format!("{} particles", h.n)))?;
-    let n = h.n;
+    let (_, total) = announced(&bytes, path)?;
     // One byte more than a checkpoint of N may hold: reaching it means
     // the file is not one.
     let rest = (total + 1).saturating_sub(bytes.len() as u64);
     file.take(rest).read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() as u64 > total {
-        return Err(Error::BadSnapshot {
-            path: path.to_string(),
-            problem: format!("checkpoint: longer than a checkpoint of its {n} particles can be"),
-        });
+        return Err(too_long(path, &bytes));
     }
     Ok(bytes)
 }

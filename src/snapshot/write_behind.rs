@@ -14,11 +14,12 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 /// Bytes of one block, and blocks the caller may be ahead of the writer:
-/// with the block being written, the caller's and two spares, a write
-/// holds at most 28 MiB whatever the file's size.
-const BLOCK_BYTES: usize = 4 << 20;
+/// with the block being written, the caller's and a spare, a write holds
+/// at most 12 MiB whatever the file's size.
+const BLOCK_BYTES: usize = 2 << 20;
 const BLOCKS_AHEAD: usize = 3;
-const SPARE_BLOCKS: usize = 2;
+const SPARE_BLOCKS: usize = 1;
+
 /// Bytes written but not yet on the disk before the writer waits for the
 /// oldest: bounds the dirty pages a write leaves to the kernel.
 const DIRTY_BYTES: u64 = 64 << 20;
