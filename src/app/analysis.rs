@@ -5,22 +5,23 @@
 //! Sub-populations (a galaxy component) are analysed by `select`ing them
 //! first; every function then sees only the particles it is given.
 
-use super::readout::{center_of_mass, lagrangian_radii};
+use super::readout::lagrangian_radii;
 use crate::gpu::layout::PosMass;
-use crate::state::parallel::{filter, map_indices, sum_by_chunks};
+use crate::state::parallel::{filter, indices_where, map_indices, max_by_chunks, sum_by_chunks};
 use crate::state::Particles;
+use std::borrow::Cow;
 use std::f64::consts::PI;
 
 /// Mass fractions of the Lagrangian radii the analysis reports.
 pub const FRACTIONS: [f64; 5] = [0.1, 0.25, 0.5, 0.75, 0.9];
 
 /// The particles `keep` accepts (by index), in order.
-pub fn select(p: &Particles, keep: impl Fn(usize) -> bool) -> Particles {
-    let idx: Vec<usize> = (0..p.len()).filter(|&i| keep(i)).collect();
+pub fn select(p: &Particles, keep: impl Fn(usize) -> bool + Sync + Send) -> Particles {
+    let idx = indices_where(p.len(), keep);
     Particles {
-        pos_mass: idx.iter().map(|&i| p.pos_mass[i]).collect(),
-        vel: idx.iter().map(|&i| p.vel[i]).collect(),
-        id: idx.iter().map(|&i| p.id[i]).collect(),
+        pos_mass: map_indices(idx.len(), |j| p.pos_mass[idx[j] as usize]),
+        vel: map_indices(idx.len(), |j| p.vel[idx[j] as usize]),
+        id: map_indices(idx.len(), |j| p.id[idx[j] as usize]),
     }
 }
 
@@ -44,13 +45,23 @@ fn dist2(pos: [f32; 3], c: [f64; 3]) -> f64 {
 pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
     /// Spheres of more particles than this shrink by 30 % a step.
     const FAST_SHRINK_ABOVE: usize = 100_000;
-    let mut c = center_of_mass(pos_mass);
+    let [m, mx, my, mz] = sum_by_chunks(pos_mass.len(), |k| {
+        let p = &pos_mass[k];
+        let m = p.mass as f64;
+        [
+            m,
+            m * p.pos[0] as f64,
+            m * p.pos[1] as f64,
+            m * p.pos[2] as f64,
+        ]
+    });
+    let mut c = if m > 0.0 {
+        [mx / m, my / m, mz / m]
+    } else {
+        [0.0; 3]
+    };
     let n_min = 1000.min(pos_mass.len().div_ceil(2));
-    let mut r = pos_mass
-        .iter()
-        .map(|p| dist2(p.pos, c))
-        .fold(0.0f64, f64::max)
-        .sqrt();
+    let mut r = max_by_chunks(pos_mass.len(), |k| dist2(pos_mass[k].pos, c)).sqrt();
     // Candidates: every particle within `reach` of `around`, a sphere that
     // holds the current one; rebuilt (from all particles, at 1.5 times the
     // radius) when the sphere leaves it, and narrowed (from themselves)
@@ -60,7 +71,8 @@ pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
     // The candidates keep the particles' order: each sphere's members, and
     // so its centre, are the same whichever set they are taken from.
     let (mut around, mut reach) = (c, f64::INFINITY);
-    let mut candidates: Vec<PosMass> = pos_mass.to_vec();
+    // (At first every particle: borrowed, not copied.)
+    let mut candidates: Cow<[PosMass]> = Cow::Borrowed(pos_mass);
     let mut members = pos_mass.len();
     while r > 0.0 {
         r *= if members > FAST_SHRINK_ABOVE {
@@ -78,7 +90,7 @@ pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
         };
         if let Some(from) = from {
             (around, reach) = (c, 1.5 * r);
-            candidates = filter(from, |p| dist2(p.pos, around) <= reach * reach);
+            candidates = Cow::Owned(filter(from, |p| dist2(p.pos, around) <= reach * reach));
         }
         // The sphere's members counted and summed in place, on every core
         // (in fixed chunks: the same centre on any number of threads).
@@ -112,19 +124,25 @@ pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
 /// `center` (the bulk velocity of a galaxy's centre, which escapers and
 /// companions do not pull).
 pub fn center_velocity(p: &Particles, center: [f64; 3], radius: f64) -> [f64; 3] {
-    let (mut v, mut m) = ([0.0f64; 3], 0.0);
-    for (pm, vel) in p.pos_mass.iter().zip(&p.vel) {
+    let [m, vx, vy, vz] = sum_by_chunks(p.len(), |k| {
+        let (pm, vel) = (&p.pos_mass[k], &p.vel[k]);
         if dist2(pm.pos, center) <= radius * radius {
-            m += pm.mass as f64;
-            for (vk, u) in v.iter_mut().zip(vel.vel) {
-                *vk += pm.mass as f64 * u as f64;
-            }
+            let m = pm.mass as f64;
+            [
+                m,
+                m * vel.vel[0] as f64,
+                m * vel.vel[1] as f64,
+                m * vel.vel[2] as f64,
+            ]
+        } else {
+            [0.0; 4]
         }
-    }
+    });
     if m > 0.0 {
-        v = v.map(|x| x / m);
+        [vx / m, vy / m, vz / m]
+    } else {
+        [0.0; 3]
     }
-    v
 }
 
 /// Lagrangian radii at `FRACTIONS` about `center`; the half-mass radius
@@ -236,15 +254,12 @@ fn unit(a: [f64; 3]) -> Option<[f64; 3]> {
 /// x), so the azimuths of successive snapshots share one origin and a bar
 /// phase can be differenced over time.
 pub fn disk_axes(p: &Particles, center: [f64; 3], v_center: [f64; 3]) -> [[f64; 3]; 3] {
-    let mut l = [0.0f64; 3];
-    for (pm, v) in p.pos_mass.iter().zip(&p.vel) {
+    let l = sum_by_chunks(p.len(), |i| {
+        let (pm, v) = (&p.pos_mass[i], &p.vel[i]);
         let x = [0, 1, 2].map(|k| pm.pos[k] as f64 - center[k]);
         let u = [0, 1, 2].map(|k| v.vel[k] as f64 - v_center[k]);
-        let j = cross(x, u);
-        for (lk, jk) in l.iter_mut().zip(j) {
-            *lk += pm.mass as f64 * jk;
-        }
-    }
+        cross(x, u).map(|j| pm.mass as f64 * j)
+    });
     let z = unit(l).unwrap_or([0.0, 0.0, 1.0]);
     let reference = if z[0].abs() < 0.9 {
         [1.0, 0.0, 0.0]
@@ -388,12 +403,15 @@ impl BarMode {
 
 /// The m = 2 mode of the particles within cylindrical radius `r_max`.
 pub fn bar_mode(cyl: &[Cylindrical], r_max: f64) -> BarMode {
-    let (mut re, mut im, mut m) = (0.0f64, 0.0f64, 0.0f64);
-    for c in cyl.iter().filter(|c| c.r < r_max) {
-        re += c.mass * (2.0 * c.phi).cos();
-        im += c.mass * (2.0 * c.phi).sin();
-        m += c.mass;
-    }
+    let [re, im, m] = sum_by_chunks(cyl.len(), |k| {
+        let c = &cyl[k];
+        if c.r < r_max {
+            let (s, co) = (2.0 * c.phi).sin_cos();
+            [c.mass * co, c.mass * s, c.mass]
+        } else {
+            [0.0; 3]
+        }
+    });
     BarMode {
         a2: if m > 0.0 { re.hypot(im) / m } else { 0.0 },
         phase: im.atan2(re),
@@ -490,7 +508,10 @@ pub const ROTATION_CURVE_SHELLS: usize = 24;
 
 /// The page's read-out of a galaxy; `in_disk(k)` says whether particle k
 /// belongs to a disk.
-pub fn galaxy_readout(p: &Particles, in_disk: impl Fn(usize) -> bool) -> GalaxyReadout {
+pub fn galaxy_readout(
+    p: &Particles,
+    in_disk: impl Fn(usize) -> bool + Sync + Send,
+) -> GalaxyReadout {
     let center = density_center(&p.pos_mass);
     let r = lagrangian_radii(&p.pos_mass, center, &[0.01, 0.9]);
     let rotation_curve = if r[0] > 0.0 && r[1] > r[0] {

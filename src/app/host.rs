@@ -7,16 +7,16 @@ use crate::error::{Error, Result};
 use crate::run::SolverKind;
 
 /// Host memory a leapfrog run (tree or direct) takes per particle at
-/// most, beyond its input file. While it runs, about 80: the ids and
-/// kinds (9), the last good state that each read-out reuses (45,
-/// `Run::readout`), a read-out's forces, potentials and upload index
-/// (24); the model before it, generated in f64 and converted piece by
-/// piece (`Realization::into_particles`, 60). A checkpoint being written
-/// adds its read-back of the GPU state and ids (61): measured 138 bytes
-/// per particle in all at 2^25 on the H100 host, the NVIDIA driver's own
-/// memory included (BENCHMARKS.md). Held step by step by
-/// `tests/host_memory.rs`.
-pub const HOST_BYTES_PER_PARTICLE: u64 = 140;
+/// most, beyond its input file: the ids and kinds (9), the last good state
+/// that each read-out reuses (45, `Run::readout`), a read-out's forces,
+/// potentials and upload index (24); the model before it, generated in
+/// f64 and converted piece by piece (`Realization::into_particles`, 60).
+/// Checkpoints stream from the GPU to the file (`Run::write_checkpoint`)
+/// and add a few MiB whatever the N. Measured 88.2 bytes per particle at
+/// 2^25 and 82.8 at 2^27 − 1, a checkpoint and `--out` written, on the H100
+/// host, the NVIDIA driver's own memory included (BENCHMARKS.md). Held
+/// step by step by `tests/host_memory.rs`.
+pub const HOST_BYTES_PER_PARTICLE: u64 = 100;
 
 /// The same for the Hermite integrators, whose f64 bodies (176 bytes
 /// each) live on the host and are copied into every read-out.

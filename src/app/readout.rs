@@ -2,7 +2,7 @@
 //! given fractions of the mass) and the sphere a view should fit.
 
 use crate::gpu::layout::PosMass;
-use crate::state::parallel::{map_indices, sort_by};
+use crate::state::parallel::{map_indices, sort_unstable_by};
 
 /// Mass fractions of the Lagrangian radii shown by the web app.
 pub const LAGRANGIAN_FRACTIONS: [f64; 3] = [0.1, 0.5, 0.9];
@@ -32,7 +32,11 @@ pub fn lagrangian_radii(pos_mass: &[PosMass], center: [f64; 3], fractions: &[f64
         let r2: f64 = (0..3).map(|k| (p.pos[k] as f64 - center[k]).powi(2)).sum();
         (r2.sqrt(), p.mass as f64)
     });
-    sort_by(&mut shells, |a, b| a.0.total_cmp(&b.0));
+    // By radius, then mass: a total order of what the sums below see, so
+    // the radii do not depend on how the sort orders ties.
+    sort_unstable_by(&mut shells, |a, b| {
+        a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
+    });
     let total: f64 = shells.iter().map(|s| s.1).sum();
     let mut out = Vec::with_capacity(fractions.len());
     let mut enclosed = 0.0;

@@ -81,6 +81,28 @@ pub fn indices_where(n: usize, keep: impl Fn(usize) -> bool + Sync + Send) -> Ve
     return (0..n).filter(|&k| keep(k)).map(|k| k as u32).collect();
 }
 
+/// The largest f(k) over k < n (0 for none): exact, so the same on any
+/// number of threads.
+pub fn max_by_chunks(n: usize, f: impl Fn(usize) -> f64 + Sync + Send) -> f64 {
+    map_indices(n.div_ceil(SUM_CHUNK), |c| {
+        (c * SUM_CHUNK..((c + 1) * SUM_CHUNK).min(n))
+            .map(&f)
+            .fold(0.0f64, f64::max)
+    })
+    .into_iter()
+    .fold(0.0, f64::max)
+}
+
+/// Sorts `v` by `cmp` on every core natively, in turn in the browser; the
+/// order of elements `cmp` calls equal is unspecified, so `cmp` should be
+/// a total order of what matters.
+pub fn sort_unstable_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
+    #[cfg(not(target_arch = "wasm32"))]
+    v.par_sort_unstable_by(cmp);
+    #[cfg(target_arch = "wasm32")]
+    v.sort_unstable_by(cmp);
+}
+
 /// The elements of `v` that `keep`, in order.
 pub fn filter<T: Copy + Send + Sync>(v: &[T], keep: impl Fn(&T) -> bool + Sync + Send) -> Vec<T> {
     #[cfg(not(target_arch = "wasm32"))]
