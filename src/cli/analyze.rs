@@ -100,6 +100,13 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
     check_positive("--bar-radius", a.bar_radius)?;
     check_positive("--r-min", a.r_min)?;
     check_positive("--r-max", a.r_max)?;
+    if let (Some(r_in), Some(r_out)) = (a.r_min, a.r_max) {
+        if r_in >= r_out {
+            return Err(Error::InvalidParameter(format!(
+                "the profile's radii must grow: r_min = {r_in}, r_max = {r_out}"
+            )));
+        }
+    }
     if !(1..=analysis::MAX_PROFILE_BINS).contains(&a.bins) {
         return Err(Error::InvalidParameter(format!(
             "--bins {} is not from 1 to {}: profiles finer than that resolve nothing more \
@@ -180,40 +187,46 @@ fn one(a: &AnalyzeArgs, path: &str, components: &[(String, Option<u8>)]) -> Resu
         let f = Frame::of(&p);
         let bh = black_holes(a, &snap);
         emit(summary(a, bh, &snap, name, &p, &f).0)?;
-        // The radii holding 1 % and 99 % of the mass, in one sort.
-        let (r_in, r_out) = match (a.r_min, a.r_max) {
-            (Some(r_in), Some(r_out)) => (r_in, r_out),
-            (r_in, r_out) => {
-                let r = lagrangian_radii(&p.pos_mass, f.center, &[0.01, 0.99]);
-                (r_in.unwrap_or(r[0]), r_out.unwrap_or(r[1]))
+        // The profiles only where their CSV is asked for (each a sort or
+        // a pass over every particle: seconds at 10^8).
+        if a.profile_csv.is_some() {
+            // The radii holding 1 % and 99 % of the mass, in one sort.
+            let (r_in, r_out) = match (a.r_min, a.r_max) {
+                (Some(r_in), Some(r_out)) => (r_in, r_out),
+                (r_in, r_out) => {
+                    let r = lagrangian_radii(&p.pos_mass, f.center, &[0.01, 0.99]);
+                    (r_in.unwrap_or(r[0]), r_out.unwrap_or(r[1]))
+                }
+            };
+            if r_in >= r_out {
+                return Err(Error::InvalidParameter(format!(
+                    "the profile's radii must grow: r_min = {r_in}, r_max = {r_out}"
+                )));
             }
-        };
-        if r_in >= r_out {
-            return Err(Error::InvalidParameter(format!(
-                "the profile's radii must grow: r_min = {r_in}, r_max = {r_out}"
-            )));
+            for s in analysis::spherical_profile(&p.pos_mass, f.center, r_in, r_out, a.bins) {
+                sphere_csv += &format!(
+                    "{name},{},{},{},{},{},{},{}\n",
+                    s.r_in, s.r_out, s.r, s.count, s.density, s.enclosed_mass, s.v_circ
+                );
+            }
         }
-        for s in analysis::spherical_profile(&p.pos_mass, f.center, r_in, r_out, a.bins) {
-            sphere_csv += &format!(
-                "{name},{},{},{},{},{},{},{}\n",
-                s.r_in, s.r_out, s.r, s.count, s.density, s.enclosed_mass, s.v_circ
-            );
-        }
-        let ring_max = a.r_max.unwrap_or(f.radii[4]);
-        for r in analysis::disk_profile(&f.cyl, ring_max, a.bins) {
-            disk_csv += &format!(
-                "{name},{},{},{},{},{},{},{},{},{},{}\n",
-                r.r_in,
-                r.r_out,
-                r.count,
-                r.surface_density,
-                r.z_median,
-                r.z_rms,
-                r.v_phi,
-                r.sigma_r,
-                r.sigma_phi,
-                r.sigma_z
-            );
+        if a.disk_csv.is_some() {
+            let ring_max = a.r_max.unwrap_or(f.radii[4]);
+            for r in analysis::disk_profile(&f.cyl, ring_max, a.bins) {
+                disk_csv += &format!(
+                    "{name},{},{},{},{},{},{},{},{},{},{}\n",
+                    r.r_in,
+                    r.r_out,
+                    r.count,
+                    r.surface_density,
+                    r.z_median,
+                    r.z_rms,
+                    r.v_phi,
+                    r.sigma_r,
+                    r.sigma_phi,
+                    r.sigma_z
+                );
+            }
         }
     }
     for (out, table) in [(&a.profile_csv, sphere_csv), (&a.disk_csv, disk_csv)] {

@@ -9,6 +9,7 @@
 use super::tipsy::{self, Flavor};
 use super::{bad, Snapshot};
 use crate::error::Result;
+use crate::state::parallel::map_indices;
 
 /// The side file's name for snapshot `path` (`run.tipsy` → `run.tipsy.iord`,
 /// as pynbody looks for it).
@@ -26,14 +27,26 @@ pub fn is_identity(ids: &[u64]) -> bool {
     ids.iter().enumerate().all(|(k, &id)| id == k as u64)
 }
 
-/// The side file of `values` (ids, or kinds as numbers).
-pub fn encode<T: ToString>(values: &[T]) -> Vec<u8> {
-    let mut s = format!("{}\n", values.len());
-    for v in values {
-        s.push_str(&v.to_string());
-        s.push('\n');
+/// Values formatted at a time by one core.
+const RUN: usize = 1 << 16;
+
+/// The side file of `values` (ids, or kinds as numbers), formatted on
+/// every core a run of values at a time.
+pub fn encode<T: std::fmt::Display + Sync>(values: &[T]) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let runs = map_indices(values.len().div_ceil(RUN), |r| {
+        let mut s = String::new();
+        for v in &values[r * RUN..((r + 1) * RUN).min(values.len())] {
+            let _ = writeln!(s, "{v}");
+        }
+        s
+    });
+    let mut out = format!("{}\n", values.len()).into_bytes();
+    out.reserve(runs.iter().map(String::len).sum());
+    for r in &runs {
+        out.extend_from_slice(r.as_bytes());
     }
-    s.into_bytes()
+    out
 }
 
 /// Parses a kinds side file that must hold `n` kinds (Gadget's numbers,
@@ -55,35 +68,68 @@ pub fn decode_kinds(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u8>> {
 /// appears in errors.
 pub fn decode(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u64>> {
     let text = std::str::from_utf8(bytes).map_err(|e| bad(name, format!("not text: {e}")))?;
-    let mut words = text.split_ascii_whitespace();
-    let count: usize = words
-        .next()
-        .and_then(|w| w.parse().ok())
-        .ok_or_else(|| bad(name, "no particle count on the first line"))?;
+    let body = text.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let (first, rest) = body.split_at(
+        body.find(|c: char| c.is_ascii_whitespace())
+            .unwrap_or(body.len()),
+    );
+    let count: usize = first
+        .parse()
+        .map_err(|_| bad(name, "no particle count on the first line"))?;
     if count != n {
         return Err(bad(
             name,
             format!("holds {count} values, the snapshot has {n} particles"),
         ));
     }
-    let ids: Vec<u64> = words
-        .take(n + 1)
-        .enumerate()
-        .map(|(k, w)| {
+    // The rest cut into pieces at whitespace and parsed on every core;
+    // the first bad value in file order is the one named.
+    let rest = rest.as_bytes();
+    let pieces = rest.len().div_ceil(PIECE_BYTES).max(1);
+    let mut cuts = vec![0];
+    for c in 1..pieces {
+        let mut at = (c * PIECE_BYTES).max(*cuts.last().expect("one cut"));
+        while at < rest.len() && !rest[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        cuts.push(at);
+    }
+    cuts.push(rest.len());
+    let parsed = map_indices(pieces, |c| {
+        let piece = std::str::from_utf8(&rest[cuts[c]..cuts[c + 1]]).expect("cut at ASCII");
+        piece
+            .split_ascii_whitespace()
+            .enumerate()
             // Signed values (as some tools write) are accepted if >= 0.
-            w.parse::<u64>().map_err(|_| {
-                bad(
+            .map(|(k, w)| w.parse::<u64>().map_err(|_| (k, w.to_string())))
+            .collect::<std::result::Result<Vec<u64>, _>>()
+    });
+    let mut ids = Vec::with_capacity(n);
+    for piece in parsed {
+        match piece {
+            Ok(values) => ids.extend(values),
+            Err((k, w)) => {
+                return Err(bad(
                     name,
-                    format!("value {k}: '{w}' is not an integer from 0 to 2^64 - 1"),
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
+                    format!(
+                        "value {}: '{w}' is not an integer from 0 to 2^64 - 1",
+                        ids.len() + k
+                    ),
+                ))
+            }
+        }
+        if ids.len() > n {
+            break;
+        }
+    }
     if ids.len() != n {
         return Err(bad(name, format!("{} values, expected {n}", ids.len())));
     }
     Ok(ids)
 }
+
+/// Bytes of a side file parsed at a time by one core.
+const PIECE_BYTES: usize = 1 << 20;
 
 /// Applies the side files of the Tipsy snapshot `path` (their bytes where
 /// present): the ids (a standard file's; Bonsai's hold their own) and the
@@ -121,4 +167,34 @@ pub fn apply(
     }
     snap.types = Some(kinds);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Files longer than one parsing piece: the ids come back in order, and
+    // a bad value in a later piece is named by its place in the file.
+    #[test]
+    fn side_files_over_several_pieces_round_trip_and_name_bad_values() {
+        let n = 400_000; // ~2.7 MB of text: three pieces
+        let ids: Vec<u64> = (0..n as u64).map(|k| k * 7919 % n as u64).collect();
+        let bytes = encode(&ids);
+        assert!(bytes.len() > 2 * PIECE_BYTES);
+        assert_eq!(decode(&bytes, n, "f").unwrap(), ids);
+
+        let mut text = String::from_utf8(bytes).unwrap();
+        let bad_at = 350_000;
+        let line = format!("\n{}\n", ids[bad_at]);
+        let place = text.find(&line).unwrap();
+        text.replace_range(place + 1..place + line.len() - 1, "-3");
+        let err = decode(text.as_bytes(), n, "f").unwrap_err().to_string();
+        assert!(err.contains(&format!("value {bad_at}: '-3'")), "{err}");
+
+        // One value too many, or too few, is refused.
+        let mut long = encode(&ids);
+        long.extend_from_slice(b"5\n");
+        assert!(decode(&long, n, "f").is_err());
+        assert!(decode(&encode(&ids[..n - 1]), n, "f").is_err());
+    }
 }
