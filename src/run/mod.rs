@@ -25,7 +25,7 @@ use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
-use crate::state::parallel::{scatter, Distinct};
+use crate::state::parallel::{map_chunks, scatter, Distinct};
 use crate::state::{Diagnostics, DiagnosticsSum, GpuParticles, Particles, StateArray};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
@@ -920,15 +920,20 @@ impl Run {
                 let mut bad: Option<(u32, &'static str)> = None;
                 l.state
                     .for_each_piece(ctx, |_, piece| {
-                        for k in 0..piece.index.len() {
-                            let what =
-                                non_finite(&piece.pos_mass[k], &piece.vel[k], &piece.acc_pot[k]);
-                            let i = piece.index[k];
-                            if what.is_some() && bad.is_none_or(|(j, _)| i < j) {
-                                bad = what.map(|w| (i, w));
+                        // The particle named is the one first in input order.
+                        let worst = map_chunks(piece.index.len(), |ks| {
+                            ks.filter_map(|k| {
+                                non_finite(&piece.pos_mass[k], &piece.vel[k], &piece.acc_pot[k])
+                                    .map(|w| (piece.index[k], w))
+                            })
+                            .min_by_key(|&(i, _)| i)
+                        });
+                        for (i, what) in worst.into_iter().flatten() {
+                            if bad.is_none_or(|(j, _)| i < j) {
+                                bad = Some((i, what));
                             }
                         }
-                        if let Some(counts) = l.block_levels(&piece.vel) {
+                        if let Some(counts) = l.block_levels(piece.vel) {
                             let total = block_levels.get_or_insert_with(|| vec![0; counts.len()]);
                             for (t, c) in total.iter_mut().zip(counts) {
                                 *t += c;
@@ -970,9 +975,22 @@ impl Run {
                         // its own, not the particle's.
                         scatter(&mut p.vel, at, |k| Velocity::new(piece.vel[k].vel));
                         scatter(&mut acc_pot, at, |k| piece.acc_pot[k]);
+                        // Summed in fixed chunks on every core, the chunks'
+                        // sums added in GPU order: the same bits on any
+                        // number of cores.
                         if let Some(s) = sum.as_mut() {
-                            for k in 0..piece.index.len() {
-                                s.add_record(&piece.pos_mass[k], &piece.vel[k], &piece.acc_pot[k]);
+                            for part in map_chunks(piece.index.len(), |ks| {
+                                let mut part = DiagnosticsSum::default();
+                                for k in ks {
+                                    part.add_record(
+                                        &piece.pos_mass[k],
+                                        &piece.vel[k],
+                                        &piece.acc_pot[k],
+                                    );
+                                }
+                                part
+                            }) {
+                                s.merge(&part);
                             }
                         }
                     })
@@ -991,9 +1009,7 @@ impl Run {
                 };
                 drop(index);
                 let interactions = match &l.solver {
-                    ForceSolver::Tree(t) => {
-                        Some(mean_interactions(&t.interaction_counts(ctx).await?))
-                    }
+                    ForceSolver::Tree(t) => Some(t.mean_interactions(ctx).await?),
                     ForceSolver::Direct(_) => None,
                 };
                 let snap = Snapshot {

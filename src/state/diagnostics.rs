@@ -72,6 +72,19 @@ impl DiagnosticsSum {
         d.angular_momentum[2] += m * (x[0] * u[1] - x[1] * u[0]);
     }
 
+    /// Adds the sums of `other` (particles summed apart) to these.
+    pub fn merge(&mut self, other: &DiagnosticsSum) {
+        let (d, o) = (&mut self.d, &other.d);
+        self.mass += other.mass;
+        d.kinetic += o.kinetic;
+        d.potential += o.potential;
+        for k in 0..3 {
+            d.momentum[k] += o.momentum[k];
+            d.center_of_mass[k] += o.center_of_mass[k];
+            d.angular_momentum[k] += o.angular_momentum[k];
+        }
+    }
+
     /// `add` of a read-back record.
     pub fn add_record(&mut self, p: &PosMass, v: &Velocity, a: &AccPot) {
         self.add(

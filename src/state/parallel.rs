@@ -19,6 +19,21 @@ pub fn map_indices<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> V
     return (0..n).map(f).collect();
 }
 
+/// Records per chunk of `map_chunks`.
+const CHUNK: usize = 1 << 14;
+
+/// `f(range)` for the consecutive chunks of 0..n (fixed sizes, so results
+/// combined in order are the same on any number of cores), on every core.
+pub fn map_chunks<T: Send>(
+    n: usize,
+    f: impl Fn(std::ops::Range<usize>) -> T + Sync + Send,
+) -> Vec<T> {
+    map_indices(
+        n.div_ceil(CHUNK),
+        |c| f(c * CHUNK..((c + 1) * CHUNK).min(n)),
+    )
+}
+
 /// Sorts `v` by `cmp`, stably (the order of equal elements kept): on
 /// every core natively, the same order as in turn.
 pub fn sort_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {

@@ -3,7 +3,7 @@
 //! binds). Layouts come from `gpu::layout`.
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{read_buffer_ranges, read_vec, storage_buffer_in_pieces};
+use crate::gpu::buffers::{read_pieces, read_vec, storage_buffer_in_pieces};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
 
@@ -84,6 +84,25 @@ pub struct StateReadback {
     pub vel: Vec<Velocity>,
     pub acc_pot: Vec<AccPot>,
     pub index: Vec<u32>,
+}
+
+/// A piece of consecutive particles of a read-back (GPU order), borrowed
+/// from the staging memory it was read into.
+#[derive(Clone, Copy, Debug)]
+pub struct StatePiece<'a> {
+    pub pos_mass: &'a [PosMass],
+    pub vel: &'a [Velocity],
+    pub acc_pot: &'a [AccPot],
+    pub index: &'a [u32],
+}
+
+/// Read-back bytes as records: borrowed where aligned for `T` (mapped GPU
+/// memory is), else copied.
+fn records<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
+    match bytemuck::try_cast_slice(bytes) {
+        Ok(r) => std::borrow::Cow::Borrowed(r),
+        Err(_) => std::borrow::Cow::Owned(bytemuck::pod_collect_to_vec(bytes)),
+    }
 }
 
 /// The arrays of a `GpuParticles` state, in the order a `StateReadback`
@@ -193,54 +212,49 @@ impl GpuParticles {
             index: Vec::with_capacity(n),
         };
         self.for_each_piece(ctx, |_, piece| {
-            s.pos_mass.extend(piece.pos_mass);
-            s.vel.extend(piece.vel);
-            s.acc_pot.extend(piece.acc_pot);
-            s.index.extend(piece.index);
+            s.pos_mass.extend_from_slice(piece.pos_mass);
+            s.vel.extend_from_slice(piece.vel);
+            s.acc_pot.extend_from_slice(piece.acc_pot);
+            s.index.extend_from_slice(piece.index);
         })
         .await?;
         Ok(s)
     }
 
     /// The state read back a piece of consecutive particles (GPU order) at
-    /// a time, `f(first, piece)` for each: the host holds a piece's copy,
-    /// not the whole state's, in staging buffers and bytes. Pieces are one
-    /// state where no work is queued between them (the caller holds the
-    /// run); in the browser, whose event loop may queue steps while a map
-    /// is pending, the state is one piece.
+    /// a time, `f(first, piece)` for each: the host holds a piece, not the
+    /// whole state, in staging buffers (`gpu::buffers::read_pieces`).
+    /// Pieces are one state where no work is queued between them (the
+    /// caller holds the run); in the browser, whose event loop may queue
+    /// steps while a map is pending, the state is one piece.
     pub async fn for_each_piece(
         &self,
         ctx: &GpuContext,
-        mut f: impl FnMut(usize, StateReadback),
+        mut f: impl FnMut(usize, StatePiece<'_>),
     ) -> Result<()> {
-        let n = self.n as u64;
-        let mut first = 0;
-        while first < n {
-            let count = (n - first).min(READ_PIECE);
-            let range = |b, size: usize| (b, first * size as u64, count * size as u64);
-            let b = read_buffer_ranges(
-                &ctx.device,
-                &ctx.queue,
-                &[
-                    range(&self.pos_mass, std::mem::size_of::<PosMass>()),
-                    range(&self.vel, std::mem::size_of::<Velocity>()),
-                    range(&self.acc_pot, std::mem::size_of::<AccPot>()),
-                    range(&self.id, std::mem::size_of::<u32>()),
-                ],
-            )
-            .await?;
-            f(
-                first as usize,
-                StateReadback {
-                    pos_mass: bytemuck::pod_collect_to_vec(&b[0]),
-                    vel: bytemuck::pod_collect_to_vec(&b[1]),
-                    acc_pot: bytemuck::pod_collect_to_vec(&b[2]),
-                    index: bytemuck::pod_collect_to_vec(&b[3]),
-                },
-            );
-            first += count;
-        }
-        Ok(())
+        let sources = StateArray::ALL.map(|a| self.array(a));
+        read_pieces(
+            &ctx.device,
+            &ctx.queue,
+            &sources,
+            self.n as u64,
+            READ_PIECE,
+            |first, b| {
+                let (pos_mass, vel, acc_pot, index) =
+                    (records(b[0]), records(b[1]), records(b[2]), records(b[3]));
+                f(
+                    first as usize,
+                    StatePiece {
+                        pos_mass: &pos_mass,
+                        vel: &vel,
+                        acc_pot: &acc_pot,
+                        index: &index,
+                    },
+                );
+                true
+            },
+        )
+        .await
     }
 
     /// One of the state's arrays read back a piece at a time (as
@@ -252,28 +266,26 @@ impl GpuParticles {
         array: StateArray,
         mut f: impl FnMut(&[u8]) -> bool,
     ) -> Result<()> {
+        read_pieces(
+            &ctx.device,
+            &ctx.queue,
+            &[self.array(array)],
+            self.n as u64,
+            READ_PIECE,
+            |_, b| f(b[0]),
+        )
+        .await
+    }
+
+    /// The buffer of one state array and its record size in bytes.
+    fn array(&self, array: StateArray) -> (&wgpu::Buffer, u64) {
         let (buffer, size) = match array {
             StateArray::PosMass => (&self.pos_mass, std::mem::size_of::<PosMass>()),
             StateArray::Vel => (&self.vel, std::mem::size_of::<Velocity>()),
             StateArray::AccPot => (&self.acc_pot, std::mem::size_of::<AccPot>()),
             StateArray::Index => (&self.id, std::mem::size_of::<u32>()),
         };
-        let (n, size) = (self.n as u64, size as u64);
-        let mut first = 0;
-        while first < n {
-            let count = (n - first).min(READ_PIECE);
-            let b = read_buffer_ranges(
-                &ctx.device,
-                &ctx.queue,
-                &[(buffer, first * size, count * size)],
-            )
-            .await?;
-            if !f(&b[0]) {
-                break;
-            }
-            first += count;
-        }
-        Ok(())
+        (buffer, size as u64)
     }
 
     pub async fn read_acc_pot(&self, ctx: &GpuContext) -> Result<Vec<AccPot>> {

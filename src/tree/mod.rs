@@ -31,7 +31,7 @@ pub mod sort;
 pub mod walk;
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{read_vec, uniform_buffer};
+use crate::gpu::buffers::{read_pieces, read_vec, uniform_buffer};
 use crate::gpu::layout::{PosMass, WORKGROUP_SIZE};
 use crate::gpu::shader;
 use crate::gpu::timing::PhaseTimer;
@@ -810,6 +810,34 @@ impl TreeSolver {
     /// Which walk this solver runs (portable or subgroup fast path).
     pub fn walk_path(&self) -> walk::WalkPath {
         self.walk.path
+    }
+
+    /// The mean particle-particle and particle-cell interactions per
+    /// particle of the last walk, summed as the counts are read back a
+    /// piece at a time (a gigabyte of counts at 10^8 particles is neither
+    /// copied nor held).
+    pub async fn mean_interactions(&self, ctx: &GpuContext) -> Result<(f64, f64)> {
+        let n = self.buffers.state.n as u64;
+        let size = std::mem::size_of::<InteractionCount>() as u64;
+        let (mut pp, mut pc) = (0u64, 0u64);
+        read_pieces(
+            &ctx.device,
+            &ctx.queue,
+            &[(&self.buffers.interactions, size)],
+            n,
+            1 << 20,
+            |_, b| {
+                for c in b[0].chunks_exact(size as usize) {
+                    let c: InteractionCount = bytemuck::pod_read_unaligned(c);
+                    pp += c.pp as u64;
+                    pc += c.pc as u64;
+                }
+                true
+            },
+        )
+        .await?;
+        let n = n.max(1) as f64;
+        Ok((pp as f64 / n, pc as f64 / n))
     }
 
     /// Per-particle interaction counts of the last walk — a read-back.
