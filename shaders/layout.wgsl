@@ -48,6 +48,15 @@ struct DirectParams {
     _pad1: u32,
 }
 
+// Uniform of the input-order kernels (src/state/input_order.rs): the
+// particles, and the piece of input positions `gather` copies.
+struct InputOrderParams {
+    n: u32,
+    first: u32,
+    count: u32,
+    _pad0: u32,
+}
+
 // Parameters of the leapfrog kernels.
 struct LeapfrogParams {
     n: u32,

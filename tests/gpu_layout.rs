@@ -102,6 +102,16 @@ fn layouts_match_wgsl() {
         ],
     );
     check(
+        "InputOrderParams",
+        size_of::<InputOrderParams>(),
+        &[
+            ("n", offset_of!(InputOrderParams, n)),
+            ("first", offset_of!(InputOrderParams, first)),
+            ("count", offset_of!(InputOrderParams, count)),
+            ("_pad0", offset_of!(InputOrderParams, _pad0)),
+        ],
+    );
+    check(
         "LeapfrogParams",
         size_of::<LeapfrogParams>(),
         &[

@@ -86,6 +86,25 @@ pub async fn read_pieces(
     sources: &[(&wgpu::Buffer, u64)],
     records: u64,
     piece: u64,
+    f: impl FnMut(u64, &[&[u8]]) -> bool,
+) -> Result<()> {
+    read_pieces_with(device, queue, sources, records, piece, None, f).await
+}
+
+/// A GPU pass that writes piece (first, count) into buffers of one piece:
+/// `read_pieces_with`'s `prepare`.
+pub type PreparePiece<'a> = &'a dyn Fn(&mut wgpu::CommandEncoder, u64, u64);
+
+/// `read_pieces`, where `prepare`, if given, records for each piece the
+/// work that puts it at the start of the sources (which then hold one
+/// piece), ahead of the piece's copies in the same submission.
+pub async fn read_pieces_with(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    sources: &[(&wgpu::Buffer, u64)],
+    records: u64,
+    piece: u64,
+    prepare: Option<PreparePiece<'_>>,
     mut f: impl FnMut(u64, &[&[u8]]) -> bool,
 ) -> Result<()> {
     if records == 0 {
@@ -114,8 +133,15 @@ pub async fn read_pieces(
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("read-back copy"),
         });
+        let from = match prepare {
+            Some(prepare) => {
+                prepare(&mut encoder, k * piece, count(k));
+                0
+            }
+            None => k * piece,
+        };
         for (&(src, size), dst) in sources.iter().zip(set) {
-            encoder.copy_buffer_to_buffer(src, k * piece * size, dst, 0, count(k) * size);
+            encoder.copy_buffer_to_buffer(src, from * size, dst, 0, count(k) * size);
         }
         let done = queue.submit(Some(encoder.finish()));
         let maps: Vec<_> = set
@@ -168,6 +194,15 @@ pub async fn read_pieces(
         }
     }
     Ok(())
+}
+
+/// Read-back bytes as records: borrowed where aligned for `T` (mapped GPU
+/// memory is), else copied.
+pub fn records<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
+    match bytemuck::try_cast_slice(bytes) {
+        Ok(r) => std::borrow::Cow::Borrowed(r),
+        Err(_) => std::borrow::Cow::Owned(bytemuck::pod_collect_to_vec(bytes)),
+    }
 }
 
 /// Reads a whole buffer as a vector of `T`.

@@ -43,6 +43,17 @@ pub struct AccPot {
     pub pot: f32,
 }
 
+/// Uniform of the input-order kernels (`shaders/input_order.wgsl`): the
+/// particles, and the piece of input positions `gather` copies.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct InputOrderParams {
+    pub n: u32,
+    pub first: u32,
+    pub count: u32,
+    pub _pad0: u32,
+}
+
 /// Uniform of the direct-summation kernel.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

@@ -17,6 +17,7 @@ use crate::gpu::layout::{BlockCounters, LeapfrogParams, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, BatchClock, PhaseTimer};
 use crate::gpu::GpuContext;
+use crate::state::input_order::InputOrder;
 use crate::state::particles::StateReadback;
 use crate::state::{GpuParticles, Particles};
 use crate::tree::{TreeConfig, TreeSolver};
@@ -166,6 +167,8 @@ pub struct LeapfrogEngine {
     leapfrog: Leapfrog,
     /// The tree's block steps, in place of the shared step's kicks.
     block: Option<BlockSteps>,
+    /// Puts read-outs into input order on the GPU.
+    pub input_order: InputOrder,
     params: RunParams,
 }
 
@@ -234,6 +237,7 @@ impl LeapfrogEngine {
             _ => None,
         };
         Ok(Self {
+            input_order: InputOrder::new(&ctx.device),
             state,
             solver,
             leapfrog,

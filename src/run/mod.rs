@@ -25,7 +25,7 @@ use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
-use crate::state::parallel::{map_chunks, scatter, Distinct};
+use crate::state::parallel::map_chunks;
 use crate::state::{Diagnostics, DiagnosticsSum, GpuParticles, Particles, StateArray};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
@@ -911,44 +911,22 @@ impl Run {
         {
             Engine::Leapfrog(l) => {
                 let n = self.ids.len();
-                // First the state's finiteness and the upload index,
-                // a piece at a time: a finite state may then take the
-                // arrays of the last good one (where no read-out
-                // still shares them), and the host never holds two
-                // whole states and a read-back at once.
-                let mut index = Vec::with_capacity(n);
-                let mut bad: Option<(u32, &'static str)> = None;
-                l.state
-                    .for_each_piece(ctx, |_, piece| {
-                        // The particle named is the one first in input order.
-                        let worst = map_chunks(piece.index.len(), |ks| {
-                            ks.filter_map(|k| {
-                                non_finite(&piece.pos_mass[k], &piece.vel[k], &piece.acc_pot[k])
-                                    .map(|w| (piece.index[k], w))
-                            })
-                            .min_by_key(|&(i, _)| i)
-                        });
-                        for (i, what) in worst.into_iter().flatten() {
-                            if bad.is_none_or(|(j, _)| i < j) {
-                                bad = Some((i, what));
-                            }
-                        }
-                        if let Some(counts) = l.block_levels(piece.vel) {
-                            let total = block_levels.get_or_insert_with(|| vec![0; counts.len()]);
-                            for (t, c) in total.iter_mut().zip(counts) {
-                                *t += c;
-                            }
-                        }
-                        index.extend(piece.index);
-                    })
-                    .await?;
-                if let Some((i, what)) = bad {
-                    return Err(Error::NonFinite {
-                        particle: self.ids[i as usize],
-                        what,
-                        time: self.time,
-                    });
-                }
+                // First the state checked on the GPU (its upload indices
+                // a permutation, every value finite): a finite state may
+                // then take the arrays of the last good one (where no
+                // read-out still shares them), and the host never holds
+                // two whole states.
+                let checked = match l.input_order.check(ctx, &l.state).await? {
+                    Ok(checked) => checked,
+                    Err(bad) => {
+                        return Err(Error::NonFinite {
+                            particle: self.ids[bad.index as usize],
+                            what: non_finite(&bad.pos_mass, &bad.vel, &bad.acc_pot)
+                                .unwrap_or("state"),
+                            time: self.time,
+                        })
+                    }
+                };
                 let last = self.last_good.take().and_then(|s| Arc::try_unwrap(s).ok());
                 let mut p = match last {
                     Some(s) if s.particles.len() == n => s.particles,
@@ -959,27 +937,29 @@ impl Run {
                     },
                 };
                 let mut acc_pot: Vec<AccPot> = bytemuck::zeroed_vec(n);
-                // The second pass puts each piece into input order on every
-                // core (the upload indices of the first, checked to be a
-                // permutation) and sums the diagnostics over it in GPU
-                // order, as the state lies, reading it in sequence.
-                let at = Distinct::check(&index, n).ok_or_else(|| {
-                    Error::Readback("the particles' upload indices are not a permutation".into())
-                })?;
+                // The pieces come in input order (the GPU gathered them):
+                // copied into place, the diagnostics summed over them in
+                // fixed chunks on every core and the chunks' sums added in
+                // order (the same bits on any number of cores).
                 let mut sum = (n > EXACT_ENERGY_MAX).then(DiagnosticsSum::default);
-                l.state
-                    .for_each_piece(ctx, |first, piece| {
-                        let at = at.slice(first..first + piece.index.len());
-                        scatter(&mut p.pos_mass, at, |k| piece.pos_mass[k]);
+                checked
+                    .read(ctx, |first, piece| {
+                        let range = first..first + piece.pos_mass.len();
+                        p.pos_mass[range.clone()].copy_from_slice(piece.pos_mass);
+                        acc_pot[range.clone()].copy_from_slice(piece.acc_pot);
                         // The velocity alone: the tree's remembered |a| is
                         // its own, not the particle's.
-                        scatter(&mut p.vel, at, |k| Velocity::new(piece.vel[k].vel));
-                        scatter(&mut acc_pot, at, |k| piece.acc_pot[k]);
-                        // Summed in fixed chunks on every core, the chunks'
-                        // sums added in GPU order: the same bits on any
-                        // number of cores.
+                        for (v, w) in p.vel[range].iter_mut().zip(piece.vel) {
+                            *v = Velocity::new(w.vel);
+                        }
+                        if let Some(counts) = l.block_levels(piece.vel) {
+                            let total = block_levels.get_or_insert_with(|| vec![0; counts.len()]);
+                            for (t, c) in total.iter_mut().zip(counts) {
+                                *t += c;
+                            }
+                        }
                         if let Some(s) = sum.as_mut() {
-                            for part in map_chunks(piece.index.len(), |ks| {
+                            for part in map_chunks(piece.pos_mass.len(), |ks| {
                                 let mut part = DiagnosticsSum::default();
                                 for k in ks {
                                     part.add_record(
@@ -998,16 +978,15 @@ impl Run {
                 let energy_of = match sum {
                     Some(s) => EnergyOf::Solver(s.finish()),
                     None => EnergyOf::State(
-                        index
+                        p.pos_mass
                             .iter()
-                            .map(|&i| {
-                                let (x, v) = (&p.pos_mass[i as usize], &p.vel[i as usize]);
+                            .zip(&p.vel)
+                            .map(|(x, v)| {
                                 (x.mass as f64, x.pos.map(f64::from), v.vel.map(f64::from))
                             })
                             .collect(),
                     ),
                 };
-                drop(index);
                 let interactions = match &l.solver {
                     ForceSolver::Tree(t) => Some(t.mean_interactions(ctx).await?),
                     ForceSolver::Direct(_) => None,

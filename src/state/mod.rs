@@ -5,6 +5,7 @@
 pub mod diagnostics;
 pub mod energy;
 pub mod galaxy;
+pub mod input_order;
 pub mod model;
 pub mod parallel;
 pub mod particles;

@@ -3,7 +3,7 @@
 //! binds). Layouts come from `gpu::layout`.
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{read_pieces, read_vec, storage_buffer_in_pieces};
+use crate::gpu::buffers::{read_pieces, read_vec, records, storage_buffer_in_pieces};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
 
@@ -94,15 +94,6 @@ pub struct StatePiece<'a> {
     pub vel: &'a [Velocity],
     pub acc_pot: &'a [AccPot],
     pub index: &'a [u32],
-}
-
-/// Read-back bytes as records: borrowed where aligned for `T` (mapped GPU
-/// memory is), else copied.
-fn records<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
-    match bytemuck::try_cast_slice(bytes) {
-        Ok(r) => std::borrow::Cow::Borrowed(r),
-        Err(_) => std::borrow::Cow::Owned(bytemuck::pod_collect_to_vec(bytes)),
-    }
 }
 
 /// The arrays of a `GpuParticles` state, in the order a `StateReadback`

@@ -28,6 +28,11 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
         ),
         ("block".into(), run::block::wgsl(), run::block::BINDINGS),
         (
+            "input order".into(),
+            webgrav::state::input_order::wgsl(),
+            webgrav::state::input_order::BINDINGS,
+        ),
+        (
             "render splat".into(),
             render::splat::wgsl(),
             render::splat::BINDINGS,
