@@ -25,7 +25,7 @@ use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
-use crate::state::parallel::map_chunks;
+use crate::state::parallel::{map_chunks, map_into};
 use crate::state::{Diagnostics, DiagnosticsSum, GpuParticles, Particles, StateArray};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
@@ -937,21 +937,21 @@ impl Run {
                     },
                 };
                 let mut acc_pot: Vec<AccPot> = bytemuck::zeroed_vec(n);
+                let mut pot: Vec<f32> = bytemuck::zeroed_vec(n);
                 // The pieces come in input order (the GPU gathered them):
-                // copied into place, the diagnostics summed over them in
-                // fixed chunks on every core and the chunks' sums added in
+                // copied into place on every core, the diagnostics summed
+                // over them in fixed chunks and the chunks' sums added in
                 // order (the same bits on any number of cores).
                 let mut sum = (n > EXACT_ENERGY_MAX).then(DiagnosticsSum::default);
                 checked
                     .read(ctx, |first, piece| {
                         let range = first..first + piece.pos_mass.len();
-                        p.pos_mass[range.clone()].copy_from_slice(piece.pos_mass);
-                        acc_pot[range.clone()].copy_from_slice(piece.acc_pot);
+                        map_into(&mut p.pos_mass[range.clone()], piece.pos_mass, |x| *x);
+                        map_into(&mut acc_pot[range.clone()], piece.acc_pot, |a| *a);
+                        map_into(&mut pot[range.clone()], piece.acc_pot, |a| a.pot);
                         // The velocity alone: the tree's remembered |a| is
                         // its own, not the particle's.
-                        for (v, w) in p.vel[range].iter_mut().zip(piece.vel) {
-                            *v = Velocity::new(w.vel);
-                        }
+                        map_into(&mut p.vel[range], piece.vel, |v| Velocity::new(v.vel));
                         if let Some(counts) = l.block_levels(piece.vel) {
                             let total = block_levels.get_or_insert_with(|| vec![0; counts.len()]);
                             for (t, c) in total.iter_mut().zip(counts) {
@@ -995,7 +995,7 @@ impl Run {
                     time: self.time,
                     particles: p,
                     softening: self.config.params().eps,
-                    potential: Some(acc_pot.iter().map(|a| a.pot).collect()),
+                    potential: Some(pot),
                     types: self.types.clone(),
                 };
                 (snap, acc_pot, energy_of, interactions, None, None)

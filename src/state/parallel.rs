@@ -34,6 +34,24 @@ pub fn map_chunks<T: Send>(
     )
 }
 
+/// `dst[k] = f(&src[k])` for every k (slices of one length), on every
+/// core a chunk at a time: a read-back copied into place without one
+/// core's page faults and copies.
+pub fn map_into<T: Sync, U: Send>(dst: &mut [U], src: &[T], f: impl Fn(&T) -> U + Sync + Send) {
+    assert_eq!(dst.len(), src.len(), "slices of one length");
+    let each = |(d, s): (&mut [U], &[T])| {
+        for (d, s) in d.iter_mut().zip(s) {
+            *d = f(s);
+        }
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    dst.par_chunks_mut(CHUNK)
+        .zip(src.par_chunks(CHUNK))
+        .for_each(each);
+    #[cfg(target_arch = "wasm32")]
+    dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)).for_each(each);
+}
+
 /// Sorts `v` by `cmp`, stably (the order of equal elements kept): on
 /// every core natively, the same order as in turn.
 pub fn sort_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
