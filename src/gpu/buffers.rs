@@ -215,6 +215,18 @@ pub async fn read_vec<T: bytemuck::Pod>(
     Ok(bytemuck::pod_collect_to_vec(&bytes[0]))
 }
 
+/// A zeroed storage buffer of `size` bytes that copies go to and from.
+pub fn empty_storage_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
 /// A storage buffer initialised from `data`.
 pub fn storage_buffer<T: bytemuck::Pod>(
     device: &wgpu::Device,
@@ -248,14 +260,7 @@ pub fn storage_buffer_in_pieces<T: bytemuck::Pod>(
     if cfg!(target_arch = "wasm32") || bytes.len() <= UPLOAD_PIECE_BYTES {
         return Ok(storage_buffer(device, label, data));
     }
-    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: bytes.len() as u64,
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let buffer = empty_storage_buffer(device, label, bytes.len() as u64);
     let staging: Vec<wgpu::Buffer> = (0..2)
         .map(|_| {
             device.create_buffer(&wgpu::BufferDescriptor {

@@ -27,7 +27,7 @@ pub mod splat;
 pub mod tonemap;
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{read_buffers, storage_buffer, uniform_buffer};
+use crate::gpu::buffers::{empty_storage_buffer, read_buffers, storage_buffer, uniform_buffer};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::layout::{
     AccPot, CameraUniform, Exposure, TagStyle, ToneUniform, Velocity, WORKGROUP_SIZE,
@@ -271,16 +271,7 @@ impl Target {
                  this device binds ({max})"
             )));
         }
-        let buffer = |label: &str, size: u64| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
+        let buffer = |label: &str, size: u64| empty_storage_buffer(device, label, size);
         Ok(Self {
             width,
             height,

@@ -167,8 +167,9 @@ pub struct LeapfrogEngine {
     leapfrog: Leapfrog,
     /// The tree's block steps, in place of the shared step's kicks.
     block: Option<BlockSteps>,
-    /// Puts read-outs into input order on the GPU.
-    pub input_order: InputOrder,
+    /// Puts read-outs into input order on the GPU: made at the first
+    /// read-out (a run that never reads out, a benchmark's, compiles none).
+    input_order: std::sync::OnceLock<InputOrder>,
     params: RunParams,
 }
 
@@ -237,13 +238,18 @@ impl LeapfrogEngine {
             _ => None,
         };
         Ok(Self {
-            input_order: InputOrder::new(&ctx.device),
+            input_order: std::sync::OnceLock::new(),
             state,
             solver,
             leapfrog,
             block,
             params,
         })
+    }
+
+    /// The kernels that put read-outs into input order.
+    pub fn input_order(&self, device: &wgpu::Device) -> &InputOrder {
+        self.input_order.get_or_init(|| InputOrder::new(device))
     }
 
     /// Queues a force evaluation of the current positions.

@@ -916,7 +916,7 @@ impl Run {
                 // then take the arrays of the last good one (where no
                 // read-out still shares them), and the host never holds
                 // two whole states.
-                let checked = match l.input_order.check(ctx, &l.state).await? {
+                let checked = match l.input_order(&ctx.device).check(ctx, &l.state).await? {
                     Ok(checked) => checked,
                     Err(bad) => {
                         return Err(Error::NonFinite {

@@ -109,16 +109,20 @@ impl<'a> Records<'a> {
     }
 
     fn f32s(&self, bytes: &[u8]) -> Vec<f32> {
-        bytes
-            .chunks_exact(4)
-            .map(|c| {
-                let w: [u8; 4] = c.try_into().expect("4 bytes");
-                match self.endian {
-                    Endian::Little => f32::from_le_bytes(w),
-                    Endian::Big => f32::from_be_bytes(w),
-                }
-            })
-            .collect()
+        bytes.chunks_exact(4).map(|c| self.f32_at(c, 0)).collect()
+    }
+
+    fn f32_at(&self, s: &[u8], at: usize) -> f32 {
+        let w: [u8; 4] = s[at..at + 4].try_into().expect("4 bytes");
+        match self.endian {
+            Endian::Little => f32::from_le_bytes(w),
+            Endian::Big => f32::from_be_bytes(w),
+        }
+    }
+
+    /// The three f32 of record k of a POS or VEL block.
+    fn vector(&self, block: &[u8], k: usize) -> [f32; 3] {
+        std::array::from_fn(|c| self.f32_at(block, 12 * k + 4 * c))
     }
 }
 
@@ -195,9 +199,9 @@ impl Records<'_> {
     }
 }
 
-/// One file of a snapshot: its header, particles (in type order) and their
-/// types.
-pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u8>)> {
+/// A file's records positioned after its header, and the header (counts
+/// and time checked).
+fn read_header<'a>(bytes: &'a [u8], name: &'a str) -> Result<(Records<'a>, Header)> {
     let (endian, labelled) = layout_of(bytes).ok_or_else(|| {
         bad(
             name,
@@ -225,6 +229,14 @@ pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u
             "header with negative counts or a non-finite time",
         ));
     }
+    Ok((r, h))
+}
+
+/// One file of a snapshot: its header, particles (in type order) and their
+/// types.
+pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u8>)> {
+    let (mut r, h) = read_header(bytes, name)?;
+    let (endian, labelled) = (r.endian, r.labelled);
     let n: u64 = h.npart.iter().map(|&x| x as u64).sum();
     if n == 0 {
         return Err(bad(name, "header announces no particles"));
@@ -321,7 +333,8 @@ pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u
         }
         None => Vec::new(),
     };
-    let (x, v) = (r.f32s(pos), r.f32s(vel));
+    // Straight from the blocks into the records: no copy of the file's
+    // positions and velocities between them.
     let mut p = Particles {
         pos_mass: Vec::with_capacity(n),
         vel: Vec::with_capacity(n),
@@ -338,11 +351,10 @@ pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u
                 h.mass[t] as f32
             };
             p.pos_mass.push(PosMass {
-                pos: [x[3 * k], x[3 * k + 1], x[3 * k + 2]],
+                pos: r.vector(pos, k),
                 mass,
             });
-            p.vel
-                .push(Velocity::new([v[3 * k], v[3 * k + 1], v[3 * k + 2]]));
+            p.vel.push(Velocity::new(r.vector(vel, k)));
             types.push(t as u8);
             k += 1;
         }
@@ -352,25 +364,32 @@ pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u
 
 /// A whole snapshot from its files' bytes (in file order); `name` appears
 /// in error messages.
-pub fn decode_files(files: &[(String, Vec<u8>)]) -> Result<Snapshot> {
+pub fn decode_files<N: AsRef<str>, B: AsRef<[u8]>>(files: &[(N, B)]) -> Result<Snapshot> {
     let mut all = Particles::default();
     let mut types = Vec::new();
     let mut first: Option<Header> = None;
     for (name, bytes) in files {
+        let (name, bytes) = (name.as_ref(), bytes.as_ref());
         let (h, p, t) = decode_file(bytes, name)?;
         if let Some(f) = &first {
             if f.num_files != h.num_files || f.time != h.time {
                 return Err(bad(name, "its header disagrees with the first file's"));
             }
         }
-        all.pos_mass.extend(p.pos_mass);
-        all.vel.extend(p.vel);
-        all.id.extend(p.id);
-        types.extend(t);
+        // The first file's particles moved, not copied (a single-file
+        // snapshot is then never held twice).
+        if all.is_empty() {
+            (all, types) = (p, t);
+        } else {
+            all.pos_mass.extend(p.pos_mass);
+            all.vel.extend(p.vel);
+            all.id.extend(p.id);
+            types.extend(t);
+        }
         first.get_or_insert(h);
     }
     let h = first.ok_or_else(|| bad("gadget", "no files"))?;
-    let name = &files[0].0;
+    let name = files[0].0.as_ref();
     // Each total is 64 bits (low word and high word): their sum can
     // overflow in a damaged header.
     let total = h
@@ -400,7 +419,7 @@ pub fn decode_files(files: &[(String, Vec<u8>)]) -> Result<Snapshot> {
 
 /// A single-file snapshot's bytes.
 pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
-    let (h, _, _) = decode_file(bytes, name)?;
+    let (_, h) = read_header(bytes, name)?;
     if h.num_files > 1 {
         return Err(bad(
             name,
@@ -410,7 +429,7 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
             ),
         ));
     }
-    decode_files(&[(name.to_string(), bytes.to_vec())])
+    decode_files(&[(name, bytes)])
 }
 
 /// Format 1, little-endian, one file: particles grouped by type (type 1,

@@ -9,7 +9,7 @@
 //! out consecutive pieces of input positions as they come back.
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{read_buffer_ranges, read_pieces_with, records};
+use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, read_pieces_with, records};
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::{AccPot, InputOrderParams, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
@@ -90,16 +90,7 @@ impl InputOrder {
         state: &'a GpuParticles,
     ) -> Result<std::result::Result<Checked<'a>, NotFinite>> {
         let (device, n) = (&ctx.device, state.n as u64);
-        let storage = |label, size| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
+        let storage = |label, size| empty_storage_buffer(device, label, size);
         let piece = PIECE.min(n);
         let params = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("input order params"),

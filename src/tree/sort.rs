@@ -12,7 +12,7 @@
 //! over lower digits (`encode_high_bits`): pairs equal in the bits sorted
 //! keep their input order.
 
-use crate::gpu::buffers::uniform_buffer;
+use crate::gpu::buffers::{empty_storage_buffer, uniform_buffer};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::SortParams;
@@ -154,16 +154,7 @@ impl RadixSort {
 
         // Zero-sized bindings are invalid: scratch buffers hold at least one
         // element even when there is nothing to sort.
-        let scratch = |label: &str, bytes: u64| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: bytes.max(4),
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
+        let scratch = |label: &str, bytes: u64| empty_storage_buffer(device, label, bytes.max(4));
         let scratch_keys = scratch("radix sort scratch keys", n as u64 * KEY_BYTES);
         let scratch_values = scratch("radix sort scratch values", n as u64 * VALUE_BYTES);
         let block_offsets = scratch(
