@@ -9,11 +9,14 @@
 //! out consecutive pieces of input positions as they come back.
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, read_pieces_with, records};
+use crate::gpu::buffers::{
+    empty_storage_buffer, read_buffer_ranges, read_pieces_with, records, uniform_buffer,
+};
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::{AccPot, InputOrderParams, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::{context::dispatch_size, GpuContext};
+use crate::state::particles::READ_PIECE;
 use crate::state::GpuParticles;
 
 const INPUT_ORDER_WGSL: &str = include_str!("../../shaders/input_order.wgsl");
@@ -37,14 +40,8 @@ pub const BINDINGS: &[Slot] = &[
     ("out_acc_pot", Binding::StorageReadWrite),
 ];
 
-/// Particles per piece of `Checked::read` (12 MiB; in the browser, whose
-/// event loop may queue steps while a map is pending, the state is one
-/// piece).
-const PIECE: u64 = if cfg!(target_arch = "wasm32") {
-    1 << 32
-} else {
-    1 << 18
-};
+/// Bytes of a `PosMass`, `Velocity` or `AccPot` record.
+const RECORD: u64 = std::mem::size_of::<PosMass>() as u64;
 
 /// A piece of consecutive particles in input order, borrowed from the
 /// staging memory it was read into.
@@ -91,19 +88,22 @@ impl InputOrder {
     ) -> Result<std::result::Result<Checked<'a>, NotFinite>> {
         let (device, n) = (&ctx.device, state.n as u64);
         let storage = |label, size| empty_storage_buffer(device, label, size);
-        let piece = PIECE.min(n);
-        let params = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("input order params"),
-            size: std::mem::size_of::<InputOrderParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        // Pieces as a read-back in GPU order has them (one in the browser).
+        let piece = READ_PIECE.min(n);
+        let params = uniform_buffer(
+            device,
+            "input order params",
+            &InputOrderParams {
+                n: n as u32,
+                ..Default::default()
+            },
+        );
         // New buffers are zeroed: every slot of `at` unclaimed.
         let at = storage("input order at", (n + 2) * 4);
         let out = [
-            storage("input order pos_mass", piece * 16),
-            storage("input order vel", piece * 16),
-            storage("input order acc_pot", piece * 16),
+            storage("input order pos_mass", piece * RECORD),
+            storage("input order vel", piece * RECORD),
+            storage("input order acc_pot", piece * RECORD),
         ];
         let buffers = [
             &params,
@@ -122,14 +122,6 @@ impl InputOrder {
         );
         ctx.queue
             .write_buffer(&at, n * 4, bytemuck::cast_slice(&[u32::MAX, 0]));
-        ctx.queue.write_buffer(
-            &params,
-            0,
-            bytemuck::bytes_of(&InputOrderParams {
-                n: n as u32,
-                ..Default::default()
-            }),
-        );
         let mut encoder = device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
@@ -156,9 +148,9 @@ impl InputOrder {
                 device,
                 &ctx.queue,
                 &[
-                    (&state.pos_mass, k * 16, 16),
-                    (&state.vel, k * 16, 16),
-                    (&state.acc_pot, k * 16, 16),
+                    (&state.pos_mass, k * RECORD, RECORD),
+                    (&state.vel, k * RECORD, RECORD),
+                    (&state.acc_pot, k * RECORD, RECORD),
                 ],
             )
             .await?;
@@ -201,7 +193,7 @@ impl Checked<'_> {
         ctx: &GpuContext,
         mut f: impl FnMut(usize, InputPiece<'_>),
     ) -> Result<()> {
-        let sources = self.out.each_ref().map(|b| (b, 16));
+        let sources = self.out.each_ref().map(|b| (b, RECORD));
         let gather = |encoder: &mut wgpu::CommandEncoder, first: u64, count: u64| {
             // Applied before the submission that holds this piece's gather.
             ctx.queue.write_buffer(

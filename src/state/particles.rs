@@ -86,16 +86,6 @@ pub struct StateReadback {
     pub index: Vec<u32>,
 }
 
-/// A piece of consecutive particles of a read-back (GPU order), borrowed
-/// from the staging memory it was read into.
-#[derive(Clone, Copy, Debug)]
-pub struct StatePiece<'a> {
-    pub pos_mass: &'a [PosMass],
-    pub vel: &'a [Velocity],
-    pub acc_pot: &'a [AccPot],
-    pub index: &'a [u32],
-}
-
 /// The arrays of a `GpuParticles` state, in the order a `StateReadback`
 /// (and a checkpoint) lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,9 +100,9 @@ impl StateArray {
     pub const ALL: [StateArray; 4] = [Self::PosMass, Self::Vel, Self::AccPot, Self::Index];
 }
 
-/// Particles per piece of `GpuParticles::for_each_piece` (13 MiB of
-/// read-back; in the browser more than any N, one piece).
-const READ_PIECE: u64 = if cfg!(target_arch = "wasm32") {
+/// Particles per piece of a state's read-back (13 MiB; in the browser
+/// more than any N, one piece).
+pub(crate) const READ_PIECE: u64 = if cfg!(target_arch = "wasm32") {
     1 << 32
 } else {
     1 << 18
@@ -193,7 +183,9 @@ impl GpuParticles {
     }
 
     /// Positions, velocities, forces and upload indices of one consistent
-    /// state, in GPU order.
+    /// state, in GPU order, read back a piece at a time through staging
+    /// buffers (`gpu::buffers::read_pieces`). In the browser, whose event
+    /// loop may queue steps while a map is pending, the state is one piece.
     pub async fn read(&self, ctx: &GpuContext) -> Result<StateReadback> {
         let n = self.n as usize;
         let mut s = StateReadback {
@@ -202,54 +194,27 @@ impl GpuParticles {
             acc_pot: Vec::with_capacity(n),
             index: Vec::with_capacity(n),
         };
-        self.for_each_piece(ctx, |_, piece| {
-            s.pos_mass.extend_from_slice(piece.pos_mass);
-            s.vel.extend_from_slice(piece.vel);
-            s.acc_pot.extend_from_slice(piece.acc_pot);
-            s.index.extend_from_slice(piece.index);
-        })
-        .await?;
-        Ok(s)
-    }
-
-    /// The state read back a piece of consecutive particles (GPU order) at
-    /// a time, `f(first, piece)` for each: the host holds a piece, not the
-    /// whole state, in staging buffers (`gpu::buffers::read_pieces`).
-    /// Pieces are one state where no work is queued between them (the
-    /// caller holds the run); in the browser, whose event loop may queue
-    /// steps while a map is pending, the state is one piece.
-    pub async fn for_each_piece(
-        &self,
-        ctx: &GpuContext,
-        mut f: impl FnMut(usize, StatePiece<'_>),
-    ) -> Result<()> {
         let sources = StateArray::ALL.map(|a| self.array(a));
         read_pieces(
             &ctx.device,
             &ctx.queue,
             &sources,
-            self.n as u64,
+            n as u64,
             READ_PIECE,
-            |first, b| {
-                let (pos_mass, vel, acc_pot, index) =
-                    (records(b[0]), records(b[1]), records(b[2]), records(b[3]));
-                f(
-                    first as usize,
-                    StatePiece {
-                        pos_mass: &pos_mass,
-                        vel: &vel,
-                        acc_pot: &acc_pot,
-                        index: &index,
-                    },
-                );
+            |_, b| {
+                s.pos_mass.extend_from_slice(&records(b[0]));
+                s.vel.extend_from_slice(&records(b[1]));
+                s.acc_pot.extend_from_slice(&records(b[2]));
+                s.index.extend_from_slice(&records(b[3]));
                 true
             },
         )
-        .await
+        .await?;
+        Ok(s)
     }
 
     /// One of the state's arrays read back a piece at a time (as
-    /// `for_each_piece`), `f(bytes)` for each piece in order, until `f`
+    /// `read`), `f(bytes)` for each piece in order, until `f`
     /// returns false: a checkpoint's arrays go to its file this way.
     pub async fn for_each_array_piece(
         &self,
