@@ -336,3 +336,38 @@ fn page_galaxy_readout() {
     let a2 = analysis::galaxy_readout(&p, |_| true).bar_a2.unwrap();
     assert!(a2 < 0.05, "A2 = {a2}");
 }
+
+// Spheres that keep their members however small they get (a lone heavy
+// particle: `analyze --component boundary` of a merger's two black holes;
+// more coincident particles than the sphere's minimum) once never stopped
+// shrinking: the centre is the heavier black hole, or the point they share.
+#[test]
+fn shrinking_spheres_stop_around_particles_at_one_point() {
+    let two = [
+        PosMass {
+            pos: [80.0, 1.0, -2.0],
+            mass: 0.002,
+        },
+        PosMass {
+            pos: [-80.0, 0.5, 3.0],
+            mass: 0.001,
+        },
+    ];
+    let c = analysis::density_center(&two);
+    assert_eq!(c, [80.0, 1.0, -2.0], "the heavier black hole");
+    let mut rng = Rng::new(5);
+    let mut many: Vec<PosMass> = (0..1000)
+        .map(|_| PosMass {
+            pos: [0.0; 3].map(|_| (rng.uniform() * 20.0 - 10.0) as f32),
+            mass: 1e-3,
+        })
+        .collect();
+    many.extend((0..1500).map(|_| PosMass {
+        pos: [3.0, -4.0, 5.0],
+        mass: 1e-3,
+    }));
+    let c = analysis::density_center(&many);
+    for (k, x) in [3.0, -4.0, 5.0].into_iter().enumerate() {
+        assert!((c[k] - x).abs() < 1e-6, "centre {c:?}");
+    }
+}

@@ -62,6 +62,11 @@ pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
     };
     let n_min = 1000.min(pos_mass.len().div_ceil(2));
     let mut r = max_by_chunks(pos_mass.len(), |k| dist2(pos_mass[k].pos, c)).sqrt();
+    // Spheres stop shrinking far below f32's resolution of the positions:
+    // what is left inside is particles at one point (a lone black hole,
+    // duplicates), which a smaller sphere keeps forever (0.975 r rounds
+    // to r at the smallest subnormal: the loop never ended).
+    let r_min = r * 1e-12;
     // Candidates: every particle within `reach` of `around`, a sphere that
     // holds the current one; rebuilt (from all particles, at 1.5 times the
     // radius) when the sphere leaves it, and narrowed (from themselves)
@@ -110,7 +115,7 @@ pub fn density_center(pos_mass: &[PosMass]) -> [f64; 3] {
             }
         });
         members = count as usize;
-        if members < n_min {
+        if members < n_min || r < r_min {
             break;
         }
         if m > 0.0 {
