@@ -533,3 +533,52 @@ fn generated_components_reach_files_and_the_analysis() {
         assert_eq!(line["n"].as_u64(), Some(n), "{line}");
     }
 }
+
+// Levels no particle takes cost idle sub-steps (BENCHMARKS.md "The merger
+// in 33 s"): a block-step run says so, naming the depth its particles
+// took, and says nothing when the depth asked for is used.
+#[test]
+fn block_steps_name_levels_no_particle_took() {
+    let run = |levels: &str| {
+        let (ok, stdout, stderr) = webgrav(&[
+            "run",
+            "--model",
+            "plummer",
+            "-n",
+            "512",
+            "--solver",
+            "tree",
+            "--eps",
+            "0.01",
+            "--dt",
+            "0.0625",
+            "--timesteps",
+            "block",
+            "--eta",
+            "0.02",
+            "--levels",
+            levels,
+            "--t-end",
+            "0.0625",
+        ]);
+        assert!(ok, "{stderr}");
+        let log: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        let per_level: Vec<u64> =
+            serde_json::from_value(log["particles_per_level"].clone()).unwrap();
+        (per_level, stderr)
+    };
+    let (per_level, stderr) = run("6");
+    let deepest = per_level.iter().rposition(|&n| n > 0).unwrap();
+    assert!(deepest < 6, "{per_level:?}: the test needs an unused level");
+    let hint = format!(
+        "the deepest level taken at the logged times was {deepest} (dt/2^{deepest}), and --levels 6"
+    );
+    assert!(stderr.contains(&hint), "{stderr}");
+    let (per_level, stderr) = run(&deepest.to_string());
+    assert_eq!(
+        per_level.iter().rposition(|&n| n > 0),
+        Some(deepest),
+        "{per_level:?}"
+    );
+    assert!(!stderr.contains("the deepest level taken"), "{stderr}");
+}

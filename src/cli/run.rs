@@ -17,6 +17,7 @@ use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
+use crate::run::block::Timesteps;
 use crate::run::checkpoint::Checkpoint;
 use crate::run::schedule::{at, check_end, next_on_grid, on_grid, whole_steps};
 use crate::run::{write_state, Readout, Run};
@@ -536,6 +537,9 @@ async fn integrate(
     // The first read-out is the energy reference of the log (a resumed
     // run keeps the one of its checkpoint).
     let first = run.readout(ctx).await?;
+    // The deepest block-step level taken at the logged times (not the
+    // first read-out's: levels are set by the steps).
+    let mut deepest_seen = None;
     if let Some(s) = series.as_mut() {
         s.start()?;
         if s.wants_start(start, on_grid(start, origin, a.snap_every)) {
@@ -589,6 +593,7 @@ async fn integrate(
         t = target;
         let end = at(t, a.t_end);
         let r = run.readout(ctx).await?;
+        deepest_seen = deepest_seen.max(r.block_levels.as_deref().and_then(deepest_occupied));
         if at(t, next_log) || end {
             let line = log_line(&r, (now_ms() - clock) * 1e-3);
             emit(&line)?;
@@ -610,9 +615,27 @@ async fn integrate(
         if end {
             bar.finish_and_clear();
             report(&r, (now_ms() - clock) * 1e-3);
+            if let (Some(deepest), true) = (deepest_seen, p.timesteps == Timesteps::Block) {
+                if deepest < p.levels as usize {
+                    say!(
+                        "block steps: the deepest level taken at the logged times was \
+                         {deepest} (dt/2^{deepest}), and --levels {} records sub-steps for \
+                         deeper ones, idle but still launched: --levels {deepest} would \
+                         record {} sub-steps a step, not {}",
+                        p.levels,
+                        1u64 << deepest,
+                        1u64 << p.levels
+                    );
+                }
+            }
             return Ok(Some(r));
         }
     }
+}
+
+/// The deepest level holding a particle (block steps' particles per level).
+fn deepest_occupied(levels: &[u64]) -> Option<usize> {
+    levels.iter().rposition(|&n| n > 0)
 }
 
 fn norm(v: [f64; 3]) -> f64 {
