@@ -571,7 +571,7 @@ fn block_steps_name_levels_no_particle_took() {
     let deepest = per_level.iter().rposition(|&n| n > 0).unwrap();
     assert!(deepest < 6, "{per_level:?}: the test needs an unused level");
     let hint = format!(
-        "the deepest level taken at the logged times was {deepest} (dt/2^{deepest}), and --levels 6"
+        "the deepest level taken at the read-outs was {deepest} (dt/2^{deepest}), and --levels 6"
     );
     assert!(stderr.contains(&hint), "{stderr}");
     let (per_level, stderr) = run(&deepest.to_string());

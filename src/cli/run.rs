@@ -17,7 +17,6 @@ use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
-use crate::run::block::Timesteps;
 use crate::run::checkpoint::Checkpoint;
 use crate::run::schedule::{at, check_end, next_on_grid, on_grid, whole_steps};
 use crate::run::{write_state, Readout, Run};
@@ -537,8 +536,9 @@ async fn integrate(
     // The first read-out is the energy reference of the log (a resumed
     // run keeps the one of its checkpoint).
     let first = run.readout(ctx).await?;
-    // The deepest block-step level taken at the logged times (not the
-    // first read-out's: levels are set by the steps).
+    // The deepest block-step level taken at the read-outs after steps
+    // (logs, snapshots, checkpoints; not the first read-out's: levels are
+    // set by the steps). Only block steps have levels.
     let mut deepest_seen = None;
     if let Some(s) = series.as_mut() {
         s.start()?;
@@ -615,10 +615,10 @@ async fn integrate(
         if end {
             bar.finish_and_clear();
             report(&r, (now_ms() - clock) * 1e-3);
-            if let (Some(deepest), true) = (deepest_seen, p.timesteps == Timesteps::Block) {
+            if let Some(deepest) = deepest_seen {
                 if deepest < p.levels as usize {
                     say!(
-                        "block steps: the deepest level taken at the logged times was \
+                        "block steps: the deepest level taken at the read-outs was \
                          {deepest} (dt/2^{deepest}), and --levels {} records sub-steps for \
                          deeper ones, idle but still launched: --levels {deepest} would \
                          record {} sub-steps a step, not {}",

@@ -590,13 +590,14 @@ impl Run {
                 // Batches that are waited for keep the queue short and
                 // the progress report true. Two are kept queued: the GPU
                 // runs the next while the host hears of one and records
-                // the one after, so recording costs no GPU time.
-                // The GPU idles while the first batch is recorded (at
-                // 240k particles with block steps, 16 steps take 11-74 ms
-                // to record: up to a fifth of a run that logs every 40
-                // steps), so batches grow from one step, doubling to
-                // BATCH: the GPU starts after one step's recording and the
-                // host stays ahead from then on. Batching changes no result.
+                // the one after, so recording costs no GPU time. Only the
+                // first finds the GPU idle (at 240k particles with block
+                // steps, 16 steps take 11-74 ms to record), so batches
+                // grow from one step, doubling to BATCH. Where batches end
+                // decides when the tree's levels are fitted, which may
+                // change the order of particles within leaves: a run is
+                // bit-identical to its reruns and resumes, not to one
+                // batched otherwise.
                 const BATCH: u64 = 16;
                 let mut queued = 0;
                 let mut batches = 0u32;
