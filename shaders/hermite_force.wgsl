@@ -27,7 +27,9 @@
 // snap accumulated double-single, per-interaction arithmetic f32. Runs of
 // DSG interactions are summed in f32 and each run's sum enters the
 // double-single sums once; REFINE == 1 refines 1/sqrt(r2) by a Newton step.
-//   `ds`:      DSG = 1, REFINE = 1: every interaction exact in the sums;
+//   `ds`:      DSG = 1, REFINE = 1: every interaction exact in the sums
+//              (on adapters with f64, force_ds64 in hermite_force_dp.wgsl
+//              adds the same interactions to f64 sums instead);
 //   `ds-fast`: DSG = 32, REFINE = 0: Sapporo2's DS arithmetic (its threads
 //              sum ~30-60 interactions in f32 before double; bare rsqrt).
 // DS == 0: everything f32 (positions rounded to f32).

@@ -1,8 +1,10 @@
-// The f64 force kernels of --precision dp (driven by
-// src/hermite/hermite_force.rs), composed after hermite_force.wgsl (its
-// bindings and gather) and built only on devices with native f64 (wgpu
-// SHADER_F64). Same scheme and formulas as `force` and `reduce` there, in
-// f64 throughout: positions and velocities of sinks and sources from their
+// The f64 force kernels (driven by src/hermite/hermite_force.rs), composed
+// after hermite_force.wgsl (its bindings, gather and interaction) and built
+// only on devices with native f64 (wgpu SHADER_F64):
+//  force_ds64: `ds` with f64 sums (below);
+//  force_dp, reduce_dp: --precision dp.
+// force_dp and reduce_dp follow the scheme and formulas of `force` and
+// `reduce`, in f64 throughout: positions and velocities of sinks and sources from their
 // double-single pairs, every per-interaction quantity, 1/sqrt (an f32
 // estimate refined by two f64 Newton steps) and the sums in f64; the
 // sources' predicted accelerations (only the snap uses them) in f32, masses
@@ -133,4 +135,58 @@ fn reduce_dp(
         }
     }
     results[i] = dp_result(acc, pot, jk, sn, nn_d2, nn_id);
+}
+
+// `ds` on adapters with f64: the interactions of `force` (double-single
+// positions, f32 arithmetic, 1/sqrt refined), each added to f64 sums. An
+// f32 term converts to f64 exactly and each f64 addition rounds at 2^-53
+// of the sum, closer than the double-single two-sum (whose error term is
+// itself summed in f32, ~2^-48); and it takes two instructions per
+// component where the two-sum takes about eight: at N = 2^18 on an H100,
+// 25 % less time at 4th order and 15 % less at 6th (BENCHMARKS.md). Tried
+// and slower at 4th order there: two sinks per invocation, an unrolled
+// loop, and some components summed by two-sum instead (to balance the
+// FP64 pipe, which the conversions load, against the FP32 one).
+@compute @workgroup_size(HT)
+fn force_ds64(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let one = params.one;
+    let ni = params.ni;
+    let eps2 = params.eps2;
+    let i = wid.x * HT + lid;
+    let j_begin = wid.y * params.chunk;
+    let j_end = min(j_begin + params.chunk, params.nj);
+    // Sinks past ni still stage sources but never store.
+    let me = ip[min(i, ni - 1u)];
+    var ap = vec4<f64>(0.0lf);
+    var jk = vec3<f64>(0.0lf);
+    var sn = vec3<f64>(0.0lf);
+    var nn_d2 = FAR;
+    var nn_id = NO_ID;
+    for (var base = j_begin; base < j_end; base += HT) {
+        let p = pred[min(base + lid, j_end - 1u)];
+        workgroupBarrier();
+        stage(lid, p);
+        workgroupBarrier();
+        let count = min(HT, j_end - base);
+        for (var k = 0u; k < count; k++) {
+            let c = interaction(k, me, eps2, one);
+            ap += vec4<f64>(c.acc_pot);
+            if (ORDER >= 4u) {
+                jk += vec3<f64>(c.jerk);
+            }
+            if (ORDER == 6u) {
+                sn += vec3<f64>(c.snap);
+            }
+            if (c.other && c.d2 < nn_d2) {
+                nn_d2 = c.d2;
+                nn_id = c.id;
+            }
+        }
+    }
+    if (i < ni) {
+        partial[wid.y * params.ni_stride + i] = dp_result(ap.xyz, ap.w, jk, sn, nn_d2, nn_id);
+    }
 }

@@ -303,10 +303,11 @@ fn tree_layouts_match_wgsl() {
 fn validate(name: &str, src: &str) -> naga::Module {
     let module = naga::front::wgsl::parse_str(src)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
-    // The `dp` kernels need f64 and the `subgroups` ones subgroup
-    // operations, which the crate requests only where the adapter has them
-    // (wgpu's SHADER_F64 is naga's FLOAT64, its SUBGROUP naga's SUBGROUP).
-    let caps = if name.ends_with(" dp") {
+    // The `dp` and f64-sum kernels need f64 and the `subgroups` ones
+    // subgroup operations, which the crate requests only where the adapter
+    // has them (wgpu's SHADER_F64 is naga's FLOAT64, its SUBGROUP naga's
+    // SUBGROUP).
+    let caps = if name.ends_with(" dp") || name.ends_with(" f64 sums") {
         naga::valid::Capabilities::FLOAT64
     } else if name.ends_with(" subgroups") {
         naga::valid::Capabilities::SUBGROUP

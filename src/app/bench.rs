@@ -730,6 +730,9 @@ async fn bench_hermite(ctx: &GpuContext, p: &Particles, spec: &BenchSpec) -> Res
         let mut line = kernel_line(name, spec, precision, &timer, ms, ips);
         line["active"] = m.into();
         line["split_target"] = gpu.target_workgroups().into();
+        if precision == Precision::Ds {
+            line["ds_sums"] = gpu.ds_sums().into();
+        }
         line["predict_ms"] = median(&mut predict_ms).into();
         line["flop_per_interaction"] = flop.into();
         line["gflops"] = (ips * flop * 1e-9).into();

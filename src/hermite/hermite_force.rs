@@ -76,7 +76,9 @@ pub enum Precision {
     F32,
     /// Double-single positions and sums of acceleration, potential, jerk
     /// and snap, every interaction added exactly; 1/sqrt refined by a
-    /// Newton step. The most accurate precision a browser runs.
+    /// Newton step. The most accurate precision a browser runs. Where the
+    /// adapter has f64 in shaders the same f32 interactions go to f64 sums
+    /// (closer still, and faster: `HermiteGpu::set_ds_f64_sums`).
     Ds,
     /// Sapporo2's double-single arithmetic: double-single positions, runs
     /// of 32 interactions summed in f32 (Sapporo2's threads sum ~30-60 on
@@ -142,13 +144,14 @@ impl Precision {
     }
 }
 
-/// The composed WGSL of one kernel variant (for `Dp` with the f64 entry
-/// points `force_dp` and `reduce_dp`, which only adapters with f64 can
-/// build).
-pub fn wgsl(order: Order, precision: Precision) -> String {
-    let body = match precision {
-        Precision::Dp => format!("{HERMITE_FORCE_WGSL}\n{HERMITE_FORCE_DP_WGSL}"),
-        _ => HERMITE_FORCE_WGSL.to_string(),
+/// The composed WGSL of one kernel variant; with `f64` also the f64 entry
+/// points (`force_ds64`, `force_dp`, `reduce_dp`), which only adapters with
+/// f64 in shaders can build (`Dp` needs them).
+pub fn wgsl(order: Order, precision: Precision, f64: bool) -> String {
+    let body = if f64 || precision == Precision::Dp {
+        format!("{HERMITE_FORCE_WGSL}\n{HERMITE_FORCE_DP_WGSL}")
+    } else {
+        HERMITE_FORCE_WGSL.to_string()
     };
     compose_with_ds(
         &[
@@ -166,10 +169,12 @@ pub fn wgsl(order: Order, precision: Precision) -> String {
     )
 }
 
-/// The force and reduction entry points of a precision.
-fn entry_points(precision: Precision) -> (&'static str, &'static str) {
+/// The force and reduction entry points of a precision (`f64_sums`: `Ds`
+/// sums in f64).
+fn entry_points(precision: Precision, f64_sums: bool) -> (&'static str, &'static str) {
     match precision {
         Precision::Dp => ("force_dp", "reduce_dp"),
+        Precision::Ds if f64_sums => ("force_ds64", "reduce"),
         _ => ("force", "reduce"),
     }
 }
@@ -277,7 +282,8 @@ impl Sinks<'_> {
 /// The force kernels of one (order, precision), and their bind group
 /// (the buffers never change while the variant lives).
 struct Variant {
-    key: (Order, Precision),
+    /// Order, precision, and whether `Ds` sums in f64.
+    key: (Order, Precision, bool),
     gather: Kernel,
     force: Kernel,
     /// `force_lanes` (none for `Dp`, whose f64 kernel has one invocation
@@ -320,6 +326,9 @@ pub struct HermiteGpu {
     max_sink_lanes: u32,
     /// How reading results waits for the GPU.
     wait: Wait,
+    /// `Ds` adds its interactions to f64 sums (`force_ds64`) instead of
+    /// double-single two-sums (`force`): on adapters with f64, by default.
+    ds_f64_sums: bool,
     /// Sinks of the last encoded evaluation.
     last_ni: u32,
     /// Sources of the evaluations: j-particles 0..nj_used.
@@ -392,6 +401,7 @@ impl HermiteGpu {
             target_workgroups,
             max_sink_lanes: REDUCE_WORKGROUP,
             wait: Wait::Block,
+            ds_f64_sums: ctx.has_f64,
             last_ni: 0,
             nj_used: nj,
         };
@@ -459,13 +469,32 @@ impl HermiteGpu {
         self.wait = wait;
     }
 
+    /// Whether `Ds` sums its interactions in f64 (on by default where the
+    /// adapter has f64 in shaders; never on without). Off, every adapter
+    /// runs the double-single two-sums a browser runs (tests compare the
+    /// two).
+    pub fn set_ds_f64_sums(&mut self, on: bool) {
+        self.ds_f64_sums = on && self.ctx.has_f64;
+    }
+
+    /// How `Ds` adds its interactions: "f64" or "double-single" (bench
+    /// lines say which ran).
+    pub fn ds_sums(&self) -> &'static str {
+        if self.ds_f64_sums {
+            "f64"
+        } else {
+            "double-single"
+        }
+    }
+
     /// Queues j-particles for their addresses (see `JStore::set`).
     pub fn set_j(&mut self, addresses: &[u32], records: &[JParticle]) {
         self.store.set(&self.ctx.queue, addresses, records);
     }
 
     fn variant(&mut self, order: Order, precision: Precision) -> &Variant {
-        let key = (order, precision);
+        let f64_sums = precision == Precision::Ds && self.ds_f64_sums;
+        let key = (order, precision, f64_sums);
         if let Some(k) = self.variants.iter().position(|v| v.key == key) {
             return &self.variants[k];
         }
@@ -488,11 +517,11 @@ impl HermiteGpu {
             shader_module_with_checks(
                 d,
                 &label,
-                &wgsl(order, precision),
+                &wgsl(order, precision, f64_sums),
                 wgpu::ShaderRuntimeChecks::unchecked(),
             )
         };
-        let (force_entry, reduce_entry) = entry_points(precision);
+        let (force_entry, reduce_entry) = entry_points(precision, f64_sums);
         let force = Kernel::from_module(d, &label, &module, force_entry, BINDINGS);
         let bind = force.bind(
             d,

@@ -88,10 +88,15 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
         for precision in Precision::ALL {
             v.push((
                 format!("hermite_force {order:?} {}", precision.name()),
-                hermite_force::wgsl(order, *precision),
+                hermite_force::wgsl(order, *precision, false),
                 hermite_force::BINDINGS,
             ));
         }
+        v.push((
+            format!("hermite_force {order:?} ds, f64 sums"),
+            hermite_force::wgsl(order, Precision::Ds, true),
+            hermite_force::BINDINGS,
+        ));
     }
     v
 }
