@@ -410,10 +410,15 @@ async fn bench_direct(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec)
     Ok(line)
 }
 
+/// The wall time a tree benchmark's steady steps aim for (64 steps at most,
+/// 4 at least).
+const STEADY_BUDGET_MS: f64 = 5000.0;
+
 /// Whole leapfrog steps of a tree run: per-phase GPU times (median over
 /// `repeat` steps after one warm-up step, each submitted and waited for
-/// alone: `step_wall_ms`), the wall and GPU time per step of 64 steps run
-/// as a run runs them (`steady_step_wall_ms`, `steady_step_gpu_ms`; their
+/// alone: `step_wall_ms`), the wall and GPU time per step of 64 steps (or
+/// as many as take about 5 s, at least 4: `steady_steps`) run as a run
+/// runs them (`steady_step_wall_ms`, `steady_step_gpu_ms`; their
 /// difference is the host's, `steady_host_ms`), interactions and GPU
 /// memory.
 async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -> Result<Value> {
@@ -450,13 +455,17 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
     // Steps as a run takes them (batches in one submission, waited for at
     // the batch's end, no timestamps): the wall time per step that
     // production runs see, and what the host adds to the GPU's time.
-    const STEADY_STEPS: u32 = 64;
+    // 64 steps, or as many as fit in about 5 s (at least 4): on a software
+    // adapter a step of the page's set takes seconds, and 64 of them made
+    // the page's benchmark take 6-7 minutes.
+    let wall = median(&mut walls);
+    let steady_steps = (STEADY_BUDGET_MS / wall.max(1e-3)).clamp(4.0, 64.0) as u32;
     let dt = run.config().params().dt;
-    let t_end = run.time() + STEADY_STEPS as f64 * dt;
-    run.clock_batches(ctx, STEADY_STEPS);
+    let t_end = run.time() + steady_steps as f64 * dt;
+    run.clock_batches(ctx, steady_steps);
     let start = now_ms();
     run.run_to(ctx, t_end, |_, _| true).await?;
-    let steady_ms = (now_ms() - start) / STEADY_STEPS as f64;
+    let steady_ms = (now_ms() - start) / steady_steps as f64;
     // The GPU's busy time in those steps (each batch from the end of the
     // work before it to its own end): what is left of the wall time is
     // the host's. The timed steps above are no stand-in for it: the GPU
@@ -465,7 +474,7 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
     let steady_gpu_ms = run
         .batch_gpu_ms(ctx)
         .await?
-        .map(|batches| batches.iter().sum::<f64>() / STEADY_STEPS as f64);
+        .map(|batches| batches.iter().sum::<f64>() / steady_steps as f64);
     let tree = run
         .tree_stats(ctx)
         .await?
@@ -492,7 +501,6 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         phase_ms.insert(label.to_string(), m.into());
     }
     // Without timestamps the step's wall time stands in for the GPU time.
-    let wall = median(&mut walls);
     let span = (!spans.is_empty()).then(|| median(&mut spans));
     if !timed {
         total = wall;
@@ -518,6 +526,7 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         "force_ms": force,
         "step_gpu_ms": total,
         "step_wall_ms": wall,
+        "steady_steps": steady_steps,
         "steady_step_wall_ms": steady_ms,
         "steady_step_gpu_ms": steady_gpu_ms,
         // Wall minus the GPU's busy time in the same steps (without
