@@ -828,7 +828,10 @@ const DISPATCH_TEST_CONFIG: TreeConfig = TreeConfig {
 // --indirect`): the same tree (cells per level, groups, depth),
 // the same interactions per particle and the same forces to f32 rounding.
 // With one or three workgroups per dispatch every kernel takes many
-// strides (and levels end mid-tile).
+// strides (and levels end mid-tile), and the walk's 16 or 48 persistent
+// workgroups (16 per strided one) take their groups in several dispatches
+// on a CPU adapter, two groups each per dispatch (a walk that counted its
+// dispatches for 4096 workgroups lost the forces of most groups).
 #[test]
 fn strided_and_indirect_dispatches_build_the_same_tree() {
     use webgrav::gpu::context::MAX_STRIDED_WORKGROUPS;

@@ -452,6 +452,12 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
             }
         }
     }
+    // The interactions of the last timed step (read before the steady
+    // steps, whose number depends on the host's speed: hosts compare them).
+    let tree = run
+        .tree_stats(ctx)
+        .await?
+        .expect("a tree run has tree statistics");
     // Steps as a run takes them (batches in one submission, waited for at
     // the batch's end, no timestamps): the wall time per step that
     // production runs see, and what the host adds to the GPU's time.
@@ -475,10 +481,6 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
         .batch_gpu_ms(ctx)
         .await?
         .map(|batches| batches.iter().sum::<f64>() / steady_steps as f64);
-    let tree = run
-        .tree_stats(ctx)
-        .await?
-        .expect("a tree run has tree statistics");
     let (pp, pc) = mean_interactions(&tree.interactions);
     let max_pp = tree.interactions.iter().map(|c| c.pp).max().unwrap_or(0);
     let max_pc = tree.interactions.iter().map(|c| c.pc).max().unwrap_or(0);

@@ -200,12 +200,16 @@ impl TreeWalk {
                 &b.walk_stack,
             ],
         );
+        // The workgroups one dispatch runs: the strided count, or (indirect)
+        // at most walk_workgroups.
+        let per_dispatch = b
+            .strided
+            .map_or(b.walk_workgroups, |s| s.walk)
+            .min(b.group_capacity)
+            .max(1);
         let dispatches = match b.walk_share_cap {
             0 => 1,
-            cap => b
-                .group_capacity
-                .div_ceil(b.walk_workgroups.min(b.group_capacity) * cap)
-                .max(1),
+            cap => b.group_capacity.div_ceil(per_dispatch * cap).max(1),
         };
         Self {
             kernel,
