@@ -166,6 +166,33 @@ fn sums_result(s: Sums) -> ForceResult {
         s.jk.hi, s.nn_d2, s.jk.lo, s.nn_id, s.sn.hi, 0u, s.sn.lo, 0u);
 }
 
+// What invocation lid of workgroup wid of `force` (and `force_ds64`) works
+// on: sink i against the sources [j_begin, j_end) of split wid.y.
+struct ForceTile {
+    i: u32,
+    j_begin: u32,
+    j_end: u32,
+    // Sink i, or for invocations past ni the last sink: they still stage
+    // sources (every invocation must reach the barriers) but never store.
+    me: IParticle,
+}
+
+fn force_tile(wid: vec3<u32>, lid: u32) -> ForceTile {
+    let i = wid.x * HT + lid;
+    let j_begin = wid.y * params.chunk;
+    return ForceTile(i, j_begin, min(j_begin + params.chunk, params.nj), ip[min(i, params.ni - 1u)]);
+}
+
+// Stages sources [base, base + HT) (clamped below j_end) for the
+// workgroup; returns how many of them are real.
+fn stage_tile(base: u32, j_end: u32, lid: u32) -> u32 {
+    let p = pred[min(base + lid, j_end - 1u)];
+    workgroupBarrier();
+    stage(lid, p);
+    workgroupBarrier();
+    return min(HT, j_end - base);
+}
+
 @compute @workgroup_size(HT)
 fn force(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -174,24 +201,17 @@ fn force(
     let one = params.one;
     let ni = params.ni;
     let eps2 = params.eps2;
-    let i = wid.x * HT + lid;
-    let j_begin = wid.y * params.chunk;
-    let j_end = min(j_begin + params.chunk, params.nj);
-    // Sinks past ni still stage sources (every invocation must reach the
-    // barriers) but never store.
-    let me = ip[min(i, ni - 1u)];
+    let tile = force_tile(wid, lid);
+    let i = tile.i;
+    let j_end = tile.j_end;
+    let me = tile.me;
     var ap = Ds4(vec4<f32>(0.0), vec4<f32>(0.0));
     var jk = Ds3(vec3<f32>(0.0), vec3<f32>(0.0));
     var sn = Ds3(vec3<f32>(0.0), vec3<f32>(0.0));
     var nn_d2 = FAR;
     var nn_id = NO_ID;
-    for (var base = j_begin; base < j_end; base += HT) {
-        let j = min(base + lid, j_end - 1u);
-        let p = pred[j];
-        workgroupBarrier();
-        stage(lid, p);
-        workgroupBarrier();
-        let count = min(HT, j_end - base);
+    for (var base = tile.j_begin; base < j_end; base += HT) {
+        let count = stage_tile(base, j_end, lid);
         if (DSG == 1u) {
             // Every interaction straight into the sums (a loop of its
             // own: the nested form below cost `ds` a third on an H100).

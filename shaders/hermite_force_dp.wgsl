@@ -153,26 +153,17 @@ fn force_ds64(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let one = params.one;
-    let ni = params.ni;
     let eps2 = params.eps2;
-    let i = wid.x * HT + lid;
-    let j_begin = wid.y * params.chunk;
-    let j_end = min(j_begin + params.chunk, params.nj);
-    // Sinks past ni still stage sources but never store.
-    let me = ip[min(i, ni - 1u)];
+    let tile = force_tile(wid, lid);
     var ap = vec4<f64>(0.0lf);
     var jk = vec3<f64>(0.0lf);
     var sn = vec3<f64>(0.0lf);
     var nn_d2 = FAR;
     var nn_id = NO_ID;
-    for (var base = j_begin; base < j_end; base += HT) {
-        let p = pred[min(base + lid, j_end - 1u)];
-        workgroupBarrier();
-        stage(lid, p);
-        workgroupBarrier();
-        let count = min(HT, j_end - base);
+    for (var base = tile.j_begin; base < tile.j_end; base += HT) {
+        let count = stage_tile(base, tile.j_end, lid);
         for (var k = 0u; k < count; k++) {
-            let c = interaction(k, me, eps2, one);
+            let c = interaction(k, tile.me, eps2, one);
             ap += vec4<f64>(c.acc_pot);
             if (ORDER >= 4u) {
                 jk += vec3<f64>(c.jerk);
@@ -186,7 +177,7 @@ fn force_ds64(
             }
         }
     }
-    if (i < ni) {
-        partial[wid.y * params.ni_stride + i] = dp_result(ap.xyz, ap.w, jk, sn, nn_d2, nn_id);
+    if (tile.i < params.ni) {
+        partial[wid.y * params.ni_stride + tile.i] = dp_result(ap.xyz, ap.w, jk, sn, nn_d2, nn_id);
     }
 }
