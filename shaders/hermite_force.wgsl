@@ -166,21 +166,19 @@ fn sums_result(s: Sums) -> ForceResult {
         s.jk.hi, s.nn_d2, s.jk.lo, s.nn_id, s.sn.hi, 0u, s.sn.lo, 0u);
 }
 
-// What invocation lid of workgroup wid of `force` (and `force_ds64`) works
-// on: sink i against the sources [j_begin, j_end) of split wid.y.
-struct ForceTile {
-    i: u32,
-    j_begin: u32,
-    j_end: u32,
-    // Sink i, or for invocations past ni the last sink: they still stage
-    // sources (every invocation must reach the barriers) but never store.
-    me: IParticle,
+// The sources [x, y) of split wid.y of `force` (and `force_ds64`): a
+// function of the workgroup alone, so that WGSL's uniformity analysis
+// sees the loops over it (with their barriers) as uniform.
+fn split_range(wid: vec3<u32>) -> vec2<u32> {
+    let j_begin = wid.y * params.chunk;
+    return vec2<u32>(j_begin, min(j_begin + params.chunk, params.nj));
 }
 
-fn force_tile(wid: vec3<u32>, lid: u32) -> ForceTile {
-    let i = wid.x * HT + lid;
-    let j_begin = wid.y * params.chunk;
-    return ForceTile(i, j_begin, min(j_begin + params.chunk, params.nj), ip[min(i, params.ni - 1u)]);
+// Sink i (wid.x HT + lid), or for invocations past ni
+// the last sink: they still stage sources (every invocation must reach
+// the barriers) but never store.
+fn sink_of(i: u32) -> IParticle {
+    return ip[min(i, params.ni - 1u)];
 }
 
 // Stages sources [base, base + HT) (clamped below j_end) for the
@@ -201,16 +199,16 @@ fn force(
     let one = params.one;
     let ni = params.ni;
     let eps2 = params.eps2;
-    let tile = force_tile(wid, lid);
-    let i = tile.i;
-    let j_end = tile.j_end;
-    let me = tile.me;
+    let i = wid.x * HT + lid;
+    let me = sink_of(i);
+    let js = split_range(wid);
+    let j_end = js.y;
     var ap = Ds4(vec4<f32>(0.0), vec4<f32>(0.0));
     var jk = Ds3(vec3<f32>(0.0), vec3<f32>(0.0));
     var sn = Ds3(vec3<f32>(0.0), vec3<f32>(0.0));
     var nn_d2 = FAR;
     var nn_id = NO_ID;
-    for (var base = tile.j_begin; base < j_end; base += HT) {
+    for (var base = js.x; base < j_end; base += HT) {
         let count = stage_tile(base, j_end, lid);
         if (DSG == 1u) {
             // Every interaction straight into the sums (a loop of its

@@ -154,16 +154,18 @@ fn force_ds64(
 ) {
     let one = params.one;
     let eps2 = params.eps2;
-    let tile = force_tile(wid, lid);
+    let i = wid.x * HT + lid;
+    let me = sink_of(i);
+    let js = split_range(wid);
     var ap = vec4<f64>(0.0lf);
     var jk = vec3<f64>(0.0lf);
     var sn = vec3<f64>(0.0lf);
     var nn_d2 = FAR;
     var nn_id = NO_ID;
-    for (var base = tile.j_begin; base < tile.j_end; base += HT) {
-        let count = stage_tile(base, tile.j_end, lid);
+    for (var base = js.x; base < js.y; base += HT) {
+        let count = stage_tile(base, js.y, lid);
         for (var k = 0u; k < count; k++) {
-            let c = interaction(k, tile.me, eps2, one);
+            let c = interaction(k, me, eps2, one);
             ap += vec4<f64>(c.acc_pot);
             if (ORDER >= 4u) {
                 jk += vec3<f64>(c.jerk);
@@ -177,7 +179,7 @@ fn force_ds64(
             }
         }
     }
-    if (tile.i < params.ni) {
-        partial[wid.y * params.ni_stride + tile.i] = dp_result(ap.xyz, ap.w, jk, sn, nn_d2, nn_id);
+    if (i < params.ni) {
+        partial[wid.y * params.ni_stride + i] = dp_result(ap.xyz, ap.w, jk, sn, nn_d2, nn_id);
     }
 }
