@@ -174,9 +174,9 @@ fn split_range(wid: vec3<u32>) -> vec2<u32> {
     return vec2<u32>(j_begin, min(j_begin + params.chunk, params.nj));
 }
 
-// Sink i (wid.x HT + lid), or for invocations past ni
-// the last sink: they still stage sources (every invocation must reach
-// the barriers) but never store.
+// Sink i (wid.x HT + lid), or for invocations past ni the last sink:
+// those still stage sources (every invocation must reach the barriers)
+// but never store.
 fn sink_of(i: u32) -> IParticle {
     return ip[min(i, params.ni - 1u)];
 }

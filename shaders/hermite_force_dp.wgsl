@@ -4,13 +4,13 @@
 //  force_ds64: `ds` with f64 sums (below);
 //  force_dp, reduce_dp: --precision dp.
 // force_dp and reduce_dp follow the scheme and formulas of `force` and
-// `reduce`, in f64 throughout: positions and velocities of sinks and sources from their
-// double-single pairs, every per-interaction quantity, 1/sqrt (an f32
-// estimate refined by two f64 Newton steps) and the sums in f64; the
-// sources' predicted accelerations (only the snap uses them) in f32, masses
-// from their double-single pairs. Results leave as double-single pairs (acc, pot, jerk, snap: about
-// 48 significant bits); the partial sums of a split j-range are added in
-// f64.
+// `reduce`, in f64 throughout: positions and velocities of sinks and
+// sources from their double-single pairs, every per-interaction quantity,
+// 1/sqrt (an f32 estimate refined by two f64 Newton steps) and the sums
+// in f64; the sources' predicted accelerations (only the snap uses them)
+// in f32, masses from their double-single pairs. Results leave as
+// double-single pairs (acc, pot, jerk, snap: about 48 significant bits);
+// the partial sums of a split j-range are added in f64.
 
 var<workgroup> dtile_pos: array<vec3<f64>, HT>;
 var<workgroup> dtile_vel: array<vec3<f64>, HT>;

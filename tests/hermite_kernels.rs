@@ -9,6 +9,7 @@ use common::cases::{
     assert_hermite_ds_bounds, assert_hermite_f32_bounds, hermite_bodies, hermite_errors,
     HermiteErrors,
 };
+use webgrav::hermite::reference::rel_error3 as rel;
 use webgrav::hermite::{Body, Force64, HermiteGpu, Order, Precision, Sinks};
 
 const N: usize = 1024;
@@ -366,8 +367,8 @@ fn ds_adds_every_interaction_exactly() {
 // where the adapter has f64) or in double-single two-sums (`force`, what a
 // browser runs): the two agree to the double-single sums' rounding
 // (2^-48 of the sum per addition, over 1024 sources; the f32
-// interactions themselves are good to 1e-7), and the f64 sums are no further from
-// the f64 reference than the two-sums. Measured on lavapipe: 3.6e-13
+// interactions themselves are good to 1e-7), and the f64 sums are no
+// further from the f64 reference than the two-sums. Measured on lavapipe: 3.6e-13
 // apart at most; mean acceleration error 4.05e-8 for both.
 #[test]
 fn ds_f64_sums_agree_with_the_two_sums() {
@@ -399,11 +400,6 @@ fn ds_f64_sums_agree_with_the_two_sums() {
         r.iter().map(Force64::from).collect()
     };
     let (wide, two_sum) = (eval(true), eval(false));
-    let rel = |a: [f64; 3], b: [f64; 3]| {
-        let d: f64 = (0..3).map(|k| (a[k] - b[k]).powi(2)).sum();
-        let m: f64 = (0..3).map(|k| b[k].powi(2)).sum();
-        (d / m).sqrt()
-    };
     let (mut worst, mut err_wide, mut err_two) = (0f64, 0f64, 0f64);
     for ((w, t), r) in wide.iter().zip(&two_sum).zip(&reference) {
         worst = worst
@@ -464,11 +460,6 @@ fn few_sink_blocks_with_lanes_match_f64_and_force() {
             };
             for ((l, o), &i) in lanes.iter().zip(&one).zip(&sinks) {
                 let r = &reference[i as usize];
-                let rel = |a: [f64; 3], b: [f64; 3]| {
-                    let d: f64 = (0..3).map(|k| (a[k] - b[k]).powi(2)).sum();
-                    let m: f64 = (0..3).map(|k| b[k].powi(2)).sum();
-                    (d / m).sqrt()
-                };
                 let what = format!("{} sinks, {}, sink {i}", ni, precision.name());
                 assert!(
                     rel(l.acc, r.acc) < bound,
