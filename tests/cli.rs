@@ -192,7 +192,14 @@ fn bench_suite_prints_the_pages_set() {
     assert_eq!(ns, [256, 1024, 256, 256]);
     for v in &lines {
         assert_eq!(v["host"], "native", "{v}");
-        for key in ["adapter", "backend", "host_detail", "webgrav", "timing"] {
+        for key in [
+            "adapter",
+            "backend",
+            "device_type",
+            "host_detail",
+            "webgrav",
+            "timing",
+        ] {
             assert!(v[key].is_string(), "{key}: {v}");
         }
         let ips = v["interactions_per_s"].as_f64().unwrap();

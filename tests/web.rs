@@ -67,6 +67,26 @@ async fn tree_solver_matches_f64_in_browser() {
     assert!(accel.max < TREE_ACCEL_MAX, "max {}", accel.max);
 }
 
+// wgpu's WebGPU backend reports every adapter as `DeviceType::Other`; the
+// context takes the adapter's kind from around wgpu's own request
+// (`gpu::browser_adapter`), so on SwiftShader, the adapter these tests run
+// on, it sizes its dispatches for a CPU as it does natively on lavapipe
+// (the tree tests here then run with those sizes).
+#[wasm_bindgen_test]
+async fn software_adapter_is_sized_as_a_cpu() {
+    use webgrav::gpu::context::CPU_STRIDED_WORKGROUPS;
+    use webgrav::gpu::DispatchSizing;
+    let ctx = gpu().await;
+    log(format!("browser adapter: {}", ctx.adapter_summary()));
+    assert_eq!(ctx.adapter_info.device_type, wgpu::DeviceType::Cpu);
+    assert_eq!(
+        ctx.dispatch_sizing,
+        DispatchSizing::Strided {
+            max_workgroups: CPU_STRIDED_WORKGROUPS
+        }
+    );
+}
+
 // wgpu's WebGPU backend never asks for `subgroups`; the context asks for it
 // around wgpu where the browser offers it (headless Chromium's SwiftShader
 // does), and the walk's subgroup path, with the directives a browser's

@@ -326,6 +326,9 @@ fn describe(line: &mut Value, ctx: &GpuContext, host: &Host) {
     let info = &ctx.adapter_info;
     line["adapter"] = info.name.clone().into();
     line["backend"] = format!("{:?}", info.backend).into();
+    // In a browser wgpu says `Other` for every adapter; a software one
+    // is told apart around it (`gpu::browser_adapter`).
+    line["device_type"] = format!("{:?}", info.device_type).into();
     line["driver"] = format!("{} {}", info.driver, info.driver_info)
         .trim()
         .into();

@@ -89,7 +89,7 @@ pub struct GpuContext {
     /// Smallest and largest subgroup size, where the device has WebGPU's
     /// `subgroups` feature (natively where the driver offers it; in a
     /// browser where it offers it, asked for around wgpu:
-    /// `browser_subgroups`).
+    /// `browser_adapter`).
     pub subgroup_sizes: Option<(u32, u32)>,
     /// When kernels with a subgroup fast path take it (where
     /// `subgroup_sizes` allows): tests and benchmarks force either path.
@@ -216,10 +216,11 @@ impl GpuContext {
         if has_subgroups {
             required_features |= wgpu::Features::SUBGROUP;
         }
-        // In a browser wgpu never asks for `subgroups`: ask for it around
-        // wgpu (`browser_subgroups`).
+        // In a browser wgpu never asks for `subgroups`, nor tells a
+        // software adapter from a GPU: both from around wgpu's request
+        // (`browser_adapter`).
         #[cfg(target_arch = "wasm32")]
-        super::browser_subgroups::ask_for_subgroups();
+        super::browser_adapter::wrap_request_device();
         // WebGPU defaults, raised to what the adapter offers where large N
         // needs it (buffer sizes) and the kernels can use it.
         let required_limits = wgpu::Limits {
@@ -244,7 +245,16 @@ impl GpuContext {
             .map_err(|e| Error::DeviceRequest(e.to_string()))?;
         #[cfg(target_arch = "wasm32")]
         let has_subgroups = has_subgroups
-            || (super::browser_subgroups::last_device_asked_for_subgroups() && sizes.0 > 0);
+            || (super::browser_adapter::last_device_asked_for_subgroups() && sizes.0 > 0);
+        #[cfg(target_arch = "wasm32")]
+        let adapter_info = if super::browser_adapter::last_adapter_is_software() {
+            wgpu::AdapterInfo {
+                device_type: wgpu::DeviceType::Cpu,
+                ..adapter_info
+            }
+        } else {
+            adapter_info
+        };
         let subgroup_sizes = has_subgroups.then_some(sizes);
         Ok(Self {
             interactions_per_submission: submission_budget(adapter_info.device_type),

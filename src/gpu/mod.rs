@@ -2,7 +2,7 @@
 //! composition, kernels, buffers and read-back, timestamp timing.
 
 #[cfg(target_arch = "wasm32")]
-mod browser_subgroups;
+pub mod browser_adapter;
 pub mod buffers;
 pub mod context;
 pub mod ds;

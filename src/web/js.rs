@@ -233,6 +233,14 @@ pub(super) fn norm3(v: [f64; 3]) -> f64 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
 
+/// Whether a `GPUAdapter` is a software one (SwiftShader, a fallback
+/// adapter): the page then starts from `softwareStart`'s defaults. The
+/// same test the GPU context makes of the adapter it runs on.
+#[wasm_bindgen(js_name = isSoftwareAdapter)]
+pub fn is_software_adapter(adapter: JsValue) -> bool {
+    crate::gpu::browser_adapter::is_software(&adapter)
+}
+
 /// The settings `values` (as `parseSettings` gives them) for a software
 /// adapter: the page's software defaults (`settings::SOFTWARE_DEFAULTS`)
 /// where the URL (`given`, its keys) chose neither the solver nor N.

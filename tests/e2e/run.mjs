@@ -708,7 +708,10 @@ async function main() {
           keys(l) === keys(native[k]) && keys(l.phase_ms || {}) === keys(native[k].phase_ms || {}));
         check("benchmark page prints the CLI's lines (same keys)", sameKeys,
           lines.map((l) => `${l.bench} n=${l.n}`).join(", "));
+        // SwiftShader is a software adapter: the page's context must know
+        // it (wgpu alone says "Other") and size its dispatches for a CPU.
         const sane = lines.every((l) => l.host === "browser" && /Chrom/.test(l.host_detail) && typeof l.adapter === "string" &&
+          l.device_type === "Cpu" &&
           Number.isFinite(l.interactions_per_s) && l.interactions_per_s > 0 && (l.ms === undefined || l.ms > 0));
         const bt = lines.find((l) => l.bench === "tree"), nt = native.find((l) => l.bench === "tree");
         const samePP = bt && nt && Math.abs(bt.pp_per_particle - nt.pp_per_particle) <= 0.02 * nt.pp_per_particle;
