@@ -26,7 +26,7 @@ use crate::render::camera::visible_sphere;
 use crate::render::legend::round_length;
 use crate::render::map::Units;
 use crate::render::{
-    ColorRanges, ComponentTags, Drawn, Renderer, Scene, TagTotals, Tone, DENSITY_STOPS,
+    Camera, ColorRanges, ComponentTags, Drawn, Renderer, Scene, TagTotals, Tone, DENSITY_STOPS,
 };
 use crate::run::{Progress, Readout, Run, SolverKind};
 use crate::snapshot::{Format, Snapshot};
@@ -97,6 +97,11 @@ struct AppState {
     units: Units,
     /// What the last frame drawn used, and its pixel size (length units).
     last_drawn: Option<(Drawn, f64)>,
+    /// Scenes put on show so far (the run's, a series frame's): part of
+    /// the view a frame is drawn for.
+    scenes_shown: u64,
+    /// The view of the last frame drawn, and when (ms).
+    drawn_view: Option<(View, f64)>,
     /// The last state read back: what can still be exported after the
     /// device is lost.
     last_snapshot: Option<std::sync::Arc<Snapshot>>,
@@ -126,6 +131,7 @@ impl AppState {
             &components,
             self.totals.clone(),
         );
+        self.scenes_shown += 1;
         self.n = run.n();
         self.progress = run.progress();
         self.components = components;
@@ -357,6 +363,8 @@ impl WebApp {
             positions: Vec::new(),
             units,
             last_drawn: None,
+            scenes_shown: 0,
+            drawn_view: None,
             last_snapshot: None,
             busy: false,
             series: None,
@@ -447,7 +455,7 @@ impl WebApp {
                 });
             }
         }
-        draw(s);
+        draw(s, false);
         Ok(issued)
     }
 
@@ -456,7 +464,7 @@ impl WebApp {
     pub fn render(&self) {
         let mut s = self.state.borrow_mut();
         if s.lost_message().is_none() {
-            draw(&mut s);
+            draw(&mut s, true);
         }
     }
 
@@ -611,6 +619,7 @@ impl WebApp {
                 return Err(superseded());
             }
             s.scene = Scene::new(&ctx.device, run.display(), &s.components, s.totals.clone());
+            s.scenes_shown += 1;
             drop(s);
             put(&state, epoch, Ok(run));
             r.map_err(js_err)?;
@@ -701,6 +710,7 @@ impl WebApp {
         let mut s = self.state.borrow_mut();
         s.series = Some(series);
         s.frame_view = None;
+        s.scenes_shown += 1;
         Ok(out.into())
     }
 
@@ -736,6 +746,7 @@ impl WebApp {
             ranges: ColorRanges::of(&p.vel, None),
             positions: p.pos_mass.clone(),
         });
+        s.scenes_shown += 1;
         Ok(out.into())
     }
 
@@ -751,6 +762,7 @@ impl WebApp {
         let mut s = self.state.borrow_mut();
         s.series = None;
         s.frame_view = None;
+        s.scenes_shown += 1;
     }
 
     /// Resolves to the read-outs of the current state, read back without
@@ -934,20 +946,58 @@ fn frames_view(values: &JsValue) -> bool {
 }
 
 /// Draws the current state on the canvas.
-fn draw(s: &mut AppState) {
-    let frame = match s.surface.get_current_texture() {
-        wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
-        _ => return, // skip this frame; the next one tries again
-    };
-    let view = frame.texture.create_view(&Default::default());
+/// Everything a frame is drawn from. A frame whose view is the one last
+/// drawn is skipped (the canvas keeps showing it), so a paused page stops
+/// redrawing: on SwiftShader each frame took ~350 ms of a core, on a GPU
+/// it costs power. `REDRAW_MS` bounds how long a frame is skipped, in case
+/// something the view does not hold changed the picture.
+#[derive(Clone, Copy, PartialEq)]
+struct View {
+    scenes_shown: u64,
+    /// The run's steps queued and finished (its buffers are the scene's).
+    queued: u64,
+    done: u64,
+    camera: Camera,
+    ranges: ColorRanges,
+    size: (u32, u32),
+}
+
+const REDRAW_MS: f64 = 1000.0;
+
+/// Draws a frame; unless `always`, only where the view changed since the
+/// last one (or `REDRAW_MS` passed).
+fn draw(s: &mut AppState, always: bool) {
     // A series frame on show replaces the run's state in the view.
-    let (scene, components, ranges) = match &s.frame_view {
-        Some(f) => (&f.scene, &f.components, &f.ranges),
-        None => (&s.scene, &s.components, &s.ranges),
+    let (components, ranges) = match &s.frame_view {
+        Some(f) => (&f.components, f.ranges),
+        None => (&s.components, s.ranges),
     };
     let mut camera = s.settings.camera;
     camera.hidden_tags = s.hidden(components);
     let size = (s.surface_config.width, s.surface_config.height);
+    let view = View {
+        scenes_shown: s.scenes_shown,
+        queued: s.progress.queued(),
+        done: s.progress.done(),
+        camera,
+        ranges,
+        size,
+    };
+    let now = js_sys::Date::now();
+    if let (false, Some((drawn, at))) = (always, s.drawn_view) {
+        if drawn == view && now - at < REDRAW_MS {
+            return;
+        }
+    }
+    let frame = match s.surface.get_current_texture() {
+        wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
+        _ => return, // skip this frame; the next one tries again
+    };
+    let target = frame.texture.create_view(&Default::default());
+    let scene = match &s.frame_view {
+        Some(f) => &f.scene,
+        None => &s.scene,
+    };
     let mut encoder = s
         .ctx
         .device
@@ -958,7 +1008,7 @@ fn draw(s: &mut AppState) {
         &s.ctx.device,
         &s.ctx.queue,
         &mut encoder,
-        &view,
+        &target,
         size,
         scene,
         &camera,
@@ -979,4 +1029,5 @@ fn draw(s: &mut AppState) {
     }
     s.ctx.queue.submit(Some(encoder.finish()));
     s.ctx.queue.present(frame);
+    s.drawn_view = Some((view, now));
 }
