@@ -337,8 +337,9 @@ function checkLost(e) {
 
 function loop(now) {
   if (W.error) return;
-  // The benchmark has the GPU to itself: the paused view would redraw
-  // every frame beside it, which on a software adapter takes a core.
+  // The benchmark has the GPU to itself: the paused view would still
+  // redraw once a second beside it (~350 ms of a core on a software
+  // adapter).
   if (Bench.running) {
     requestAnimationFrame(loop);
     return;

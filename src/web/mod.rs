@@ -945,7 +945,6 @@ fn frames_view(values: &JsValue) -> bool {
     })
 }
 
-/// Draws the current state on the canvas.
 /// Everything a frame is drawn from. A frame whose view is the one last
 /// drawn is skipped (the canvas keeps showing it), so a paused page stops
 /// redrawing: on SwiftShader each frame took ~350 ms of a core, on a GPU
@@ -964,13 +963,13 @@ struct View {
 
 const REDRAW_MS: f64 = 1000.0;
 
-/// Draws a frame; unless `always`, only where the view changed since the
-/// last one (or `REDRAW_MS` passed).
+/// Draws the current state on the canvas; unless `always`, only where the
+/// view changed since the last frame drawn (or `REDRAW_MS` passed).
 fn draw(s: &mut AppState, always: bool) {
     // A series frame on show replaces the run's state in the view.
-    let (components, ranges) = match &s.frame_view {
-        Some(f) => (&f.components, f.ranges),
-        None => (&s.components, s.ranges),
+    let (scene, components, ranges) = match &s.frame_view {
+        Some(f) => (&f.scene, &f.components, f.ranges),
+        None => (&s.scene, &s.components, s.ranges),
     };
     let mut camera = s.settings.camera;
     camera.hidden_tags = s.hidden(components);
@@ -994,10 +993,6 @@ fn draw(s: &mut AppState, always: bool) {
         _ => return, // skip this frame; the next one tries again
     };
     let target = frame.texture.create_view(&Default::default());
-    let scene = match &s.frame_view {
-        Some(f) => &f.scene,
-        None => &s.scene,
-    };
     let mut encoder = s
         .ctx
         .device
