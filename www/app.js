@@ -15,7 +15,7 @@ const W = (window.webgrav = {
   time: 0,
   last: null, // last read-out
   readouts: 0,
-  history: { energy: [], radii: [[], [], []], marks: [], galaxy: [], curveStart: null },
+  history: { energy: [], energies: [[], [], []], radii: [[], [], []], marks: [], galaxy: [], curveStart: null },
   error: null,
   lastMessage: null,
 });
@@ -71,7 +71,9 @@ W.viewChanged = () => {
 };
 
 W.restarted = () => {
-  W.history = { energy: [], radii: [[], [], []], marks: [], galaxy: [], curveStart: null };
+  W.units = W.app.units();
+  Bodies.picked = null;
+  W.history = { energy: [], energies: [[], [], []], radii: [[], [], []], marks: [], galaxy: [], curveStart: null };
   W.log = [];
   W.startedAt = performance.now();
   W.pendingSteps = 0;
@@ -128,8 +130,10 @@ function fmt(x, digits = 3) {
 }
 
 function showReadout(r, sps) {
+  const u = W.units || { time: 1, time_unit: "" };
+  const inUnits = u.time_unit ? ` (${(W.time * u.time).toPrecision(4)} ${u.time_unit})` : "";
   const lines = [
-    `t = ${fmt(W.time)}   ${W.progress.steps} ${r && r.hermite ? "block " : ""}steps   ${sps === null ? "–" : sps.toFixed(1)} steps/s`,
+    `t = ${fmt(W.time)}${inUnits}   ${W.progress.steps} ${r && r.hermite ? "block " : ""}steps   ${sps === null ? "–" : sps.toFixed(1)} steps/s`,
   ];
   if (r) {
     lines.push(`|ΔE/E₀| = ${r.energy_error.toExponential(2)} (${r.potential_sum})   Q = ${fmt(r.virial)}`);
@@ -159,6 +163,15 @@ function plot() {
   const h = W.history;
   plotGalaxy(h);
   Plots.line($("plot-energy"), [{ points: h.energy, color: "#f9a" }], { logY: true, marks: h.marks });
+  // K, W and E: what the orbit lessons compare (URL energy=1).
+  $("energies").hidden = W.app.values().energy !== "1";
+  if (!$("energies").hidden) {
+    Plots.line($("plot-energies"), [
+      { points: h.energies[0], color: "#7cf" },
+      { points: h.energies[1], color: "#f86" },
+      { points: h.energies[2], color: "#fd6" },
+    ]);
+  }
   Plots.line($("plot-radii"), [
     { points: h.radii[0], color: "#7cf" },
     { points: h.radii[1], color: "#fd6" },
@@ -223,13 +236,14 @@ function maybeReadout(now) {
     const h = W.history;
     if (r.e0_reset && h.energy.length) h.marks.push(r.time);
     h.energy.push([r.time, r.energy_error]);
+    [r.kinetic, r.potential, r.energy].forEach((x, k) => h.energies[k].push([r.time, x]));
     r.lagrangian.forEach((x, k) => h.radii[k].push([r.time, x]));
     if (r.galaxy) {
       if (!h.curveStart) h.curveStart = r.galaxy.rotation_curve;
       h.galaxy.push({ time: r.time, ...r.galaxy });
       if (h.galaxy.length > 2000) h.galaxy.splice(0, h.galaxy.length - 2000);
     }
-    for (const s of [h.energy, ...h.radii]) if (s.length > 2000) s.splice(0, s.length - 2000);
+    for (const s of [h.energy, ...h.energies, ...h.radii]) if (s.length > 2000) s.splice(0, s.length - 2000);
     $("phases").hidden = !r.phases;
     if (r.phases) Plots.phaseBar($("phase-bar"), $("phase-legend"), r.phases);
     plot();
@@ -364,11 +378,14 @@ function loop(now) {
   while (W.sps.length > 2 && now - W.sps[0][0] > 2000) W.sps.shift();
   const [t0, s0] = W.sps[0];
   const sps = now - t0 > 200 ? ((W.progress.steps - s0) * 1000) / (now - t0) : null;
+  W.stepsPerSecond = sps;
   maybeReadout(now);
+  Bodies.draw(W);
   maybeLegend(now);
   if (now - (W.hudAt || 0) > 250) {
     W.hudAt = now;
     showReadout(W.last, sps);
+    if (Bodies.picked !== null) Bodies.show(W);
   }
   requestAnimationFrame(loop);
 }
@@ -435,6 +452,12 @@ async function main() {
     Controls.caption(preset);
   }
   CameraInput.attach(W.canvas, W);
+  Bodies.attach(W.canvas, W);
+  Lessons.init(W);
+  $("lesson-toggle").addEventListener("click", () => {
+    const folded = $("lesson").classList.toggle("folded");
+    $("lesson-toggle").setAttribute("aria-expanded", String(!folded));
+  });
   W.restarted();
   W.setRunning(autoplay);
   // The canvas changes size with the window and the panel.

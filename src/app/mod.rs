@@ -13,6 +13,8 @@ pub mod analysis;
 pub mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod host;
+pub mod lessons;
+pub mod orbits;
 pub mod picture;
 pub mod readout;
 pub mod series;

@@ -103,6 +103,10 @@ pub struct Settings {
     /// Draw the dark haloes of galaxy models (colouring by component
     /// shows the disk and bulge clearer without them).
     pub show_halo: bool,
+    /// Draw the bodies' trails (few-body runs).
+    pub trails: bool,
+    /// Chart K, W and E beside the energy error.
+    pub energy_chart: bool,
     /// The URL framed the view (distance or target): keep it (no fit on
     /// import or restart).
     pub camera_given: bool,
@@ -125,6 +129,8 @@ impl Default for Settings {
             embed: false,
             camera: Camera::default(),
             show_halo: true,
+            trails: false,
+            energy_chart: false,
             camera_given: false,
         }
     }
@@ -180,6 +186,18 @@ pub const VIEW_PARAMS: &[Param] = &[
     ),
     view("atten", "size by distance", Kind::Flag, "1"),
     view("halo", "show dark haloes", Kind::Flag, "1"),
+    view(
+        "trails",
+        "draw the bodies' trails (runs of up to 64 bodies)",
+        Kind::Flag,
+        "0",
+    ),
+    view(
+        "energy",
+        "chart the kinetic, potential and total energy",
+        Kind::Flag,
+        "0",
+    ),
     view("yaw", "camera yaw (rad)", number(-1e3, 1e3), "0"),
     view("pitch", "camera pitch (rad)", number(-1.55, 1.55), "0.3"),
     view("dist", "camera distance", positive(1e6), "6"),
@@ -218,27 +236,15 @@ impl Settings {
         let mut warnings = Vec::new();
         // The keys set (a preset's included), for α below.
         let mut set = Vec::new();
-        if let Some((_, name)) = pairs.iter().find(|(k, _)| k == "preset") {
-            match preset(name) {
-                Some(p) => {
-                    for (k, v) in parse_query(p.query) {
-                        match s.set(&k, &v) {
-                            Ok(()) => set.push(k),
-                            Err(e) => warnings.push(format!("preset {}: {e}", p.name)),
-                        }
-                    }
-                }
-                None => warnings.push(format!(
-                    "unknown preset '{name}' (known: {})",
-                    PRESETS
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
+        let (base, source) = start_pairs(&pairs, &mut warnings);
+        for (k, v) in base {
+            match s.set(&k, &v) {
+                Ok(()) => set.push(k),
+                Err(e) => warnings.push(format!("{source}: {e}")),
             }
         }
-        let setting = |k: &String| k != "preset" && !SOURCE_KEYS.contains(&k.as_str());
+        let setting =
+            |k: &String| !START_KEYS.contains(&k.as_str()) && !SOURCE_KEYS.contains(&k.as_str());
         for (k, v) in pairs.iter().filter(|(k, _)| setting(k)) {
             match s.set(k, v) {
                 Ok(()) => set.push(k.clone()),
@@ -254,10 +260,10 @@ impl Settings {
     /// The keys a URL query sets, its preset's included.
     pub fn given_keys(query: &str) -> Vec<String> {
         let pairs = parse_query(query);
-        let mut keys: Vec<String> = pairs
-            .iter()
-            .filter_map(|(k, v)| (k == "preset").then(|| preset(v)).flatten())
-            .flat_map(|p| parse_query(p.query).into_iter().map(|(k, _)| k))
+        let mut keys: Vec<String> = start_pairs(&pairs, &mut Vec::new())
+            .0
+            .into_iter()
+            .map(|(k, _)| k)
             .collect();
         keys.extend(pairs.into_iter().map(|(k, _)| k));
         keys
@@ -341,6 +347,8 @@ impl Settings {
             "bright" => c.brightness = float()?,
             "atten" => c.size_attenuation = flag()?,
             "halo" => self.show_halo = flag()?,
+            "trails" => self.trails = flag()?,
+            "energy" => self.energy_chart = flag()?,
             "yaw" => c.yaw = float()?,
             "pitch" => c.pitch = float()?,
             "dist" => c.distance = float()?,
@@ -390,6 +398,8 @@ impl Settings {
             "bright" => c.brightness.to_string(),
             "atten" => flag(c.size_attenuation),
             "halo" => flag(self.show_halo),
+            "trails" => flag(self.trails),
+            "energy" => flag(self.energy_chart),
             "yaw" => round4(c.yaw),
             "pitch" => round4(c.pitch),
             "dist" => round4(c.distance),
@@ -430,6 +440,70 @@ impl Settings {
             .collect::<Vec<_>>()
             .join("&")
     }
+}
+
+/// The URL's parameters that name what the settings start from: a
+/// preset, or a lesson's part and variant (`app::lessons`).
+pub const START_KEYS: &[&str] = &["preset", "lesson", "part", "variant"];
+
+/// The settings a URL's `preset=` or `lesson=` (`part=`, `variant=`)
+/// starts from, as query pairs (none without either), and the name of
+/// that start for warnings; what cannot be found is a warning.
+fn start_pairs(
+    pairs: &[(String, String)],
+    warnings: &mut Vec<String>,
+) -> (Vec<(String, String)>, String) {
+    let value = |key: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    if let Some(name) = value("lesson") {
+        let mut index = |key: &str| -> Option<usize> {
+            let v = value(key)?;
+            match v.trim().parse::<usize>() {
+                Ok(k) => Some(k),
+                Err(_) => {
+                    warnings.push(format!("{key}={v}: not a whole number; ignored"));
+                    None
+                }
+            }
+        };
+        let (part, variant) = (index("part").unwrap_or(0), index("variant"));
+        let query = match super::lessons::lesson(name) {
+            Some(Ok(l)) => l.query(part, variant),
+            Some(Err(e)) => Err(e),
+            None => Err(format!(
+                "unknown lesson '{name}' (known: {})",
+                super::lessons::names().collect::<Vec<_>>().join(", ")
+            )),
+        };
+        return match query {
+            Ok(q) => (parse_query(&q), format!("lesson {name}")),
+            Err(e) => {
+                warnings.push(e);
+                (Vec::new(), String::new())
+            }
+        };
+    }
+    if let Some(name) = value("preset") {
+        return match preset(name) {
+            Some(p) => (parse_query(p.query), format!("preset {}", p.name)),
+            None => {
+                warnings.push(format!(
+                    "unknown preset '{name}' (known: {})",
+                    PRESETS
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+                (Vec::new(), String::new())
+            }
+        };
+    }
+    (Vec::new(), String::new())
 }
 
 /// The URL's parameters that name files rather than settings.

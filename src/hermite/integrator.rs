@@ -50,6 +50,7 @@ use crate::gpu::ds::{split, split3};
 use crate::gpu::layout::{JParticle, PosMass, Velocity};
 use crate::gpu::GpuContext;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
+use crate::state::few_body::Sample;
 use crate::state::{Diagnostics, Particles};
 
 /// The order of a Hermite scheme: 4th (acceleration and jerk) or 6th
@@ -459,16 +460,32 @@ impl HermiteSimulation {
                 b.pot = f.pot;
             }
         }
-        for b in &mut sim.bodies {
-            let (a, j, s) = (norm(b.acc), norm(b.jerk), norm(b.snap));
-            let mut dt = a / j;
-            if config.order == HermiteOrder::Six && s > 0.0 {
-                dt = dt.min((a / s).sqrt());
-            }
-            let dt = 0.25 * config.eta.sqrt() * dt;
+        // Aarseth's starting step, η_s a/|ȧ|. A body at a point of zero
+        // force (the figure-eight's middle star, a body at a Lagrange
+        // point) has no such time scale: it starts with the smallest step
+        // of the others, which share its neighbourhood's.
+        let wanted: Vec<f64> = sim
+            .bodies
+            .iter()
+            .map(|b| {
+                let (a, j, s) = (norm(b.acc), norm(b.jerk), norm(b.snap));
+                let mut dt = a / j;
+                if config.order == HermiteOrder::Six && s > 0.0 {
+                    dt = dt.min((a / s).sqrt());
+                }
+                0.25 * config.eta.sqrt() * dt
+            })
+            .collect();
+        let usable = |dt: f64| dt.is_finite() && dt > 0.0;
+        let fallback = wanted
+            .iter()
+            .copied()
+            .filter(|&dt| usable(dt))
+            .fold(config.dt_max, f64::min);
+        for (b, &dt) in sim.bodies.iter_mut().zip(&wanted) {
             let dt = config
                 .shared_dt
-                .unwrap_or(if dt.is_finite() { dt } else { config.dt_max });
+                .unwrap_or(if usable(dt) { dt } else { fallback });
             b.dt = first_step(dt, t_start, config.dt_max);
         }
         sim.upload(&all);
@@ -693,6 +710,24 @@ impl HermiteSimulation {
                 (b.mass, x, v)
             })
             .collect()
+    }
+
+    /// Every body's position, velocity and acceleration predicted to
+    /// `self.time` plus `offset` (the run's clock), in f64, in input order.
+    pub fn sample(&self, offset: f64) -> Sample {
+        let mut s = Sample {
+            t: offset + self.time,
+            pos: Vec::with_capacity(self.bodies.len()),
+            vel: Vec::with_capacity(self.bodies.len()),
+            acc: Vec::with_capacity(self.bodies.len()),
+        };
+        for b in &self.bodies {
+            let (x, v) = b.predict(self.time);
+            s.pos.push(x);
+            s.vel.push(v);
+            s.acc.push(b.predict_acc(self.time));
+        }
+        s
     }
 
     /// Positions predicted to `self.time`, in f64.

@@ -238,6 +238,23 @@ impl Camera {
             .max(1.0)
     }
 
+    /// Where the point `p` lands on a `width` × `height` pixel target (x
+    /// right, y down, from the top left), as the particles are drawn;
+    /// `None` behind the camera.
+    pub fn project(&self, p: [f32; 3], width: u32, height: u32) -> Option<[f32; 2]> {
+        let m = self.uniform(width, height, [0.0, 1.0]).view_proj;
+        let clip: [f32; 4] =
+            std::array::from_fn(|row| (0..3).map(|c| m[c][row] * p[c]).sum::<f32>() + m[3][row]);
+        if clip[3] <= 0.0 {
+            return None;
+        }
+        let (x, y) = (clip[0] / clip[3], clip[1] / clip[3]);
+        Some([
+            (x + 1.0) * 0.5 * width as f32,
+            (1.0 - y) * 0.5 * height as f32,
+        ])
+    }
+
     /// The uniform for a `width` × `height` pixel target; `range` is the
     /// value of the colour-mapped quantity at the low and the high end of
     /// the map (see `render::ColorRanges`). The renderer fills in the

@@ -7,22 +7,26 @@
 use crate::state::galaxy::units::MASS_UNIT_MSUN;
 use crate::state::Model;
 
-/// The units of a state, for labels: N-body units, or Bonsai's (1 kpc,
-/// 2.325e9 M☉, 9.78 Myr), which webgrav's Milky Way and merger use.
+/// The units of a state, for labels: N-body units, Bonsai's (1 kpc,
+/// 2.325e9 M☉, 9.78 Myr), which webgrav's Milky Way and merger use, or
+/// the Solar System's (1 AU, 1 M☉, G = 1: a year is 2π), which the
+/// planets use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Units {
     #[default]
     NBody,
     Bonsai,
+    Solar,
 }
 
 impl Units {
-    pub const ALL: &'static [Units] = &[Units::NBody, Units::Bonsai];
+    pub const ALL: &'static [Units] = &[Units::NBody, Units::Bonsai, Units::Solar];
 
     pub fn name(self) -> &'static str {
         match self {
             Units::NBody => "nbody",
             Units::Bonsai => "bonsai",
+            Units::Solar => "solar",
         }
     }
 
@@ -34,6 +38,7 @@ impl Units {
     pub fn of_model(model: Model) -> Self {
         match model {
             Model::MilkyWay | Model::GalaxyMerger => Units::Bonsai,
+            Model::Planets => Units::Solar,
             _ => Units::NBody,
         }
     }
@@ -41,7 +46,7 @@ impl Units {
     /// Σ in the labels' unit per Σ in the state's unit.
     pub fn sigma_factor(self) -> f64 {
         match self {
-            Units::NBody => 1.0,
+            Units::NBody | Units::Solar => 1.0,
             Units::Bonsai => MASS_UNIT_MSUN,
         }
     }
@@ -51,6 +56,7 @@ impl Units {
         match self {
             Units::NBody => "log Σ (N-body units)",
             Units::Bonsai => "log Σ [M☉ kpc⁻²]",
+            Units::Solar => "log Σ [M☉ AU⁻²]",
         }
     }
 
@@ -62,6 +68,7 @@ impl Units {
                 let myr = t * crate::state::galaxy::units::TIME_UNIT_MYR;
                 format!("t = {myr:.0} Myr")
             }
+            Units::Solar => format!("t = {} yr", round_to(self.time_in_unit(t), 3)),
         }
     }
 
@@ -71,6 +78,26 @@ impl Units {
         match self {
             Units::NBody => format!("{v} (N-body)"),
             Units::Bonsai => format!("{v} kpc"),
+            Units::Solar => format!("{v} AU"),
+        }
+    }
+
+    /// A time in the state's units in the unit its labels use (years,
+    /// Myr, or the state's own).
+    pub fn time_in_unit(self, t: f64) -> f64 {
+        match self {
+            Units::NBody => t,
+            Units::Bonsai => t * crate::state::galaxy::units::TIME_UNIT_MYR,
+            Units::Solar => t / std::f64::consts::TAU,
+        }
+    }
+
+    /// The name of the unit of `time_in_unit` ("" for N-body units).
+    pub fn time_unit(self) -> &'static str {
+        match self {
+            Units::NBody => "",
+            Units::Bonsai => "Myr",
+            Units::Solar => "yr",
         }
     }
 }

@@ -25,6 +25,7 @@ use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
+use crate::state::few_body::{Sample, MAX_TRACKED_BODIES};
 use crate::state::parallel::{map_chunks, map_into};
 use crate::state::{Diagnostics, DiagnosticsSum, GpuParticles, Particles, StateArray};
 use crate::tree::layout::{InteractionCount, TreeCounters};
@@ -556,6 +557,16 @@ impl Run {
             self.hermite_progress();
         }
         Ok(())
+    }
+
+    /// The bodies' f64 state at the run's time, for a Hermite run of at
+    /// most `MAX_TRACKED_BODIES` bodies (its state lives on the host, so
+    /// this costs no read-back); `None` for any other run.
+    pub fn few_body_sample(&self) -> Option<Sample> {
+        match &self.engine {
+            Engine::Hermite(h) if h.sim.n() <= MAX_TRACKED_BODIES => Some(h.sim.sample(h.offset)),
+            _ => None,
+        }
     }
 
     fn hermite_progress(&mut self) {

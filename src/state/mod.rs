@@ -4,6 +4,7 @@
 
 pub mod diagnostics;
 pub mod energy;
+pub mod few_body;
 pub mod galaxy;
 pub mod input_order;
 pub mod model;

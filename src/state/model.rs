@@ -1,5 +1,6 @@
 //! The initial-condition models behind the one `--model` choice.
 
+use super::few_body;
 use super::galaxy::{catalog, Realization};
 use super::particles::Particles;
 use super::plummer::plummer;
@@ -34,6 +35,11 @@ pub enum Model {
     /// A primary (NFW halo + Sérsic n = 3 bulge) with 1:10 satellites
     /// (thesis ch. 5), N-body units.
     MinorMergers,
+    /// A star with the Sun's first N − 1 planets (AU, solar masses, G = 1:
+    /// a year is 2π), for Kepler's laws.
+    Planets,
+    /// The three-body figure-eight choreography, G = m = 1.
+    FigureEight,
 }
 
 /// The galaxy models' settable parameters (each model reads those that
@@ -134,6 +140,8 @@ impl Model {
         Model::MilkyWay,
         Model::GalaxyMerger,
         Model::MinorMergers,
+        Model::Planets,
+        Model::FigureEight,
     ];
 
     pub fn name(self) -> &'static str {
@@ -147,6 +155,8 @@ impl Model {
             Model::MilkyWay => "milky-way",
             Model::GalaxyMerger => "galaxy-merger",
             Model::MinorMergers => "minor-mergers",
+            Model::Planets => "planets",
+            Model::FigureEight => "figure-eight",
         }
     }
 
@@ -195,6 +205,8 @@ impl Model {
             Model::MinorMergers => catalog::minor_mergers(p.satellites as usize)
                 .realize(n, seed)?
                 .into(),
+            Model::Planets => few_body::planets(n, seed)?,
+            Model::FigureEight => few_body::figure_eight(n)?,
         })
     }
 }

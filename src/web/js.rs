@@ -191,6 +191,14 @@ pub fn catalog() -> JsValue {
     out.into()
 }
 
+/// Every lesson (`app::lessons`) as the JSON of its file, in an array in
+/// the page's order.
+#[wasm_bindgen(js_name = lessonsJson)]
+pub fn lessons_json() -> Result<String, JsValue> {
+    let all = crate::app::lessons::all().map_err(|e| JsValue::from_str(&e))?;
+    serde_json::to_string(&all).map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
 /// Sets what a state's particles show of its structure, for the run's
 /// read-outs and the series' frames alike: `lagrangian` (the radii at
 /// `LAGRANGIAN_FRACTIONS`) and, for galaxies, `galaxy`.

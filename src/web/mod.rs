@@ -13,6 +13,7 @@
 //! `superseded` when the run was replaced meanwhile).
 
 mod bench;
+mod bodies;
 mod js;
 
 use crate::app::readout::radii_and_view;
@@ -112,6 +113,8 @@ struct AppState {
     frame_view: Option<FrameView>,
     lost: Arc<Mutex<Option<String>>>,
     errors: Arc<Mutex<Vec<String>>>,
+    /// Trails and orbit measures of a few-body Hermite run.
+    few_body: Option<bodies::FewBody>,
 }
 
 type State = Rc<RefCell<AppState>>;
@@ -137,6 +140,16 @@ impl AppState {
         self.components = components;
         self.ranges = ColorRanges::of(&particles.vel, None);
         self.positions = particles.pos_mass.clone();
+        self.few_body = run.few_body_sample().map(|first| {
+            let c = &self.components;
+            let name = |k: usize| match c.by_shells {
+                true => String::new(),
+                false => c.names.get(c.tags[k] as usize).cloned().unwrap_or_default(),
+            };
+            let masses = particles.pos_mass.iter().map(|p| p.mass as f64).collect();
+            let names = (0..particles.len()).map(name).collect();
+            bodies::FewBody::new(first, masses, names, self.units)
+        });
         let slot = &mut self.slot;
         slot.epoch += 1;
         slot.run = Some(Box::new(run));
@@ -156,8 +169,22 @@ impl AppState {
     }
 
     /// Frames what is drawn of the state on show: 90 % of its visible light
-    /// (a picture) or mass (a map), `ComponentTags::fit_weights`.
+    /// (a picture) or mass (a map), `ComponentTags::fit_weights`; every
+    /// body of a few-body run (a planet's light is nothing beside its
+    /// star's).
     fn fit_visible(&mut self) {
+        if let (None, Some(f)) = (&self.frame_view, &self.few_body) {
+            let p = f.latest();
+            let (w, h) = (self.surface_config.width, self.surface_config.height);
+            let c: [f32; 3] =
+                std::array::from_fn(|d| p.iter().map(|x| x[d]).sum::<f32>() / p.len() as f32);
+            let dist = |x: &[f32; 3]| (0..3).map(|d| (x[d] - c[d]).powi(2)).sum::<f32>().sqrt();
+            let r = p.iter().map(dist).fold(0.0, f32::max);
+            if r > 0.0 {
+                self.settings.camera.fit(c, 1.1 * r, w, h);
+                return;
+            }
+        }
         let (positions, components) = match &self.frame_view {
             Some(f) => (&f.positions, &f.components),
             None => (&self.positions, &self.components),
@@ -222,6 +249,18 @@ fn put(state: &State, epoch: u64, run: crate::Result<Box<Run>>) -> bool {
         let _ = w.send(());
     }
     true
+}
+
+/// The bodies' state after a Hermite advance, into the trails and orbit
+/// measures (a few-body run of the current epoch only).
+fn record_bodies(state: &State, epoch: u64, run: &Run) {
+    let mut s = state.borrow_mut();
+    if s.slot.epoch != epoch {
+        return;
+    }
+    if let (Some(f), Some(sample)) = (s.few_body.as_mut(), run.few_body_sample()) {
+        f.push(sample);
+    }
 }
 
 /// A read-out of the current run (taken and put back).
@@ -371,6 +410,7 @@ impl WebApp {
             frame_view: None,
             lost,
             errors,
+            few_body: None,
         };
         app.install(run, &particles, tags);
         if !app.settings.camera_given {
@@ -451,6 +491,9 @@ impl WebApp {
                 wasm_bindgen_futures::spawn_local(async move {
                     let mut run = run;
                     let r = run.advance(&ctx).await.map(|()| run);
+                    if let Ok(run) = &r {
+                        record_bodies(&state, epoch, run);
+                    }
                     put(&state, epoch, r);
                 });
             }
@@ -479,6 +522,44 @@ impl WebApp {
         set(&out, "queued", p.queued() as f64);
         set(&out, "n", s.n);
         out.into()
+    }
+
+    /// The few-body run's bodies and orbit measures (`FewBody::to_js`),
+    /// null for any other run.
+    pub fn bodies(&self) -> JsValue {
+        let s = self.state.borrow();
+        s.few_body.as_ref().map_or(JsValue::NULL, |f| f.to_js())
+    }
+
+    /// The few-body run's trails projected onto the canvas as the
+    /// particles are drawn: bodies × samples × (x, y) pixels, oldest
+    /// sample first (`trailSamples` per body); empty for other runs.
+    pub fn trails(&self) -> js_sys::Float32Array {
+        let s = self.state.borrow();
+        let (w, h) = (s.surface_config.width, s.surface_config.height);
+        match &s.few_body {
+            Some(f) if s.frame_view.is_none() => f.projected(&s.settings.camera, w, h),
+            _ => js_sys::Float32Array::new_with_length(0),
+        }
+    }
+
+    /// `{time, time_unit, length_unit}`: the run's time unit in the unit
+    /// its labels use (years per time unit for the planets, Myr for the
+    /// Milky Way, 1 in N-body units) and the names of both units.
+    pub fn units(&self) -> JsValue {
+        let u = self.state.borrow().units;
+        let out = js_sys::Object::new();
+        set(&out, "time", u.time_in_unit(1.0));
+        set(&out, "time_unit", u.time_unit());
+        set(&out, "length_unit", bodies::length_unit(u));
+        out.into()
+    }
+
+    /// Samples per body in `trails`.
+    #[wasm_bindgen(js_name = trailSamples)]
+    pub fn trail_samples(&self) -> u32 {
+        let s = self.state.borrow();
+        s.few_body.as_ref().map_or(0, |f| f.samples() as u32)
     }
 
     /// Resizes the drawing surface to the canvas' new pixel size.

@@ -1,0 +1,287 @@
+//! Lessons: a run (or a few variants of it) with a student sheet and
+//! teacher notes, stored as data, one JSON file each in `www/lessons/`
+//! (compiled in, so the page and the CLI need no fetch). `?lesson=NAME`
+//! opens one (`&part=K` its part K, `&run=J` that part's variant J).
+//! `Lesson::validate` holds every file to the schema: settings that
+//! parse, measures the page provides, expectations that name a measure.
+
+use super::settings::{parse_query, Settings};
+use crate::state::Model;
+use serde::{Deserialize, Serialize};
+
+/// The lesson files, by name.
+const SOURCES: &[(&str, &str)] = &[("kepler", include_str!("../../www/lessons/kepler.json"))];
+
+/// What the page measures into a sheet: key and meaning. `BODY_MEASURES`
+/// take a body (1-based around the central body, `app::orbits`).
+pub const MEASURES: &[(&str, &str)] = &[
+    ("time", "the run's time in the lesson's units"),
+    ("energy_error", "|ΔE/E₀| since the start"),
+    ("kinetic", "kinetic energy K"),
+    ("potential", "potential energy W"),
+    ("energy", "total energy E = K + W"),
+    ("virial", "virial ratio Q = −2K/W"),
+    ("r10", "radius holding 10 % of the mass"),
+    ("r50", "radius holding 50 % of the mass"),
+    ("r90", "radius holding 90 % of the mass"),
+    ("pp", "tree: particle–particle interactions per particle"),
+    ("pc", "tree: particle–cell interactions per particle"),
+    ("steps_per_second", "steps per second"),
+    ("bar_a2", "the disk's bar strength A₂"),
+    ("period", "a body's period about the central body"),
+    ("semi_major_axis", "a body's semi-major axis"),
+    ("eccentricity", "a body's eccentricity"),
+    ("kepler_ratio", "a body's T²/a³"),
+    ("return_time", "time of the closest return to the start"),
+    ("return_distance", "largest distance from the start then"),
+];
+
+/// The measures of one body's orbit.
+pub const BODY_MEASURES: &[&str] = &["period", "semi_major_axis", "eccentricity", "kepler_ratio"];
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lesson {
+    pub name: String,
+    pub title: String,
+    pub summary: String,
+    pub minutes: u32,
+    pub units: String,
+    pub parts: Vec<Part>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    pub title: String,
+    /// The run's settings, as a URL query.
+    pub query: String,
+    /// Model time after which every measure of the part is ready.
+    pub run_until: f64,
+    /// Variants the student compares: each a query applied over `query`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<Variant>,
+    #[serde(rename = "do")]
+    pub steps: Vec<String>,
+    pub watch: Vec<String>,
+    pub questions: Vec<Question>,
+    pub teacher: Teacher,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub label: String,
+    pub set: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    pub text: String,
+    pub measures: Vec<Measure>,
+}
+
+/// Where a measure is taken: its key, the body (orbit measures) and the
+/// variant (parts with `runs`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measure {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<usize>,
+    pub label: String,
+    #[serde(default)]
+    pub unit: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Teacher {
+    pub expect: Vec<Expect>,
+    pub notes: Vec<String>,
+    pub misconceptions: Vec<String>,
+}
+
+/// What a measure should come out as, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    pub why: String,
+}
+
+impl Expect {
+    /// Whether `x` is in the expected range.
+    pub fn holds(&self, x: f64) -> bool {
+        x.is_finite() && self.min.is_none_or(|m| x >= m) && self.max.is_none_or(|m| x <= m)
+    }
+}
+
+/// The names of every lesson, in the page's order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    SOURCES.iter().map(|(n, _)| *n)
+}
+
+/// The lesson `name`, parsed from its file.
+pub fn lesson(name: &str) -> Option<Result<Lesson, String>> {
+    let (_, text) = SOURCES.iter().find(|(n, _)| *n == name)?;
+    Some(serde_json::from_str(text).map_err(|e| format!("lessons/{name}.json: {e}")))
+}
+
+/// Every lesson; a file that does not parse is an error naming it.
+pub fn all() -> Result<Vec<Lesson>, String> {
+    names()
+        .map(|n| lesson(n).expect("a listed lesson"))
+        .collect()
+}
+
+impl Lesson {
+    /// The query of part `part`, variant `run` (none: the part's own).
+    pub fn query(&self, part: usize, run: Option<usize>) -> Result<String, String> {
+        let p = self.parts.get(part).ok_or_else(|| {
+            format!(
+                "lesson {} has parts 0 to {}, not {part}",
+                self.name,
+                self.parts.len() - 1
+            )
+        })?;
+        Ok(match run {
+            None => p.query.clone(),
+            Some(j) => {
+                let v = p.runs.get(j).ok_or_else(|| {
+                    format!(
+                        "part {part} of lesson {} has {} variants, not run {j}",
+                        self.name,
+                        p.runs.len()
+                    )
+                })?;
+                format!("{}&{}", p.query, v.set)
+            }
+        })
+    }
+
+    /// Checks the lesson against the schema and the page: each part's
+    /// settings (and each variant's) parse without a warning, every
+    /// measure is one the page provides where the run can provide it, and
+    /// every expectation names a measure of the part.
+    pub fn validate(&self, file_name: &str) -> Result<(), String> {
+        let bad = |what: String| Err(format!("lesson {file_name}: {what}"));
+        let text = |t: &str| !t.trim().is_empty() && t.len() <= 400;
+        if self.name != file_name {
+            return bad(format!("its name is '{}'", self.name));
+        }
+        if !(text(&self.title) && text(&self.summary) && text(&self.units)) {
+            return bad("title, summary and units must be short texts".into());
+        }
+        if !(10..=120).contains(&self.minutes) {
+            return bad(format!("minutes = {} (10 to 120)", self.minutes));
+        }
+        if !(1..=3).contains(&self.parts.len()) {
+            return bad(format!("{} parts (1 to 3)", self.parts.len()));
+        }
+        for (i, p) in self.parts.iter().enumerate() {
+            let at = |what: String| bad(format!("part {i} ({}): {what}", p.title));
+            let counts = [
+                ("do", p.steps.len(), 2..=5),
+                ("watch", p.watch.len(), 1..=4),
+                ("questions", p.questions.len(), 2..=4),
+                ("teacher notes", p.teacher.notes.len(), 1..=5),
+                ("misconceptions", p.teacher.misconceptions.len(), 1..=4),
+            ];
+            for (what, n, range) in counts {
+                if !range.contains(&n) {
+                    return at(format!("{n} {what} ({range:?})"));
+                }
+            }
+            let texts = p.steps.iter().chain(&p.watch).chain(&p.teacher.notes);
+            let texts = texts.chain(&p.teacher.misconceptions);
+            let texts = texts.chain(p.questions.iter().map(|q| &q.text));
+            if !(text(&p.title) && texts.clone().all(|t| text(t))) {
+                return at("every text must be 1 to 400 characters".into());
+            }
+            if !(p.run_until.is_finite() && p.run_until > 0.0) {
+                return at(format!("run_until = {}", p.run_until));
+            }
+            let mut models = Vec::new();
+            for run in std::iter::once(None).chain((0..p.runs.len()).map(Some)) {
+                let query = self.query(i, run)?;
+                let (s, warnings) = Settings::from_query(&query);
+                if let Some(w) = warnings.first() {
+                    return at(format!("'{query}': {w}"));
+                }
+                if parse_query(&query)
+                    .iter()
+                    .any(|(k, _)| k == "preset" || k == "lesson")
+                {
+                    return at("a lesson's query names no preset or lesson".into());
+                }
+                models.push((s.model, s.run.solver.is_hermite(), s.n));
+            }
+            let measures: Vec<&Measure> = p.questions.iter().flat_map(|q| &q.measures).collect();
+            for m in &measures {
+                let Some(&(model, hermite, n)) = models.get(m.run.map_or(0, |j| j + 1)) else {
+                    return at(format!("measure {} names run {:?}", m.key, m.run));
+                };
+                if !MEASURES.iter().any(|(k, _)| *k == m.key) {
+                    return at(format!("unknown measure '{}'", m.key));
+                }
+                let orbit = BODY_MEASURES.contains(&m.key.as_str());
+                let few_body = hermite && n as usize <= super::orbits::MAX_TRACKED_BODIES;
+                if orbit && !(few_body && m.body.is_some_and(|b| b >= 1 && b < n as usize)) {
+                    return at(format!(
+                        "measure {} needs a body 1..N−1 of a Hermite run of at most {} bodies",
+                        m.key,
+                        super::orbits::MAX_TRACKED_BODIES
+                    ));
+                }
+                if !orbit && m.body.is_some() {
+                    return at(format!("measure {} takes no body", m.key));
+                }
+                if m.key.starts_with("return_") && !few_body {
+                    return at(format!("measure {} needs a few-body Hermite run", m.key));
+                }
+                if m.key == "bar_a2" && !matches!(model, Model::DiskGalaxy | Model::MilkyWay) {
+                    return at("bar_a2 needs a disk model".into());
+                }
+                if !text(&m.label) {
+                    return at(format!("measure {} has no label", m.key));
+                }
+            }
+            for e in &p.teacher.expect {
+                let named = measures
+                    .iter()
+                    .any(|m| m.key == e.key && m.body == e.body && m.run == e.run);
+                if !named {
+                    return at(format!(
+                        "expectation of {} (body {:?}, run {:?}) names no measure of the part",
+                        e.key, e.body, e.run
+                    ));
+                }
+                let finite = |x: Option<f64>| x.is_none_or(f64::is_finite);
+                let ordered = match (e.min, e.max) {
+                    (Some(a), Some(b)) => a <= b,
+                    (None, None) => false,
+                    _ => true,
+                };
+                if !(ordered && finite(e.min) && finite(e.max) && text(&e.why)) {
+                    return at(format!(
+                        "expectation of {} needs min ≤ max and a why",
+                        e.key
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
