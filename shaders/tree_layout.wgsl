@@ -145,3 +145,42 @@ struct InteractionCount {
     // Particle-cell interactions.
     pc: u32,
 }
+
+// What the overlay draws (src/tree/overlay.rs).
+struct OverlayParams {
+    // Cells of levels 0..=max_level are drawn.
+    max_level: u32,
+    // 1: a traced list's entries instead of every cell.
+    from_list: u32,
+    // Opacity of level 0's lines.
+    alpha: f32,
+    _pad: u32,
+}
+
+// Which particle the trace follows (src/tree/trace.rs).
+struct TraceParams {
+    // Upload index of the particle.
+    particle: u32,
+    n: u32,
+    // Entries the list holds.
+    capacity: u32,
+    // Tolerance alpha of the acceleration MAC (0: opening angle).
+    alpha: f32,
+}
+
+// What a trace found.
+struct TraceResult {
+    slot: u32,
+    // 1: the slot was found; 2: its group too.
+    found: u32,
+    group: u32,
+    // The list ran out of room.
+    truncated: u32,
+    // Cells taken as multipoles, leaves summed directly, their particles.
+    accepted: u32,
+    leaves: u32,
+    direct: u32,
+    group_count: u32,
+    group_lo: vec4<f32>,
+    group_hi: vec4<f32>,
+}

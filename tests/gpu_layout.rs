@@ -294,6 +294,24 @@ fn tree_layouts_match_wgsl() {
     );
     check_in(
         &src,
+        "OverlayParams",
+        size_of::<OverlayParams>(),
+        fields!(OverlayParams: max_level, from_list, alpha, _pad),
+    );
+    check_in(
+        &src,
+        "TraceParams",
+        size_of::<TraceParams>(),
+        fields!(TraceParams: particle, n, capacity, alpha),
+    );
+    check_in(
+        &src,
+        "TraceResult",
+        size_of::<TraceResult>(),
+        fields!(TraceResult: slot, found, group, truncated, accepted, leaves, direct, group_count, group_lo, group_hi),
+    );
+    check_in(
+        &src,
         "InteractionCount",
         size_of::<InteractionCount>(),
         fields!(InteractionCount: pp, pc),

@@ -10,7 +10,22 @@ use crate::state::Model;
 use serde::{Deserialize, Serialize};
 
 /// The lesson files, by name.
-const SOURCES: &[(&str, &str)] = &[("kepler", include_str!("../../www/lessons/kepler.json"))];
+const SOURCES: &[(&str, &str)] = &[
+    ("kepler", include_str!("../../www/lessons/kepler.json")),
+    (
+        "time-step",
+        include_str!("../../www/lessons/time-step.json"),
+    ),
+    (
+        "cold-collapse",
+        include_str!("../../www/lessons/cold-collapse.json"),
+    ),
+    ("toomre-q", include_str!("../../www/lessons/toomre-q.json")),
+    (
+        "minor-mergers",
+        include_str!("../../www/lessons/minor-mergers.json"),
+    ),
+];
 
 /// What the page measures into a sheet: key and meaning. `BODY_MEASURES`
 /// take a body (1-based around the central body, `app::orbits`).

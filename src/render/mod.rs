@@ -418,6 +418,12 @@ impl Renderer {
         })
     }
 
+    /// The camera uniform of the last frame drawn (what an overlay of
+    /// the same frame projects with).
+    pub fn camera_buffer(&self) -> &wgpu::Buffer {
+        &self.camera
+    }
+
     /// The last frame's exposure and accumulation buffers (for read-backs).
     pub fn buffers(&self) -> Option<(&wgpu::Buffer, &wgpu::Buffer)> {
         self.target.as_ref().map(|t| (&t.exposure, &t.accum))
@@ -474,6 +480,34 @@ pub async fn render_offscreen(
     height: u32,
     with_accum: bool,
 ) -> Result<Offscreen> {
+    let none = |_: &mut wgpu::CommandEncoder, _: &wgpu::TextureView, _: &wgpu::Buffer| {};
+    render_offscreen_with(
+        ctx,
+        scene,
+        camera,
+        range,
+        tone,
+        (width, height),
+        with_accum,
+        none,
+    )
+    .await
+}
+
+/// `render_offscreen` with `overlay` recorded over the picture before it
+/// is read back (the encoder, the target, the frame's camera uniform):
+/// what a layer above draws over it (the tree's cells).
+#[allow(clippy::too_many_arguments)]
+pub async fn render_offscreen_with(
+    ctx: &GpuContext,
+    scene: &Scene,
+    camera: &Camera,
+    range: [f32; 2],
+    tone: &Tone,
+    (width, height): (u32, u32),
+    with_accum: bool,
+    overlay: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::TextureView, &wgpu::Buffer),
+) -> Result<Offscreen> {
     let max = ctx.device.limits().max_texture_dimension_2d;
     if width == 0 || height == 0 || width > max || height > max {
         return Err(Error::InvalidParameter(format!(
@@ -508,6 +542,7 @@ pub async fn render_offscreen(
         range,
         tone,
     )?;
+    overlay(&mut encoder, &view, renderer.camera_buffer());
     encoder.copy_texture_to_buffer(
         texture.as_image_copy(),
         wgpu::TexelCopyBufferInfo {

@@ -559,6 +559,21 @@ impl Run {
         Ok(())
     }
 
+    /// The tree of a tree run with shared steps, as its last walk left it
+    /// (what `tree::overlay` draws and `tree::trace` traces); `None` for
+    /// other runs (block steps walk only their active groups).
+    pub fn tree(&self) -> Option<&crate::tree::TreeSolver> {
+        match &self.engine {
+            Engine::Leapfrog(l) if self.config.params().timesteps == block::Timesteps::Shared => {
+                match &l.solver {
+                    ForceSolver::Tree(t) => Some(t),
+                    ForceSolver::Direct(_) => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// The bodies' f64 state at the run's time, for a Hermite run of at
     /// most `MAX_TRACKED_BODIES` bodies (its state lives on the host, so
     /// this costs no read-back); `None` for any other run.

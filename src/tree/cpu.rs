@@ -1,8 +1,9 @@
-//! CPU f64 twins of the tree build and of the cell moments, used by the
-//! tests to check the GPU tree (same splitting rule, same key layout).
+//! CPU twins of the tree build and of the cell moments (f64), and of a
+//! group's interaction list (the walk's MAC in f32), used by the tests to
+//! check the GPU tree (same splitting rule, same key layout).
 
 use super::keys::key_octant;
-use super::layout::{TreeCell, MAX_DEPTH};
+use super::layout::{CellProps, TreeCell, MAX_DEPTH};
 use super::{GROUP_CELL, NCRIT, NLEAF};
 use crate::gpu::layout::PosMass;
 
@@ -130,4 +131,69 @@ pub fn moments(particles: &[PosMass], start: u32, count: u32) -> Moments {
         m.second[5] += w * d[1] * d[2];
     }
     m
+}
+
+/// What a group's walk does with each cell of a built tree: the twin of
+/// the walk's MAC (`accepts` in `walk.wgsl`, traced by `tree::trace`),
+/// in the GPU's own f32 arithmetic on the GPU's cells and moments.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InteractionList {
+    /// Cells taken as multipoles.
+    pub accepted: Vec<u32>,
+    /// Leaves whose particles are summed directly.
+    pub leaves: Vec<u32>,
+    /// Cells whose MAC test lies within `margin` (relative) of its
+    /// threshold: f32 rounding (or a fused multiply-add) may decide them
+    /// either way.
+    pub marginal: Vec<u32>,
+}
+
+/// The walk's interaction list for a group with box `lo`..`hi` and the
+/// group's `open_scale` and `accel_tol`, on `cells` with their `props`;
+/// `alpha` > 0 selects the acceleration MAC.
+pub fn interaction_list(
+    cells: &[TreeCell],
+    props: &[CellProps],
+    (lo, hi): ([f32; 3], [f32; 3]),
+    (open_scale, accel_tol): (f32, f32),
+    alpha: f32,
+) -> InteractionList {
+    let mut out = InteractionList::default();
+    if cells.is_empty() {
+        return out;
+    }
+    let margin = 1e-5;
+    let mut stack = vec![0u32];
+    while let Some(c) = stack.pop() {
+        let cell = cells[c as usize];
+        if cell.count == 0 {
+            continue;
+        }
+        let p = &props[c as usize];
+        let d: [f32; 3] =
+            std::array::from_fn(|a| (lo[a] - p.com_mass[a]).max((p.com_mass[a] - hi[a]).max(0.0)));
+        let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        let open_r2 = p.quad_diag[3];
+        let radius_test = d2 - open_r2 * open_scale;
+        let mut near_threshold = radius_test.abs() <= margin * d2.max(open_r2 * open_scale);
+        let accepted = radius_test > 0.0
+            && (alpha == 0.0 || {
+                let dist = d2.sqrt();
+                let near = dist - open_r2.sqrt();
+                let bound = accel_tol * (d2 * dist) * (near * near);
+                near_threshold |= (p.quad_off[3] - bound).abs() <= margin * bound.abs();
+                p.quad_off[3] <= bound
+            });
+        if near_threshold {
+            out.marginal.push(c);
+        }
+        if accepted {
+            out.accepted.push(c);
+        } else if cell.child_count == 0 {
+            out.leaves.push(c);
+        } else {
+            stack.extend((0..cell.child_count).rev().map(|k| cell.first_child + k));
+        }
+    }
+    out
 }

@@ -111,6 +111,82 @@ pub struct TreeCounters {
     pub property_passes: u32,
 }
 
+/// What the overlay draws (`tree::overlay`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct OverlayParams {
+    /// Cells of levels 0..=max_level are drawn.
+    pub max_level: u32,
+    /// 1: a traced list's entries instead of every cell.
+    pub from_list: u32,
+    /// Opacity of level 0's lines.
+    pub alpha: f32,
+    pub _pad: u32,
+}
+
+/// Which particle `tree::trace` traces.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TraceParams {
+    /// Upload index of the particle.
+    pub particle: u32,
+    pub n: u32,
+    /// Entries the list holds.
+    pub capacity: u32,
+    /// Tolerance α of the acceleration MAC (0: opening angle).
+    pub alpha: f32,
+}
+
+/// What a trace found: the particle's slot and group, the group's box and
+/// size, and the list's counts.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TraceResult {
+    pub slot: u32,
+    /// 1: the slot was found; 2: its group too.
+    pub found: u32,
+    pub group: u32,
+    /// The list ran out of room (never for a list of cell_capacity).
+    pub truncated: u32,
+    /// Cells taken as multipoles.
+    pub accepted: u32,
+    /// Leaves whose particles were summed directly.
+    pub leaves: u32,
+    /// Particles summed directly (the walk's particle-particle count).
+    pub direct: u32,
+    pub group_count: u32,
+    pub group_lo: [f32; 4],
+    pub group_hi: [f32; 4],
+}
+
+/// The word offsets in `TreeCounters` of what shaders that cannot bind its
+/// atomics read (`counter_words`), as WGSL constants.
+pub fn counter_word_consts() -> [(&'static str, u32); 5] {
+    let word = |offset: usize| (offset / 4) as u32;
+    [
+        (
+            "COUNTER_CELL_COUNT",
+            word(std::mem::offset_of!(TreeCounters, cell_count)),
+        ),
+        (
+            "COUNTER_GROUP_COUNT",
+            word(std::mem::offset_of!(TreeCounters, group_count)),
+        ),
+        (
+            "COUNTER_OVERFLOW",
+            word(std::mem::offset_of!(TreeCounters, overflow)),
+        ),
+        (
+            "COUNTER_DEPTH",
+            word(std::mem::offset_of!(TreeCounters, depth)),
+        ),
+        (
+            "COUNTER_LEVEL_START",
+            word(std::mem::offset_of!(TreeCounters, level_start)),
+        ),
+    ]
+}
+
 /// Workgroup counts of the tree's indirect dispatches.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]

@@ -25,9 +25,11 @@ pub mod cpu;
 pub mod groups;
 pub mod keys;
 pub mod layout;
+pub mod overlay;
 pub mod properties;
 pub mod reorder;
 pub mod sort;
+pub mod trace;
 pub mod walk;
 
 use crate::error::{Error, Result};

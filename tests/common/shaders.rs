@@ -48,6 +48,12 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             render::tonemap::BINDINGS,
         ),
         ("bbox".into(), tree::bbox::wgsl(), tree::bbox::BINDINGS),
+        (
+            "tree overlay".into(),
+            tree::overlay::wgsl(),
+            tree::overlay::BINDINGS,
+        ),
+        ("trace".into(), tree::trace::wgsl(), tree::trace::BINDINGS),
         ("keys".into(), tree::keys::wgsl(), tree::keys::BINDINGS),
         ("sort".into(), tree::sort::wgsl(), tree::sort::BINDINGS),
         (
