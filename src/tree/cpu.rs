@@ -175,13 +175,13 @@ pub fn interaction_list(
         let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
         let open_r2 = p.quad_diag[3];
         let radius_test = d2 - open_r2 * open_scale;
-        let mut near_threshold = radius_test.abs() <= margin * d2.max(open_r2 * open_scale);
+        let mut near_threshold = radius_test.abs() < margin * d2.max(open_r2 * open_scale);
         let accepted = radius_test > 0.0
             && (alpha == 0.0 || {
                 let dist = d2.sqrt();
                 let near = dist - open_r2.sqrt();
                 let bound = accel_tol * (d2 * dist) * (near * near);
-                near_threshold |= (p.quad_off[3] - bound).abs() <= margin * bound.abs();
+                near_threshold |= (p.quad_off[3] - bound).abs() < margin * bound.abs();
                 p.quad_off[3] <= bound
             });
         if near_threshold {
