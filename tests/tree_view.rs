@@ -261,3 +261,38 @@ fn the_overlay_draws_the_cells_where_they_project() {
         inside.len()
     );
 }
+
+// `webgrav render --cells K` draws a snapshot's tree over its picture;
+// more levels than the tree has are refused by the option's range.
+#[test]
+fn render_draws_a_snapshots_cells() {
+    let dir = common::fresh_dir("render-cells");
+    let snap = dir.join("s.csv");
+    let snap_s = snap.to_str().unwrap();
+    let (ok, _, err) = common::webgrav(&["run", "-n", "1500", "--t-end", "0", "--out", snap_s]);
+    assert!(ok, "{err}");
+    let picture = |cells: &str| -> Vec<u8> {
+        let png = dir.join(format!("cells-{cells}.png"));
+        let png_s = png.to_str().unwrap();
+        let (ok, _, err) = common::webgrav(&[
+            "render", snap_s, "-o", png_s, "--width", "160", "--height", "120", "--cells", cells,
+        ]);
+        assert!(ok, "{err}");
+        let decoder =
+            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        buf
+    };
+    let (plain, cells) = (picture("0"), picture("3"));
+    let changed = plain
+        .chunks(4)
+        .zip(cells.chunks(4))
+        .filter(|(a, b)| a[..3] != b[..3])
+        .count();
+    assert!(changed > 300, "{changed} pixels changed by --cells 3");
+    let (ok, _, err) = common::webgrav(&["render", snap_s, "-o", "x.png", "--cells", "23"]);
+    assert!(!ok && err.contains("23"), "{err}");
+}

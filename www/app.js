@@ -63,9 +63,11 @@ W.viewChanged = () => {
   urlTimer = setTimeout(() => {
     if (!W.app) return;
     const embed = document.body.classList.contains("embed") ? "&embed=1" : "";
-    // Files the URL opened stay in it (they are same-origin paths).
+    // Files the URL opened stay in it (they are same-origin paths), and
+    // so does the lesson on show (a reload keeps its sheet).
     const files = W.sourceQuery ? `&${W.sourceQuery}` : "";
-    history.replaceState(null, "", `?${W.app.shareQuery()}${embed}${files}`);
+    const lesson = Lessons.query();
+    history.replaceState(null, "", `?${lesson}${W.app.shareQuery()}${embed}${files}`);
     $("embed-open").href = W.shareUrl() + files;
   }, 400);
 };
@@ -73,6 +75,7 @@ W.viewChanged = () => {
 W.restarted = () => {
   W.units = W.app.units();
   Bodies.picked = null;
+  TreeView.show(W);
   W.history = { energy: [], energies: [[], [], []], radii: [[], [], []], marks: [], galaxy: [], curveStart: null };
   W.log = [];
   W.startedAt = performance.now();
@@ -91,7 +94,7 @@ W.apply = async (values) => {
     const what = await W.app.apply(values);
     W.spf = parseInt(W.app.values().spf, 10) || 1;
     if (what === "restart") W.restarted();
-    if (what === "reconfigure") W.dirty = true;
+    if (what === "reconfigure") { W.dirty = true; TreeView.show(W); }
     W.viewChanged();
   } catch (e) {
     W.message(errorText(e));
@@ -453,6 +456,7 @@ async function main() {
   }
   CameraInput.attach(W.canvas, W);
   Bodies.attach(W.canvas, W);
+  TreeView.attach(W.canvas, W);
   Lessons.init(W);
   $("lesson-toggle").addEventListener("click", () => {
     const folded = $("lesson").classList.toggle("folded");

@@ -41,6 +41,16 @@ const Lessons = {
     location.search = q.toString();
   },
 
+  // The lesson on show as the start of a query ("lesson=…&part=…&"), or
+  // "" without one.
+  query() {
+    const c = Lessons.current;
+    if (!c) return "";
+    const part = c.part ? `&part=${c.part}` : "";
+    const variant = c.variant !== null ? `&variant=${c.variant}` : "";
+    return `lesson=${c.lesson.name}${part}${variant}&`;
+  },
+
   storageKey() {
     return `webgrav-lesson-${Lessons.current.lesson.name}`;
   },

@@ -6,9 +6,12 @@
 //! `Simulation.forces(compare=...)` returns.
 
 use crate::direct::reference::{self, ForceF64};
+#[cfg(not(target_arch = "wasm32"))]
 use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::gpu::GpuContext;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::hermite::ds_direct_forces;
 use crate::state::stats::{sample_indices, ErrorStats};
 use crate::state::Particles;
@@ -65,8 +68,23 @@ pub struct Comparison {
 /// sum on the sampled particles before the reference is refused.
 pub const DS_CHECK_LIMIT: f64 = 1e-5;
 
+/// The f64 direct-sum forces of `sample` particles of `p` (0: all),
+/// chosen by `seed`, with softening `eps`: the reference of
+/// `CompareWith::Direct`, and of the page's accuracy panel.
+pub fn direct_reference(p: &Particles, eps: f64, sample: usize, seed: u64) -> Reference {
+    let sinks = sample_indices(p.len(), sample, seed);
+    Reference {
+        kind: "direct-f64",
+        forces: reference::forces_on(&p.pos_mass, &sinks, eps),
+        sinks,
+        check: None,
+        seconds: 0.0,
+    }
+}
+
 /// The reference forces of `p` with softening `eps`; `sample` particles
 /// (0: all), chosen by `seed`, get the f64 sum.
+#[cfg(not(target_arch = "wasm32"))]
 pub async fn reference_forces(
     ctx: &GpuContext,
     p: &Particles,
@@ -80,11 +98,8 @@ pub async fn reference_forces(
     let t0 = std::time::Instant::now();
     Ok(match kind {
         CompareWith::Direct => Reference {
-            kind: "direct-f64",
-            forces: reference::forces_on(&p.pos_mass, &sample, eps),
-            sinks: sample,
-            check: None,
             seconds: t0.elapsed().as_secs_f64(),
+            ..direct_reference(p, eps, sample.len(), seed)
         },
         CompareWith::Ds => {
             let forces: Vec<ForceF64> = ds_direct_forces(ctx, &p.pos_mass, eps)

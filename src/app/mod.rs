@@ -7,12 +7,12 @@
 //! host memory a run takes (`host`, native), and the particle-count limit
 //! of each solver on a device.
 
-#[cfg(not(target_arch = "wasm32"))]
 pub mod accuracy;
 pub mod analysis;
 pub mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod host;
+pub mod lesson_check;
 pub mod lessons;
 pub mod orbits;
 pub mod picture;

@@ -16,12 +16,14 @@ use crate::render::camera::visible_sphere;
 use crate::render::legend::{self, ColorBar, Legend};
 use crate::render::map::{SurfaceDensity, Units};
 use crate::render::{
-    render_offscreen, upload, Camera, ColorMode, ColorRanges, ComponentTags, MapKind, Scene,
-    TagTotals, Tone,
+    render_offscreen_with, upload, Camera, ColorMode, ColorRanges, ComponentTags, MapKind, Scene,
+    TagTotals, Tone, OFFSCREEN_FORMAT,
 };
 use crate::run::{Run, RunConfig};
 use crate::snapshot::Snapshot;
 use crate::state::{GpuParticles, Particles};
+use crate::tree::overlay::{CellOverlay, Cells};
+use crate::tree::TreeSolver;
 
 /// What to draw and from where; `None` camera numbers are fitted.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,6 +68,9 @@ pub struct View {
     /// Aim at the density centre of what is drawn rather than its centre
     /// of mass (a movie following a galaxy).
     pub follow: bool,
+    /// Levels of the tree's cells drawn over the picture (0: none; a
+    /// snapshot's tree is built by one evaluation, `tree::overlay`).
+    pub cells: u32,
 }
 
 impl Default for View {
@@ -89,6 +94,7 @@ impl Default for View {
             sigma_range: None,
             exposure: None,
             follow: false,
+            cells: 0,
         }
     }
 }
@@ -190,7 +196,8 @@ fn mean_velocity(p: &Particles) -> [f64; 3] {
 
 /// Draws a snapshot (what `webgrav render` does): its particles uploaded
 /// as they are; for `ColorMode::Potential` the potentials of one tree
-/// evaluation with `potentials` (a tree configuration).
+/// evaluation with `potentials` (a tree configuration), whose cells
+/// `view.cells` draws.
 pub async fn draw_snapshot(
     ctx: &GpuContext,
     snap: &Snapshot,
@@ -207,17 +214,19 @@ pub async fn draw_snapshot(
     let mask = hidden_mask(view, &components, p.len())?;
     let camera = camera_for(view, p, &components, mask);
     let mut ranges = ColorRanges::of(&p.vel, None);
-    if view.color == ColorMode::Potential {
+    if view.color == ColorMode::Potential || view.cells > 0 {
         let mut run = Run::new(ctx, p, snap.time, potentials).await?;
         let state = run.readout(ctx).await?;
-        let pot: Vec<f32> = state.acc_pot.iter().map(|a| a.pot).collect();
-        ranges = ranges.with_potentials(&pot);
+        if view.color == ColorMode::Potential {
+            let pot: Vec<f32> = state.acc_pot.iter().map(|a| a.pot).collect();
+            ranges = ranges.with_potentials(&pot);
+        }
         let scene = scene(ctx, run.display(), &components, p);
-        return finish(ctx, &scene, camera, ranges, view, snap.time).await;
+        return finish(ctx, &scene, camera, ranges, view, snap.time, run.tree()).await;
     }
     let state = upload(ctx, p, None)?;
     let scene = scene(ctx, &state, &components, p);
-    finish(ctx, &scene, camera, ranges, view, snap.time).await
+    finish(ctx, &scene, camera, ranges, view, snap.time, None).await
 }
 
 /// Draws the state of `run` (reading it back) whose particles have the
@@ -241,7 +250,16 @@ pub async fn draw(
     let camera = camera_for(view, p, &components, mask);
     let ranges = ColorRanges::of(&p.vel, Some(&state.acc_pot));
     let scene = scene(ctx, run.display(), &components, p);
-    finish(ctx, &scene, camera, ranges, view, state.snapshot.time).await
+    finish(
+        ctx,
+        &scene,
+        camera,
+        ranges,
+        view,
+        state.snapshot.time,
+        run.tree(),
+    )
+    .await
 }
 
 fn scene(
@@ -254,7 +272,8 @@ fn scene(
     Scene::new(&ctx.device, state, components, totals)
 }
 
-/// Renders, reads back and labels.
+/// Renders (with `tree`'s cells where `view.cells` asks), reads back and
+/// labels.
 async fn finish(
     ctx: &GpuContext,
     scene: &Scene,
@@ -262,6 +281,7 @@ async fn finish(
     ranges: ColorRanges,
     view: &View,
     time: f64,
+    tree: Option<&TreeSolver>,
 ) -> Result<Picture> {
     let (w, h) = (view.width, view.height);
     let pixel = camera.pixel_size(h);
@@ -284,15 +304,30 @@ async fn finish(
     if let (Some(e), false) = (view.exposure, is_map) {
         tone.fixed = Some(e);
     }
-    let shot = render_offscreen(
+    let overlay =
+        |encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView, cam: &wgpu::Buffer| {
+            if let (Some(tree), true) = (tree, view.cells > 0) {
+                let cells = Cells::Levels(view.cells - 1);
+                CellOverlay::new(&ctx.device, OFFSCREEN_FORMAT).draw(
+                    &ctx.device,
+                    &ctx.queue,
+                    encoder,
+                    target,
+                    cam,
+                    tree,
+                    cells,
+                );
+            }
+        };
+    let shot = render_offscreen_with(
         ctx,
         scene,
         &camera,
         ranges.for_mode(camera.color_mode),
         &tone,
-        w,
-        h,
+        (w, h),
         is_map,
+        overlay,
     )
     .await?;
     let map = shot

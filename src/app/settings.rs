@@ -107,6 +107,8 @@ pub struct Settings {
     pub trails: bool,
     /// Chart K, W and E beside the energy error.
     pub energy_chart: bool,
+    /// Levels of the tree's cells drawn over the picture (0: none).
+    pub cell_levels: u32,
     /// The URL framed the view (distance or target): keep it (no fit on
     /// import or restart).
     pub camera_given: bool,
@@ -131,6 +133,7 @@ impl Default for Settings {
             show_halo: true,
             trails: false,
             energy_chart: false,
+            cell_levels: 0,
             camera_given: false,
         }
     }
@@ -196,6 +199,12 @@ pub const VIEW_PARAMS: &[Param] = &[
         "energy",
         "chart the kinetic, potential and total energy",
         Kind::Flag,
+        "0",
+    ),
+    view(
+        "cells",
+        "draw the tree's cells of the first K levels (tree runs with shared steps; 0: none)",
+        Kind::Whole { min: 0, max: 22 },
         "0",
     ),
     view("yaw", "camera yaw (rad)", number(-1e3, 1e3), "0"),
@@ -349,6 +358,7 @@ impl Settings {
             "halo" => self.show_halo = flag()?,
             "trails" => self.trails = flag()?,
             "energy" => self.energy_chart = flag()?,
+            "cells" => self.cell_levels = number()? as u32,
             "yaw" => c.yaw = float()?,
             "pitch" => c.pitch = float()?,
             "dist" => c.distance = float()?,
@@ -400,6 +410,7 @@ impl Settings {
             "halo" => flag(self.show_halo),
             "trails" => flag(self.trails),
             "energy" => flag(self.energy_chart),
+            "cells" => self.cell_levels.to_string(),
             "yaw" => round4(c.yaw),
             "pitch" => round4(c.pitch),
             "dist" => round4(c.distance),

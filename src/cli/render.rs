@@ -94,6 +94,11 @@ pub struct RenderArgs {
     /// series) rather than at its centre of mass.
     #[arg(long)]
     follow: bool,
+    /// Draw the tree's cells of the first K levels over the picture, as
+    /// the GPU builds them (one tree evaluation with --eps and --theta),
+    /// coloured by level, like the page's `cells=K`.
+    #[arg(long, default_value_t = 0, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=22))]
+    cells: u32,
     /// Softening of the potentials that colour `--color potential` (one
     /// tree evaluation; no other colouring computes forces).
     #[arg(long, default_value_t = 0.01)]
@@ -167,6 +172,7 @@ impl RenderArgs {
             sigma_range: self.range.as_ref().map(|r| [r[0], r[1]]),
             exposure: None,
             follow: self.follow,
+            cells: self.cells,
         })
     }
 

@@ -2,7 +2,6 @@
 //! and the three-body figure-eight. Both are exact initial conditions (no
 //! sampling), meant for the Hermite integrators with ε = 0.
 
-use super::model::Tagged;
 use super::particles::Particles;
 use super::rng::Rng;
 use crate::error::{Error, Result};
@@ -63,7 +62,8 @@ pub const FIGURE_EIGHT_PERIOD: f64 = 6.325_913_985;
 /// perihelion's direction drawn from `seed`; the system is moved to its
 /// centre-of-mass frame. The orbits are the two-body ellipses of each
 /// planet around the star, μ = G (M + m), so T²/a³ = 1/(1 + m) yr²/AU³.
-pub fn planets(n: usize, seed: u64) -> Result<Tagged> {
+/// With the bodies' names ("star", then the planets').
+pub fn planets(n: usize, seed: u64) -> Result<(Particles, Vec<String>)> {
     if !(2..=PLANETS.len() + 1).contains(&n) {
         return Err(Error::InvalidParameter(format!(
             "model planets has a star and 1 to {} planets: N must be 2 to {}, got {n}",
@@ -82,19 +82,15 @@ pub fn planets(n: usize, seed: u64) -> Result<Tagged> {
         let (s, c) = omega.sin_cos();
         bodies.push(([r * c, r * s, 0.0], [-v * s, v * c, 0.0], p.mass));
     }
-    let mut components = vec!["star".to_string()];
-    components.extend(PLANETS[..n - 1].iter().map(|p| p.name.to_string()));
-    Ok(Tagged {
-        particles: centred(&bodies),
-        tags: (0..n as u32).collect(),
-        components,
-    })
+    let mut names = vec!["star".to_string()];
+    names.extend(PLANETS[..n - 1].iter().map(|p| p.name.to_string()));
+    Ok((centred(&bodies), names))
 }
 
 /// The figure-eight three-body choreography (Chenciner & Montgomery 2000;
 /// Simó's initial conditions), G = m = 1: the three bodies chase each
 /// other on one figure-eight curve with period `FIGURE_EIGHT_PERIOD`.
-pub fn figure_eight(n: usize) -> Result<Tagged> {
+pub fn figure_eight(n: usize) -> Result<Particles> {
     if n != 3 {
         return Err(Error::InvalidParameter(format!(
             "model figure-eight has exactly 3 bodies: N must be 3, got {n}"
@@ -108,11 +104,7 @@ pub fn figure_eight(n: usize) -> Result<Tagged> {
         ([-x1[0], -x1[1], 0.0], half, 1.0),
         ([0.0; 3], v3, 1.0),
     ];
-    Ok(Tagged {
-        particles: centred(&bodies),
-        tags: vec![0; 3],
-        components: vec!["stars".into()],
-    })
+    Ok(centred(&bodies))
 }
 
 /// Bodies (position, velocity, mass) as particles in their

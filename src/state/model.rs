@@ -205,8 +205,16 @@ impl Model {
             Model::MinorMergers => catalog::minor_mergers(p.satellites as usize)
                 .realize(n, seed)?
                 .into(),
-            Model::Planets => few_body::planets(n, seed)?,
-            Model::FigureEight => few_body::figure_eight(n)?,
+            Model::Planets => {
+                // Each body its own component, named.
+                let (particles, components) = few_body::planets(n, seed)?;
+                Tagged {
+                    tags: (0..particles.len() as u32).collect(),
+                    particles,
+                    components,
+                }
+            }
+            Model::FigureEight => one(few_body::figure_eight(n)?),
         })
     }
 }

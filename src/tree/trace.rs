@@ -170,6 +170,32 @@ impl Trace {
     /// Reads the traced list back; `None` where the particle was not
     /// found (an upload index past N) or the tree has no cells yet.
     pub async fn read(&self, ctx: &GpuContext) -> Result<Option<Traced>> {
+        self.reader().read(ctx).await
+    }
+
+    /// What reads the list back, apart from the trace (for a read-back
+    /// that must not hold the trace across an await).
+    pub fn reader(&self) -> TraceReader {
+        TraceReader {
+            result: self.result.clone(),
+            list: self.list.clone(),
+        }
+    }
+
+    /// Entries the list holds at most (the overlay's instance count).
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+}
+
+/// The buffers a trace's results are read from.
+pub struct TraceReader {
+    result: wgpu::Buffer,
+    list: wgpu::Buffer,
+}
+
+impl TraceReader {
+    pub async fn read(&self, ctx: &GpuContext) -> Result<Option<Traced>> {
         let bytes = read_buffers(&ctx.device, &ctx.queue, &[&self.result, &self.list]).await?;
         let r: TraceResult = bytemuck::pod_read_unaligned(&bytes[0]);
         if r.found != 2 {
@@ -196,10 +222,5 @@ impl Trace {
             leaves,
             direct: r.direct,
         }))
-    }
-
-    /// Entries the list holds at most (the overlay's instance count).
-    pub fn capacity(&self) -> u32 {
-        self.capacity
     }
 }

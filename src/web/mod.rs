@@ -15,6 +15,7 @@
 mod bench;
 mod bodies;
 mod js;
+mod tree_view;
 
 use crate::app::readout::radii_and_view;
 use crate::app::series::{format_of, Series};
@@ -32,6 +33,8 @@ use crate::render::{
 use crate::run::{Progress, Readout, Run, SolverKind};
 use crate::snapshot::{Format, Snapshot};
 use crate::state::{GpuParticles, Particles};
+use crate::tree::overlay::{CellOverlay, Cells};
+use crate::tree::trace::Trace;
 use futures_channel::oneshot;
 use js::{
     array, js_err, norm3, set, set_structure, settings_from_object, superseded, typed_error,
@@ -115,6 +118,11 @@ struct AppState {
     errors: Arc<Mutex<Vec<String>>>,
     /// Trails and orbit measures of a few-body Hermite run.
     few_body: Option<bodies::FewBody>,
+    /// The tree's cells over the picture (made at its first use).
+    cell_overlay: Option<CellOverlay>,
+    /// The picked particle (upload index) and the trace of its
+    /// interaction list on the current run's tree.
+    picked: Option<(u32, Trace)>,
 }
 
 type State = Rc<RefCell<AppState>>;
@@ -140,6 +148,7 @@ impl AppState {
         self.components = components;
         self.ranges = ColorRanges::of(&particles.vel, None);
         self.positions = particles.pos_mass.clone();
+        self.picked = None;
         self.few_body = run.few_body_sample().map(|first| {
             let c = &self.components;
             let name = |k: usize| match c.by_shells {
@@ -411,6 +420,8 @@ impl WebApp {
             lost,
             errors,
             few_body: None,
+            cell_overlay: None,
+            picked: None,
         };
         app.install(run, &particles, tags);
         if !app.settings.camera_given {
@@ -701,6 +712,7 @@ impl WebApp {
             }
             s.scene = Scene::new(&ctx.device, run.display(), &s.components, s.totals.clone());
             s.scenes_shown += 1;
+            s.picked = None;
             drop(s);
             put(&state, epoch, Ok(run));
             r.map_err(js_err)?;
@@ -1040,9 +1052,58 @@ struct View {
     camera: Camera,
     ranges: ColorRanges,
     size: (u32, u32),
+    /// Levels of cells drawn and the picked particle.
+    overlay: (u32, Option<u32>),
 }
 
 const REDRAW_MS: f64 = 1000.0;
+
+/// Draws the run's tree over the frame: the cells of its first
+/// `cell_levels` levels, and the picked particle's interaction list
+/// (traced again on the tree of this frame). Nothing while the run is out
+/// of its slot or has no tree.
+fn draw_tree(s: &mut AppState, encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView) {
+    let levels = s.settings.cell_levels;
+    if levels == 0 && s.picked.is_none() {
+        return;
+    }
+    let Some(run) = s.slot.run.as_deref() else {
+        return;
+    };
+    let Some(tree) = run.tree() else {
+        return;
+    };
+    let (device, queue) = (&s.ctx.device, &s.ctx.queue);
+    let format = s.surface_config.format;
+    let overlay = s
+        .cell_overlay
+        .get_or_insert_with(|| CellOverlay::new(device, format));
+    let camera = s.renderer.camera_buffer();
+    if levels > 0 {
+        overlay.draw(
+            device,
+            queue,
+            encoder,
+            target,
+            camera,
+            tree,
+            Cells::Levels(levels - 1),
+        );
+    }
+    if let Some((particle, trace)) = &s.picked {
+        let alpha = run.config().params().alpha;
+        trace.encode(device, queue, encoder, *particle, alpha);
+        overlay.draw(
+            device,
+            queue,
+            encoder,
+            target,
+            camera,
+            tree,
+            Cells::Traced(trace),
+        );
+    }
+}
 
 /// Draws the current state on the canvas; unless `always`, only where the
 /// view changed since the last frame drawn (or `REDRAW_MS` passed).
@@ -1062,6 +1123,7 @@ fn draw(s: &mut AppState, always: bool) {
         camera,
         ranges,
         size,
+        overlay: (s.settings.cell_levels, s.picked.as_ref().map(|p| p.0)),
     };
     let now = js_sys::Date::now();
     if let (false, Some((drawn, at))) = (always, s.drawn_view) {
@@ -1091,6 +1153,9 @@ fn draw(s: &mut AppState, always: bool) {
         ranges.for_mode(camera.color_mode),
         &Tone::for_map(camera.map),
     );
+    if s.frame_view.is_none() {
+        draw_tree(s, &mut encoder, &target);
+    }
     match drawn {
         Ok(d) => s.last_drawn = Some((d, camera.pixel_size(size.1))),
         Err(e) => {

@@ -28,7 +28,8 @@
 //      page's origin are reported as bad parameters and never fetched.
 //   ... (13) every preset loads, and the gallery shows a picture of each
 //      and runs it on a click; (14) the benchmark panel prints the native CLI's benchmark lines
-//      and compares them with a native file; the default model's frame time.
+//      and compares them with a native file; the default model's frame time;
+//      (15) the lessons and the tree made visible (tests/e2e/lessons.mjs).
 // Screenshots and images land in artifacts/e2e/ (git-ignored).
 //
 // Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`)
@@ -39,6 +40,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { lessonChecks } from "./lessons.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const DIST = path.join(ROOT, "dist");
@@ -186,6 +188,10 @@ async function main() {
         window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
     });
 
+    // WEBGRAV_E2E_ONLY=lessons runs the lesson checks (15) alone.
+    // eslint-disable-next-line no-labels
+    everything: {
+    if (process.env.WEBGRAV_E2E_ONLY === "lessons") break everything;
     // 1. A run advances with a small energy error and draws something.
     const N = 1024, DT = 0.0078125;
     const page = await openApp(context, `?model=plummer&n=${N}&seed=3&solver=direct&eps=0.02&dt=${DT}&spf=2&autoplay=1`);
@@ -752,6 +758,10 @@ async function main() {
         fr.frames >= 8 && fr.steps > 0, `${fr.solver}, N = ${fr.n}, median frame ${fr.median?.toFixed(0)} ms, ${fr.steps} steps`);
       await dp.close();
     }
+    }
+
+    // (15) Lessons and the tree made visible (tests/e2e/lessons.mjs).
+    await lessonChecks({ context, openApp, waitFor, check, ART, webgrav });
   } finally {
     if (context) await context.close();
     server.kill();

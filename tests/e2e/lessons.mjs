@@ -1,0 +1,132 @@
+// End-to-end checks of the lessons and the tree made visible, in the
+// same headless browser as run.mjs (which calls `lessonChecks`):
+//   - every lesson opens with its sheet; the parts a software adapter
+//     runs in seconds (few bodies, the direct sum at N = 1024) run to
+//     their `run_until`, and every measure with a teacher's expectation,
+//     taken with the sheet's own Measure button, lands in its range;
+//   - the sheet prints: the questions and the numbers, not the panel;
+//   - the tree's cells are drawn over the view (pixels change with
+//     `cells=3`), a picked particle shows its interaction list, and the
+//     accuracy panel's numbers are those of `webgrav forces --compare
+//     direct` for the same model.
+// Screenshots of each lesson land in ART/lessons/NAME.png (the teachers'
+// page pictures, www/figures/lessons/, are copies of them).
+import fs from "node:fs";
+import path from "node:path";
+import { PNG } from "pngjs";
+
+// Parts the software adapter runs to the end within the suite's budget.
+const cheap = (values) =>
+  ["hermite4", "hermite6"].includes(values.solver) || (values.solver === "direct" && Number(values.n) <= 1024);
+
+export async function lessonChecks({ context, openApp, waitFor, check, ART, webgrav }) {
+  const dir = path.join(ART, "lessons");
+  fs.mkdirSync(dir, { recursive: true });
+  const probe = await openApp(context, "?autoplay=0&n=64&solver=direct");
+  const lessons = await probe.evaluate(() => Lessons.all);
+  await probe.close();
+  check("lessons listed in the page", lessons.length >= 5, lessons.map((l) => l.name).join(", "));
+  for (const lesson of lessons) {
+    for (const [k, part] of lesson.parts.entries()) {
+      const variants = [null, ...(part.runs || []).map((_, j) => j)];
+      for (const variant of variants) {
+        const q = `?lesson=${lesson.name}${k ? `&part=${k}` : ""}${variant !== null ? `&variant=${variant}` : ""}`;
+        const expects = part.teacher.expect.filter((e) => (e.run ?? null) === variant);
+        // Variants without expectations of their own are opened once (as
+        // given) only.
+        if (variant !== null && !expects.length) continue;
+        const page = await openApp(context, q);
+        const sheet = await page.evaluate(() => ({
+          shown: !document.getElementById("lesson").hidden,
+          title: document.getElementById("lesson-title")?.textContent,
+          questions: document.querySelectorAll(".lesson-questions > li").length,
+          values: window.webgrav.app.values(),
+        }));
+        check(`${q}: the sheet shows`, sheet.shown && sheet.title === lesson.title && sheet.questions === part.questions.length,
+          `${sheet.questions} questions`);
+        if (!cheap(sheet.values)) {
+          if (variant === null && k === 0) await page.screenshot({ path: path.join(dir, `${lesson.name}.png`) });
+          await page.close();
+          continue;
+        }
+        const until = part.run_until;
+        const ran = await waitFor(page, (t) => window.webgrav.progress.time >= t && window.webgrav.last &&
+          window.webgrav.last.time >= t, until, 300000, `${q}: runs to t = ${until}`);
+        if (ran) {
+          // Every measure of the part taken with the sheet's own button.
+          const measured = await page.evaluate(() => {
+            const out = {};
+            for (const b of document.querySelectorAll("[data-measure-button]")) {
+              if (b.disabled) continue;
+              b.click();
+              out[b.dataset.measureButton] = document.getElementById(`measure-${b.dataset.measureButton}`).value;
+            }
+            return out;
+          });
+          for (const e of expects) {
+            let id = null;
+            part.questions.forEach((qq, i) => qq.measures.forEach((m, j) => {
+              if (m.key === e.key && m.body === e.body && (m.run ?? null) === (e.run ?? null)) id = `p${k}-q${i}-m${j}`;
+            }));
+            const v = Number(measured[id]);
+            const ok = Number.isFinite(v) && (e.min === undefined || v >= e.min) && (e.max === undefined || v <= e.max);
+            check(`${q}: ${e.key}${e.body !== undefined ? ` of body ${e.body}` : ""} as the notes expect`, ok,
+              `${measured[id]} in [${e.min ?? "-inf"}, ${e.max ?? "inf"}]`);
+          }
+        }
+        if (variant === null && k === 0) await page.screenshot({ path: path.join(dir, `${lesson.name}.png`) });
+        check(`${q}: clean console`, page.problems.length === 0, page.problems.join(" | "));
+        await page.close();
+      }
+    }
+  }
+
+  // The sheet prints: questions and numbers on white, no panel.
+  const pp = await openApp(context, "?lesson=cold-collapse&autoplay=0");
+  await pp.emulateMedia({ media: "print" });
+  const printed = await pp.evaluate(() => ({
+    lesson: getComputedStyle(document.getElementById("lesson")).display !== "none",
+    panel: getComputedStyle(document.getElementById("panel")).display,
+    background: getComputedStyle(document.body).backgroundColor,
+  }));
+  check("a lesson prints its sheet without the panel", printed.lesson && printed.panel === "none" &&
+    printed.background === "rgb(255, 255, 255)", JSON.stringify(printed));
+  await pp.pdf({ path: path.join(dir, "cold-collapse-sheet.pdf") }).catch(() => {});
+  await pp.close();
+
+  // The tree made visible.
+  const base = "?model=plummer&n=2048&seed=5&solver=tree&theta=0.6&alpha=0&eps=0.05&rebuild=1&autoplay=0&yaw=0.4&pitch=0.3";
+  const shot = async (q, file) => {
+    const page = await openApp(context, q);
+    await waitFor(page, () => window.webgrav.readouts >= 1, null, 60000, `${q}: read out`);
+    await new Promise((r) => setTimeout(r, 1500));
+    await page.screenshot({ path: file });
+    return page;
+  };
+  const plainFile = path.join(dir, "tree-plain.png"), cellsFile = path.join(dir, "tree-cells.png");
+  (await shot(base, plainFile)).close();
+  const tp = await shot(`${base}&cells=3`, cellsFile);
+  const a = PNG.sync.read(fs.readFileSync(plainFile)), b = PNG.sync.read(fs.readFileSync(cellsFile));
+  let changed = 0;
+  for (let i = 0; i < a.data.length; i += 4) if (Math.abs(a.data[i] - b.data[i]) + Math.abs(a.data[i + 1] - b.data[i + 1]) > 30) changed++;
+  check("cells=3 draws the tree's cells over the view", changed > 2000, `${changed} pixels changed`);
+  await tp.keyboard.press("p");
+  if (await waitFor(tp, () => window.TreeView && window.TreeView.picked, null, 60000, "a particle is picked (key p)")) {
+    const r = await tp.evaluate(() => window.TreeView.picked);
+    check("the picked particle's list and force error", r.accepted > 0 && r.direct > 0 && r.force_error < 0.05 &&
+      r.group_size >= 1, `${r.accepted} multipoles, ${r.leaves} leaves (${r.direct} particles), error ${r.force_error.toExponential(2)}`);
+    await tp.screenshot({ path: path.join(dir, "tree-picked.png") });
+  }
+  await tp.click("#tree-accuracy");
+  if (await waitFor(tp, () => window.webgrav.accuracy, null, 120000, "the accuracy panel measures")) {
+    const acc = await tp.evaluate(() => window.webgrav.accuracy);
+    const cli = JSON.parse(webgrav("forces", "--model", "plummer", "-n", "2048", "--seed", "5", "--solver", "tree",
+      "--theta", "0.6", "--alpha", "0", "--eps", "0.05", "--compare", "direct").trim().split("\n").pop());
+    const close = (x, y) => Math.abs(x - y) <= 1e-3 * Math.abs(y);
+    check("the accuracy panel equals forces --compare direct", close(acc.median, cli.acc_error.median) &&
+      close(acc.p99, cli.acc_error.p99) && acc.compared === cli.compared,
+      `page ${acc.median.toExponential(3)} / ${acc.p99.toExponential(3)}, CLI ${JSON.stringify(cli)}`);
+  }
+  check("tree view: clean console", tp.problems.length === 0, tp.problems.join(" | "));
+  await tp.close();
+}
