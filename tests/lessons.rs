@@ -179,8 +179,8 @@ fn play(ctx: &GpuContext, query: &str, spf: u32, until: f64) -> (Run, Option<Orb
         if run.needs_advance() {
             block_on(run.advance(ctx)).unwrap();
         }
-        if let (Some(t), Some(sample)) = (tracker.as_mut(), run.few_body_sample()) {
-            t.push(sample);
+        for sample in run.take_few_body_samples() {
+            tracker.as_mut().expect("a few-body run").push(sample);
         }
     }
     (run, tracker)

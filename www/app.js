@@ -73,6 +73,10 @@ W.viewChanged = () => {
 };
 
 W.restarted = () => {
+  W.accuracy = null;
+  // No step before the first read-out: it is E₀ of |ΔE/E₀|, the state at
+  // the start however many steps a frame takes.
+  W.firstRead = true;
   W.units = W.app.units();
   Bodies.picked = null;
   TreeView.show(W);
@@ -94,7 +98,7 @@ W.apply = async (values) => {
     const what = await W.app.apply(values);
     W.spf = parseInt(W.app.values().spf, 10) || 1;
     if (what === "restart") W.restarted();
-    if (what === "reconfigure") { W.dirty = true; TreeView.show(W); }
+    if (what === "reconfigure") { W.dirty = true; W.firstRead = true; TreeView.show(W); }
     W.viewChanged();
   } catch (e) {
     W.message(errorText(e));
@@ -253,7 +257,7 @@ function maybeReadout(now) {
   }).catch((e) => {
     // A run replaced meanwhile has nothing to show; anything else is news.
     if (e.kind !== "superseded") console.warn("read-out:", errorText(e));
-  }).finally(() => { reading = false; });
+  }).finally(() => { reading = false; W.firstRead = false; });
 }
 
 // The density map's legend over the view: Σ at the ends of the colour bar
@@ -364,7 +368,7 @@ function loop(now) {
   const app = W.app;
   let issued = 0;
   try {
-    const want = W.running ? W.spf : Math.min(W.pendingSteps, 1);
+    const want = W.firstRead ? 0 : W.running ? W.spf : Math.min(W.pendingSteps, 1);
     issued = app.frame(want);
   } catch (e) {
     checkLost(e);

@@ -94,6 +94,11 @@ const Lessons = {
       case "bar_a2": return r && r.galaxy ? r.galaxy.bar_a2 : null;
       case "return_time": return bodies ? bodies.return_time : null;
       case "return_distance": return bodies ? bodies.return_distance : null;
+      case "force_median": return W.accuracy ? W.accuracy.median : null;
+      case "force_p99": return W.accuracy ? W.accuracy.p99 : null;
+      case "picked_multipoles": return TreeView.picked ? TreeView.picked.accepted : null;
+      case "picked_direct": return TreeView.picked ? TreeView.picked.direct : null;
+      case "picked_error": return TreeView.picked ? TreeView.picked.force_error : null;
       default: {
         const b = bodies && bodies.bodies[m.body];
         return b ? b[m.key] : null;

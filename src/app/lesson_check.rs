@@ -3,9 +3,11 @@
 //! page provides where the run can provide it, and every expectation
 //! names a measure of its part. `tests/lessons.rs` runs it on every file.
 
-use super::lessons::{Lesson, Measure, BODY_MEASURES, MEASURES};
+use super::lessons::{Lesson, Measure, BODY_MEASURES, MEASURES, TREE_MEASURES};
 use super::orbits::MAX_TRACKED_BODIES;
 use super::settings::{parse_query, Settings};
+use crate::run::block::Timesteps;
+use crate::run::SolverKind;
 use crate::state::Model;
 
 impl Lesson {
@@ -64,11 +66,13 @@ impl Lesson {
                 {
                     return at("a lesson's query names no preset or lesson".into());
                 }
-                models.push((s.model, s.run.solver.is_hermite(), s.n));
+                let tree = s.run.solver == SolverKind::Tree && s.run.timesteps == Timesteps::Shared;
+                models.push((s.model, s.run.solver.is_hermite(), s.n, tree));
             }
             let measures: Vec<&Measure> = p.questions.iter().flat_map(|q| &q.measures).collect();
             for m in &measures {
-                let Some(&(model, hermite, n)) = models.get(m.run.map_or(0, |j| j + 1)) else {
+                let Some(&(model, hermite, n, tree)) = models.get(m.run.map_or(0, |j| j + 1))
+                else {
                     return at(format!("measure {} names run {:?}", m.key, m.run));
                 };
                 if !MEASURES.iter().any(|(k, _)| *k == m.key) {
@@ -87,6 +91,12 @@ impl Lesson {
                 }
                 if m.key.starts_with("return_") && !few_body {
                     return at(format!("measure {} needs a few-body Hermite run", m.key));
+                }
+                if TREE_MEASURES.contains(&m.key.as_str()) && !tree {
+                    return at(format!(
+                        "measure {} needs the tree with shared steps",
+                        m.key
+                    ));
                 }
                 if m.key == "bar_a2" && !matches!(model, Model::DiskGalaxy | Model::MilkyWay) {
                     return at("bar_a2 needs a disk model".into());

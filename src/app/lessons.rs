@@ -22,6 +22,10 @@ const SOURCES: &[(&str, &str)] = &[
         "minor-mergers",
         include_str!("../../www/lessons/minor-mergers.json"),
     ),
+    (
+        "tree-code",
+        include_str!("../../www/lessons/tree-code.json"),
+    ),
 ];
 
 /// What the page measures into a sheet: key and meaning. `BODY_MEASURES`
@@ -46,6 +50,32 @@ pub const MEASURES: &[(&str, &str)] = &[
     ("kepler_ratio", "a body's T²/a³"),
     ("return_time", "time of the closest return to the start"),
     ("return_distance", "largest distance from the start then"),
+    (
+        "force_median",
+        "tree: median force error (the accuracy panel)",
+    ),
+    (
+        "force_p99",
+        "tree: 99th-percentile force error (the accuracy panel)",
+    ),
+    (
+        "picked_multipoles",
+        "tree: cells the picked particle took whole",
+    ),
+    (
+        "picked_direct",
+        "tree: particles the picked particle summed directly",
+    ),
+    ("picked_error", "tree: the picked particle's force error"),
+];
+
+/// The measures of the tree view (tree runs with shared steps).
+pub const TREE_MEASURES: &[&str] = &[
+    "force_median",
+    "force_p99",
+    "picked_multipoles",
+    "picked_direct",
+    "picked_error",
 ];
 
 /// The measures of one body's orbit.

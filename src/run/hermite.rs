@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
 use crate::hermite::{HermiteConfig, HermiteOrder, HermiteSimulation};
+use crate::state::few_body::Sample;
 use crate::state::{GpuParticles, Particles};
 
 /// The integrator settings of Hermite run parameters.
@@ -35,6 +36,12 @@ pub struct HermiteEngine {
     /// The integrator time `advance` aims at.
     pub target: f64,
     params: RunParams,
+    /// The bodies' states after each block step since they were last
+    /// taken (`take_samples`), while `sampling` (few-body runs whose
+    /// front end asked): what the orbit measures follow, at the block
+    /// steps' own times, however many a frame takes.
+    samples: Vec<Sample>,
+    pub sampling: bool,
 }
 
 impl HermiteEngine {
@@ -54,6 +61,8 @@ impl HermiteEngine {
             offset: time,
             target: 0.0,
             params,
+            samples: Vec::new(),
+            sampling: false,
         })
     }
 
@@ -72,6 +81,8 @@ impl HermiteEngine {
             offset,
             target,
             params,
+            samples: Vec::new(),
+            sampling: false,
         };
         engine.update_display(ctx);
         Ok(engine)
@@ -115,6 +126,9 @@ impl HermiteEngine {
                 break;
             }
             self.sim.step().await?;
+            if self.sampling {
+                self.samples.push(self.sim.sample(self.offset));
+            }
         }
         self.update_display(ctx);
         Ok(reached)
@@ -129,6 +143,12 @@ impl HermiteEngine {
     ) -> Result<bool> {
         self.target = self.target.max(t_end - self.offset);
         self.advance_while(ctx, go).await
+    }
+
+    /// The states after each block step since the last call (few-body
+    /// runs; empty otherwise).
+    pub fn take_samples(&mut self) -> Vec<Sample> {
+        std::mem::take(&mut self.samples)
     }
 
     /// Changes η and the precision in place (the next block steps use

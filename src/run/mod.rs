@@ -584,6 +584,30 @@ impl Run {
         }
     }
 
+    /// Keeps the bodies' state after every block step from now on, for a
+    /// Hermite run of at most `MAX_TRACKED_BODIES` bodies (`false` for
+    /// any other run, which keeps nothing); `take_few_body_samples`
+    /// hands them over.
+    pub fn sample_few_bodies(&mut self) -> bool {
+        match &mut self.engine {
+            Engine::Hermite(h) if h.sim.n() <= MAX_TRACKED_BODIES => {
+                h.sampling = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The bodies' states after each block step since the last call
+    /// (`sample_few_bodies`; empty otherwise): the orbit measures'
+    /// samples, independent of how many steps a frame takes.
+    pub fn take_few_body_samples(&mut self) -> Vec<Sample> {
+        match &mut self.engine {
+            Engine::Hermite(h) => h.take_samples(),
+            Engine::Leapfrog(_) => Vec::new(),
+        }
+    }
+
     fn hermite_progress(&mut self) {
         if let Engine::Hermite(h) = &self.engine {
             self.time = h.time();

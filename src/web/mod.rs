@@ -134,7 +134,8 @@ impl AppState {
 
     /// Installs a new run (its buffers bound to the renderer); futures
     /// holding the old one see the new epoch and drop it.
-    fn install(&mut self, run: Run, particles: &Particles, components: ComponentTags) {
+    fn install(&mut self, mut run: Run, particles: &Particles, components: ComponentTags) {
+        run.sample_few_bodies();
         self.totals = TagTotals::of(&particles.pos_mass, &components.tags);
         self.scene = Scene::new(
             &self.ctx.device,
@@ -260,15 +261,21 @@ fn put(state: &State, epoch: u64, run: crate::Result<Box<Run>>) -> bool {
     true
 }
 
-/// The bodies' state after a Hermite advance, into the trails and orbit
-/// measures (a few-body run of the current epoch only).
-fn record_bodies(state: &State, epoch: u64, run: &Run) {
+/// The bodies' states after each block step of a Hermite advance, into
+/// the trails and orbit measures (a few-body run of the current epoch
+/// only).
+fn record_bodies(state: &State, epoch: u64, run: &mut Run) {
+    // (A reconfigured run has a new integrator: sampling is asked again.)
+    run.sample_few_bodies();
+    let samples = run.take_few_body_samples();
     let mut s = state.borrow_mut();
     if s.slot.epoch != epoch {
         return;
     }
-    if let (Some(f), Some(sample)) = (s.few_body.as_mut(), run.few_body_sample()) {
-        f.push(sample);
+    if let Some(f) = s.few_body.as_mut() {
+        for sample in samples {
+            f.push(sample);
+        }
     }
 }
 
@@ -501,8 +508,8 @@ impl WebApp {
                 let (state, ctx, epoch) = (self.state.clone(), s.ctx.clone(), s.slot.epoch);
                 wasm_bindgen_futures::spawn_local(async move {
                     let mut run = run;
-                    let r = run.advance(&ctx).await.map(|()| run);
-                    if let Ok(run) = &r {
+                    let mut r = run.advance(&ctx).await.map(|()| run);
+                    if let Ok(run) = &mut r {
                         record_bodies(&state, epoch, run);
                     }
                     put(&state, epoch, r);

@@ -9,15 +9,23 @@
 //     `cells=3`), a picked particle shows its interaction list, and the
 //     accuracy panel's numbers are those of `webgrav forces --compare
 //     direct` for the same model.
-// Screenshots of each lesson land in ART/lessons/NAME.png (the teachers'
-// page pictures, www/figures/lessons/, are copies of them).
+// The runs take 64 steps per frame (a URL's explicit keys win over the
+// lesson's; playback speed never changes a trajectory, tests/lessons.rs)
+// in a small viewport: SwiftShader draws a frame in ~0.2-0.4 s.
+// Screenshots of each lesson, as it opens at the suite's size, land in
+// ART/lessons/NAME.png (the teachers' page pictures,
+// www/figures/lessons/, are copies of them).
 import fs from "node:fs";
 import path from "node:path";
 import { PNG } from "pngjs";
 
-// Parts the software adapter runs to the end within the suite's budget.
-const cheap = (values) =>
-  ["hermite4", "hermite6"].includes(values.solver) || (values.solver === "direct" && Number(values.n) <= 1024);
+// Parts the software adapter runs to the end within the suite's budget
+// (read from the lesson's own query): the others are opened paused.
+function cheap(part, variant) {
+  const q = new URLSearchParams(part.query + (variant !== null ? `&${part.runs[variant].set}` : ""));
+  const solver = q.get("solver") || "tree";
+  return ["hermite4", "hermite6"].includes(solver) || (solver === "direct" && Number(q.get("n")) <= 1024);
+}
 
 export async function lessonChecks({ context, openApp, waitFor, check, ART, webgrav }) {
   const dir = path.join(ART, "lessons");
@@ -35,23 +43,24 @@ export async function lessonChecks({ context, openApp, waitFor, check, ART, webg
         // Variants without expectations of their own are opened once (as
         // given) only.
         if (variant !== null && !expects.length) continue;
-        const page = await openApp(context, q);
+        const runs = cheap(part, variant);
+        // A heavy part's variants show the same sheet: opened once.
+        if (!runs && variant !== null) continue;
+        const page = await openApp(context, `${q}${runs ? "&spf=64" : "&autoplay=0"}`, { width: 560, height: 420 });
         const sheet = await page.evaluate(() => ({
           shown: !document.getElementById("lesson").hidden,
           title: document.getElementById("lesson-title")?.textContent,
           questions: document.querySelectorAll(".lesson-questions > li").length,
-          values: window.webgrav.app.values(),
         }));
         check(`${q}: the sheet shows`, sheet.shown && sheet.title === lesson.title && sheet.questions === part.questions.length,
           `${sheet.questions} questions`);
-        if (!cheap(sheet.values)) {
-          if (variant === null && k === 0) await page.screenshot({ path: path.join(dir, `${lesson.name}.png`) });
+        if (!runs) {
           await page.close();
           continue;
         }
         const until = part.run_until;
         const ran = await waitFor(page, (t) => window.webgrav.progress.time >= t && window.webgrav.last &&
-          window.webgrav.last.time >= t, until, 300000, `${q}: runs to t = ${until}`);
+          window.webgrav.last.time >= t, until, 120000, `${q}: runs to t = ${until}`);
         if (ran) {
           // Every measure of the part taken with the sheet's own button.
           const measured = await page.evaluate(() => {
@@ -74,11 +83,21 @@ export async function lessonChecks({ context, openApp, waitFor, check, ART, webg
               `${measured[id]} in [${e.min ?? "-inf"}, ${e.max ?? "inf"}]`);
           }
         }
-        if (variant === null && k === 0) await page.screenshot({ path: path.join(dir, `${lesson.name}.png`) });
         check(`${q}: clean console`, page.problems.length === 0, page.problems.join(" | "));
         await page.close();
       }
     }
+  }
+
+  // Each lesson as it opens, a few seconds in (the teachers' page).
+  for (const lesson of lessons) {
+    // Paused where a part is heavy for a software adapter (its picture is
+    // the first frame).
+    const still = cheap(lesson.parts[0], null) ? "" : "&autoplay=0";
+    const page = await openApp(context, `?lesson=${lesson.name}${still}`);
+    await new Promise((r) => setTimeout(r, 6000));
+    await page.screenshot({ path: path.join(dir, `${lesson.name}.png`) });
+    await page.close();
   }
 
   // The sheet prints: questions and numbers on white, no panel.
