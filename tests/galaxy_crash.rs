@@ -150,6 +150,11 @@ fn the_centres_of_mass_start_on_the_requested_parabola() {
         if halo == CRASH_HALO {
             let expected = 200.0 * (1.0 + ratio.powf(-1.0 / 3.0));
             assert!((d / expected - 1.0).abs() < 1e-9, "{d} {expected}");
+            // The defaults' point masses reach pericentre after 158 time
+            // units (1.55 Gyr), as the model's documentation says.
+            let t = m.orbit.time_to_pericenter(mass).unwrap();
+            println!("time to pericentre {t:.2} ({:.0} Myr)", t * 9.78);
+            assert!((t - 158.1).abs() < 0.1, "{t}");
         }
     }
 }

@@ -214,9 +214,13 @@ pub fn outer_radius(g: &DiskGalaxy) -> f64 {
 ///   do not overlap attract as point masses, so the start is the point
 ///   masses' parabola the orbit assumes (only the haloes' tapers beyond
 ///   r_t overlap). With the Milky Way's halo that is 200 (1 + ratio^(-1/3))
-///   kpc, 339 kpc for 1:3, and pericentre comes after ~160 time units
-///   (1.6 Gyr; `Orbit::time_to_pericenter`); the start is at least twice
-///   the pericentre apart, for small haloes and wide pericentres.
+///   kpc, 339 kpc for 1:3, and the point masses reach pericentre after
+///   158 time units (1.55 Gyr; `Orbit::time_to_pericenter`); the start is
+///   at least twice the pericentre apart, for small haloes and wide
+///   pericentres. Once the haloes overlap, each pulls the other with only
+///   the mass inside: at the defaults (1:3, 10 kpc) the stellar centres
+///   come closest later and wider, at t ≈ 165-170 (1.6-1.7 Gyr) and
+///   17-21 kpc apart (two seeds at N = 4096, direct sum, ε = 0.2 kpc).
 /// - Half the particles in each galaxy (as `bonsai_merger`): the
 ///   secondary's are lighter by the mass ratio, so its disk, whose tails
 ///   are the show in unequal encounters, is as well resolved as the
