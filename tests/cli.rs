@@ -593,3 +593,87 @@ fn block_steps_name_levels_no_particle_took() {
     );
     assert!(!stderr.contains("the deepest level taken"), "{stderr}");
 }
+
+// The galaxy-crash model's options come from its rows of the table: the
+// CLI generates the model the library does with those parameters, and
+// refuses a value out of a row's range in the row's words.
+#[test]
+fn galaxy_crash_takes_its_model_options() {
+    // CSV keeps the model's order (Tipsy groups dark matter first).
+    let out = tmp("crash.csv");
+    let (ok, _, stderr) = webgrav(&[
+        "run",
+        "--model",
+        "galaxy-crash",
+        "-n",
+        "2000",
+        "--seed",
+        "3",
+        "--ratio",
+        "2",
+        "--rperi",
+        "15",
+        "--incl1",
+        "30",
+        "--incl2",
+        "150",
+        "--mhalo",
+        "5",
+        "--q",
+        "1.5",
+        "--t-end",
+        "0",
+        "--out",
+        &out,
+    ]);
+    assert!(ok, "{stderr}");
+    let params = webgrav::state::ModelParams {
+        toomre_q: 1.5,
+        mass_ratio: 2.0,
+        pericenter: 15.0,
+        inclination1: 30.0,
+        inclination2: 150.0,
+        halo_mass: 5.0,
+        ..Default::default()
+    };
+    let model = webgrav::state::Model::GalaxyCrash
+        .generate_with(2000, 3, &params)
+        .unwrap();
+    let snap = webgrav::snapshot::read_file(&out).unwrap();
+    let (a, b) = (&snap.particles, &model.particles);
+    assert_eq!(a.len(), b.len());
+    let first = (0..a.len()).find(|&k| a.pos_mass[k] != b.pos_mass[k] || a.vel[k] != b.vel[k]);
+    if let Some(k) = first {
+        panic!(
+            "particle {k}: {:?} {:?}, model {:?} {:?}",
+            a.pos_mass[k], a.vel[k], b.pos_mass[k], b.vel[k]
+        );
+    }
+    assert_eq!(snap.types, model.types());
+    for (option, value, words) in [
+        (
+            "--incl1",
+            "200",
+            "incl1 = 200: expected a number in [0, 180]",
+        ),
+        (
+            "--incl2",
+            "-10",
+            "incl2 = -10: expected a number in [0, 180]",
+        ),
+        ("--mhalo", "31", "mhalo = 31: expected a number in [0, 30]"),
+    ] {
+        let (ok, _, stderr) = webgrav(&[
+            "run",
+            "--model",
+            "galaxy-crash",
+            "-n",
+            "100",
+            option,
+            value,
+            "--t-end",
+            "0",
+        ]);
+        assert!(!ok && stderr.contains(words), "{option} {value}: {stderr}");
+    }
+}

@@ -187,9 +187,10 @@ impl Engine {
     }
 
     /// `n` particles of the model `name` (deterministic per `seed`) with
-    /// the galaxy models' parameters q, ratio, rperi, satellites.
+    /// the galaxy models' parameters q, ratio, rperi, satellites, incl1,
+    /// incl2, mhalo.
     #[staticmethod]
-    #[pyo3(signature = (name, n, seed, q, ratio, rperi, satellites, params=None))]
+    #[pyo3(signature = (name, n, seed, q, ratio, rperi, satellites, incl1, incl2, mhalo, params=None))]
     #[allow(clippy::too_many_arguments)]
     fn from_model(
         py: Python<'_>,
@@ -200,6 +201,9 @@ impl Engine {
         ratio: f64,
         rperi: f64,
         satellites: f64,
+        incl1: f64,
+        incl2: f64,
+        mhalo: f64,
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let model = Model::from_name(name).map_err(|_| {
@@ -214,7 +218,8 @@ impl Engine {
         for (key, x) in [("n", n as f64), ("seed", seed as f64)] {
             param(key).expect("a model row").validate(x).py_err()?;
         }
-        let model_params = model_params(q, ratio, rperi, satellites).py_err()?;
+        let model_params =
+            model_params(q, ratio, rperi, satellites, incl1, incl2, mhalo).py_err()?;
         let config = config(RunParams::default(), params)?;
         let solver = config.solver();
         let tagged = py

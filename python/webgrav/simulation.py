@@ -111,14 +111,21 @@ class Simulation:
         ratio=DEFAULTS["ratio"],
         rperi=DEFAULTS["rperi"],
         satellites=DEFAULTS["satellites"],
+        incl1=DEFAULTS["incl1"],
+        incl2=DEFAULTS["incl2"],
+        mhalo=DEFAULTS["mhalo"],
         **run,
     ):
         """``n`` particles of one of webgrav's models (``webgrav.models()``:
         plummer, cold-collapse, hernquist, nfw, sersic, disk-galaxy,
-        milky-way, galaxy-merger, minor-mergers), deterministic per
-        ``seed``; ``q`` (Toomre Q: disk-galaxy, milky-way), ``ratio`` and
-        ``rperi`` (galaxy-merger, kpc), ``satellites`` (minor-mergers) as
-        on the command line. Galaxies carry their components as ``kinds``.
+        milky-way, galaxy-merger, galaxy-crash, minor-mergers, planets,
+        figure-eight), deterministic per ``seed``; ``q`` (Toomre Q:
+        disk-galaxy, milky-way, galaxy-crash), ``ratio`` and ``rperi``
+        (galaxy-merger, galaxy-crash; kpc), ``satellites`` (minor-mergers),
+        ``incl1`` and ``incl2`` (the disks' inclinations to the orbit's
+        plane in degrees, 0 prograde to 180 retrograde) and ``mhalo`` (each
+        halo's mass over its galaxy's stars, 0: none; galaxy-crash) as on
+        the command line. Galaxies carry their components as ``kinds``.
         Other keywords: the run parameters, as for ``Simulation``."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise arrays.invalid(f"n must be a positive whole number, got {n!r}")
@@ -133,6 +140,9 @@ class Simulation:
                 float(ratio),
                 float(rperi),
                 float(satellites),
+                float(incl1),
+                float(incl2),
+                float(mhalo),
                 run,
             )
         )

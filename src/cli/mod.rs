@@ -209,6 +209,9 @@ impl Rows for ModelRows {
                 mass_ratio: v.number("ratio"),
                 pericenter: v.number("rperi"),
                 satellites: v.number("satellites") as u32,
+                inclination1: v.number("incl1"),
+                inclination2: v.number("incl2"),
+                halo_mass: v.number("mhalo"),
             },
         }
     }

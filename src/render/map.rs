@@ -37,7 +37,7 @@ impl Units {
     /// The units a model is built in (`state::galaxy::catalog`).
     pub fn of_model(model: Model) -> Self {
         match model {
-            Model::MilkyWay | Model::GalaxyMerger => Units::Bonsai,
+            Model::MilkyWay | Model::GalaxyMerger | Model::GalaxyCrash => Units::Bonsai,
             Model::Planets => Units::Solar,
             _ => Units::NBody,
         }

@@ -149,7 +149,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: number(0.5, 5.0),
         default: "1.2",
         solvers: &[],
-        models: &[Model::DiskGalaxy, Model::MilkyWay],
+        models: &[Model::DiskGalaxy, Model::MilkyWay, Model::GalaxyCrash],
     },
     Param {
         key: "ratio",
@@ -157,7 +157,7 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: number(1.0, 100.0),
         default: "3",
         solvers: &[],
-        models: &[Model::GalaxyMerger],
+        models: &[Model::GalaxyMerger, Model::GalaxyCrash],
     },
     Param {
         key: "rperi",
@@ -165,7 +165,31 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: positive(100.0),
         default: "10",
         solvers: &[],
-        models: &[Model::GalaxyMerger],
+        models: &[Model::GalaxyMerger, Model::GalaxyCrash],
+    },
+    Param {
+        key: "incl1",
+        label: "inclination of the primary's disk to the orbit's plane (degrees: 0 prograde, 90 polar, 180 retrograde)",
+        kind: number(0.0, 180.0),
+        default: "0",
+        solvers: &[],
+        models: &[Model::GalaxyCrash],
+    },
+    Param {
+        key: "incl2",
+        label: "inclination of the secondary's disk to the orbit's plane (degrees: 0 prograde, 90 polar, 180 retrograde)",
+        kind: number(0.0, 180.0),
+        default: "60",
+        solvers: &[],
+        models: &[Model::GalaxyCrash],
+    },
+    Param {
+        key: "mhalo",
+        label: "dark-halo mass of each galaxy in units of its stellar (disk + bulge) mass (0: no halo; the Milky Way's is 11)",
+        kind: number(0.0, 30.0),
+        default: "11",
+        solvers: &[],
+        models: &[Model::GalaxyCrash],
     },
     Param {
         key: "satellites",
@@ -381,22 +405,50 @@ impl Param {
 }
 
 /// The galaxy models' parameters, each checked against its row of
-/// `RUN_PARAMS`.
-pub fn model_params(q: f64, ratio: f64, rperi: f64, satellites: f64) -> Result<ModelParams> {
-    for (key, x) in [
-        ("q", q),
-        ("ratio", ratio),
-        ("rperi", rperi),
-        ("satellites", satellites),
-    ] {
-        param(key).expect("a model parameter").validate(x)?;
-    }
-    Ok(ModelParams {
+/// `RUN_PARAMS` (`validate_model_params`).
+pub fn model_params(
+    q: f64,
+    ratio: f64,
+    rperi: f64,
+    satellites: f64,
+    incl1: f64,
+    incl2: f64,
+    mhalo: f64,
+) -> Result<ModelParams> {
+    // A whole number is checked as given (2.5 satellites are refused, not
+    // truncated).
+    param("satellites")
+        .expect("a model parameter")
+        .validate(satellites)?;
+    let p = ModelParams {
         toomre_q: q,
         mass_ratio: ratio,
         pericenter: rperi,
         satellites: satellites as u32,
-    })
+        inclination1: incl1,
+        inclination2: incl2,
+        halo_mass: mhalo,
+    };
+    validate_model_params(&p)?;
+    Ok(p)
+}
+
+/// Each of the galaxy models' parameters against its row of `RUN_PARAMS`;
+/// the error names the key and the range, e.g. "incl1 = 200: expected a
+/// number in [0, 180]".
+pub fn validate_model_params(p: &ModelParams) -> Result<()> {
+    for (key, x) in [
+        ("q", p.toomre_q),
+        ("ratio", p.mass_ratio),
+        ("rperi", p.pericenter),
+        ("satellites", p.satellites as f64),
+        ("incl1", p.inclination1),
+        ("incl2", p.inclination2),
+        ("mhalo", p.halo_mass),
+    ] {
+        param(key).expect("a model parameter").validate(x)?;
+    }
+    Ok(())
 }
 
 /// Every numerical setting of a run, for any solver (each solver reads
@@ -552,5 +604,44 @@ mod tests {
         assert_eq!(default("ratio"), d.mass_ratio);
         assert_eq!(default("rperi"), d.pericenter);
         assert_eq!(default("satellites"), d.satellites as f64);
+        assert_eq!(default("incl1"), d.inclination1);
+        assert_eq!(default("incl2"), d.inclination2);
+        assert_eq!(default("mhalo"), d.halo_mass);
+        validate_model_params(&d).unwrap();
+    }
+
+    #[test]
+    fn bad_model_parameters_are_refused_by_key_and_range() {
+        let ok = |incl1: f64, incl2: f64, mhalo: f64| {
+            model_params(1.2, 3.0, 10.0, 8.0, incl1, incl2, mhalo).map_err(|e| e.to_string())
+        };
+        ok(0.0, 180.0, 0.0).unwrap();
+        ok(180.0, 0.0, 30.0).unwrap();
+        for ((incl1, incl2, mhalo), words) in [
+            (
+                (200.0, 60.0, 11.0),
+                "incl1 = 200: expected a number in [0, 180]",
+            ),
+            (
+                (0.0, -5.0, 11.0),
+                "incl2 = -5: expected a number in [0, 180]",
+            ),
+            (
+                (0.0, 60.0, 31.0),
+                "mhalo = 31: expected a number in [0, 30]",
+            ),
+            (
+                (0.0, 60.0, -1.0),
+                "mhalo = -1: expected a number in [0, 30]",
+            ),
+            ((f64::NAN, 60.0, 11.0), "incl1 = NaN: expected"),
+        ] {
+            let e = ok(incl1, incl2, mhalo).unwrap_err();
+            assert!(e.contains(words), "{e}");
+        }
+        let e = model_params(1.2, 0.5, 10.0, 8.0, 0.0, 60.0, 11.0).unwrap_err();
+        assert!(e.to_string().contains("ratio = 0.5"), "{e}");
+        let e = model_params(1.2, 3.0, 10.0, 2.5, 0.0, 60.0, 11.0).unwrap_err();
+        assert!(e.to_string().contains("satellites = 2.5"), "{e}");
     }
 }

@@ -32,6 +32,10 @@ pub enum Model {
     /// The Bonsai paper's merger of two galaxies with black holes (1:3,
     /// pericentre 10 kpc by default), in Bonsai units.
     GalaxyMerger,
+    /// Galaxy Crash (after Chris Mihos's applet): two Milky-Way-like
+    /// disks with live haloes on a parabolic orbit, with their mass ratio,
+    /// pericentre, disks' inclinations and halo mass set, in Bonsai units.
+    GalaxyCrash,
     /// A primary (NFW halo + Sérsic n = 3 bulge) with 1:10 satellites
     /// (thesis ch. 5), N-body units.
     MinorMergers,
@@ -48,14 +52,25 @@ pub enum Model {
 /// (`run::params::RUN_PARAMS`) gives their keys, ranges and defaults.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelParams {
-    /// Toomre Q of the disk at 2.5 scale lengths (disk-galaxy, milky-way).
+    /// Toomre Q of the disk at 2.5 scale lengths (disk-galaxy, milky-way,
+    /// galaxy-crash).
     pub toomre_q: f64,
-    /// Mass of the primary over the secondary's (galaxy-merger).
+    /// Mass of the primary over the secondary's (galaxy-merger,
+    /// galaxy-crash).
     pub mass_ratio: f64,
-    /// Pericentre of the merger's orbit, kpc (galaxy-merger).
+    /// Pericentre of the merger's orbit, kpc (galaxy-merger, galaxy-crash).
     pub pericenter: f64,
     /// Number of satellites (minor-mergers).
     pub satellites: u32,
+    /// Inclination of the primary's disk spin to the orbit's angular
+    /// momentum, degrees: 0 prograde in the orbit's plane, 180 retrograde
+    /// (galaxy-crash).
+    pub inclination1: f64,
+    /// The secondary's, likewise (galaxy-crash).
+    pub inclination2: f64,
+    /// Each galaxy's dark-halo mass over its stellar (disk + bulge) mass;
+    /// 0: no halo (galaxy-crash).
+    pub halo_mass: f64,
 }
 
 impl Default for ModelParams {
@@ -65,6 +80,9 @@ impl Default for ModelParams {
             mass_ratio: 3.0,
             pericenter: 10.0,
             satellites: 8,
+            inclination1: 0.0,
+            inclination2: 60.0,
+            halo_mass: catalog::CRASH_HALO,
         }
     }
 }
@@ -139,6 +157,7 @@ impl Model {
         Model::DiskGalaxy,
         Model::MilkyWay,
         Model::GalaxyMerger,
+        Model::GalaxyCrash,
         Model::MinorMergers,
         Model::Planets,
         Model::FigureEight,
@@ -154,6 +173,7 @@ impl Model {
             Model::DiskGalaxy => "disk-galaxy",
             Model::MilkyWay => "milky-way",
             Model::GalaxyMerger => "galaxy-merger",
+            Model::GalaxyCrash => "galaxy-crash",
             Model::MinorMergers => "minor-mergers",
             Model::Planets => "planets",
             Model::FigureEight => "figure-eight",
@@ -202,6 +222,15 @@ impl Model {
             Model::GalaxyMerger => catalog::bonsai_merger(p.mass_ratio, p.pericenter)
                 .realize(n, seed)?
                 .into(),
+            Model::GalaxyCrash => catalog::galaxy_crash(
+                p.mass_ratio,
+                p.pericenter,
+                (p.inclination1, p.inclination2),
+                p.halo_mass,
+                p.toomre_q,
+            )?
+            .realize(n, seed)?
+            .into(),
             Model::MinorMergers => catalog::minor_mergers(p.satellites as usize)
                 .realize(n, seed)?
                 .into(),

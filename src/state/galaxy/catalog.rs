@@ -5,8 +5,9 @@
 use super::disk::{Disk, DiskGalaxy};
 use super::merger::{Galaxy, Merger, MinorMergers, Orbit, Spin};
 use super::profile::Shape;
-use super::spherical::{Component, SphericalGalaxy};
+use super::spherical::{Component, Kind, SphericalGalaxy};
 use super::units::{msun, KPC};
+use crate::error::{Error, Result};
 
 /// A galaxy of one component of unit mass, `shape` truncated at `r_t`.
 pub fn single(name: &'static str, shape: Shape, r_t: f64) -> SphericalGalaxy {
@@ -141,6 +142,141 @@ pub fn bonsai_merger(mass_ratio: f64, pericenter: f64) -> Merger {
         },
         primary_share: 0.5,
     }
+}
+
+/// Galaxy Crash's default dark-halo mass in units of a galaxy's stellar
+/// (disk + bulge) mass: the Milky Way model's 6.0e11 / 5.46e10 = 10.99,
+/// rounded. A halo of this mass has `milky_way`'s lengths.
+pub const CRASH_HALO: f64 = 11.0;
+
+/// A Milky-Way-like disk galaxy for Galaxy Crash: `milky_way`'s disk and
+/// bulge (5.46e10 M☉ of stars) times `scale` in mass, their lengths times
+/// scale^(1/3) (equal mean density, as `merger_galaxy`), with Toomre Q
+/// `toomre_q`; and an NFW dark halo of `halo` times the stellar mass, none
+/// where `halo` is 0. The halo's lengths (r_s = 20 kpc, truncated at
+/// r_t = 200 kpc for the Milky Way's mass, `CRASH_HALO`) grow as its mass
+/// to the 1/3 too: every halo has the Milky Way's mean density inside r_t
+/// and its concentration c = 10, so a heavier halo is also a larger one,
+/// as in Dubinski, Mihos & Hernquist's (1996) study of tidal tails in
+/// haloes of different masses.
+pub fn crash_galaxy(scale: f64, halo: f64, toomre_q: f64) -> DiskGalaxy {
+    let s = scale.cbrt();
+    let stars = msun(5.46e10) * scale;
+    let mut spheroid = Vec::new();
+    if halo > 0.0 {
+        let h = s * (halo / CRASH_HALO).cbrt();
+        spheroid.push(Component::truncated(
+            "halo",
+            halo * stars,
+            Shape::Nfw { rs: 20.0 * KPC * h },
+            200.0 * KPC * h,
+        ));
+    }
+    spheroid.push(Component::truncated(
+        "bulge",
+        msun(4.6e9) * scale,
+        Shape::Hernquist { a: 0.7 * KPC * s },
+        20.0 * KPC * s,
+    ));
+    DiskGalaxy {
+        disk: Disk::new(msun(5.0e10) * scale, 2.8 * KPC * s, 0.3 * KPC * s, toomre_q),
+        spheroid,
+    }
+}
+
+/// Where a disk galaxy ends: the largest truncation radius of its
+/// spheroid's components, or the disk's cut (10 R_d) if that is larger.
+pub fn outer_radius(g: &DiskGalaxy) -> f64 {
+    g.spheroid
+        .iter()
+        .filter_map(|c| match c.kind {
+            Kind::Profile(p) => Some(p.r_t),
+            Kind::PointMass => None,
+        })
+        .fold(g.disk.max_radius, f64::max)
+}
+
+/// The successor of Chris Mihos's Java applet "Galaxy Crash": two
+/// `crash_galaxy` disks with live haloes, in Bonsai units, the secondary
+/// lighter by `mass_ratio` (lengths by its cube root), on a parabolic
+/// orbit with pericentre `pericenter` kpc in the xy plane (orbital angular
+/// momentum along +z).
+///
+/// - Each disk's spin is tilted from the orbit's angular momentum by its
+///   inclination in `inclinations` (degrees; 0: prograde in the orbit's
+///   plane, 90: polar, 180: retrograde in the plane). Both tilt about the
+///   x axis, the line joining the centres at pericentre: the line of
+///   nodes passes through pericentre (Toomre & Toomre's ω = 0).
+/// - `halo`: each halo's mass in units of its galaxy's stellar mass
+///   (`crash_galaxy`; 0: no halo).
+/// - The galaxies start as far apart as their outer radii (`outer_radius`)
+///   add up to, so the haloes' truncation radii just touch: spheres that
+///   do not overlap attract as point masses, so the start is the point
+///   masses' parabola the orbit assumes (only the haloes' tapers beyond
+///   r_t overlap). With the Milky Way's halo that is 200 (1 + ratio^(-1/3))
+///   kpc, 339 kpc for 1:3, and the point masses reach pericentre after
+///   158 time units (1.55 Gyr; `Orbit::time_to_pericenter`); the start is
+///   at least twice the pericentre apart, for small haloes and wide
+///   pericentres. Once the haloes overlap, each pulls the other with only
+///   the mass inside: at the defaults (1:3, 10 kpc) the stellar centres
+///   come closest later and wider, at t ≈ 165-170 (1.6-1.7 Gyr) and
+///   17-21 kpc apart (two seeds at N = 4096, direct sum, ε = 0.2 kpc).
+/// - Half the particles in each galaxy (as `bonsai_merger`): the
+///   secondary's are lighter by the mass ratio, so its disk, whose tails
+///   are the show in unequal encounters, is as well resolved as the
+///   primary's.
+pub fn galaxy_crash(
+    mass_ratio: f64,
+    pericenter: f64,
+    inclinations: (f64, f64),
+    halo: f64,
+    toomre_q: f64,
+) -> Result<Merger> {
+    let checks = [
+        (
+            mass_ratio.is_finite() && mass_ratio > 0.0,
+            "the mass ratio must be positive",
+        ),
+        (
+            pericenter.is_finite() && pericenter > 0.0,
+            "the pericentre must be positive",
+        ),
+        (
+            halo.is_finite() && halo >= 0.0,
+            "the halo mass must be 0 or more",
+        ),
+        (
+            inclinations.0.is_finite() && inclinations.1.is_finite(),
+            "the inclinations must be numbers",
+        ),
+    ];
+    if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
+        return Err(Error::InvalidParameter(format!(
+            "galaxy-crash: {what} (ratio {mass_ratio}, pericentre {pericenter} kpc, \
+             halo {halo}, inclinations {} and {} degrees)",
+            inclinations.0, inclinations.1
+        )));
+    }
+    let primary = crash_galaxy(1.0, halo, toomre_q);
+    let secondary = crash_galaxy(1.0 / mass_ratio, halo, toomre_q);
+    let separation =
+        (outer_radius(&primary) + outer_radius(&secondary)).max(2.0 * pericenter * KPC);
+    let spin = |degrees: f64| Spin {
+        inclination: degrees.to_radians(),
+        azimuth: 0.0,
+    };
+    Ok(Merger {
+        primary: Galaxy::Disk(primary),
+        secondary: Galaxy::Disk(secondary),
+        orbit: Orbit {
+            pericenter: pericenter * KPC,
+            eccentricity: 1.0,
+            separation,
+        },
+        primary_spin: spin(inclinations.0),
+        secondary_spin: spin(inclinations.1),
+        primary_share: 0.5,
+    })
 }
 
 /// Minor mergers in N-body units: `minor_merger_galaxy(1)` with `count`
