@@ -164,7 +164,7 @@ fn planets_start_on_their_keplerian_ellipses() {
 
 /// A run of `query` played as the page plays it: `spf` steps queued per
 /// frame (Hermite: the target moved by spf × dt, then the block steps up
-/// to it), the bodies sampled after every frame, until `until`.
+/// to it), the bodies sampled after every block step, until `until`.
 fn play(ctx: &GpuContext, query: &str, spf: u32, until: f64) -> (Run, Option<OrbitTracker>) {
     let (s, w) = Settings::from_query(query);
     assert!(w.is_empty(), "{w:?}");
@@ -174,6 +174,9 @@ fn play(ctx: &GpuContext, query: &str, spf: u32, until: f64) -> (Run, Option<Orb
     let mut tracker = run
         .few_body_sample()
         .map(|first| OrbitTracker::new(masses, first));
+    assert_eq!(run.sample_few_bodies(), tracker.is_some());
+    // The page reads the state out before its first step: E₀ of |ΔE/E₀|.
+    block_on(run.readout(ctx)).unwrap();
     while run.time() < until {
         run.queue(ctx, spf);
         if run.needs_advance() {
@@ -298,5 +301,22 @@ fn playback_speed_never_changes_a_trajectory() {
                 );
             }
         }
+    }
+}
+
+// The orbit measures follow the block steps, not the frames: a frame of
+// 64 steps measures every planet's orbit as a frame of one does, to the
+// bit (the page's measures do not depend on the playback speed either).
+#[test]
+fn orbit_measures_do_not_depend_on_steps_per_frame() {
+    let ctx = common::gpu();
+    let q = "model=planets&n=4&solver=hermite4&eps=0&dt=0.03125";
+    let (_, slow) = play(&ctx, q, 1, 2.0);
+    let (_, fast) = play(&ctx, q, 64, 2.0);
+    let (slow, fast) = (slow.unwrap(), fast.unwrap());
+    let mercury = slow.orbit(1).expect("Mercury's orbit");
+    assert!((mercury.period / (std::f64::consts::TAU * 0.2408) - 1.0).abs() < 0.01);
+    for k in 1..4 {
+        assert_eq!(slow.orbit(k), fast.orbit(k), "planet {k}");
     }
 }

@@ -165,15 +165,7 @@ fn the_overlay_draws_the_cells_where_they_project() {
             false,
             |encoder: &mut wgpu::CommandEncoder, view: &wgpu::TextureView, cam: &wgpu::Buffer| {
                 if with_cells {
-                    overlay.draw(
-                        &ctx.device,
-                        &ctx.queue,
-                        encoder,
-                        view,
-                        cam,
-                        &tree,
-                        Cells::Levels(max_level),
-                    );
+                    overlay.draw(&ctx, encoder, view, cam, &tree, Cells::Levels(max_level));
                 }
             },
         ))

@@ -26,6 +26,10 @@ const SOURCES: &[(&str, &str)] = &[
         "tree-code",
         include_str!("../../www/lessons/tree-code.json"),
     ),
+    (
+        "galaxy-crash",
+        include_str!("../../www/lessons/galaxy-crash.json"),
+    ),
 ];
 
 /// What the page measures into a sheet: key and meaning. `BODY_MEASURES`

@@ -109,7 +109,9 @@ impl OrbitTracker {
     /// Takes the next state (a later time than the last; others are
     /// ignored).
     pub fn push(&mut self, next: Sample) {
-        if !(next.t > self.last.t) || next.pos.len() != self.masses.len() {
+        if next.t.partial_cmp(&self.last.t) != Some(std::cmp::Ordering::Greater)
+            || next.pos.len() != self.masses.len()
+        {
             return;
         }
         let last = std::mem::replace(&mut self.last, next);
@@ -331,7 +333,7 @@ mod tests {
     /// the ellipse's own, to the interpolant's accuracy.
     #[test]
     fn an_ellipse_sampled_coarsely_gives_its_period_and_axes() {
-        let (a, e) = (1.3, 0.3);
+        let (a, e): (f64, f64) = (1.3, 0.3);
         let period = std::f64::consts::TAU * a.powf(1.5);
         let state = |t: f64| {
             // Mean anomaly → eccentric anomaly by Newton's method.

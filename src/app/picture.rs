@@ -308,15 +308,8 @@ async fn finish(
         |encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView, cam: &wgpu::Buffer| {
             if let (Some(tree), true) = (tree, view.cells > 0) {
                 let cells = Cells::Levels(view.cells - 1);
-                CellOverlay::new(&ctx.device, OFFSCREEN_FORMAT).draw(
-                    &ctx.device,
-                    &ctx.queue,
-                    encoder,
-                    target,
-                    cam,
-                    tree,
-                    cells,
-                );
+                CellOverlay::new(&ctx.device, OFFSCREEN_FORMAT)
+                    .draw(ctx, encoder, target, cam, tree, cells);
             }
         };
     let shot = render_offscreen_with(

@@ -242,17 +242,23 @@ impl Camera {
     /// right, y down, from the top left), as the particles are drawn;
     /// `None` behind the camera.
     pub fn project(&self, p: [f32; 3], width: u32, height: u32) -> Option<[f32; 2]> {
+        self.projector(width, height)(p)
+    }
+
+    /// `project` for many points: the view's matrix made once.
+    pub fn projector(&self, width: u32, height: u32) -> impl Fn([f32; 3]) -> Option<[f32; 2]> {
         let m = self.uniform(width, height, [0.0, 1.0]).view_proj;
-        let clip: [f32; 4] =
-            std::array::from_fn(|row| (0..3).map(|c| m[c][row] * p[c]).sum::<f32>() + m[3][row]);
-        if clip[3] <= 0.0 {
-            return None;
+        let (w, h) = (width as f32, height as f32);
+        move |p: [f32; 3]| {
+            let clip: [f32; 4] = std::array::from_fn(|row| {
+                (0..3).map(|c| m[c][row] * p[c]).sum::<f32>() + m[3][row]
+            });
+            if clip[3] <= 0.0 {
+                return None;
+            }
+            let (x, y) = (clip[0] / clip[3], clip[1] / clip[3]);
+            Some([(x + 1.0) * 0.5 * w, (1.0 - y) * 0.5 * h])
         }
-        let (x, y) = (clip[0] / clip[3], clip[1] / clip[3]);
-        Some([
-            (x + 1.0) * 0.5 * width as f32,
-            (1.0 - y) * 0.5 * height as f32,
-        ])
     }
 
     /// The uniform for a `width` × `height` pixel target; `range` is the

@@ -9,6 +9,7 @@ use super::trace::{trace_consts, Trace};
 use super::TreeSolver;
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::kernel::{bind_group, bind_group_layout, shader_module, Binding, Slot};
+use crate::gpu::GpuContext;
 
 const OVERLAY_WGSL: &str = include_str!("../../shaders/overlay.wgsl");
 
@@ -111,14 +112,14 @@ impl CellOverlay {
     /// renderer's camera uniform `camera` (the picture's own).
     pub fn draw(
         &self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
+        ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         view: &wgpu::TextureView,
         camera: &wgpu::Buffer,
         tree: &TreeSolver,
         cells: Cells,
     ) {
+        let (device, queue) = (&ctx.device, &ctx.queue);
         let b = &tree.buffers;
         let (params, list, instances) = match cells {
             Cells::Levels(max_level) => (

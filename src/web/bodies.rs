@@ -8,8 +8,9 @@ use crate::render::map::Units;
 use crate::render::Camera;
 use std::collections::VecDeque;
 
-/// Samples a trail keeps per body: long enough for the outermost orbit
-/// of a lesson at one sample per frame.
+/// Samples a trail keeps per body. When full, every other one is dropped
+/// and later samples are kept as sparsely: the whole run stays drawn, at
+/// a resolution that halves as it grows.
 const TRAIL_SAMPLES: usize = 4096;
 
 /// A few-body run's trails and orbit measures.
@@ -18,37 +19,55 @@ pub struct FewBody {
     /// The bodies' names (their components).
     names: Vec<String>,
     units: Units,
-    /// Positions of every body per sample (oldest first).
+    /// Positions of every body per sample kept (oldest first).
     trail: VecDeque<Vec<[f32; 3]>>,
+    /// One sample in `stride` is kept; samples since the last kept.
+    stride: usize,
+    since: usize,
+    /// The latest positions (kept or not).
+    current: Vec<[f32; 3]>,
 }
 
 impl FewBody {
     pub fn new(first: Sample, masses: Vec<f64>, names: Vec<String>, units: Units) -> Self {
-        let mut trail = VecDeque::new();
-        trail.push_back(positions(&first));
+        let current = positions(&first);
+        let trail = VecDeque::from([current.clone()]);
         Self {
             tracker: OrbitTracker::new(masses, first),
             names,
             units,
             trail,
+            stride: 1,
+            since: 0,
+            current,
         }
     }
 
     /// Takes the state after a frame's block steps.
     pub fn push(&mut self, sample: Sample) {
-        if !(sample.t > self.tracker.last().t) {
+        if sample.t.partial_cmp(&self.tracker.last().t) != Some(std::cmp::Ordering::Greater) {
             return;
         }
-        if self.trail.len() == TRAIL_SAMPLES {
-            self.trail.pop_front();
+        self.current = positions(&sample);
+        self.since += 1;
+        if self.since >= self.stride {
+            self.since = 0;
+            if self.trail.len() == TRAIL_SAMPLES {
+                let mut k = 0;
+                self.trail.retain(|_| {
+                    k += 1;
+                    k % 2 == 1
+                });
+                self.stride *= 2;
+            }
+            self.trail.push_back(self.current.clone());
         }
-        self.trail.push_back(positions(&sample));
         self.tracker.push(sample);
     }
 
     /// The bodies' latest positions.
     pub fn latest(&self) -> &[[f32; 3]] {
-        self.trail.back().map_or(&[], |p| p.as_slice())
+        &self.current
     }
 
     /// `{time, time_unit, length_unit, central, bodies: [{name, r, v,
@@ -102,14 +121,16 @@ impl FewBody {
     }
 
     /// The trails projected onto a `width` × `height` canvas: per body, its
-    /// samples as x, y pixel pairs (NaN where behind the camera), oldest
-    /// first, in one array of `bodies × samples × 2`.
+    /// samples kept and its latest position as x, y pixel pairs (NaN where
+    /// behind the camera), oldest first, in one array of `bodies ×
+    /// samples() × 2`.
     pub fn projected(&self, camera: &Camera, width: u32, height: u32) -> js_sys::Float32Array {
         let n = self.tracker.masses().len();
         let mut xy = Vec::with_capacity(n * self.trail.len() * 2);
+        let project = camera.projector(width, height);
         for k in 0..n {
-            for p in &self.trail {
-                let [x, y] = camera.project(p[k], width, height).unwrap_or([f32::NAN; 2]);
+            for p in self.trail.iter().chain([&self.current]) {
+                let [x, y] = project(p[k]).unwrap_or([f32::NAN; 2]);
                 xy.push(x);
                 xy.push(y);
             }
@@ -117,8 +138,9 @@ impl FewBody {
         js_sys::Float32Array::from(xy.as_slice())
     }
 
+    /// Points per body in `projected`.
     pub fn samples(&self) -> usize {
-        self.trail.len()
+        self.trail.len() + 1
     }
 }
 

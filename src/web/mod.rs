@@ -1088,8 +1088,7 @@ fn draw_tree(s: &mut AppState, encoder: &mut wgpu::CommandEncoder, target: &wgpu
     let camera = s.renderer.camera_buffer();
     if levels > 0 {
         overlay.draw(
-            device,
-            queue,
+            &s.ctx,
             encoder,
             target,
             camera,
@@ -1100,15 +1099,7 @@ fn draw_tree(s: &mut AppState, encoder: &mut wgpu::CommandEncoder, target: &wgpu
     if let Some((particle, trace)) = &s.picked {
         let alpha = run.config().params().alpha;
         trace.encode(device, queue, encoder, *particle, alpha);
-        overlay.draw(
-            device,
-            queue,
-            encoder,
-            target,
-            camera,
-            tree,
-            Cells::Traced(trace),
-        );
+        overlay.draw(&s.ctx, encoder, target, camera, tree, Cells::Traced(trace));
     }
 }
 

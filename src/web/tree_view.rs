@@ -41,8 +41,9 @@ impl WebApp {
             };
             let pos = &r.snapshot.particles.pos_mass;
             let mut best: Option<(usize, f32)> = None;
+            let project = camera.projector(size.0, size.1);
             for (k, p) in pos.iter().enumerate() {
-                if let Some([px, py]) = camera.project(p.pos, size.0, size.1) {
+                if let Some([px, py]) = project(p.pos) {
                     let d = (px - x).hypot(py - y);
                     if d <= radius && best.is_none_or(|(_, b)| d < b) {
                         best = Some((k, d));

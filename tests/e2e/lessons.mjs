@@ -12,8 +12,8 @@
 // The runs take 64 steps per frame (a URL's explicit keys win over the
 // lesson's; playback speed never changes a trajectory, tests/lessons.rs)
 // in a small viewport: SwiftShader draws a frame in ~0.2-0.4 s.
-// Screenshots of each lesson, as it opens at the suite's size, land in
-// ART/lessons/NAME.png (the teachers' page pictures,
+// With WEBGRAV_E2E_SHOTS=1, screenshots of each lesson as it opens land
+// in ART/lessons/NAME.png (the teachers' page pictures,
 // www/figures/lessons/, are copies of them).
 import fs from "node:fs";
 import path from "node:path";
@@ -27,7 +27,12 @@ function cheap(part, variant) {
   return ["hermite4", "hermite6"].includes(solver) || (solver === "direct" && Number(q.get("n")) <= 1024);
 }
 
-export async function lessonChecks({ context, openApp, waitFor, check, ART, webgrav }) {
+export async function lessonChecks(env) {
+  if (process.env.WEBGRAV_E2E_ONLY !== "tree") await sheetChecks(env);
+  await treeChecks(env);
+}
+
+async function sheetChecks({ context, openApp, waitFor, check, ART }) {
   const dir = path.join(ART, "lessons");
   fs.mkdirSync(dir, { recursive: true });
   const probe = await openApp(context, "?autoplay=0&n=64&solver=direct");
@@ -89,8 +94,10 @@ export async function lessonChecks({ context, openApp, waitFor, check, ART, webg
     }
   }
 
-  // Each lesson as it opens, a few seconds in (the teachers' page).
-  for (const lesson of lessons) {
+  // Each lesson as it opens, a few seconds in: the teachers' page's
+  // pictures, made on request (WEBGRAV_E2E_SHOTS=1; heavy lessons take
+  // minutes to start on a software adapter).
+  for (const lesson of process.env.WEBGRAV_E2E_SHOTS ? lessons : []) {
     // Paused where a part is heavy for a software adapter (its picture is
     // the first frame).
     const still = cheap(lesson.parts[0], null) ? "" : "&autoplay=0";
@@ -112,8 +119,12 @@ export async function lessonChecks({ context, openApp, waitFor, check, ART, webg
     printed.background === "rgb(255, 255, 255)", JSON.stringify(printed));
   await pp.pdf({ path: path.join(dir, "cold-collapse-sheet.pdf") }).catch(() => {});
   await pp.close();
+}
 
-  // The tree made visible.
+// The tree made visible.
+async function treeChecks({ context, openApp, waitFor, check, ART, webgrav }) {
+  const dir = path.join(ART, "lessons");
+  fs.mkdirSync(dir, { recursive: true });
   const base = "?model=plummer&n=2048&seed=5&solver=tree&theta=0.6&alpha=0&eps=0.05&rebuild=1&autoplay=0&yaw=0.4&pitch=0.3";
   const shot = async (q, file) => {
     const page = await openApp(context, q);

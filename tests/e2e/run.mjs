@@ -188,10 +188,11 @@ async function main() {
         window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
     });
 
-    // WEBGRAV_E2E_ONLY=lessons runs the lesson checks (15) alone.
+    // WEBGRAV_E2E_ONLY=lessons runs the lesson checks (15) alone; =tree
+    // only their tree view.
     // eslint-disable-next-line no-labels
     everything: {
-    if (process.env.WEBGRAV_E2E_ONLY === "lessons") break everything;
+    if (process.env.WEBGRAV_E2E_ONLY) break everything;
     // 1. A run advances with a small energy error and draws something.
     const N = 1024, DT = 0.0078125;
     const page = await openApp(context, `?model=plummer&n=${N}&seed=3&solver=direct&eps=0.02&dt=${DT}&spf=2&autoplay=1`);
