@@ -270,13 +270,15 @@ function maybeLegend(now) {
   if (legendBusy || now - legendAt < 500) return;
   legendAt = now;
   const canvas = $("legend");
-  if (W.app.values().map !== "density") {
+  // A lesson's picture has a scale bar in its units (AU, kpc) too.
+  const density = W.app.values().map === "density";
+  if (!density && !Lessons.current) {
     canvas.hidden = true;
     return;
   }
   legendBusy = true;
   W.app.legend().then((l) => {
-    if (l && l.map === "density") drawLegend(canvas, l);
+    if (l) drawLegend(canvas, l);
     W.legend = l;
   }).catch((e) => console.warn("legend:", errorText(e))).finally(() => { legendBusy = false; });
 }
@@ -313,7 +315,7 @@ function drawLegend(canvas, l) {
     g.fillStyle = "#fff";
     g.fillText(s, x, y);
   };
-  if (l.lo > 0 && l.hi > l.lo) {
+  if (l.map === "density" && l.lo > 0 && l.hi > l.lo) {
     const bw = 14, x0 = w - 16 - bw, y0 = Math.round(0.2 * h), bh = Math.round(0.6 * h);
     const grad = g.createLinearGradient(0, y0 + bh, 0, y0);
     l.stops.forEach((c, k) => grad.addColorStop(k / (l.stops.length - 1), `rgb(${c.map((v) => Math.round(255 * v)).join(",")})`));

@@ -107,7 +107,10 @@ const Bodies = {
         g.lineWidth = 1.5 * dpr;
         g.beginPath();
         let on = false;
-        for (let s = 0; s < m; s++) {
+        // At most ~500 points a trail: a software canvas (and a phone's)
+        // draws thousands per body per frame slowly.
+        const every = Math.max(1, Math.ceil(m / 500));
+        for (let s = (m - 1) % every; s < m; s += every) {
           const x = xy[2 * (k * m + s)], y = xy[2 * (k * m + s) + 1];
           if (!Number.isFinite(x)) { on = false; continue; }
           if (on) g.lineTo(x, y); else g.moveTo(x, y);
