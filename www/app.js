@@ -428,7 +428,8 @@ async function main() {
   }
   // A software adapter starts small unless the URL chose solver or N.
   let software = [];
-  if (await softwareAdapter()) {
+  W.software = await softwareAdapter();
+  if (W.software) {
     const r = window.wasmBindings.softwareStart(values, given);
     values = r.values;
     software = r.changed;

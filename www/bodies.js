@@ -103,13 +103,13 @@ const Bodies = {
       const color = colors[k % colors.length];
       if (trails) {
         g.strokeStyle = color;
-        g.globalAlpha = 0.7;
-        g.lineWidth = 1.5 * dpr;
+        g.lineWidth = dpr;
         g.beginPath();
         let on = false;
-        // At most ~500 points a trail: a software canvas (and a phone's)
-        // draws thousands per body per frame slowly.
-        const every = Math.max(1, Math.ceil(m / 500));
+        // At most ~500 points a trail (~100 on a software adapter, where
+        // the canvas is rasterised on the CPU at ~0.1 s for 500): a phone
+        // draws thousands per body per frame slowly too.
+        const every = Math.max(1, Math.ceil(m / (W.software ? 100 : 500)));
         for (let s = (m - 1) % every; s < m; s += every) {
           const x = xy[2 * (k * m + s)], y = xy[2 * (k * m + s) + 1];
           if (!Number.isFinite(x)) { on = false; continue; }
@@ -117,7 +117,6 @@ const Bodies = {
           on = true;
         }
         g.stroke();
-        g.globalAlpha = 1;
       }
       const x = xy[2 * (k * m + m - 1)], y = xy[2 * (k * m + m - 1) + 1];
       if (!Number.isFinite(x)) continue;
