@@ -317,8 +317,10 @@ fn page_galaxy_readout() {
         pos: [-2.0, 0.0, 0.0],
         mass: 0.005,
     };
-    let g = analysis::galaxy_readout(&p, |_| false);
+    let g = analysis::galaxy_readout(&p, |_| false, |_| false);
     assert_eq!(g.rotation_curve.len(), analysis::ROTATION_CURVE_SHELLS);
+    // No halo: no second curve.
+    assert!(g.without_halo.is_empty());
     for &[r, v] in &g.rotation_curve {
         let exact = r * (r * r + PLUMMER_A * PLUMMER_A).powf(-0.75);
         // Sampling noise of M(<r) at N = 2e4 (the innermost shell holds
@@ -333,8 +335,41 @@ fn page_galaxy_readout() {
     assert_eq!(g.bh_separation, Some(3.0));
     // The same particles called a disk: the m = 2 mode of a sphere seen
     // along its angular momentum is noise, ~1/sqrt(N).
-    let a2 = analysis::galaxy_readout(&p, |_| true).bar_a2.unwrap();
+    let a2 = analysis::galaxy_readout(&p, |_| true, |_| false)
+        .bar_a2
+        .unwrap();
     assert!(a2 < 0.05, "A2 = {a2}");
+    // The outer half of the particles called a halo: inside the radius
+    // holding half the mass the two curves agree (the halo adds nothing
+    // there), outside the curve without it falls as Keplerian, v² r
+    // = G M(stars).
+    let center = analysis::density_center(&p.pos_mass);
+    let r2 = |k: usize| {
+        let q = p.pos_mass[k].pos;
+        (0..3)
+            .map(|a| (q[a] as f64 - center[a]).powi(2))
+            .sum::<f64>()
+    };
+    let mut radii: Vec<f64> = (0..p.len()).map(r2).collect();
+    radii.sort_by(f64::total_cmp);
+    let half = radii[p.len() / 2];
+    let g = analysis::galaxy_readout(&p, |_| false, |k| r2(k) > half);
+    let stars: f64 = (0..p.len())
+        .filter(|&k| r2(k) <= half)
+        .map(|k| p.pos_mass[k].mass as f64)
+        .sum();
+    for (&[r, v], &[r0, v0]) in g.without_halo.iter().zip(&g.rotation_curve) {
+        assert_eq!(r, r0);
+        if r * r <= half {
+            assert!((v / v0 - 1.0).abs() < 1e-9, "r = {r}: {v} against {v0}");
+        } else {
+            assert!(
+                (v * v * r / stars - 1.0).abs() < 1e-6,
+                "r = {r}: v² r = {}",
+                v * v * r
+            );
+        }
+    }
 }
 
 // Spheres that keep their members however small they get (a lone heavy

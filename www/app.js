@@ -196,6 +196,8 @@ function plotGalaxy(h) {
   Plots.line($("plot-rotation"), [
     { points: h.curveStart || [], color: "#678" },
     { points: last.rotation_curve, color: "#7cf" },
+    // What the stars alone would hold up: the halo's share of v_c.
+    { points: last.without_halo || [], color: "#f86" },
   ], { xLabel: "r" });
   const useBar = last.bar_a2 !== null;
   const key = useBar ? "bar_a2" : "bh_separation";

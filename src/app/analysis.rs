@@ -502,6 +502,10 @@ pub struct GalaxyReadout {
     /// `ROTATION_CURVE_SHELLS` log-spaced shells from the radius holding
     /// 1 % of the mass to the one holding 90 %.
     pub rotation_curve: Vec<[f64; 2]>,
+    /// (r, v_c) of the mass outside the dark haloes alone at the same
+    /// radii (what the stars would hold up without the halo), where the
+    /// galaxy has a halo; empty otherwise.
+    pub without_halo: Vec<[f64; 2]>,
     /// A2 of the disk within its half-mass radius, where there is a disk.
     pub bar_a2: Option<f64>,
     /// Separation of the two black holes, where two particles outweigh
@@ -511,19 +515,29 @@ pub struct GalaxyReadout {
 
 pub const ROTATION_CURVE_SHELLS: usize = 24;
 
-/// The page's read-out of a galaxy; `in_disk(k)` says whether particle k
-/// belongs to a disk.
+/// The page's read-out of a galaxy; `in_disk(k)` and `in_halo(k)` say
+/// whether particle k belongs to a disk or to a dark halo.
 pub fn galaxy_readout(
     p: &Particles,
     in_disk: impl Fn(usize) -> bool + Sync + Send,
+    in_halo: impl Fn(usize) -> bool + Sync + Send,
 ) -> GalaxyReadout {
     let center = density_center(&p.pos_mass);
     let r = lagrangian_radii(&p.pos_mass, center, &[0.01, 0.9]);
-    let rotation_curve = if r[0] > 0.0 && r[1] > r[0] {
-        spherical_profile(&p.pos_mass, center, r[0], r[1], ROTATION_CURVE_SHELLS)
-            .iter()
-            .map(|s| [s.r_out, s.v_circ])
-            .collect()
+    let curve = |pos: &[PosMass]| -> Vec<[f64; 2]> {
+        if r[0] > 0.0 && r[1] > r[0] {
+            spherical_profile(pos, center, r[0], r[1], ROTATION_CURVE_SHELLS)
+                .iter()
+                .map(|s| [s.r_out, s.v_circ])
+                .collect()
+        } else {
+            Vec::new()
+        }
+    };
+    let rotation_curve = curve(&p.pos_mass);
+    let visible = select(p, |k| !in_halo(k));
+    let without_halo = if visible.len() < p.len() && !visible.is_empty() {
+        curve(&visible.pos_mass)
     } else {
         Vec::new()
     };
@@ -535,6 +549,7 @@ pub fn galaxy_readout(
     let bh_separation = two_heaviest(p).and_then(|(a, b)| separation(p, a, b));
     GalaxyReadout {
         rotation_curve,
+        without_halo,
         bar_a2,
         bh_separation,
     }

@@ -214,16 +214,25 @@ pub(super) fn set_structure(
     }
 }
 
-/// `{rotation_curve: [[r, v_c], ...], bar_a2, bh_separation}` of a galaxy
+/// `{rotation_curve: [[r, v_c], ...], without_halo: [[r, v_c], ...],
+/// bar_a2, bh_separation}` of a galaxy
 /// (null where it has no disk or no two black holes).
 fn galaxy_object(p: &Particles, components: &ComponentTags) -> js_sys::Object {
-    let g = galaxy_readout(p, |k| components.is(k, "disk"));
+    let g = galaxy_readout(
+        p,
+        |k| components.is(k, "disk"),
+        |k| components.is(k, "halo"),
+    );
     let galaxy = js_sys::Object::new();
-    let curve = g
-        .rotation_curve
-        .iter()
-        .map(|&[r, v]| js_sys::Array::of2(&r.into(), &v.into()));
-    set(&galaxy, "rotation_curve", array(curve));
+    let pairs = |c: &[[f64; 2]]| {
+        array(
+            c.iter()
+                .map(|&[r, v]| js_sys::Array::of2(&r.into(), &v.into()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    set(&galaxy, "rotation_curve", pairs(&g.rotation_curve));
+    set(&galaxy, "without_halo", pairs(&g.without_halo));
     set(
         &galaxy,
         "bar_a2",
