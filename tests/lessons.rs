@@ -320,3 +320,25 @@ fn orbit_measures_do_not_depend_on_steps_per_frame() {
         assert_eq!(slow.orbit(k), fast.orbit(k), "planet {k}");
     }
 }
+
+// A run asked for its bodies' states keeps sampling when a
+// reconfiguration gives it a new integrator (4th to 6th order).
+#[test]
+fn sampling_survives_a_new_integrator() {
+    let ctx = common::gpu();
+    let (s, _) = Settings::from_query("model=planets&n=3&solver=hermite4&eps=0&dt=0.03125");
+    let m = s.generate().unwrap();
+    let mut run = block_on(Run::new(&ctx, &m.particles, 0.0, s.run.validate().unwrap())).unwrap();
+    assert!(run.sample_few_bodies());
+    let mut p = s.run;
+    p.solver = webgrav::run::SolverKind::Hermite6;
+    block_on(run.reconfigure(&ctx, p.validate().unwrap())).unwrap();
+    run.queue(&ctx, 4);
+    block_on(run.advance(&ctx)).unwrap();
+    let samples = run.take_few_body_samples();
+    assert!(
+        !samples.is_empty(),
+        "no samples after the new integrator's block steps"
+    );
+    assert!(samples.windows(2).all(|w| w[0].t < w[1].t));
+}

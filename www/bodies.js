@@ -10,14 +10,9 @@ const Bodies = {
   names: [],
 
   attach(canvas, W) {
-    // A click that did not drag picks the nearest body within 24 px.
-    let down = null;
-    canvas.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clientY }; });
-    canvas.addEventListener("pointerup", (e) => {
-      if (!down || Math.hypot(e.clientX - down.x, e.clientY - down.y) > 4) return;
-      const rect = canvas.getBoundingClientRect();
-      const dpr = window.devicePixelRatio || 1;
-      const at = Bodies.nearest(W, (e.clientX - rect.left) * dpr, (e.clientY - rect.top) * dpr, 24 * dpr);
+    // A tap picks the nearest body within 24 px.
+    CameraInput.onTap(canvas, (x, y) => {
+      const at = Bodies.nearest(W, x, y, 24 * (window.devicePixelRatio || 1));
       if (at !== null) Bodies.pick(W, at);
     });
     window.addEventListener("keydown", (e) => {

@@ -273,6 +273,19 @@ const CameraInput = {
     }, { passive: false });
     canvas.addEventListener("dblclick", () => { W.app.fit(); W.viewChanged(); });
   },
+
+  // Calls `handler(x, y)` (canvas pixels) for a click or tap that did not
+  // drag the view: what picks a body or a particle.
+  onTap(canvas, handler) {
+    let down = null;
+    canvas.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clientY }; });
+    canvas.addEventListener("pointerup", (e) => {
+      if (!down || Math.hypot(e.clientX - down.x, e.clientY - down.y) > 4) return;
+      const rect = canvas.getBoundingClientRect();
+      const dpr = window.devicePixelRatio || 1;
+      handler((e.clientX - rect.left) * dpr, (e.clientY - rect.top) * dpr);
+    });
+  },
 };
 
 window.Controls = Controls;

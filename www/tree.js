@@ -18,14 +18,9 @@ const TreeView = {
   },
 
   attach(canvas, W) {
-    let down = null;
-    canvas.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clientY }; });
-    canvas.addEventListener("pointerup", (e) => {
-      if (!down || Math.hypot(e.clientX - down.x, e.clientY - down.y) > 4) return;
+    CameraInput.onTap(canvas, (x, y) => {
       if (!TreeView.applies(W) || W.app.trailSamples()) return;
-      const rect = canvas.getBoundingClientRect();
-      const dpr = window.devicePixelRatio || 1;
-      TreeView.pick(W, (e.clientX - rect.left) * dpr, (e.clientY - rect.top) * dpr, 16 * dpr);
+      TreeView.pick(W, x, y, 16 * (window.devicePixelRatio || 1));
     });
     window.addEventListener("keydown", (e) => {
       if (e.target.closest && e.target.closest("input, select, textarea")) return;

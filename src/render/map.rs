@@ -77,8 +77,7 @@ impl Units {
         let v = round_to(l, 3);
         match self {
             Units::NBody => format!("{v} (N-body)"),
-            Units::Bonsai => format!("{v} kpc"),
-            Units::Solar => format!("{v} AU"),
+            Units::Bonsai | Units::Solar => format!("{v} {}", self.length_unit()),
         }
     }
 
@@ -89,6 +88,15 @@ impl Units {
             Units::NBody => t,
             Units::Bonsai => t * crate::state::galaxy::units::TIME_UNIT_MYR,
             Units::Solar => t / std::f64::consts::TAU,
+        }
+    }
+
+    /// The name of the length unit ("" for N-body units).
+    pub fn length_unit(self) -> &'static str {
+        match self {
+            Units::NBody => "",
+            Units::Bonsai => "kpc",
+            Units::Solar => "AU",
         }
     }
 

@@ -327,6 +327,9 @@ pub struct Run {
     /// Particle kinds in input order, which read-outs and checkpoints
     /// carry (`set_types`).
     types: Option<Vec<u8>>,
+    /// A front end asked for the bodies' state after every block step
+    /// (`sample_few_bodies`): every Hermite engine of the run keeps it.
+    sample_bodies: bool,
 }
 
 /// A new run's identity: the clock and the process, hashed (not secret;
@@ -403,6 +406,7 @@ impl Run {
             progress,
             timer: PhaseTimer::new(ctx, timer_passes(config.params())),
             timer_recorded: false,
+            sample_bodies: false,
             batch_clock: None,
             batches_since_fit: FIT_EVERY,
             e0: None,
@@ -585,14 +589,21 @@ impl Run {
     }
 
     /// Keeps the bodies' state after every block step from now on, for a
-    /// Hermite run of at most `MAX_TRACKED_BODIES` bodies (`false` for
-    /// any other run, which keeps nothing); `take_few_body_samples`
-    /// hands them over.
+    /// Hermite run of at most `MAX_TRACKED_BODIES` bodies, through
+    /// reconfigurations too (`false` while the run is another, which keeps
+    /// nothing); `take_few_body_samples` hands them over.
     pub fn sample_few_bodies(&mut self) -> bool {
+        self.sample_bodies = true;
+        self.apply_sampling()
+    }
+
+    /// Passes the sampling request on to the engine (a reconfiguration
+    /// may have made a new one); whether it samples.
+    fn apply_sampling(&mut self) -> bool {
         match &mut self.engine {
             Engine::Hermite(h) if h.sim.n() <= MAX_TRACKED_BODIES => {
-                h.sampling = true;
-                true
+                h.sampling = self.sample_bodies;
+                h.sampling
             }
             _ => false,
         }
@@ -861,6 +872,7 @@ impl Run {
             progress,
             timer: PhaseTimer::new(ctx, timer_passes(config.params())),
             timer_recorded: false,
+            sample_bodies: false,
             batch_clock: None,
             batches_since_fit: FIT_EVERY,
             e0: c.e0,
@@ -1137,6 +1149,7 @@ impl Run {
             let r = self.readout(ctx).await?;
             let engine = Self::engine(ctx, &r.snapshot.particles, r.snapshot.time, config).await?;
             self.engine = engine;
+            self.apply_sampling();
             self.time = r.snapshot.time;
             self.progress.set_done(self.steps, self.time);
         }

@@ -90,7 +90,7 @@ impl FewBody {
         let out = js_sys::Object::new();
         set(&out, "time", time(s.t));
         set(&out, "time_unit", u.time_unit());
-        set(&out, "length_unit", length_unit(u));
+        set(&out, "length_unit", u.length_unit());
         set(&out, "central", central.map_or(-1.0, |c| c as f64));
         let bodies = (0..masses.len()).map(|k| {
             let b = js_sys::Object::new();
@@ -146,14 +146,6 @@ impl FewBody {
 
 fn positions(s: &Sample) -> Vec<[f32; 3]> {
     s.pos.iter().map(|x| x.map(|c| c as f32)).collect()
-}
-
-pub fn length_unit(u: Units) -> &'static str {
-    match u {
-        Units::Solar => "AU",
-        Units::Bonsai => "kpc",
-        Units::NBody => "",
-    }
 }
 
 fn centre_of_mass(s: &Sample, masses: &[f64], total: f64) -> ([f64; 3], [f64; 3]) {

@@ -265,8 +265,6 @@ fn put(state: &State, epoch: u64, run: crate::Result<Box<Run>>) -> bool {
 /// the trails and orbit measures (a few-body run of the current epoch
 /// only).
 fn record_bodies(state: &State, epoch: u64, run: &mut Run) {
-    // (A reconfigured run has a new integrator: sampling is asked again.)
-    run.sample_few_bodies();
     let samples = run.take_few_body_samples();
     let mut s = state.borrow_mut();
     if s.slot.epoch != epoch {
@@ -569,7 +567,7 @@ impl WebApp {
         let out = js_sys::Object::new();
         set(&out, "time", u.time_in_unit(1.0));
         set(&out, "time_unit", u.time_unit());
-        set(&out, "length_unit", bodies::length_unit(u));
+        set(&out, "length_unit", u.length_unit());
         out.into()
     }
 

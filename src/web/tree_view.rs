@@ -59,14 +59,18 @@ impl WebApp {
                     return Err(typed_error("superseded", "the run was replaced"));
                 }
                 let s = &mut *s;
-                let Some(tree) = s.slot.run.as_deref().and_then(|run| run.tree()) else {
+                let Some((tree, alpha)) = s
+                    .slot
+                    .run
+                    .as_deref()
+                    .and_then(|run| Some((run.tree()?, run.config().params().alpha)))
+                else {
                     return Err(typed_error(
                         "invalid-parameter",
                         "picking shows the tree's interaction list: it needs the tree solver \
                          with shared time steps",
                     ));
                 };
-                let alpha = s.settings.run.alpha;
                 let trace = Trace::new(&ctx.device, tree);
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 trace.encode(&ctx.device, &ctx.queue, &mut encoder, k as u32, alpha);
