@@ -482,6 +482,12 @@ async function main() {
   W.sps = [];
   W.ready = true;
   requestAnimationFrame(loop);
+  // A lost device is also looked for off the frame loop: Firefox stops
+  // calling animation frames once its device is gone, before it reports
+  // the loss.
+  const lostPoll = setInterval(() => {
+    if (W.error || checkLost(null)) clearInterval(lostPoll);
+  }, 500);
   if (sources.snapshots.length || sources.series.length) {
     await Player.openUrls(W, sources.snapshots, sources.series);
   }

@@ -178,7 +178,9 @@ const Player = {
     this.capture = () => {
       W.app.render();
       g.drawImage(W.canvas, 0, 0);
-      track.requestFrame();
+      // Chromium asks the track for a frame, Firefox the stream.
+      if (track.requestFrame) track.requestFrame();
+      else stream.requestFrame();
     };
     const chunks = [];
     const recorder = new MediaRecorder(stream, { mimeType: type });

@@ -4,7 +4,7 @@
 use super::{check_snapshot_output, emit, say};
 use crate::app::{device_max_particles, host};
 use crate::error::Result;
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, LimitsRequest};
 use crate::run::SolverKind;
 use crate::snapshot;
 
@@ -40,6 +40,19 @@ fn rate(path: &str, clock: std::time::Instant) -> String {
 pub async fn info() -> Result<()> {
     let ctx = GpuContext::headless().await?;
     emit(ctx.adapter_summary())?;
+    let l = ctx.device.limits();
+    emit(format_args!(
+        "limits ({}): {} bytes per storage binding, {} bytes of workgroup storage, {} \
+         storage buffers per stage, {} invocations per workgroup",
+        match ctx.limits_request {
+            LimitsRequest::Adapter => "the adapter's",
+            LimitsRequest::WebGpuMinimum => "WebGPU's minimum, WEBGRAV_LIMITS=minimum",
+        },
+        l.max_storage_buffer_binding_size,
+        l.max_compute_workgroup_storage_size,
+        l.max_storage_buffers_per_shader_stage,
+        l.max_compute_invocations_per_workgroup
+    ))?;
     emit(format_args!("timestamp queries: {}", ctx.has_timestamps))?;
     emit(format_args!("shader f64 (--precision dp): {}", ctx.has_f64))?;
     emit(format_args!(

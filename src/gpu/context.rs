@@ -9,6 +9,40 @@ const REQUIRED_WORKGROUP_INVOCATIONS: u32 = 256;
 /// Workgroup memory the kernels need at most (bytes).
 const REQUIRED_WORKGROUP_STORAGE: u32 = 16 * 1024;
 
+/// The limits and features a device is asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LimitsRequest {
+    /// WebGPU's defaults, raised to what the adapter offers where large N
+    /// needs it, with every optional feature webgrav can use.
+    #[default]
+    Adapter,
+    /// WebGPU's default limits exactly (128 MiB per storage binding, 16 KiB
+    /// of workgroup storage, 8 storage buffers per stage, 256 invocations
+    /// per workgroup) and no optional feature: the budget of a phone or an
+    /// integrated GPU, which may offer no more. Natively
+    /// `WEBGRAV_LIMITS=minimum` asks for it, so any command can be checked
+    /// within that budget on a larger GPU.
+    WebGpuMinimum,
+}
+
+impl LimitsRequest {
+    /// The environment variable that chooses the request natively.
+    pub const ENV: &'static str = "WEBGRAV_LIMITS";
+
+    /// From `WEBGRAV_LIMITS` (`adapter`, the default, or `minimum`).
+    pub fn from_env() -> Result<Self> {
+        match std::env::var(Self::ENV).ok().as_deref() {
+            None | Some("" | "adapter") => Ok(Self::Adapter),
+            Some("minimum") => Ok(Self::WebGpuMinimum),
+            Some(other) => Err(Error::InvalidParameter(format!(
+                "{}={other}: expected `adapter` (the default) or `minimum` (WebGPU's default \
+                 limits, no optional features)",
+                Self::ENV
+            ))),
+        }
+    }
+}
+
 /// Whether kernels with a subgroup fast path take it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubgroupUse {
@@ -78,6 +112,8 @@ impl DispatchSizing {
 /// Cloning shares the device.
 #[derive(Clone)]
 pub struct GpuContext {
+    /// What the device was asked for (its limits: `device.limits()`).
+    pub limits_request: LimitsRequest,
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub adapter_info: wgpu::AdapterInfo,
@@ -150,6 +186,15 @@ impl GpuContext {
         Self::with_workgroup_limit(instance, surface, None).await
     }
 
+    /// As `new`, with the device's limits and features chosen by `limits`.
+    pub async fn with_limits(
+        instance: &wgpu::Instance,
+        surface: Option<&wgpu::Surface<'_>>,
+        limits: LimitsRequest,
+    ) -> Result<Self> {
+        Self::open(instance, surface, None, limits).await
+    }
+
     /// As `new`; with `max_workgroups`, the device allows at most that many
     /// workgroups per dimension of a dispatch (below the adapter's own
     /// limit: tests take the paths of N beyond 65,535 workgroups, 2-D
@@ -158,6 +203,15 @@ impl GpuContext {
         instance: &wgpu::Instance,
         surface: Option<&wgpu::Surface<'_>>,
         max_workgroups: Option<u32>,
+    ) -> Result<Self> {
+        Self::open(instance, surface, max_workgroups, LimitsRequest::Adapter).await
+    }
+
+    async fn open(
+        instance: &wgpu::Instance,
+        surface: Option<&wgpu::Surface<'_>>,
+        max_workgroups: Option<u32>,
+        request: LimitsRequest,
     ) -> Result<Self> {
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
@@ -199,12 +253,18 @@ impl GpuContext {
                 limits.max_storage_buffers_per_shader_stage
             )));
         }
-        let has_timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let minimum = request == LimitsRequest::WebGpuMinimum;
+        let offered = if minimum {
+            wgpu::Features::empty()
+        } else {
+            adapter.features()
+        };
+        let has_timestamps = offered.contains(wgpu::Features::TIMESTAMP_QUERY);
         let mut required_features = wgpu::Features::empty();
         if has_timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
         }
-        let has_f64 = adapter.features().contains(wgpu::Features::SHADER_F64);
+        let has_f64 = offered.contains(wgpu::Features::SHADER_F64);
         if has_f64 {
             required_features |= wgpu::Features::SHADER_F64;
         }
@@ -212,7 +272,7 @@ impl GpuContext {
             adapter_info.subgroup_min_size,
             adapter_info.subgroup_max_size,
         );
-        let has_subgroups = adapter.features().contains(wgpu::Features::SUBGROUP);
+        let has_subgroups = offered.contains(wgpu::Features::SUBGROUP);
         if has_subgroups {
             required_features |= wgpu::Features::SUBGROUP;
         }
@@ -223,16 +283,18 @@ impl GpuContext {
         super::browser_adapter::wrap_request_device();
         // WebGPU defaults, raised to what the adapter offers where large N
         // needs it (buffer sizes) and the kernels can use it.
+        let defaults = wgpu::Limits::default();
+        let raised = if minimum { &defaults } else { &limits };
         let required_limits = wgpu::Limits {
-            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
-            max_buffer_size: limits.max_buffer_size,
-            max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
-            max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
+            max_storage_buffer_binding_size: raised.max_storage_buffer_binding_size,
+            max_buffer_size: raised.max_buffer_size,
+            max_storage_buffers_per_shader_stage: raised.max_storage_buffers_per_shader_stage,
+            max_compute_workgroup_storage_size: raised.max_compute_workgroup_storage_size,
             max_compute_workgroups_per_dimension: max_workgroups
-                .map_or(limits.max_compute_workgroups_per_dimension, |m| {
-                    m.clamp(1, limits.max_compute_workgroups_per_dimension)
+                .map_or(raised.max_compute_workgroups_per_dimension, |m| {
+                    m.clamp(1, raised.max_compute_workgroups_per_dimension)
                 }),
-            ..wgpu::Limits::default()
+            ..defaults
         };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
@@ -257,6 +319,7 @@ impl GpuContext {
         };
         let subgroup_sizes = has_subgroups.then_some(sizes);
         Ok(Self {
+            limits_request: request,
             interactions_per_submission: submission_budget(adapter_info.device_type),
             dispatch_sizing: DispatchSizing::for_device_type(adapter_info.device_type),
             device,
@@ -275,11 +338,12 @@ impl GpuContext {
     }
 
     /// Headless, allowing at most `max_workgroups` workgroups per dimension
-    /// of a dispatch (`with_workgroup_limit`).
+    /// of a dispatch (`with_workgroup_limit`), with the limits
+    /// `WEBGRAV_LIMITS` asks for (`LimitsRequest::from_env`).
     pub async fn headless_with_workgroup_limit(max_workgroups: Option<u32>) -> Result<Self> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        Self::with_workgroup_limit(&instance, None, max_workgroups).await
+        Self::open(&instance, None, max_workgroups, LimitsRequest::from_env()?).await
     }
 
     /// One line naming the adapter, for logs and benchmark output.

@@ -11,4 +11,4 @@ pub mod layout;
 pub mod shader;
 pub mod timing;
 
-pub use context::{DispatchSizing, GpuContext, SubgroupUse};
+pub use context::{DispatchSizing, GpuContext, LimitsRequest, SubgroupUse};

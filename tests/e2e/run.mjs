@@ -33,7 +33,6 @@
 // Screenshots and images land in artifacts/e2e/ (git-ignored).
 //
 // Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`)
-import { chromium } from "playwright-core";
 import { PNG } from "pngjs";
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -41,24 +40,18 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { lessonChecks } from "./lessons.mjs";
+import { launch, describeWebGpu, download, BROWSERS } from "./browser.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const DIST = path.join(ROOT, "dist");
-const ART = path.join(ROOT, "artifacts", "e2e");
+// WEBGRAV_E2E_BROWSER=firefox runs the same checks in Firefox ESR
+// (browser.mjs); its screenshots land in artifacts/e2e-firefox/.
+const BROWSER = process.env.WEBGRAV_E2E_BROWSER || "chromium";
+if (!BROWSERS.includes(BROWSER)) throw new Error(`WEBGRAV_E2E_BROWSER=${BROWSER}: one of ${BROWSERS.join(", ")}`);
+const ART = path.join(ROOT, "artifacts", BROWSER === "chromium" ? "e2e" : `e2e-${BROWSER}`);
 const BIN = process.env.WEBGRAV_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, "target"), "debug", "webgrav");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const PORT = 8400 + Math.floor(Math.random() * 500);
 const BASE = `http://127.0.0.1:${PORT}/`;
-
-// WebGPU on SwiftShader; the Vulkan/ANGLE SwiftShader flags give the GPU
-// process a shared-image backend for WebGPU canvases (without them the
-// first presented frame kills the WebGPU instance in headless Chromium).
-const CHROME_ARGS = [
-  "--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--disable-quic",
-  "--no-first-run", "--disable-background-networking", "--disable-component-update",
-  "--disable-sync", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
-  "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-];
 
 // Image comparison bounds (RGB, 0..255), native render vs browser canvas of
 // the same snapshot and camera. Both run the same WGSL on CPU rasterisers
@@ -160,12 +153,6 @@ const state = (page) => page.evaluate(() => ({
   error: window.webgrav.error,
 }));
 
-async function download(page, selector, file) {
-  const [dl] = await Promise.all([page.waitForEvent("download", { timeout: 60000 }), page.click(selector)]);
-  await dl.saveAs(file);
-  return dl.suggestedFilename();
-}
-
 async function main() {
   fs.mkdirSync(ART, { recursive: true });
   if (!fs.existsSync(path.join(DIST, "index.html"))) throw new Error("dist/index.html missing: run `trunk build` first");
@@ -177,10 +164,13 @@ async function main() {
     for (let i = 0; i < 50; i++) {
       try { await fetch(BASE); break; } catch { await new Promise((r) => setTimeout(r, 100)); }
     }
-    context = await chromium.launchPersistentContext(userDir, {
-      executablePath: CHROMIUM, headless: true, args: CHROME_ARGS, acceptDownloads: true,
-      viewport: { width: 1100, height: 700 },
-    });
+    context = await launch(BROWSER, { userDir, viewport: { width: 1100, height: 700 } });
+    {
+      const probe = await context.newPage();
+      await probe.goto(BASE + "favicon.svg");
+      console.log(`== ${BROWSER}: ${JSON.stringify(await describeWebGpu(probe))}`);
+      await probe.close();
+    }
     // Every Content-Security-Policy violation of every page is recorded.
     await context.addInitScript(() => {
       window.__csp = [];
@@ -717,7 +707,7 @@ async function main() {
           lines.map((l) => `${l.bench} n=${l.n}`).join(", "));
         // SwiftShader is a software adapter: the page's context must know
         // it (wgpu alone says "Other") and size its dispatches for a CPU.
-        const sane = lines.every((l) => l.host === "browser" && /Chrom/.test(l.host_detail) && typeof l.adapter === "string" &&
+        const sane = lines.every((l) => l.host === "browser" && (BROWSER === "firefox" ? /Firefox/ : /Chrom/).test(l.host_detail) && typeof l.adapter === "string" &&
           l.device_type === "Cpu" &&
           Number.isFinite(l.interactions_per_s) && l.interactions_per_s > 0 && (l.ms === undefined || l.ms > 0));
         const bt = lines.find((l) => l.bench === "tree"), nt = native.find((l) => l.bench === "tree");
