@@ -67,8 +67,10 @@ fn ink(c: vec3<f32>) -> vec3<f32> {
     }
     let hue = c / i;
     let whiteness = min(hue.r, min(hue.g, hue.b));
-    let dark = 0.6 * hue * (1.0 - 0.8 * whiteness);
-    return mix(vec3<f32>(1.0), dark, min(i, 1.0));
+    let dark = 0.5 * hue * (1.0 - 0.8 * whiteness);
+    // Thicker than the light was bright (a gamma of 0.6): a projector's
+    // washed-out greys need the sprites' wings darker to show.
+    return mix(vec3<f32>(1.0), dark, pow(min(i, 1.0), 0.6));
 }
 
 fn density_on_paper(v: f32) -> vec3<f32> {
