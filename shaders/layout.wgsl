@@ -155,6 +155,11 @@ struct ToneUniform {
     // A given range (units) instead of the measured one, where fixed_hi > 0.
     fixed_lo: f32,
     fixed_hi: f32,
+    // 0 light on black, 1 ink on white.
+    paper: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // What the exposure pass measured of a frame (accumulation units).

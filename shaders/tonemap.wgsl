@@ -11,6 +11,11 @@
 // Mass: log Σ between the measured (or given) ends through the density
 // colour map; empty pixels take its first colour.
 // Marked particles (black holes, from the splat pass) get a ring.
+// On paper (tone.paper = 1, the light theme) light becomes ink: a pixel's
+// intensity sets how much of a darkened version of its hue covers the
+// white, so faint light stays near white and a bright core is near black
+// (a projector's white is its brightest, its black a grey); a map runs from
+// white (empty) through its colours reversed, dense dark.
 // Driven by src/render/tonemap.rs.
 
 @group(0) @binding(0) var<uniform> tone: ToneUniform;
@@ -52,6 +57,31 @@ fn density(v: f32) -> vec3<f32> {
     return density_color(log(v / lo) / log(hi / lo));
 }
 
+// Light on black turned into ink on white, hue kept: the ink of a hue is
+// the hue darkened (saturated cores darker still), laid on as thickly as
+// the light was bright.
+fn ink(c: vec3<f32>) -> vec3<f32> {
+    let i = intensity(c);
+    if (!(i > 0.0)) {
+        return vec3<f32>(1.0);
+    }
+    let hue = c / i;
+    let whiteness = min(hue.r, min(hue.g, hue.b));
+    let dark = 0.5 * hue * (1.0 - 0.8 * whiteness);
+    // Thicker than the light was bright (a gamma of 0.6): a projector's
+    // washed-out greys need the sprites' wings darker to show.
+    return mix(vec3<f32>(1.0), dark, pow(min(i, 1.0), 0.6));
+}
+
+fn density_on_paper(v: f32) -> vec3<f32> {
+    if (v < 1.0) {
+        return vec3<f32>(1.0);
+    }
+    let lo = max(exposure.lo, 1.0);
+    let hi = max(exposure.hi, lo * 1.0001);
+    return density_color(1.0 - clamp(log(v / lo) / log(hi / lo), 0.0, 1.0));
+}
+
 @fragment
 fn fs_main(@builtin(position) at: vec4<f32>) -> @location(0) vec4<f32> {
     let px = min(u32(at.x), tone.width - 1u);
@@ -59,8 +89,15 @@ fn fs_main(@builtin(position) at: vec4<f32>) -> @location(0) vec4<f32> {
     let p = py * tone.width + px;
     let w = vec4<u32>(accum[4u * p], accum[4u * p + 1u], accum[4u * p + 2u], accum[4u * p + 3u]);
     var color: vec3<f32>;
+    let paper = tone.paper == 1u;
     if (tone.quantity == MASS) {
-        color = density(mass_of(w));
+        if (paper) {
+            color = density_on_paper(mass_of(w));
+        } else {
+            color = density(mass_of(w));
+        }
+    } else if (paper) {
+        color = ink(stretch(light_of(w)));
     } else {
         color = stretch(light_of(w));
     }

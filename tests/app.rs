@@ -11,7 +11,7 @@ use webgrav::app::{
     check_particle_count, max_particles, max_particles_within, HERMITE_MAX_PARTICLES,
 };
 use webgrav::hermite::Precision;
-use webgrav::render::ColorMode;
+use webgrav::render::{ColorMode, Theme};
 use webgrav::run::SolverKind;
 use webgrav::state::{Diagnostics, Model};
 use webgrav::Error;
@@ -53,6 +53,20 @@ fn canonical_query_round_trips() {
     let (no_cam, _) = Settings::from_query(&s.to_query(false));
     assert_eq!(no_cam.run, s.run);
     assert!(!no_cam.camera_given);
+}
+
+#[test]
+fn the_light_theme_stays_in_the_shared_link() {
+    let (s, warnings) = Settings::from_query("n=4096&theme=light");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(s.camera.theme, Theme::Light);
+    // The share link leaves the camera out, never the theme.
+    let q = s.to_query(false);
+    assert!(q.contains("theme=light"), "{q}");
+    assert_eq!(Settings::from_query(&q).0.camera.theme, Theme::Light);
+    // The default (dark) is not written.
+    let (dark, _) = Settings::from_query("n=4096");
+    assert!(!dark.to_query(false).contains("theme"));
 }
 
 #[test]

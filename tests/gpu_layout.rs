@@ -195,6 +195,10 @@ fn layouts_match_wgsl() {
             ("hi_quantile", offset_of!(ToneUniform, hi_quantile)),
             ("fixed_lo", offset_of!(ToneUniform, fixed_lo)),
             ("fixed_hi", offset_of!(ToneUniform, fixed_hi)),
+            ("paper", offset_of!(ToneUniform, paper)),
+            ("_pad0", offset_of!(ToneUniform, _pad0)),
+            ("_pad1", offset_of!(ToneUniform, _pad1)),
+            ("_pad2", offset_of!(ToneUniform, _pad2)),
         ],
     );
     check(

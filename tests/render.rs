@@ -265,6 +265,7 @@ fn exposure_matches_its_cpu_twin() {
                 hi_quantile: t.hi_quantile,
                 fixed_lo: 0.0,
                 fixed_hi: 0.0,
+                ..ToneUniform::default()
             },
         );
         let gpu = shot.exposure;

@@ -52,6 +52,7 @@ function fatal(text, canExport = false) {
   $("status").textContent = "stopped";
   W.error = text;
   W.running = false;
+  A11y.say();
 }
 
 W.shareUrl = () => `${location.origin}${location.pathname}?${W.app.shareQuery()}`;
@@ -91,6 +92,7 @@ W.restarted = () => {
   $("source").textContent = file ? `Started from ${file} (not part of shared links).` : "";
   Controls.show(W.app.values());
   W.viewChanged();
+  A11y.say();
 };
 
 W.apply = async (values) => {
@@ -110,6 +112,8 @@ W.setRunning = (on) => {
   W.running = on && !W.error;
   $("run").textContent = W.running ? "Pause" : "Run";
   $("embed-run").textContent = W.running ? "❚❚" : "▶";
+  $("embed-run").setAttribute("aria-label", W.running ? "Pause" : "Run");
+  A11y.say();
 };
 
 W.singleStep = () => {
@@ -471,8 +475,9 @@ async function main() {
     const folded = $("lesson").classList.toggle("folded");
     $("lesson-toggle").setAttribute("aria-expanded", String(!folded));
   });
+  A11y.init(W);
   W.restarted();
-  W.setRunning(autoplay);
+  W.setRunning(A11y.startRunning(autoplay, given));
   // The canvas changes size with the window and the panel.
   new ResizeObserver(() => {
     sizeCanvas();

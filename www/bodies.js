@@ -16,7 +16,7 @@ const Bodies = {
       if (at !== null) Bodies.pick(W, at);
     });
     window.addEventListener("keydown", (e) => {
-      if (e.target.closest && e.target.closest("input, select, textarea")) return;
+      if (!A11y.hotkey(e)) return;
       const b = W.app && W.app.bodies();
       if (!b) return;
       if (e.key === "b") Bodies.pick(W, Bodies.picked === null ? 0 : (Bodies.picked + 1) % b.bodies.length);

@@ -152,9 +152,10 @@ const Controls = {
     document.getElementById("panel-toggle").addEventListener("click", () => {
       const collapsed = document.getElementById("panel").classList.toggle("collapsed");
       document.body.classList.toggle("panel-open", !collapsed);
+      document.getElementById("panel-toggle").setAttribute("aria-expanded", String(!collapsed));
     });
     window.addEventListener("keydown", (e) => {
-      if (e.target.closest && e.target.closest("input, select, textarea")) return;
+      if (!A11y.hotkey(e)) return;
       if (e.key === " ") { e.preventDefault(); W.setRunning(!W.running); }
       else if (e.key === "s") W.singleStep();
       else if (e.key === "r") W.reset();
@@ -171,6 +172,8 @@ const Controls = {
   // applies to the current solver and model (the table's `solvers` and
   // `models`, empty: all).
   show(values) {
+    // The light theme (URL theme=light): the page's colours follow the view's.
+    document.body.classList.toggle("light", values.theme === "light");
     const applies = (list, v) => list.length === 0 || list.includes(v);
     for (const el of document.querySelectorAll("[data-key]")) {
       const p = Controls.params && Controls.params.get(el.dataset.key);
@@ -238,7 +241,9 @@ const CameraInput = {
     };
     canvas.addEventListener("contextmenu", (e) => e.preventDefault());
     canvas.addEventListener("pointerdown", (e) => {
-      canvas.setPointerCapture(e.pointerId);
+      // A pointer already lifted (or one the browser never tracked) cannot
+      // be captured; the drag goes on without the capture.
+      try { canvas.setPointerCapture(e.pointerId); } catch { /* not capturable */ }
       pointers.set(e.pointerId, { x: e.clientX, y: e.clientY, pan: e.button === 2 || e.shiftKey || e.ctrlKey });
       if (pointers.size === 2) pinch = mid();
     });

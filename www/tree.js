@@ -23,7 +23,7 @@ const TreeView = {
       TreeView.pick(W, x, y, 16 * (window.devicePixelRatio || 1));
     });
     window.addEventListener("keydown", (e) => {
-      if (e.target.closest && e.target.closest("input, select, textarea")) return;
+      if (!A11y.hotkey(e)) return;
       if (e.key === "p" && TreeView.applies(W)) {
         TreeView.pick(W, W.canvas.width / 2, W.canvas.height / 2, Math.max(W.canvas.width, W.canvas.height));
       } else if (e.key === "Escape" && TreeView.picked) {

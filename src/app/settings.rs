@@ -10,7 +10,7 @@
 //! indexes, a picture to show without WebGPU), same-origin only.
 
 use crate::hermite::{Criterion, Precision};
-use crate::render::{Camera, ColorMode, MapKind};
+use crate::render::{Camera, ColorMode, MapKind, Theme};
 use crate::run::block::Timesteps;
 use crate::run::params::{alpha_given, number, param as run_param, positive, Kind, Param};
 use crate::run::{RunParams, SolverKind, RUN_PARAMS};
@@ -179,6 +179,12 @@ pub const VIEW_PARAMS: &[Param] = &[
         "show",
         Kind::Choice(|| MapKind::ALL.iter().map(|m| m.name()).collect()),
         "light",
+    ),
+    view(
+        "theme",
+        "dark (light on black) or light (ink on white: projectors, print)",
+        Kind::Choice(|| Theme::ALL.iter().map(|t| t.name()).collect()),
+        "dark",
     ),
     view("ps", "sprite size (px)", number(0.5, 32.0), "3"),
     view(
@@ -355,6 +361,7 @@ impl Settings {
             "embed" => self.embed = flag()?,
             "color" => c.color_mode = ColorMode::from_name(choice()?).expect("a listed mode"),
             "map" => c.map = MapKind::from_name(choice()?).expect("a listed map"),
+            "theme" => c.theme = Theme::from_name(choice()?).expect("a listed theme"),
             "ps" => c.point_size = float()?,
             "bright" => c.brightness = float()?,
             "atten" => c.size_attenuation = flag()?,
@@ -410,6 +417,7 @@ impl Settings {
             "embed" => flag(self.embed),
             "color" => c.color_mode.name().to_string(),
             "map" => c.map.name().to_string(),
+            "theme" => c.theme.name().to_string(),
             "ps" => c.point_size.to_string(),
             "bright" => c.brightness.to_string(),
             "atten" => flag(c.size_attenuation),

@@ -216,6 +216,11 @@ pub struct ToneUniform {
     /// (used where `fixed_hi > 0`): maps of a series share one colour bar.
     pub fixed_lo: f32,
     pub fixed_hi: f32,
+    /// 0 light on black, 1 ink on white (`render::Theme`).
+    pub paper: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
 }
 
 /// What the exposure pass measured of a frame (accumulation units).

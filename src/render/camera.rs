@@ -89,6 +89,41 @@ impl MapKind {
     }
 }
 
+/// The background a frame is drawn on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Theme {
+    /// Light on black: the night sky, for screens.
+    #[default]
+    Dark,
+    /// Ink on white, for projectors and print: a projector cannot show
+    /// black, so faint light on it washes out, while dark ink on the white
+    /// it shows well keeps its contrast.
+    Light,
+}
+
+impl Theme {
+    pub const ALL: &'static [Theme] = &[Theme::Dark, Theme::Light];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Dark => "dark",
+            Theme::Light => "light",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|t| t.name() == name)
+    }
+
+    /// The value of `paper` in the tone-mapping shader.
+    pub fn index(self) -> u32 {
+        match self {
+            Theme::Dark => 0,
+            Theme::Light => 1,
+        }
+    }
+}
+
 /// Sprites of twice the particles' mean spacing in radius: a dozen
 /// neighbours overlap (as SPH smooths), so a disk of 10^4-10^5 particles
 /// reads as a surface with arms rather than as dots, and detail stays
@@ -128,6 +163,8 @@ pub struct Camera {
     /// spacing of the particles drawn about them (0: sprites of
     /// `point_size` alone).
     pub smoothing: f32,
+    /// Light on black or ink on white.
+    pub theme: Theme,
 }
 
 impl Default for Camera {
@@ -146,6 +183,7 @@ impl Default for Camera {
             hidden_tags: 0,
             map: MapKind::Light,
             smoothing: DEFAULT_SMOOTHING,
+            theme: Theme::Dark,
         }
     }
 }

@@ -35,7 +35,7 @@ use crate::gpu::layout::{
 use crate::gpu::shader;
 use crate::gpu::GpuContext;
 use crate::state::{GpuParticles, Particles};
-pub use camera::{Camera, ColorMode, MapKind};
+pub use camera::{Camera, ColorMode, MapKind, Theme};
 pub use components::{shell_tags, ComponentTags, TagTotals};
 
 const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
@@ -362,6 +362,10 @@ impl Renderer {
             hi_quantile: tone.hi_quantile,
             fixed_lo: tone.fixed.map_or(0.0, |r| r[0]),
             fixed_hi: tone.fixed.map_or(0.0, |r| r[1]),
+            paper: camera.theme.index(),
+            _pad0: 0,
+            _pad1: 0,
+            _pad2: 0,
         };
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(&uniform));
         queue.write_buffer(&self.styles, 0, bytemuck::cast_slice(&scene.styles));

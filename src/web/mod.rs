@@ -28,7 +28,8 @@ use crate::render::camera::visible_sphere;
 use crate::render::legend::round_length;
 use crate::render::map::Units;
 use crate::render::{
-    Camera, ColorRanges, ComponentTags, Drawn, Renderer, Scene, TagTotals, Tone, DENSITY_STOPS,
+    Camera, ColorRanges, ComponentTags, Drawn, Renderer, Scene, TagTotals, Theme, Tone,
+    DENSITY_STOPS,
 };
 use crate::run::{Progress, Readout, Run, SolverKind};
 use crate::snapshot::{Format, Snapshot};
@@ -618,7 +619,7 @@ impl WebApp {
     pub fn legend(&self) -> js_sys::Promise {
         let state = self.state.clone();
         wasm_bindgen_futures::future_to_promise(async move {
-            let (ctx, buffer, drawn, units, width, map) = {
+            let (ctx, buffer, drawn, units, width, map, theme) = {
                 let s = state.borrow();
                 let Some((drawn, pixel)) = s.last_drawn else {
                     return Ok(JsValue::NULL);
@@ -633,6 +634,7 @@ impl WebApp {
                     s.units,
                     s.surface_config.width,
                     s.settings.camera.map,
+                    s.settings.camera.theme,
                 )
             };
             let bytes = read_buffers(&ctx.device, &ctx.queue, &[&buffer])
@@ -649,9 +651,14 @@ impl WebApp {
             set(&out, "label", units.sigma_label());
             set(&out, "scale_px", length / pixel);
             set(&out, "scale_label", units.length_label(length));
-            let stops = DENSITY_STOPS
+            // Low Σ to high: on paper the map runs the other way (dense dark).
+            let mut stops: Vec<_> = DENSITY_STOPS
                 .iter()
-                .map(|c| JsValue::from(array(c.iter().map(|&x| x as f64))));
+                .map(|c| JsValue::from(array(c.iter().map(|&x| x as f64))))
+                .collect();
+            if theme == Theme::Light {
+                stops.reverse();
+            }
             set(&out, "stops", array(stops));
             Ok(out.into())
         })

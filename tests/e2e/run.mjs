@@ -29,7 +29,8 @@
 //   ... (13) every preset loads, and the gallery shows a picture of each
 //      and runs it on a click; (14) the benchmark panel prints the native CLI's benchmark lines
 //      and compares them with a native file; the default model's frame time;
-//      (15) the lessons and the tree made visible (tests/e2e/lessons.mjs).
+//      (15) the lessons and the tree made visible (tests/e2e/lessons.mjs);
+//      (16) accessibility, touch and small screens (tests/e2e/a11y.mjs).
 // Screenshots and images land in artifacts/e2e/ (git-ignored).
 //
 // Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`)
@@ -40,6 +41,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { lessonChecks } from "./lessons.mjs";
+import { a11yChecks } from "./a11y.mjs";
 import { launch, describeWebGpu, download, BROWSERS } from "./browser.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -752,7 +754,10 @@ async function main() {
     }
 
     // (15) Lessons and the tree made visible (tests/e2e/lessons.mjs).
-    await lessonChecks({ context, openApp, waitFor, check, ART, webgrav });
+    const only = process.env.WEBGRAV_E2E_ONLY;
+    if (!only || only === "lessons" || only === "tree") await lessonChecks({ context, openApp, waitFor, check, ART, webgrav });
+    // (16) Accessibility, touch and small screens (tests/e2e/a11y.mjs).
+    if (!only || only === "a11y") await a11yChecks({ context, openApp, waitFor, check, ART, BASE, DIST, browserName: BROWSER });
   } finally {
     if (context) await context.close();
     server.kill();
