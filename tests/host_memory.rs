@@ -7,7 +7,7 @@
 //! the last good one it reuses, and a checkpoint a piece of the state at a
 //! time (it streams from the GPU to its file). Together
 //! they keep a run within `app::host::HOST_BYTES_PER_PARTICLE`
-//! (README "Limits and guarantees"). One test: the steps must not overlap.
+//! (guide/src/limits.md). One test: the steps must not overlap.
 #![cfg(target_os = "linux")]
 
 mod common;

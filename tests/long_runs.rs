@@ -107,7 +107,8 @@ fn states(text: &str) -> Vec<[serde_json::Value; 5]> {
 // its own series continues the numbering and keeps every earlier entry;
 // an entry later than the checkpoint (the first run went on past it) is
 // written again. Series and log end as an uninterrupted run's, file for
-// file. README's own `--resume run.ckpt … --checkpoint run.ckpt` works.
+// file. The guide's own `--resume run.ckpt … --checkpoint run.ckpt`
+// (guide/src/cli-runs.md) works.
 // Another run refuses that directory instead of overwriting it.
 #[test]
 fn a_resumed_run_continues_its_own_series_and_log() {

@@ -221,8 +221,8 @@ pub const RUN_PARAMS: &[Param] = &[
         kind: number(0.0, 1.0),
         // The α for Bonsai's θ = 0.75 (`ALPHA_FOR_BONSAI_THETA`): Bonsai's
         // errors at 0.57 of its time on an H100, where the run's energy
-        // error is the time step's (README "Tree code", BENCHMARKS.md "One
-        // set of defaults").
+        // error is the time step's (guide/src/solvers-and-models.md "The
+        // defaults", BENCHMARKS.md "One set of defaults").
         default: "0.1",
         solvers: &[SolverKind::Tree],
         models: &[],
