@@ -22,15 +22,51 @@ const W = (window.webgrav = {
 
 const $ = (id) => document.getElementById(id);
 
+// Messages stay on the page until the reader dismisses them: a later one
+// is added below, never over, an earlier one (a bad URL parameter's
+// warning outlives the software-adapter note that follows it). The same
+// text again moves to the end instead of repeating.
 W.message = (text, kind = "error") => {
   const box = $("message");
-  box.textContent = text;
-  box.className = kind;
-  box.hidden = false;
+  for (const old of box.querySelectorAll(".msg")) {
+    if (old.dataset.text === text) old.remove();
+  }
+  const item = document.createElement("div");
+  item.className = `msg ${kind}`;
+  item.dataset.text = text;
+  // Errors interrupt a screen reader; notes wait their turn.
+  item.setAttribute("role", kind === "error" ? "alert" : "status");
+  const body = document.createElement("span");
+  body.className = "msg-text";
+  body.textContent = text;
+  const close = document.createElement("button");
+  close.type = "button";
+  close.className = "msg-close";
+  close.textContent = "×";
+  close.setAttribute("aria-label", "Dismiss this message");
+  close.addEventListener("click", () => {
+    item.remove();
+    showMessages();
+  });
+  item.append(body, close);
+  box.insertBefore(item, $("message-clear"));
   W.lastMessage = { text, kind };
-  clearTimeout(W.messageTimer);
-  W.messageTimer = setTimeout(() => { box.hidden = true; }, kind === "error" ? 12000 : 4000);
+  showMessages();
 };
+
+// The box shows while it holds a message; "Dismiss all" from two on.
+function showMessages() {
+  const box = $("message");
+  const count = box.querySelectorAll(".msg").length;
+  box.hidden = count === 0;
+  $("message-clear").hidden = count < 2;
+}
+
+W.dismissMessages = () => {
+  for (const m of $("message").querySelectorAll(".msg")) m.remove();
+  showMessages();
+};
+$("message-clear").addEventListener("click", W.dismissMessages);
 
 // Where the page cannot draw (no WebGPU, no adapter): the URL's fallback
 // picture, if it named one, above the explanation.
@@ -261,8 +297,12 @@ function maybeReadout(now) {
     if (r.phases) Plots.phaseBar($("phase-bar"), $("phase-legend"), r.phases);
     plot();
   }).catch((e) => {
-    // A run replaced meanwhile has nothing to show; anything else is news.
-    if (e.kind !== "superseded") console.warn("read-out:", errorText(e));
+    // A run replaced meanwhile has nothing to show; anything else is news,
+    // on the page (a lost device explains itself in checkLost).
+    if (e.kind === "superseded") return;
+    W.readbackError = errorText(e);
+    console.warn("read-out:", W.readbackError);
+    if (!W.app.lostReason()) W.message(`Reading the state back from the GPU failed: ${W.readbackError}`);
   }).finally(() => { reading = false; W.firstRead = false; });
 }
 
@@ -353,6 +393,19 @@ function checkLost(e) {
   const reason = W.app.lostReason();
   if (!reason && !e) return false;
   const canExport = W.app.hasReadback();
+  if (W.readouts === 0 && !canExport) {
+    // Lost before anything came back: not a driver reset but a WebGPU that
+    // cannot run here (e.g. headless Chromium without a Vulkan device,
+    // whose read-backs fail and whose device then goes).
+    fatal(
+      `This browser's WebGPU lost its GPU device (${reason || errorText(e)}) before a single result ` +
+      `came back from the GPU, so webgrav cannot run in it` +
+      (W.readbackError ? ` (the first read-back failed: ${W.readbackError})` : "") + ".\n\n" +
+      "Update the browser or the graphics driver, turn on hardware acceleration in the browser's " +
+      "settings, or try another WebGPU browser. Headless Chromium needs a Vulkan device: " +
+      "--enable-features=Vulkan --use-vulkan=swiftshader --use-angle=swiftshader --enable-unsafe-swiftshader.");
+    return true;
+  }
   fatal(
     "The GPU device was lost" + (reason ? ` (${reason})` : "") + ", so the simulation stopped. " +
     "This happens when the GPU driver resets, the GPU is needed elsewhere, or the tab was in the " +
