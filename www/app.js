@@ -30,6 +30,7 @@ W.message = (text, kind = "error") => {
   W.lastMessage = { text, kind };
   clearTimeout(W.messageTimer);
   W.messageTimer = setTimeout(() => { box.hidden = true; }, kind === "error" ? 12000 : 4000);
+  if (kind === "error") HostApi.error(text);
 };
 
 // Where the page cannot draw (no WebGPU, no adapter): the URL's fallback
@@ -52,6 +53,7 @@ function fatal(text, canExport = false) {
   $("status").textContent = "stopped";
   W.error = text;
   W.running = false;
+  HostApi.error(text);
 }
 
 W.shareUrl = () => `${location.origin}${location.pathname}?${W.app.shareQuery()}`;
@@ -67,7 +69,8 @@ W.viewChanged = () => {
     // so does the lesson on show (a reload keeps its sheet).
     const files = W.sourceQuery ? `&${W.sourceQuery}` : "";
     const lesson = Lessons.query();
-    history.replaceState(null, "", `?${lesson}${W.app.shareQuery()}${embed}${files}`);
+    // So does the embedding's allow-list (never in a shared link).
+    history.replaceState(null, "", `?${lesson}${W.app.shareQuery()}${embed}${files}${HostApi.query()}`);
     $("embed-open").href = W.shareUrl() + files;
   }, 400);
 };
@@ -93,7 +96,9 @@ W.restarted = () => {
   W.viewChanged();
 };
 
+// Resolves to the reason a change was refused (also shown), or null.
 W.apply = async (values) => {
+  let error = null;
   try {
     const what = await W.app.apply(values);
     W.spf = parseInt(W.app.values().spf, 10) || 1;
@@ -101,9 +106,11 @@ W.apply = async (values) => {
     if (what === "reconfigure") { W.dirty = true; W.firstRead = true; TreeView.show(W); }
     W.viewChanged();
   } catch (e) {
-    W.message(errorText(e));
+    error = errorText(e);
+    W.message(error);
   }
   Controls.show(W.app.values());
+  return error;
 };
 
 W.setRunning = (on) => {
@@ -117,12 +124,15 @@ W.singleStep = () => {
   W.pendingSteps++;
 };
 
+// Resolves to the reason the reset failed (also shown), or null.
 W.reset = async () => {
   try {
     await W.app.reset();
     W.restarted();
+    return null;
   } catch (e) {
     W.message(errorText(e));
+    return errorText(e);
   }
 };
 
@@ -413,7 +423,8 @@ async function softwareAdapter() {
 }
 
 async function main() {
-  let { values, given, warnings, embed, autoplay, preset, sources } = window.wasmBindings.parseSettings(location.search);
+  let { values, given, warnings, embed, autoplay, preset, sources, origin } = window.wasmBindings.parseSettings(location.search);
+  HostApi.init(W, origin);
   W.sourceQuery = sources.query;
   if (embed) document.body.classList.add("embed");
   $("panel").hidden = embed;
@@ -481,6 +492,7 @@ async function main() {
   W.progress = W.app.progress();
   W.sps = [];
   W.ready = true;
+  HostApi.ready();
   requestAnimationFrame(loop);
   if (sources.snapshots.length || sources.series.length) {
     await Player.openUrls(W, sources.snapshots, sources.series);
