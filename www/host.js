@@ -112,18 +112,19 @@ const HostApi = {
       if (e.source) e.source.postMessage({ ...message, id: m.id }, { targetOrigin: target, transfer });
     };
     const command = HostApi.commands[m.webgrav];
+    let answer;
     try {
       if (!command) throw new Error(`unknown command (known: ${Object.keys(HostApi.commands).join(", ")})`);
       const W = HostApi.W;
       if (W.error) throw new Error(W.error);
       if (!W.ready) throw new Error("the simulation is not running yet: wait for the ready event");
-      const answer = await command(W, m);
-      if (answer) reply(answer.message, answer.transfer);
-      else reply({ webgrav: "ok", command: m.webgrav });
+      answer = (await command(W, m)) || { message: { webgrav: "ok", command: m.webgrav } };
     } catch (err) {
-      reply({ webgrav: "error", command: m.webgrav, message: errorText(err) });
+      answer = { message: { webgrav: "error", command: m.webgrav, message: errorText(err) } };
     }
+    // The state first: a host that has the reply has the state after it.
     if (HostApi.W.ready && !HostApi.W.error) HostApi.sendState();
+    reply(answer.message, answer.transfer);
   },
 
   // Each command resolves to nothing (an "ok" reply) or its own reply

@@ -41,6 +41,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { lessonChecks } from "./lessons.mjs";
+import { hostApiChecks } from "./host_api.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const DIST = path.join(ROOT, "dist");
@@ -762,7 +763,9 @@ async function main() {
     }
 
     // (15) Lessons and the tree made visible (tests/e2e/lessons.mjs).
-    await lessonChecks({ context, openApp, waitFor, check, ART, webgrav });
+    if (process.env.WEBGRAV_E2E_ONLY !== "host") await lessonChecks({ context, openApp, waitFor, check, ART, webgrav });
+    // (16) The host-page API and the example course page (tests/e2e/host_api.mjs).
+    if (!process.env.WEBGRAV_E2E_ONLY || process.env.WEBGRAV_E2E_ONLY === "host") await hostApiChecks({ context, openApp, waitFor, check, ART, webgrav, BASE, DIST, browserName: "chromium" });
   } finally {
     if (context) await context.close();
     server.kill();
