@@ -52,6 +52,7 @@ W.message = (text, kind = "error") => {
   box.insertBefore(item, $("message-clear"));
   W.lastMessage = { text, kind };
   showMessages();
+  if (kind === "error") HostApi.error(text);
 };
 
 // The box shows while it holds a message; "Dismiss all" from two on.
@@ -89,6 +90,7 @@ function fatal(text, canExport = false) {
   W.error = text;
   W.running = false;
   A11y.say();
+  HostApi.error(text);
 }
 
 W.shareUrl = () => `${location.origin}${location.pathname}?${W.app.shareQuery()}`;
@@ -104,7 +106,8 @@ W.viewChanged = () => {
     // so does the lesson on show (a reload keeps its sheet).
     const files = W.sourceQuery ? `&${W.sourceQuery}` : "";
     const lesson = Lessons.query();
-    history.replaceState(null, "", `?${lesson}${W.app.shareQuery()}${embed}${files}`);
+    // So does the embedding's allow-list (never in a shared link).
+    history.replaceState(null, "", `?${lesson}${W.app.shareQuery()}${embed}${files}${HostApi.query()}`);
     $("embed-open").href = W.shareUrl() + files;
   }, 400);
 };
@@ -131,7 +134,9 @@ W.restarted = () => {
   A11y.say();
 };
 
+// Resolves to the reason a change was refused (also shown), or null.
 W.apply = async (values) => {
+  let error = null;
   try {
     const what = await W.app.apply(values);
     W.spf = parseInt(W.app.values().spf, 10) || 1;
@@ -139,9 +144,11 @@ W.apply = async (values) => {
     if (what === "reconfigure") { W.dirty = true; W.firstRead = true; TreeView.show(W); }
     W.viewChanged();
   } catch (e) {
-    W.message(errorText(e));
+    error = errorText(e);
+    W.message(error);
   }
   Controls.show(W.app.values());
+  return error;
 };
 
 W.setRunning = (on) => {
@@ -157,12 +164,15 @@ W.singleStep = () => {
   W.pendingSteps++;
 };
 
+// Resolves to the reason the reset failed (also shown), or null.
 W.reset = async () => {
   try {
     await W.app.reset();
     W.restarted();
+    return null;
   } catch (e) {
     W.message(errorText(e));
+    return errorText(e);
   }
 };
 
@@ -470,7 +480,8 @@ async function softwareAdapter() {
 }
 
 async function main() {
-  let { values, given, warnings, embed, autoplay, preset, sources } = window.wasmBindings.parseSettings(location.search);
+  let { values, given, warnings, embed, autoplay, preset, sources, origin } = window.wasmBindings.parseSettings(location.search);
+  HostApi.init(W, origin);
   W.sourceQuery = sources.query;
   if (embed) document.body.classList.add("embed");
   $("panel").hidden = embed;
@@ -539,6 +550,7 @@ async function main() {
   W.progress = W.app.progress();
   W.sps = [];
   W.ready = true;
+  HostApi.ready();
   requestAnimationFrame(loop);
   // A lost device is also looked for off the frame loop: Firefox stops
   // calling animation frames once its device is gone, before it reports

@@ -68,13 +68,7 @@ const Controls = {
       gallery.appendChild(item);
     }
     preset.addEventListener("change", () => {
-      if (!preset.value) return;
-      const { values, given, preset: chosen } = window.wasmBindings.parseSettings(`preset=${preset.value}`);
-      // A preset sets the run, and the camera numbers it gives (a disk's
-      // angles); the view is then fitted to what is drawn.
-      for (const k of ["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"]) if (!given.includes(k)) delete values[k];
-      Controls.caption(chosen);
-      W.apply(values).then(() => W.setRunning(true));
+      if (preset.value) Controls.runPreset(W, preset.value);
     });
 
     for (const el of document.querySelectorAll("[data-key]")) {
@@ -186,6 +180,22 @@ const Controls = {
     }
   },
 
+  // Runs preset `name` (the menu, the gallery, the host page's `preset`);
+  // resolves to why it could not (an unknown name, a refused change), or
+  // null.
+  async runPreset(W, name) {
+    const { values, given, warnings, preset: chosen } = window.wasmBindings.parseSettings(`preset=${encodeURIComponent(name)}`);
+    if (!chosen) return warnings.join("\n");
+    // A preset sets the run, and the camera numbers it gives (a disk's
+    // angles); the view is then fitted to what is drawn.
+    for (const k of ["yaw", "pitch", "dist", "tx", "ty", "tz", "fov"]) if (!given.includes(k)) delete values[k];
+    document.getElementById("preset").value = chosen.name;
+    Controls.caption(chosen);
+    const error = await W.apply(values);
+    W.setRunning(true);
+    return error;
+  },
+
   async exportState(W, format) {
     try {
       const r = await W.app.export(format);
@@ -207,21 +217,27 @@ const Controls = {
     embed.hidden = !p || !document.body.classList.contains("embed");
   },
 
+  // Starts from a snapshot file; resolves to why it could not (also
+  // shown), or null.
   async importFile(W, file) {
     let bytes;
     try {
       bytes = new Uint8Array(await file.arrayBuffer());
     } catch (e) {
-      W.message(`Could not read ${file.name}: ${errorText(e)}`);
-      return;
+      const error = `Could not read ${file.name}: ${errorText(e)}`;
+      W.message(error);
+      return error;
     }
     try {
       const r = await W.app.loadSnapshot(file.name, bytes);
       W.restarted();
       W.message(`Started from ${file.name}: N = ${r.n}, t = ${r.time}`, "info");
+      return null;
     } catch (e) {
       // The running simulation is untouched.
-      W.message(`Could not open ${file.name}: ${errorText(e)}`);
+      const error = `Could not open ${file.name}: ${errorText(e)}`;
+      W.message(error);
+      return error;
     }
   },
 };

@@ -7,8 +7,10 @@
 //! it applies to, for the URL, the page's controls (the JavaScript reads it
 //! through `catalog`) and the CLI's checks. Besides the settings, the
 //! URL may name files for the page to open (`Sources`: snapshots, series
-//! indexes, a picture to show without WebGPU), same-origin only.
+//! indexes, a picture to show without WebGPU), same-origin only, and the
+//! origins that may drive an embedded page (`super::embedding`).
 
+use super::embedding::EMBEDDING_KEYS;
 use crate::hermite::{Criterion, Precision};
 use crate::render::{Camera, ColorMode, MapKind, Theme};
 use crate::run::block::Timesteps;
@@ -246,6 +248,28 @@ impl Settings {
     /// Parses a URL query (with or without the leading `?`); returns the
     /// settings and one warning per parameter that was ignored.
     pub fn from_query(query: &str) -> (Settings, Vec<String>) {
+        let (s, _, warnings) = Self::parse(query);
+        (s, warnings)
+    }
+
+    /// The settings a URL query sets on a running page, each key once in
+    /// its canonical form (a preset's included, and α where θ came without
+    /// it, as `from_query` applies them), and one warning per parameter
+    /// ignored: what the host-page API's `set` applies.
+    pub fn changes(query: &str) -> (Vec<(&'static str, String)>, Vec<String>) {
+        let (s, mut set, warnings) = Self::parse(query);
+        if set.iter().any(|k| k == "theta") {
+            set.push("alpha".to_string());
+        }
+        let changes = params()
+            .filter(|p| set.iter().any(|k| k == p.key))
+            .map(|p| (p.key, s.get(p.key).expect("every key has a value")))
+            .collect();
+        (changes, warnings)
+    }
+
+    /// `from_query`, and the keys it set.
+    fn parse(query: &str) -> (Settings, Vec<String>, Vec<String>) {
         let pairs = parse_query(query);
         let mut s = Settings::default();
         let mut warnings = Vec::new();
@@ -258,8 +282,10 @@ impl Settings {
                 Err(e) => warnings.push(format!("{source}: {e}")),
             }
         }
-        let setting =
-            |k: &String| !START_KEYS.contains(&k.as_str()) && !SOURCE_KEYS.contains(&k.as_str());
+        let setting = |k: &String| {
+            let k = k.as_str();
+            !START_KEYS.contains(&k) && !SOURCE_KEYS.contains(&k) && !EMBEDDING_KEYS.contains(&k)
+        };
         for (k, v) in pairs.iter().filter(|(k, _)| setting(k)) {
             match s.set(k, v) {
                 Ok(()) => set.push(k.clone()),
@@ -269,7 +295,7 @@ impl Settings {
         // θ set without α: the opening-angle MAC.
         let named = |key: &str| set.iter().any(|k| k == key);
         s.run.alpha = alpha_given(named("theta"), named("alpha"), s.run.alpha);
-        (s, warnings)
+        (s, set, warnings)
     }
 
     /// The keys a URL query sets, its preset's included.

@@ -1,9 +1,10 @@
 //! JavaScript conversions of the browser front end: errors with a `kind`,
 //! plain objects of settings, presets and read-outs, and the functions the
-//! page calls before it has an app (`parseSettings`, `catalog`,
-//! `seriesIndexFiles`).
+//! page calls before it has an app (`parseSettings`, `parseChanges`,
+//! `catalog`, `seriesIndexFiles`, `version`).
 
 use crate::app::analysis::galaxy_readout;
+use crate::app::embedding::Drivers;
 use crate::app::series::index_times;
 use crate::app::settings::{self, Settings, Sources, PRESETS};
 use crate::render::{ColorMode, ComponentTags};
@@ -72,9 +73,11 @@ pub(super) fn settings_from_object(base: &Settings, values: &JsValue) -> Result<
 }
 
 /// Parses a URL query: `{values, warnings, embed, autoplay, camera_given,
-/// preset, sources}`, `values` holding every setting (defaults where the
-/// query is silent) as strings, `sources` the files to open
-/// (`{snapshots, series, fallback, query}`, see `settings::Sources`).
+/// preset, sources, origin}`, `values` holding every setting (defaults where
+/// the query is silent) as strings, `sources` the files to open
+/// (`{snapshots, series, fallback, query}`, see `settings::Sources`),
+/// `origin` who may drive the page (`{any, list, query}`, null without
+/// `origin=`; see `embedding::Drivers`).
 #[wasm_bindgen(js_name = parseSettings)]
 pub fn parse_settings(query: &str) -> JsValue {
     let (s, mut warnings) = Settings::from_query(query);
@@ -87,7 +90,6 @@ pub fn parse_settings(query: &str) -> JsValue {
         "given",
         array(Settings::given_keys(query).iter().map(String::as_str)),
     );
-    set(&out, "warnings", array(warnings));
     let files = js_sys::Object::new();
     set(
         &files,
@@ -109,6 +111,21 @@ pub fn parse_settings(query: &str) -> JsValue {
     );
     set(&files, "query", sources.to_query());
     set(&out, "sources", files);
+    let (drivers, refused) = Drivers::from_query(query);
+    warnings.extend(refused);
+    let origin = drivers.map_or(JsValue::NULL, |d| {
+        let o = js_sys::Object::new();
+        set(&o, "any", d == Drivers::Any);
+        let list = match &d {
+            Drivers::Any => Vec::new(),
+            Drivers::Origins(list) => list.clone(),
+        };
+        set(&o, "list", array(list));
+        set(&o, "query", d.to_query());
+        o.into()
+    });
+    set(&out, "origin", origin);
+    set(&out, "warnings", array(warnings));
     set(&out, "embed", s.embed);
     set(&out, "autoplay", s.autoplay);
     set(&out, "camera_given", s.camera_given);
@@ -122,6 +139,27 @@ pub fn parse_settings(query: &str) -> JsValue {
         named.map_or(JsValue::NULL, |p| preset_object(p).into()),
     );
     out.into()
+}
+
+/// The settings a query changes on a running page (`Settings::changes`):
+/// `{values, warnings}`, `values` only the keys it set, as strings.
+#[wasm_bindgen(js_name = parseChanges)]
+pub fn parse_changes(query: &str) -> JsValue {
+    let (changes, warnings) = Settings::changes(query);
+    let values = js_sys::Object::new();
+    for (k, v) in changes {
+        set(&values, k, v);
+    }
+    let out = js_sys::Object::new();
+    set(&out, "values", values);
+    set(&out, "warnings", array(warnings));
+    out.into()
+}
+
+/// The version of webgrav (the host-page API's `ready` event names it).
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
 }
 
 /// The files a series index (`index.json`, its text) lists, in its

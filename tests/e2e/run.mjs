@@ -42,6 +42,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { lessonChecks } from "./lessons.mjs";
 import { a11yChecks } from "./a11y.mjs";
+import { hostApiChecks } from "./host_api.mjs";
 import { launch, describeWebGpu, download, BROWSERS } from "./browser.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -758,6 +759,8 @@ async function main() {
     if (!only || only === "lessons" || only === "tree") await lessonChecks({ context, openApp, waitFor, check, ART, webgrav });
     // (16) Accessibility, touch and small screens (tests/e2e/a11y.mjs).
     if (!only || only === "a11y") await a11yChecks({ context, openApp, waitFor, check, ART, BASE, DIST, browserName: BROWSER });
+    // (17) The host-page API and the example course page (tests/e2e/host_api.mjs).
+    if (!only || only === "host") await hostApiChecks({ context, openApp, waitFor, check, ART, webgrav, BASE, DIST, browserName: BROWSER });
   } finally {
     if (context) await context.close();
     server.kill();
