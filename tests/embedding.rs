@@ -80,6 +80,10 @@ fn origin_is_a_known_parameter_but_not_a_setting() {
     assert_eq!(s.n, 512);
     // The link a student shares never names who may drive the page.
     assert!(!s.to_query(true).contains("origin"), "{}", s.to_query(true));
+    // Nor that it was embedded: the embedded page's address adds embed=1
+    // back once, and "open in webgrav" opens the full page.
+    assert!(s.embed);
+    assert!(!s.to_query(true).contains("embed"), "{}", s.to_query(true));
 }
 
 #[test]

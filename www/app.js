@@ -130,6 +130,7 @@ W.restarted = () => {
   $("source").hidden = !file;
   $("source").textContent = file ? `Started from ${file} (not part of shared links).` : "";
   Controls.show(W.app.values());
+  Controls.sparseDiskNote(W);
   W.viewChanged();
   A11y.say();
 };

@@ -26,6 +26,9 @@ function fileStem(time) {
   return `webgrav-t${time.toFixed(4)}`;
 }
 
+// Fewer disk particles than this draw no recognisable disk.
+const SPARSE_DISK_PARTICLES = 1000;
+
 const Controls = {
   // Fills the selects from the wasm catalogue and wires every control.
   init(W) {
@@ -212,9 +215,26 @@ const Controls = {
     const note = document.getElementById("preset-caption");
     note.textContent = p ? p.caption : "";
     note.hidden = !p;
-    const embed = document.getElementById("embed-caption");
-    embed.textContent = p ? `${p.title}. ${p.caption}` : "";
-    embed.hidden = !p || !document.body.classList.contains("embed");
+    document.getElementById("embed-caption-text").textContent = p ? `${p.title}. ${p.caption}` : "";
+    document.getElementById("embed-caption").hidden = !p || !document.body.classList.contains("embed");
+  },
+
+  // A disk of a few hundred particles shows no arms or bar (a software
+  // adapter's small start makes one of the Milky Way): the captions say so
+  // rather than let the picture mislead.
+  sparseDiskNote(W) {
+    const disk = W.app.diskParticles();
+    const n = W.app.progress().n;
+    const sparse = disk > 0 && disk < SPARSE_DISK_PARTICLES;
+    const text = sparse
+      ? `Only ${disk} of these ${n} particles are disk stars: too few to show a disk's spiral arms or bar` +
+        (W.software ? " (this browser runs WebGPU on the CPU, so the page starts small)" : "") +
+        ". A larger N shows them: the panel's N, or n= in the link."
+      : "";
+    for (const id of ["preset-note", "embed-caption-note"]) {
+      document.getElementById(id).textContent = text;
+      document.getElementById(id).hidden = !sparse;
+    }
   },
 
   // Starts from a snapshot file; resolves to why it could not (also

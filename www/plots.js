@@ -6,6 +6,13 @@
 const PHASE_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
   "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 
+// The line colours of the dark page, and their ink on the light one
+// (theme=light: projectors and print), dark enough for 4.5:1 on white.
+const LIGHT_INK = { "#f9a": "#b0204c", "#7cf": "#1f5fa8", "#f86": "#b0401a", "#fd6": "#7a5c00", "#678": "#4a5563" };
+const plotTheme = () => document.body.classList.contains("light")
+  ? { text: "#333", frame: "#99a", mark: "#a33", ink: (c) => LIGHT_INK[c] || c }
+  : { text: "#789", frame: "#234", mark: "#a66", ink: (c) => c };
+
 const Plots = {
   // series: [{points: [[t, y], ...], color, label}]; marks: times of
   // vertical markers (energy reference resets); logY plots log10(y);
@@ -26,8 +33,9 @@ const Plots = {
         y0 = Math.min(y0, tf(y)); y1 = Math.max(y1, tf(y));
       }
     }
+    const theme = plotTheme();
     g.font = `${10 * dpr}px ui-monospace, monospace`;
-    g.fillStyle = "#789";
+    g.fillStyle = theme.text;
     if (!(x1 >= x0)) { g.fillText("waiting for data…", 6 * dpr, 14 * dpr); return; }
     if (x1 === x0) x1 = x0 + 1;
     if (logY) { y0 = Math.floor(y0); y1 = Math.ceil(y1); if (y1 === y0) y1 = y0 + 1; }
@@ -35,19 +43,19 @@ const Plots = {
     const pad = { l: 38 * dpr, r: 6 * dpr, t: 6 * dpr, b: 14 * dpr };
     const px = (x) => pad.l + ((x - x0) / (x1 - x0)) * (w - pad.l - pad.r);
     const py = (y) => h - pad.b - ((tf(y) - y0) / (y1 - y0)) * (h - pad.t - pad.b);
-    g.strokeStyle = "#234"; g.lineWidth = 1;
+    g.strokeStyle = theme.frame; g.lineWidth = 1;
     g.strokeRect(pad.l, pad.t, w - pad.l - pad.r, h - pad.t - pad.b);
     g.fillText(logY ? `1e${y1}` : y1.toPrecision(3), 2, pad.t + 8 * dpr);
     g.fillText(logY ? `1e${y0}` : y0.toPrecision(3), 2, h - pad.b);
     g.fillText(`${xLabel} ${x0.toFixed(2)}…${x1.toFixed(2)}`, pad.l + 4 * dpr, h - 2 * dpr);
-    g.strokeStyle = "#a66";
+    g.strokeStyle = theme.mark;
     for (const m of marks) {
       if (m < x0 || m > x1) continue;
       g.beginPath(); g.moveTo(px(m), pad.t); g.lineTo(px(m), h - pad.b); g.stroke();
     }
     g.lineWidth = 1.5 * dpr;
     for (const s of series) {
-      g.strokeStyle = s.color;
+      g.strokeStyle = theme.ink(s.color);
       g.beginPath();
       let started = false;
       for (const [x, y] of s.points) {

@@ -482,6 +482,10 @@ impl Settings {
             .collect();
         self.pairs()
             .into_iter()
+            // `embed` says where the page is shown, not what it runs: the
+            // embedded page's address adds it back (www/app.js), and a
+            // shared or "open in webgrav" link opens the full page.
+            .filter(|(k, _)| *k != "embed")
             .filter(|(k, v)| {
                 always.contains(k)
                     || (CAMERA_KEYS.contains(k) && with_camera)

@@ -219,6 +219,19 @@ impl ComponentTags {
     }
 
     /// Whether particle k belongs to a component named `*suffix`.
+    /// How many particles belong to components named `*suffix` (none
+    /// where the tags are mass shells).
+    pub fn count_ending(&self, suffix: &str) -> u64 {
+        if self.by_shells {
+            return 0;
+        }
+        let named: Vec<bool> = self.names.iter().map(|n| n.ends_with(suffix)).collect();
+        self.tags
+            .iter()
+            .filter(|&&t| named.get(t as usize) == Some(&true))
+            .count() as u64
+    }
+
     pub fn is(&self, k: usize, suffix: &str) -> bool {
         !self.by_shells
             && (self.tags.get(k))

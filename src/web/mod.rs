@@ -953,6 +953,13 @@ impl WebApp {
         self.state.borrow().lost_message()
     }
 
+    /// How many of the run's particles are disk stars (components named
+    /// `*disk`): the page says when a disk is too sparse to read.
+    #[wasm_bindgen(js_name = diskParticles)]
+    pub fn disk_particles(&self) -> f64 {
+        self.state.borrow().components.count_ending("disk") as f64
+    }
+
     /// Whether a state has been read back (exportable after a loss).
     #[wasm_bindgen(js_name = hasReadback)]
     pub fn has_readback(&self) -> bool {

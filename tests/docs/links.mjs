@@ -1,6 +1,7 @@
 // Checks that no link in the docs is broken (Node ≥ 18, no dependencies).
 //
-// - The built guide, dist/docs/**/*.html (run `trunk build` first): every
+// - The built guide, dist/docs/**/*.html, and the page's own HTML (the
+//   app, teachers.html, examples/*.html; run `trunk build` first): every
 //   relative `href` and `src` must name a file in dist/ (a folder: its
 //   index.html), and a `#fragment` an `id` (or `name`) in that file.
 // - The Markdown sources, README.md, ARCHITECTURE.md, BENCHMARKS.md and
@@ -82,7 +83,10 @@ function checkHtml() {
     broken.push(`${relative(ROOT, docs)}/index.html: missing (run \`trunk build\` first)`);
     return;
   }
-  for (const file of htmlFiles(docs)) {
+  const pages = ["index.html", "teachers.html"].map((f) => join(DIST, f));
+  const examples = join(DIST, "examples");
+  if (existsSync(examples)) pages.push(...htmlFiles(examples));
+  for (const file of [...htmlFiles(docs), ...pages.filter((f) => existsSync(f))]) {
     const html = readFileSync(file, "utf8");
     const where = relative(ROOT, file);
     // mdBook's 404 page resolves its links against the site's root (an

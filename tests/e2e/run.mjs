@@ -1,5 +1,6 @@
 // End-to-end test of the web app in headless Chromium with WebGPU
-// (SwiftShader, on the CPU). Serves the Trunk build in dist/ with a small
+// (SwiftShader, on the CPU), or with WEBGRAV_E2E_BROWSER=firefox in
+// Firefox ESR (WebGPU on lavapipe; browser.mjs drives both). Serves the Trunk build in dist/ with a small
 // static server, opens the page with URL parameters and checks, from the
 // page and from files it downloads:
 //   1. the simulation advances, the energy error is finite and small, the
@@ -30,10 +31,17 @@
 //      and runs it on a click; (14) the benchmark panel prints the native CLI's benchmark lines
 //      and compares them with a native file; the default model's frame time;
 //      (15) the lessons and the tree made visible (tests/e2e/lessons.mjs);
-//      (16) accessibility, touch and small screens (tests/e2e/a11y.mjs).
-// Screenshots and images land in artifacts/e2e/ (git-ignored).
+//      (16) keyboard, screen readers (axe-core), touch and a phone's size
+//      (a11y.mjs); (17) the host-page API and the example course page on
+//      another origin (host_api.mjs); (18) messages kept until dismissed,
+//      the embedded caption, and the page's word where WebGPU cannot read
+//      back (messages.mjs).
+// Everything runs in both browsers but one Chrome-only check: Chromium's
+// plain headless set-up in (18). Screenshots and images land in
+// artifacts/e2e/ (Firefox: artifacts/e2e-firefox/; git-ignored).
 //
-// Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`)
+// Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`;
+// WEBGRAV_E2E_ONLY=lessons|tree|a11y|host|messages runs one module)
 import { PNG } from "pngjs";
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -43,6 +51,7 @@ import { fileURLToPath } from "node:url";
 import { lessonChecks } from "./lessons.mjs";
 import { a11yChecks } from "./a11y.mjs";
 import { hostApiChecks } from "./host_api.mjs";
+import { messageChecks } from "./messages.mjs";
 import { launch, describeWebGpu, download, BROWSERS } from "./browser.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -761,6 +770,9 @@ async function main() {
     if (!only || only === "a11y") await a11yChecks({ context, openApp, waitFor, check, ART, BASE, DIST, browserName: BROWSER });
     // (17) The host-page API and the example course page (tests/e2e/host_api.mjs).
     if (!only || only === "host") await hostApiChecks({ context, openApp, waitFor, check, ART, webgrav, BASE, DIST, browserName: BROWSER });
+    // (18) Messages kept until dismissed, the embedded caption, and why a
+    // WebGPU that cannot read back cannot run (tests/e2e/messages.mjs).
+    if (!only || only === "messages") await messageChecks({ context, openApp, waitFor, check, ART, BASE, browserName: BROWSER });
   } finally {
     if (context) await context.close();
     server.kill();
