@@ -5,6 +5,7 @@
 //! with the accuracy it has on the adapter's full limits, and the renderer
 //! draws what it draws there. Natively `WEBGRAV_LIMITS=minimum` asks any
 //! command for that device.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

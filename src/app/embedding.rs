@@ -7,9 +7,6 @@
 
 use super::settings::parse_query;
 
-/// The URL's parameters of the embedding (not settings, not files).
-pub const EMBEDDING_KEYS: &[&str] = &["origin"];
-
 /// Who may drive the page besides itself.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Drivers {

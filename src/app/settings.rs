@@ -10,7 +10,6 @@
 //! indexes, a picture to show without WebGPU), same-origin only, and the
 //! origins that may drive an embedded page (`super::embedding`).
 
-use super::embedding::EMBEDDING_KEYS;
 use crate::hermite::{Criterion, Precision};
 use crate::render::{Camera, ColorMode, MapKind, Theme};
 use crate::run::block::Timesteps;
@@ -560,6 +559,10 @@ fn start_pairs(
     }
     (Vec::new(), String::new())
 }
+
+/// The URL's parameters of the embedding (not settings, not files):
+/// who may drive the page (`super::embedding`).
+pub const EMBEDDING_KEYS: &[&str] = &["origin"];
 
 /// The URL's parameters that name files rather than settings.
 pub const SOURCE_KEYS: &[&str] = &["snapshot", "series", "fallback"];
