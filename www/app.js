@@ -307,8 +307,10 @@ function maybeReadout(now) {
     $("phases").hidden = !r.phases;
     if (r.phases) Plots.phaseBar($("phase-bar"), $("phase-legend"), r.phases);
     plot();
-  }).catch((e) => {
-    // A run replaced meanwhile has nothing to show; anything else is news,
+  }, (e) => {
+    // Only the read-back's own failure lands here (a slip in the handler
+    // above is an uncaught error on the console, not a GPU failure). A
+    // run replaced meanwhile has nothing to show; anything else is news,
     // on the page (a lost device explains itself in checkLost).
     if (e.kind === "superseded") return;
     W.readbackError = errorText(e);

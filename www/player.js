@@ -113,7 +113,7 @@ const Player = {
       `frame ${k + 1} / ${this.frames.length}: ${r.name}, t = ${r.time}, N = ${r.n}`;
     W.time = r.time;
     const seen = [...this.readouts.values()].sort((a, b) => a.time - b.time);
-    const h = { energy: [], radii: [[], [], []], marks: [], galaxy: [], curveStart: null };
+    const h = { energy: [], energies: [[], [], []], radii: [[], [], []], marks: [], galaxy: [], curveStart: null };
     for (const x of seen) {
       x.lagrangian.forEach((v, j) => h.radii[j].push([x.time, v]));
       if (x.galaxy) {
@@ -183,6 +183,7 @@ const Player = {
       else stream.requestFrame();
     };
     const chunks = [];
+    this.chunks = chunks;
     const recorder = new MediaRecorder(stream, { mimeType: type });
     recorder.ondataavailable = (e) => { if (e.data.size) chunks.push(e.data); };
     recorder.onstop = () => {
@@ -206,13 +207,24 @@ const Player = {
     this.pause();
     const r = this.recorder;
     this.recorder = null;
-    // Hold the last frame a moment so it is in the video, then flush.
-    setTimeout(() => {
-      if (this.capture) this.capture();
-      this.capture = null;
+    // Hold the last frame a moment so it is in the video, then stop once
+    // the encoder has given something: Firefox's encodes behind the
+    // frames (more so on a busy CPU), and a recorder stopped before its
+    // first output writes an empty file. At most 5 s.
+    const since = performance.now();
+    const flush = () => {
+      const chunks = this.chunks;
+      if (chunks.length || performance.now() - since > 5000) {
+        if (this.capture) this.capture();
+        this.capture = null;
+        r.requestData();
+        r.stop();
+        return;
+      }
       r.requestData();
-      r.stop();
-    }, 500);
+      setTimeout(flush, 250);
+    };
+    setTimeout(flush, 500);
   },
 
   // Back to the run (paused where it was).

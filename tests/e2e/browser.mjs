@@ -8,7 +8,8 @@
 //   context.newPage(), context.addInitScript(fn), context.close();
 //   page.goto, evaluate(fn, arg), waitForFunction(fn, arg, {timeout,
 //   polling}), waitForTimeout, screenshot, setViewportSize, textContent,
-//   click, locator(sel).{screenshot,click,first}, setInputFiles,
+//   click, locator(sel).{screenshot,click,scrollIntoViewIfNeeded,first},
+//   setInputFiles,
 //   addInitScript, on(console|pageerror|requestfailed|response), keyboard,
 //   mouse, selectOption, fill, emulateMedia, waitForSelector(sel)
 //   .contentFrame().{evaluate,waitForFunction}, close.
@@ -177,7 +178,10 @@ class FirefoxPage {
       },
     };
   }
-  click(selector) { return this.page.click(selector); }
+  // A DOM click: Firefox's input actions wait for an animation frame, and
+  // a page whose WebGPU device is lost gets none (its export buttons must
+  // still be clicked). Chromium's clicks stay pointer clicks.
+  click(selector) { return this.page.$eval(selector, (e) => e.click()); }
   addInitScript(fn) { return this.page.evaluateOnNewDocument(fn); }
   on(event, handler) { this.page.on(event, handler); }
   close() { return this.page.close(); }
@@ -189,7 +193,8 @@ class FirefoxPage {
     };
     const api = {
       screenshot: async (options) => (await element()).screenshot(options),
-      click: async () => (await element()).click(),
+      click: async () => (await element()).evaluate((e) => e.click()),
+      scrollIntoViewIfNeeded: async () => (await element()).evaluate((e) => e.scrollIntoView({ block: "nearest" })),
       first: () => api, // page.$ is the first match already
     };
     return api;

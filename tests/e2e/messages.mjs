@@ -18,6 +18,7 @@ export async function messageChecks(env) {
   await keptMessages(env);
   await embeddedCaption(env);
   if (env.browserName === "chromium") await plainHeadless(env);
+  else console.log("skip (Chrome-only: Chromium's own flags) plain headless Chromium: the page says why it cannot run");
 }
 
 async function keptMessages({ context, openApp, waitFor, check, ART }) {

@@ -36,8 +36,9 @@
 //      another origin (host_api.mjs); (18) messages kept until dismissed,
 //      the embedded caption, and the page's word where WebGPU cannot read
 //      back (messages.mjs).
-// Everything runs in both browsers but one Chrome-only check: Chromium's
-// plain headless set-up in (18). Screenshots and images land in
+// Everything runs in both browsers but two Chrome-only checks: Chromium's
+// plain headless set-up in (18), and the lesson sheet's print styles in
+// (15), which need print-media emulation (CDP has it, WebDriver BiDi not). Screenshots and images land in
 // artifacts/e2e/ (Firefox: artifacts/e2e-firefox/; git-ignored).
 //
 // Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`;
@@ -765,7 +766,7 @@ async function main() {
 
     // (15) Lessons and the tree made visible (tests/e2e/lessons.mjs).
     const only = process.env.WEBGRAV_E2E_ONLY;
-    if (!only || only === "lessons" || only === "tree") await lessonChecks({ context, openApp, waitFor, check, ART, webgrav });
+    if (!only || only === "lessons" || only === "tree") await lessonChecks({ context, openApp, waitFor, check, ART, webgrav, browserName: BROWSER });
     // (16) Accessibility, touch and small screens (tests/e2e/a11y.mjs).
     if (!only || only === "a11y") await a11yChecks({ context, openApp, waitFor, check, ART, BASE, DIST, browserName: BROWSER });
     // (17) The host-page API and the example course page (tests/e2e/host_api.mjs).
