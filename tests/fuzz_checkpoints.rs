@@ -67,7 +67,7 @@ fn allowed(input: usize) -> usize {
     16 * input + (1 << 20)
 }
 
-/// XXH3-64 over `body`, the checksum a checkpoint of format 7 ends with
+/// XXH3-64 over `body`, the checksum a checkpoint of format 7 or later ends with
 /// (the seeds are checked to end with it before mutants are resealed with
 /// it).
 fn xxh3(body: &[u8]) -> u64 {
@@ -124,6 +124,8 @@ fn mutate_field(rng: &mut Rng, c: &mut Checkpoint) {
         9 => p.eta = x,
         10 => p.theta = x as f32,
         11 => p.rebuild = u as u32,
+        // 0 and beyond MAX_DEPTH (21) are refused.
+        12 => c.tree_deepest = pick(rng, 40) as u32,
         _ => match &mut c.engine {
             EngineState::Hermite(HermiteState {
                 offset,

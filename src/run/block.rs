@@ -4,7 +4,8 @@
 //! 2017). A run's step is one largest step dt_max (the run's dt), made of
 //! 2^L sub-steps of the smallest; at each, every particle is drifted, the
 //! tree is built or refitted on the drifted positions (the tree's
-//! `--rebuild` schedule, counted in sub-steps), and only the groups that
+//! `--rebuild` schedule, counted in sub-steps from the start of each
+//! largest step), and only the groups that
 //! hold a particle whose step ends walk the tree (`select_groups` compacts
 //! the walk's group list on the GPU, each group trimmed to the run of its
 //! particles from its first active one to its last, with the tolerance of
@@ -228,6 +229,10 @@ impl BlockSteps {
         // The opening kicks find the deepest level anew.
         let deepest = std::mem::offset_of!(BlockCounters, deepest) as u64;
         encoder.clear_buffer(&self.counters, deepest, Some(4));
+        // Each largest step starts with a build, as a run resumed at its
+        // start must (it has no tree to refit): checkpoints, which fall
+        // between largest steps, then change nothing.
+        tree.rebuild_next();
         self.pass(
             encoder,
             "integrate",

@@ -19,7 +19,9 @@
 //! version 6 the tree's time steps and their levels (after α; older files
 //! read as shared steps); version 7 changed only the checksum, from FNV-1a
 //! 64 (one byte at a time, ~3 s per gigabyte: longer than the disk takes)
-//! to XXH3-64.
+//! to XXH3-64; version 8 the deepest level the tree's next build records
+//! (after the levels; older files read as every level), so that a resumed
+//! tree run sorts and builds as the run that wrote it would have.
 //! Version 1 files are refused with a message.
 //!
 //! A checkpoint is written as it is encoded (`Checkpoint::write_to`, the
@@ -37,10 +39,11 @@ use crate::hermite::integrator::DT_MIN;
 use crate::hermite::{Body, Criterion, HermiteStats, Precision};
 use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
+use crate::tree::layout::MAX_DEPTH;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
-/// The format's version; a reader takes it and versions 2 to 6.
-pub const VERSION: u32 = 7;
+/// The format's version; a reader takes it and versions 2 to 7.
+pub const VERSION: u32 = 8;
 
 /// The first version whose checksum is XXH3-64 (FNV-1a 64 before).
 const XXH3_VERSION: u32 = 7;
@@ -93,6 +96,9 @@ pub struct Checkpoint {
     pub types: Option<Vec<u8>>,
     pub e0: Option<Diagnostics>,
     pub de_max: f64,
+    /// The deepest level the tree's next build records
+    /// (`TreeSolver::deepest_level`; `MAX_DEPTH` for other solvers).
+    pub tree_deepest: u32,
     pub engine: EngineState,
 }
 
@@ -384,6 +390,7 @@ pub struct Preamble<'a> {
     pub types: Option<&'a [u8]>,
     pub e0: Option<Diagnostics>,
     pub de_max: f64,
+    pub tree_deepest: u32,
 }
 
 impl Preamble<'_> {
@@ -419,6 +426,7 @@ impl Preamble<'_> {
                 .expect("listed") as u32,
         );
         o.u32(p.levels);
+        o.u32(self.tree_deepest);
         o.f64(self.time);
         o.u64(self.steps);
         o.f64(self.base_time);
@@ -523,6 +531,7 @@ impl Checkpoint {
             types: self.types.as_deref(),
             e0: self.e0,
             de_max: self.de_max,
+            tree_deepest: self.tree_deepest,
         }
     }
 
@@ -691,6 +700,7 @@ impl Checkpoint {
             types,
             e0: has_e0.then_some(e0),
             de_max,
+            tree_deepest: h.tree_deepest,
             engine,
         };
         c.check().map_err(|problem| i.bad(problem))?;
@@ -704,6 +714,12 @@ impl Checkpoint {
         let finite = [self.time, self.base_time, self.origin, self.de_max];
         if !finite.iter().all(|x| x.is_finite()) {
             return Err("a time that is not finite".into());
+        }
+        if !(1..=MAX_DEPTH).contains(&self.tree_deepest) {
+            return Err(format!(
+                "the tree's deepest level is {}, not 1 to {MAX_DEPTH}",
+                self.tree_deepest
+            ));
         }
         if self.origin > self.base_time || self.base_time > self.time {
             return Err(format!(
@@ -779,6 +795,7 @@ struct Head {
     base_steps: u64,
     origin: f64,
     run_id: u64,
+    tree_deepest: u32,
     n: usize,
 }
 
@@ -835,6 +852,7 @@ impl Head {
         } else {
             params
         };
+        let tree_deepest = if version >= 8 { i.u32()? } else { MAX_DEPTH };
         let time = i.f64()?;
         let steps = i.u64()?;
         let base_time = i.f64()?;
@@ -855,6 +873,7 @@ impl Head {
             base_steps,
             origin,
             run_id,
+            tree_deepest,
             n: usize::try_from(n).map_err(|_| i.bad(format!("{n} particles")))?,
         })
     }

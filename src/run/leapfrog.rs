@@ -267,7 +267,14 @@ impl LeapfrogEngine {
                     encoder = ctx.device.create_command_encoder(&Default::default());
                 }
             }
-            ForceSolver::Tree(t) => t.encode_fresh(&ctx.device, &mut encoder, None),
+            ForceSolver::Tree(t) => {
+                t.encode_fresh(&ctx.device, &mut encoder, None);
+                // The first step builds anew, and with it every K-th
+                // (`--rebuild K`): after a multiple of K steps the next
+                // step builds, as a run resumed there does, so a
+                // checkpoint there changes nothing (`Run::before_checkpoint`).
+                t.rebuild_next();
+            }
             solver => solver.encode(&ctx.device, &mut encoder, None),
         }
         ctx.queue.submit(Some(encoder.finish()));

@@ -286,9 +286,28 @@ fn non_finite(p: &PosMass, v: &Velocity, a: &AccPot) -> Option<&'static str> {
     }
 }
 
-/// Batches of `run_to` between fits of a tree run's recorded levels (each
-/// fit waits for the queued work once).
-const FIT_EVERY: u64 = 64;
+/// Steps between fits of a tree run's recorded levels (each fit waits for
+/// the queued work once): a tree run fits them after its first step and
+/// after every multiple of FIT_STEPS steps, counted from the start of the
+/// run its checkpoint continues. The levels recorded decide the order of
+/// particles within leaves, so they are a function of the step count (and
+/// kept in checkpoints): a run's bits do not depend on how its steps were
+/// batched, read out or checkpointed.
+const FIT_STEPS: u64 = 1024;
+
+/// Whether a tree run fits its levels once `steps` steps are done.
+fn is_fit_point(steps: u64) -> bool {
+    steps == 1 || (steps > 0 && steps.is_multiple_of(FIT_STEPS))
+}
+
+/// The first step count after `steps` at which a tree run fits its levels.
+fn next_fit_point(steps: u64) -> u64 {
+    if steps == 0 {
+        1
+    } else {
+        (steps / FIT_STEPS + 1) * FIT_STEPS
+    }
+}
 
 /// A simulation: particles, a solver and an integrator, on one GPU.
 pub struct Run {
@@ -311,9 +330,9 @@ pub struct Run {
     /// Clocks the GPU time of each batch `queue` submits, while set
     /// (`clock_batches`; benchmarks).
     batch_clock: Option<BatchClock>,
-    /// Batches of `run_to` since the tree's levels were last fitted
-    /// (`fit_tree_levels`).
-    batches_since_fit: u64,
+    /// The step count at which the tree's levels were last fitted
+    /// (`fit_tree_levels`), if they were.
+    fitted_at: Option<u64>,
     e0: Option<Diagnostics>,
     de_max: f64,
     energy: EnergyReport,
@@ -408,7 +427,7 @@ impl Run {
             timer_recorded: false,
             sample_bodies: false,
             batch_clock: None,
-            batches_since_fit: FIT_EVERY,
+            fitted_at: None,
             e0: None,
             de_max: 0.0,
             energy: EnergyReport::default(),
@@ -654,18 +673,29 @@ impl Run {
                 // the one after, so recording costs no GPU time. Only the
                 // first finds the GPU idle (at 240k particles with block
                 // steps, 16 steps take 11-74 ms to record), so batches
-                // grow from one step, doubling to BATCH. Where batches end
-                // decides when the tree's levels are fitted, which may
-                // change the order of particles within leaves: a run is
-                // bit-identical to its reruns and resumes, not to one
-                // batched otherwise.
+                // grow from one step, doubling to BATCH. A tree run's
+                // batches end at its fit points (`FIT_STEPS`), where its
+                // levels are fitted before the next step is queued.
                 const BATCH: u64 = 16;
                 let mut queued = 0;
                 let mut batches = 0u32;
                 let mut in_flight = std::collections::VecDeque::new();
                 loop {
                     while queued < steps && in_flight.len() < 2 {
-                        let k = BATCH.min(steps - queued).min(1 << batches.min(4));
+                        if self.fit_due() {
+                            if !in_flight.is_empty() {
+                                break;
+                            }
+                            self.fit_tree_levels(ctx).await?;
+                        }
+                        let to_fit = match self.tree_solver() {
+                            Some(_) => next_fit_point(self.steps) - self.steps,
+                            None => u64::MAX,
+                        };
+                        let k = BATCH
+                            .min(steps - queued)
+                            .min(1 << batches.min(4))
+                            .min(to_fit);
                         batches += 1;
                         self.queue(ctx, k as u32);
                         queued += k;
@@ -680,10 +710,6 @@ impl Run {
                         // time and steps count it.
                         ctx.finish().await?;
                         return Ok(false);
-                    }
-                    self.batches_since_fit += 1;
-                    if self.batches_since_fit >= FIT_EVERY && done < steps {
-                        self.fit_tree_levels(ctx).await?;
                     }
                 }
                 Ok(true)
@@ -711,7 +737,7 @@ impl Run {
     /// `checkpoint` before it is encoded (`write_checkpoint` streams it
     /// into a file instead).
     pub async fn checkpoint_state(&mut self, ctx: &GpuContext) -> Result<checkpoint::Checkpoint> {
-        self.before_checkpoint(ctx);
+        self.before_checkpoint(ctx).await?;
         let engine = match &self.engine {
             Engine::Leapfrog(l) => checkpoint::EngineState::Leapfrog(l.read(ctx).await?),
             Engine::Hermite(h) => checkpoint::EngineState::Hermite(checkpoint::HermiteState {
@@ -735,6 +761,7 @@ impl Run {
             types: self.types.clone(),
             e0: p.e0,
             de_max: p.de_max,
+            tree_deepest: p.tree_deepest,
             engine,
         })
     }
@@ -758,7 +785,7 @@ impl Run {
             let c = self.checkpoint_state(ctx).await?;
             return c.write_to(w).map_err(failed);
         }
-        self.before_checkpoint(ctx);
+        self.before_checkpoint(ctx).await?;
         let Engine::Leapfrog(l) = &self.engine else {
             unreachable!()
         };
@@ -775,19 +802,42 @@ impl Run {
         out.finish().map_err(failed)
     }
 
-    /// A run about to be checkpointed. A leapfrog run's: a resumed run builds its
-    /// tree at its first step, with every level, and fits its levels
-    /// after its first batch; so does this one, so that both continue
-    /// bit-identically (a build given too few levels gives other, still
-    /// exact, forces).
-    fn before_checkpoint(&mut self, ctx: &GpuContext) {
-        if let Engine::Leapfrog(l) = &self.engine {
-            if let leapfrog::ForceSolver::Tree(t) = &l.solver {
-                t.rebuild_next();
-                t.set_deepest_level(&ctx.queue, crate::tree::layout::MAX_DEPTH);
-            }
-            self.batches_since_fit = FIT_EVERY;
+    /// A run about to be checkpointed. A tree run's levels are fitted if
+    /// its step count is a fit point (the checkpoint keeps them as the run
+    /// goes on with them). A resumed run has no tree to refit, so it builds
+    /// its tree at its first step: where this run's next step would refit
+    /// (a checkpoint off the `--rebuild` grid of shared steps), it builds
+    /// too, so that both continue bit-identically. On the grid (every
+    /// `--rebuild 1` run, every block-step run, and shared steps after a
+    /// multiple of K steps) the next step builds anyway, and the run is
+    /// bit-identical to one that wrote no checkpoint.
+    async fn before_checkpoint(&mut self, ctx: &GpuContext) -> Result<()> {
+        if self.fit_due() {
+            self.fit_tree_levels(ctx).await?;
         }
+        if let Some(t) = self.tree_solver() {
+            t.rebuild_next();
+        }
+        Ok(())
+    }
+
+    /// The tree solver of a tree run (shared or block steps).
+    fn tree_solver(&self) -> Option<&crate::tree::TreeSolver> {
+        match &self.engine {
+            Engine::Leapfrog(l) => match &l.solver {
+                ForceSolver::Tree(t) => Some(t),
+                ForceSolver::Direct(_) => None,
+            },
+            Engine::Hermite(_) => None,
+        }
+    }
+
+    /// Whether this is a tree run at a fit point whose levels have not
+    /// been fitted there yet.
+    fn fit_due(&self) -> bool {
+        self.tree_solver().is_some()
+            && is_fit_point(self.steps)
+            && self.fitted_at != Some(self.steps)
     }
 
     /// The size of the run's checkpoint, near enough for a progress bar.
@@ -809,6 +859,9 @@ impl Run {
             types: self.types.as_deref(),
             e0: self.e0,
             de_max: self.de_max,
+            tree_deepest: self
+                .tree_solver()
+                .map_or(crate::tree::layout::MAX_DEPTH, |t| t.deepest_level()),
         }
     }
 
@@ -827,6 +880,7 @@ impl Run {
     ) -> Result<Self> {
         let config = c.params.validate()?;
         let (saved, params, ids) = (c.engine, c.params, &c.ids);
+        let tree_deepest = c.tree_deepest;
         let restore = async move {
             Ok(match saved {
                 checkpoint::EngineState::Leapfrog(state) => {
@@ -835,7 +889,11 @@ impl Run {
                             "{name}: a leapfrog state for a Hermite solver"
                         )));
                     }
-                    Engine::Leapfrog(Box::new(LeapfrogEngine::restore(ctx, &state, params)?))
+                    let engine = LeapfrogEngine::restore(ctx, &state, params)?;
+                    if let ForceSolver::Tree(t) = &engine.solver {
+                        t.set_deepest_level(&ctx.queue, tree_deepest);
+                    }
+                    Engine::Leapfrog(Box::new(engine))
                 }
                 checkpoint::EngineState::Hermite(h) => {
                     if !params.solver.is_hermite() {
@@ -874,7 +932,9 @@ impl Run {
             timer_recorded: false,
             sample_bodies: false,
             batch_clock: None,
-            batches_since_fit: FIT_EVERY,
+            // The checkpoint was written after any fit its step count is
+            // due (`before_checkpoint`).
+            fitted_at: Some(c.steps),
             e0: c.e0,
             de_max: c.de_max,
             energy: EnergyReport::default(),
@@ -940,9 +1000,9 @@ impl Run {
     /// `tree::LEVEL_MARGIN` more, from now on (`TreeSolver::fit_levels`;
     /// forces stay exact if the tree later needs more). Waits for the
     /// queued work (one read-back). `run_to` does it after the run's first
-    /// batch and every FIT_EVERY batches after.
+    /// step and every FIT_STEPS steps after.
     pub async fn fit_tree_levels(&mut self, ctx: &GpuContext) -> Result<()> {
-        self.batches_since_fit = 0;
+        self.fitted_at = Some(self.steps);
         if let Engine::Leapfrog(l) = &self.engine {
             if let ForceSolver::Tree(t) = &l.solver {
                 let depth = t.counters(ctx).await?.depth;

@@ -229,7 +229,7 @@ pub const RUN_PARAMS: &[Param] = &[
     },
     Param {
         key: "rebuild",
-        label: "tree rebuilt every K steps, with block time steps every K sub-steps (in between only its moments, boxes and groups are refitted to the moved particles: Bonsai's --rebuild)",
+        label: "tree rebuilt every K steps, with block time steps every K sub-steps counted from the start of each step (in between only its moments, boxes and groups are refitted to the moved particles: Bonsai's --rebuild)",
         kind: Kind::Whole { min: 1, max: 64 },
         default: "1",
         solvers: &[SolverKind::Tree],

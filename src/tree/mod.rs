@@ -770,6 +770,11 @@ impl TreeSolver {
         }
     }
 
+    /// The deepest level the next build records (`set_deepest_level`).
+    pub fn deepest_level(&self) -> u32 {
+        self.deepest.load(Ordering::Relaxed)
+    }
+
     /// Fits the recorded levels to the last build's `depth` (from
     /// `counters`): LEVEL_MARGIN levels beyond it, or every level when
     /// that build wanted more than it was given.
