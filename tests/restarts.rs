@@ -1,18 +1,19 @@
 //! Restarts are exact (`webgrav run` end to end, the tree on the headless
-//! GPU): a tree run that writes checkpoints, and one resumed from them (again
-//! and again) end with the very
+//! GPU): a tree run that writes checkpoints, one resumed from them (again
+//! and again), and one stopped by SIGTERM and resumed end with the very
 //! bytes of the run that did none of it, with shared and with block time
 //! steps, at two N. The checkpoints fall on the `--rebuild` grid (every
 //! step of `--rebuild 1`, every largest step of block steps, a multiple of
 //! K steps of `--rebuild K`), the first of them at a step where the tree
-//! fits its levels.
+//! fits its levels. A stopped run's log loses no line.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
 use common::text;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 use webgrav::run::checkpoint::Checkpoint;
 
 fn webgrav(dir: &Path, line: &str) -> Output {
@@ -115,4 +116,74 @@ fn block_step_restarts_are_exact() {
             0.5,
         );
     }
+}
+
+/// The lines of a run log without their wall-clock times and GPU phase
+/// times (which no two runs share).
+fn log_lines(dir: &Path, file: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join(file))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("wall_s");
+            o.remove("phase_ms");
+            v
+        })
+        .collect()
+}
+
+// A block-step run stopped by SIGTERM wherever it is, then resumed to a
+// few steps past its checkpoint, ends as a run that went there at once,
+// and its log, logging every step, is that run's: a stop lands on a log
+// time (every step here), whose line the stopped run writes.
+#[test]
+fn a_stopped_and_resumed_tree_run_is_the_run_that_went_on() {
+    let d = common::fresh_dir("restarts-sigterm");
+    let start = "-n 512 --seed 3 --timesteps block --levels 3 --eta 0.01 --rebuild 3 --dt 0.0625";
+    let logged = "--log-every 0.0625 --log run.log";
+    let log = d.join("run.log");
+    let child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(format!("run {start} {logged} --t-end 1000 --checkpoint s.ckpt").split_whitespace())
+        .current_dir(&d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stopped once it has taken a few steps.
+    let begun = Instant::now();
+    while std::fs::read_to_string(&log).map_or(0, |l| l.lines().count()) < 4
+        && begun.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
+    let c = Checkpoint::decode(&read(&d, "s.ckpt"), "s.ckpt").unwrap();
+    let t_end = c.time + 3.0 * 0.0625;
+    ok(
+        &d,
+        &format!("run --resume s.ckpt {logged} --t-end {t_end} --out resumed.csv"),
+    );
+    ok(
+        &d,
+        &format!("run {start} --log-every 0.0625 --log plain.log --t-end {t_end} --out plain.csv"),
+    );
+    assert!(
+        read(&d, "resumed.csv") == read(&d, "plain.csv"),
+        "stopped at t = {}: the resumed run differs",
+        c.time
+    );
+    let (resumed, plain) = (log_lines(&d, "run.log"), log_lines(&d, "plain.log"));
+    let times = |lines: &[serde_json::Value]| -> Vec<f64> {
+        lines.iter().map(|l| l["t"].as_f64().unwrap()).collect()
+    };
+    assert_eq!(times(&resumed), times(&plain), "stopped at t = {}", c.time);
+    assert_eq!(resumed, plain, "stopped at t = {}", c.time);
+    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -585,8 +585,12 @@ async fn integrate(
                 !interrupt::requested()
             })
             .await?;
-        // A signal as the end is reached lets the run finish.
-        if !reached || (interrupt::requested() && !at(target, a.t_end)) {
+        // A signal that stops the run as its steps reach the target (the
+        // batch ahead of the stop was the last) still has the target's
+        // outputs written, as a run that went on writes them: its log line
+        // is no resumed run's (a resume logs after its checkpoint), and
+        // its read-out counts in the checkpoint's dE_max.
+        if !reached && !at(run.time(), target) {
             bar.finish_and_clear();
             return Ok(None);
         }
@@ -629,6 +633,11 @@ async fn integrate(
                 }
             }
             return Ok(Some(r));
+        }
+        // A signal as the end is reached lets the run finish.
+        if interrupt::requested() {
+            bar.finish_and_clear();
+            return Ok(None);
         }
     }
 }
