@@ -1,0 +1,141 @@
+//! The CLI refuses, before any work and in words that name the option and
+//! what it takes, what would otherwise hang, eat memory, destroy an
+//! output or draw a degenerate picture with exit 0 (issue 48, items 3 and
+//! 5 and the small findings of item 8).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::text;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn webgrav_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run webgrav")
+}
+
+/// The message of a command that must fail; it must not have opened the
+/// GPU (`run` names the adapter once it has), as every check here comes
+/// before any work.
+fn refused(o: Output) -> String {
+    let stderr = text(&o.stderr);
+    assert!(!o.status.success(), "succeeded: {stderr}");
+    assert!(
+        !stderr.contains("adapter"),
+        "opened the GPU first: {stderr}"
+    );
+    stderr
+}
+
+fn dir(name: &str) -> PathBuf {
+    common::fresh_dir(&format!("guards-{name}"))
+}
+
+/// Longest a refusal may take: it comes before the GPU is opened, so
+/// well under a second on an idle machine; 30 s leaves room for a loaded
+/// one, and a run that reads or waits without end never gets there.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Resident memory at which a process is taken to read without end: a
+/// refusal needs a few MiB, and a run of N = 64 on lavapipe some hundreds.
+const MAX_RESIDENT: u64 = 1 << 30;
+
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// `webgrav_in`, killed (and the test failed) when it runs past
+/// `PATIENCE` or holds more than `MAX_RESIDENT`.
+fn bounded(dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run webgrav");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        let resident = resident_bytes(child.id());
+        let why = if resident > MAX_RESIDENT {
+            format!("held {} MiB", resident >> 20)
+        } else if start.elapsed() > PATIENCE {
+            format!("ran for {PATIENCE:?}")
+        } else {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        };
+        let _ = child.kill();
+        let o = child.wait_with_output().unwrap();
+        panic!("webgrav {args:?} {why} and was killed: {}", text(&o.stderr));
+    }
+}
+
+// Item 3: a resumed run reads its log back, so a --log that is a device
+// (read without end) or a FIFO (waited on for ever) is refused at once.
+#[test]
+fn a_resume_refuses_a_log_that_is_not_a_regular_file() {
+    let d = dir("log");
+    let run = "run --solver direct -n 64 --seed 3 --eps 0.05 --dt 0.0078125";
+    let first = format!("{run} --t-end 0.125 --checkpoint c.ckpt --checkpoint-every 0.125");
+    let o = webgrav_in(&d, &first.split_whitespace().collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let made = Command::new("mkfifo").arg(d.join("pipe")).status().unwrap();
+    assert!(made.success());
+    for (log, what) in [("/dev/zero", "a device"), ("pipe", "a FIFO")] {
+        let args = ["run", "--resume", "c.ckpt", "--t-end", "0.25", "--log", log];
+        let m = refused(bounded(&d, &args));
+        assert!(
+            m.contains(&format!("--log '{log}' is {what}, not a regular file")),
+            "{log}: {m}"
+        );
+    }
+    // A log that is a regular file resumes as before.
+    let o = bounded(
+        &d,
+        &[
+            "run", "--resume", "c.ckpt", "--t-end", "0.25", "--log", "l.log",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 5: a Tipsy or Bonsai --out brings its kinds side file
+// (OUT.webgrav_kind), which the write replaces or removes: a --log or
+// --checkpoint of that name is refused as one of the id file is.
+#[test]
+fn outputs_may_not_be_the_side_file_of_out() {
+    let d = dir("kinds");
+    let run = ["run", "--solver", "direct", "-n", "64", "--t-end", "0"];
+    for (out, flag, other) in [
+        ("x.tipsy", "--log", "x.tipsy.webgrav_kind"),
+        ("x.tipsy", "--checkpoint", "./x.tipsy.webgrav_kind"),
+        ("y.bonsai", "--log", "y.bonsai.webgrav_kind"),
+        ("y.bonsai", "--checkpoint", "y.bonsai.webgrav_kind"),
+    ] {
+        let mut args = run.to_vec();
+        args.extend(["--out", out, flag, other]);
+        let m = refused(webgrav_in(&d, &args));
+        assert!(
+            m.contains("--out's kinds file") && m.contains("are the same file"),
+            "{args:?}: {m}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+    assert!(left.is_empty(), "a refused run wrote {left:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
