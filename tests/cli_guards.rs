@@ -10,6 +10,8 @@ use common::text;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use webgrav::snapshot::{write_file, Snapshot};
+use webgrav::state::Model;
 
 fn webgrav_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_webgrav"))
@@ -34,6 +36,20 @@ fn refused(o: Output) -> String {
 
 fn dir(name: &str) -> PathBuf {
     common::fresh_dir(&format!("guards-{name}"))
+}
+
+/// A Plummer sphere of `n` (seed 1) written to `path`, its positions
+/// scaled by `scale`.
+fn plummer_file(path: &Path, n: usize, scale: f32) {
+    let mut particles = Model::Plummer.generate(n, 1).unwrap();
+    for p in &mut particles.pos_mass {
+        p.pos = p.pos.map(|x| x * scale);
+    }
+    let snap = Snapshot {
+        particles,
+        ..Default::default()
+    };
+    write_file(path.to_str().unwrap(), &snap).unwrap();
 }
 
 /// Longest a refusal may take: it comes before the GPU is opened, so
@@ -137,5 +153,61 @@ fn outputs_may_not_be_the_side_file_of_out() {
     }
     let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
     assert!(left.is_empty(), "a refused run wrote {left:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8: an infinite interval or end time is not ">= 0"'s fault.
+#[test]
+fn times_must_be_finite_and_say_so() {
+    let d = dir("times");
+    for flag in [
+        "--t-end",
+        "--log-every",
+        "--snap-every",
+        "--checkpoint-every",
+    ] {
+        let m = refused(webgrav_in(&d, &["run", "-n", "64", flag, "inf"]));
+        assert!(
+            m.contains(&format!("{flag} must be a finite time >= 0, got inf")),
+            "{flag}: {m}"
+        );
+    }
+    let m = refused(webgrav_in(&d, &["run", "-n", "64", "--log-every", "-1"]));
+    assert!(m.contains("--log-every must be >= 0, got -1"), "{m}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8: `analyze` checks its outputs against each other, by any name.
+#[test]
+fn analyze_outputs_are_not_one_file() {
+    let d = dir("analyze");
+    plummer_file(&d.join("s.csv"), 512, 1.0);
+    for disk in ["p.csv", "./p.csv"] {
+        let args = [
+            "analyze",
+            "s.csv",
+            "--profile-csv",
+            "p.csv",
+            "--disk-csv",
+            disk,
+        ];
+        let m = refused(webgrav_in(&d, &args));
+        assert!(
+            m.contains("--profile-csv 'p.csv' and --disk-csv") && m.contains("same file"),
+            "{m}"
+        );
+        assert!(!d.join("p.csv").exists());
+    }
+    let args = [
+        "analyze",
+        "s.csv",
+        "--profile-csv",
+        "p.csv",
+        "--disk-csv",
+        "q.csv",
+    ];
+    let o = webgrav_in(&d, &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(d.join("p.csv").exists() && d.join("q.csv").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }

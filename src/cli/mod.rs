@@ -417,14 +417,20 @@ fn check_typed_output(path: &str, ext: &str, what: &str, inputs: &[&str]) -> Res
     snapshot::check_output(path, inputs)
 }
 
+/// A time or an interval of simulated time: finite and not negative.
 fn check_time(name: &str, t: f64) -> Result<()> {
-    if t.is_finite() && t >= 0.0 {
-        Ok(())
-    } else {
-        Err(Error::InvalidParameter(format!(
-            "{name} must be >= 0, got {t}"
-        )))
+    if !t.is_finite() {
+        // "inf" is >= 0, so saying only that would not say what is wrong.
+        return Err(Error::InvalidParameter(format!(
+            "{name} must be a finite time >= 0, got {t}"
+        )));
     }
+    if t < 0.0 {
+        return Err(Error::InvalidParameter(format!(
+            "{name} must be >= 0, got {t}"
+        )));
+    }
+    Ok(())
 }
 
 /// Where a path's file lies, whether or not it exists yet (to compare
