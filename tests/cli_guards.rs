@@ -211,3 +211,86 @@ fn analyze_outputs_are_not_one_file() {
     assert!(d.join("p.csv").exists() && d.join("q.csv").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+// Item 8: `render` refuses a degenerate camera, colour range, bar radius
+// or snapshot, naming the option and what it takes (the camera's numbers
+// the page's ranges), instead of writing a black picture with exit 0.
+#[test]
+fn render_refuses_degenerate_options() {
+    let d = dir("render");
+    plummer_file(&d.join("s.csv"), 256, 1.0);
+    // At 10^30 every square of a coordinate is infinite in f32.
+    plummer_file(&d.join("far.csv"), 256, 1e30);
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--fov", "0"],
+            &["--fov", "expected a number in [0.05, 3]"],
+        ),
+        (
+            &["--distance", "nan"],
+            &["--distance", "expected a number > 0 and <= 1000000"],
+        ),
+        (
+            &["--yaw", "nan"],
+            &["--yaw", "expected a number in [-1000, 1000]"],
+        ),
+        (
+            &["--target", "0", "nan", "0"],
+            &["--target", "expected a number in [-1000000, 1000000]"],
+        ),
+        (
+            &["--pitch", "inf"],
+            &["--pitch", "expected a number in [-1.55, 1.55]"],
+        ),
+        (
+            &["--pitch", "-inf"],
+            &["--pitch", "expected a number in [-1.55, 1.55]"],
+        ),
+        (
+            &["--point-size", "1e30"],
+            &["--point-size", "expected a number in [0.5, 32]"],
+        ),
+        (
+            &["--a2-radius", "nan"],
+            &["--a2-radius must be a length > 0 (and finite), got NaN"],
+        ),
+        (
+            &["--a2-radius", "0"],
+            &["--a2-radius must be a length > 0 (and finite), got 0"],
+        ),
+        (
+            &["--map", "density", "--range", "-inf", "inf"],
+            &["--range -inf inf", "must be finite numbers"],
+        ),
+        (
+            &["--map", "density", "--range", "2", "1"],
+            &["--range 2 1", "LO must be below HI"],
+        ),
+    ];
+    for (options, says) in cases {
+        let mut args = vec!["render", "s.csv", "-o", "p.png"];
+        args.extend_from_slice(options);
+        let m = refused(webgrav_in(&d, &args));
+        for s in *says {
+            assert!(m.contains(s), "{options:?}: {m}");
+        }
+        assert!(!d.join("p.png").exists(), "{options:?} drew a picture");
+    }
+    let m = refused(webgrav_in(&d, &["render", "far.csv", "-o", "p.png"]));
+    assert!(
+        m.contains("far.csv: particle") && m.contains("beyond the 1e15"),
+        "{m}"
+    );
+    assert!(!d.join("p.png").exists());
+    // Camera numbers in range, negative ones included, still draw.
+    let o = webgrav_in(
+        &d,
+        &[
+            "render", "s.csv", "-o", "p.png", "--width", "64", "--height", "48", "--yaw", "-0.5",
+            "--pitch", "-0.2", "--target", "-1", "0", "0", "--map", "density", "--range", "-1",
+            "2",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&d).unwrap();
+}
