@@ -6,20 +6,12 @@
 
 mod common;
 
-use common::text;
+use common::{text, webgrav_in};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use webgrav::snapshot::{write_file, Snapshot};
 use webgrav::state::Model;
-
-fn webgrav_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run webgrav")
-}
 
 /// The message of a command that must fail; it must not have opened the
 /// GPU (`run` names the adapter once it has), as every check here comes
