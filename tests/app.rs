@@ -462,9 +462,9 @@ fn largest_n_follows_the_adapter_limits() {
 
 // A software adapter (SwiftShader in headless Chromium) starts the page
 // from the direct sum at N = 2048 (~40 ms a step there, where the tree's
-// barrier-heavy walk takes ~0.5 s at N = 4096), but only when the URL or
-// its preset chose neither the solver nor N: what a visitor asked for is
-// kept.
+// barrier-heavy walk takes ~0.5 s at N = 4096) where the URL or its
+// preset chose nothing else: what a visitor asked for is kept, and a
+// solver alone gets the small N.
 #[test]
 fn software_adapters_start_small_unless_the_url_chose() {
     let start = |q: &str| {
@@ -477,11 +477,28 @@ fn software_adapters_start_small_unless_the_url_chose() {
     assert_eq!(s.run.solver, SolverKind::Direct);
     assert_eq!(s.n, 2048);
     assert_eq!(s.get("theta").as_deref(), Some("0.3"));
-    for q in ["?n=100000", "?solver=tree", "?preset=plummer-relaxation"] {
+    let (s, changed) = start("?solver=tree");
+    assert_eq!(changed, vec!["n = 2048"]);
+    assert_eq!((s.run.solver, s.n), (SolverKind::Tree, 2048));
+    for q in [
+        "?n=100000",
+        "?n=100000&solver=direct",
+        "?preset=plummer-relaxation",
+    ] {
         let (plain, _) = Settings::from_query(q);
         let (s, changed) = start(q);
         assert!(changed.is_empty(), "{q}: {changed:?}");
         assert_eq!(s.to_query(true), plain.to_query(true), "{q}");
     }
     assert!(Settings::given_keys("?preset=plummer-relaxation").contains(&"n".to_string()));
+    // A refused value chose nothing: the software start still applies
+    // (a bad n fell back to the GPU's 16,384, a step per 20 s there).
+    for q in ["?n=1e12", "?n=abc&solver=warp"] {
+        let (s, changed) = start(q);
+        assert_eq!(changed, vec!["solver = direct", "n = 2048"], "{q}");
+        assert_eq!(s.n, 2048, "{q}");
+    }
+    let (s, changed) = start("?n=1e12&solver=direct");
+    assert_eq!(changed, vec!["n = 2048"]);
+    assert_eq!((s.run.solver, s.n), (SolverKind::Direct, 2048));
 }

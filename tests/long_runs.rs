@@ -7,19 +7,11 @@
 
 mod common;
 
-use common::text;
+use common::{text, webgrav_in};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use webgrav::run::checkpoint::{Checkpoint, EngineState};
-
-fn webgrav_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run webgrav")
-}
 
 /// `webgrav` with the words of `line` (none empty or with spaces) in `dir`.
 fn webgrav(dir: &Path, line: &str) -> Output {

@@ -305,26 +305,33 @@ impl Settings {
             .into_iter()
             .map(|(k, _)| k)
             .collect();
-        keys.extend(pairs.into_iter().map(|(k, _)| k));
+        // A refused value chose nothing (its warning says the default is
+        // kept): a bad `n` on a software adapter still starts from the
+        // software N, not from the default a GPU runs.
+        let mut probe = Settings::default();
+        keys.extend(
+            pairs
+                .into_iter()
+                .filter(|(k, v)| param(k).is_none() || probe.set(k, v).is_ok())
+                .map(|(k, _)| k),
+        );
         keys
     }
 
     /// On a software adapter (WebGPU on the CPU: SwiftShader, lavapipe,
-    /// llvmpipe) the page starts from `SOFTWARE_DEFAULTS` when the URL set
-    /// none of their keys; returns what it changed ("key = value"). Each
-    /// workgroup barrier costs a software adapter about a millisecond, so
-    /// the tree's barrier-heavy walk takes ~0.5 s per step at N = 4096 in
-    /// headless Chromium, where the direct sum at N = 2048 takes ~40 ms.
+    /// llvmpipe) the page starts from `SOFTWARE_DEFAULTS` where the URL
+    /// chose nothing else: N unless the URL gave one, the solver unless it
+    /// gave a solver or an N (a large N asks for the tree). Returns what
+    /// it changed ("key = value"). Each workgroup barrier costs a software
+    /// adapter about a millisecond, so the tree's barrier-heavy walk takes
+    /// ~0.5 s per step at N = 4096 in headless Chromium, where the direct
+    /// sum at N = 2048 takes ~40 ms.
     pub fn apply_software_defaults(&mut self, given: &[String]) -> Vec<String> {
-        if SOFTWARE_DEFAULTS
-            .iter()
-            .any(|(k, _)| given.iter().any(|g| g == k))
-        {
-            return Vec::new();
-        }
+        let given = |key: &str| given.iter().any(|g| g == key);
         let mut changed = Vec::new();
-        for (k, v) in SOFTWARE_DEFAULTS {
-            if self.get(k).as_deref() != Some(v) && self.set(k, v).is_ok() {
+        for &(k, v) in SOFTWARE_DEFAULTS {
+            let chosen = given(k) || (k == "solver" && given("n"));
+            if !chosen && self.get(k).as_deref() != Some(v) && self.set(k, v).is_ok() {
                 changed.push(format!("{k} = {v}"));
             }
         }

@@ -4,7 +4,7 @@
 //! with the bar's pattern speed between consecutive snapshots and the
 //! black holes' separation).
 
-use super::{check_typed_output, emit, parse_kind, say};
+use super::{check_distinct_outputs, check_typed_output, emit, parse_kind, say};
 use crate::app::analysis::{self, BarMode, Frame, FRACTIONS};
 use crate::app::readout::lagrangian_radii;
 use crate::app::series::read_index;
@@ -169,14 +169,17 @@ fn summary(
 }
 
 fn one(a: &AnalyzeArgs, path: &str, components: &[(String, Option<u8>)]) -> Result<()> {
-    for (out, what) in [
-        (&a.profile_csv, "the profile"),
-        (&a.disk_csv, "the disk profile"),
+    let mut outputs = Vec::new();
+    for (flag, out, what) in [
+        ("--profile-csv", &a.profile_csv, "the profile"),
+        ("--disk-csv", &a.disk_csv, "the disk profile"),
     ] {
         if let Some(out) = out {
             check_typed_output(out, "csv", what, &[path])?;
+            outputs.push((flag, out.as_str()));
         }
     }
+    check_distinct_outputs(&outputs)?;
     let snap = snapshot::read_file(path)?;
     let mut sphere_csv = String::from("component,r_in,r_out,r,n,density,enclosed_mass,v_circ\n");
     let mut disk_csv = String::from(

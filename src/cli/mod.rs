@@ -25,6 +25,7 @@ use crate::snapshot::{self, Snapshot};
 use crate::state::{Model, ModelParams, KINDS};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use table::{Rows, Table, Values};
 
@@ -416,12 +417,51 @@ fn check_typed_output(path: &str, ext: &str, what: &str, inputs: &[&str]) -> Res
     snapshot::check_output(path, inputs)
 }
 
+/// A time or an interval of simulated time: finite and not negative.
 fn check_time(name: &str, t: f64) -> Result<()> {
-    if t.is_finite() && t >= 0.0 {
-        Ok(())
-    } else {
-        Err(Error::InvalidParameter(format!(
-            "{name} must be >= 0, got {t}"
-        )))
+    if !t.is_finite() {
+        // "inf" is >= 0, so saying only that would not say what is wrong.
+        return Err(Error::InvalidParameter(format!(
+            "{name} must be a finite time >= 0, got {t}"
+        )));
     }
+    if t < 0.0 {
+        return Err(Error::InvalidParameter(format!(
+            "{name} must be >= 0, got {t}"
+        )));
+    }
+    Ok(())
+}
+
+/// Where a path's file lies, whether or not it exists yet (to compare
+/// outputs with each other).
+fn location(path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    dir.canonicalize()
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .join(p.file_name().unwrap_or_default())
+}
+
+/// No two of a command's `outputs` (option, path) are one file, by
+/// whatever name: the later write would replace the earlier one.
+fn check_distinct_outputs(outputs: &[(&str, &str)]) -> Result<()> {
+    for (k, (flag, path)) in outputs.iter().enumerate() {
+        let here = location(path);
+        for (other, other_path) in &outputs[k + 1..] {
+            if location(other_path) == here {
+                return Err(Error::InvalidParameter(format!(
+                    "{flag} '{path}' and {other} '{other_path}' are the same file; give each \
+                     output its own"
+                )));
+            }
+        }
+    }
+    Ok(())
 }

@@ -8,12 +8,14 @@ use super::{check_typed_output, emit, parse_kind, say};
 use crate::app::check_particle_count;
 use crate::app::picture::{self, Picture, View};
 use crate::app::series::{read_index, INDEX_NAME};
+use crate::app::settings;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::render::map::Units;
 use crate::render::{Camera, ColorMode, MapKind};
-use crate::run::{RunConfig, RunParams, SolverKind};
+use crate::run::{check_range, RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
+use clap::builder::TypedValueParser;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -33,30 +35,40 @@ pub struct RenderArgs {
     /// Image height in pixels.
     #[arg(long, default_value_t = 600)]
     height: u32,
+    // The camera's numbers are the page's URL parameters and take the
+    // page's ranges (`page_number`). A value may start with '-' ("-inf"
+    // among them), so that it reaches the range check rather than reading
+    // as an option.
     /// Rotation about the vertical axis, radians (URL: yaw). Without yaw
     /// and pitch a visible disk is seen face-on.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = page_number("yaw"))]
     yaw: Option<f32>,
     /// Elevation, radians (URL: pitch).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = page_number("pitch"))]
     pitch: Option<f32>,
     /// Distance from the target; without it the view is fitted to 90 % of
     /// the mass drawn, as the web app does (URL: dist).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = page_number("dist"))]
     distance: Option<f32>,
     /// Target point x, y, z (URL: tx, ty, tz).
-    #[arg(long, num_args = 3, allow_negative_numbers = true, value_names = ["X", "Y", "Z"])]
+    #[arg(
+        long,
+        num_args = 3,
+        allow_hyphen_values = true,
+        value_parser = page_number("tx"),
+        value_names = ["X", "Y", "Z"]
+    )]
     target: Option<Vec<f32>>,
     /// Vertical field of view, radians (URL: fov).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = page_number("fov"))]
     fov: Option<f32>,
     /// Sprite diameter in pixels at the target's depth (URL: ps); of a
     /// map, the smoothing kernel's diameter.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = page_number("ps"))]
     point_size: Option<f32>,
     /// Exposure bias: the measured white point is divided by it (URL:
     /// bright).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = page_number("bright"))]
     brightness: Option<f32>,
     /// Colouring of pictures (URL: color).
     #[arg(long, value_parser = super::color_parser(), default_value = "speed")]
@@ -84,7 +96,7 @@ pub struct RenderArgs {
     legend: String,
     /// The map's colour range as log10 Σ in the labels' units (else the
     /// frame's own; a series keeps its first frame's).
-    #[arg(long, num_args = 2, allow_negative_numbers = true, value_names = ["LO", "HI"])]
+    #[arg(long, num_args = 2, allow_hyphen_values = true, value_names = ["LO", "HI"])]
     range: Option<Vec<f64>>,
     /// Radius (length units) within which a map's bar mode A2 is measured;
     /// default: the radius holding half the map's mass.
@@ -120,6 +132,18 @@ pub struct RenderArgs {
     frames: Option<String>,
 }
 
+/// A parser of the camera option that is the page's URL parameter `key`:
+/// the row's range (`app::settings::VIEW_PARAMS`), so the CLI refuses what
+/// the page refuses (NaN, infinities, a field of view of 0), in its words.
+fn page_number(key: &'static str) -> impl TypedValueParser<Value = f32> {
+    let row = settings::param(key).expect("a row of the page's parameters");
+    move |text: &str| {
+        row.parse_number(text)
+            .map(|x| x as f32)
+            .map_err(|e| format!("{e}, as the page's {key} takes"))
+    }
+}
+
 fn map_parser() -> impl clap::builder::TypedValueParser<Value = MapKind> {
     super::choice(
         MapKind::ALL.iter().map(|m| m.name()).collect(),
@@ -138,6 +162,28 @@ fn units_parser() -> impl clap::builder::TypedValueParser<Value = Units> {
 const VIDEO_EXTENSIONS: &[&str] = &["mp4", "webm", "mkv", "mov", "gif"];
 
 impl RenderArgs {
+    /// The map's colour range (log10 Σ), checked.
+    fn sigma_range(&self) -> Result<Option<[f64; 2]>> {
+        let Some(r) = &self.range else {
+            return Ok(None);
+        };
+        let (lo, hi) = (r[0], r[1]);
+        if !(lo.is_finite() && hi.is_finite()) {
+            return Err(Error::InvalidParameter(format!(
+                "--range {lo} {hi}: the ends are log10 Σ in the labels' units and must be \
+                 finite numbers (e.g. --range -2 3): an infinite end would stretch the colour \
+                 map over every Σ and leave the map one colour"
+            )));
+        }
+        if lo >= hi {
+            return Err(Error::InvalidParameter(format!(
+                "--range {lo} {hi}: LO must be below HI (log10 Σ at the colour map's faint \
+                 and bright ends)"
+            )));
+        }
+        Ok(Some([lo, hi]))
+    }
+
     fn view(&self) -> Result<View> {
         let hidden = self
             .hide
@@ -169,7 +215,7 @@ impl RenderArgs {
                 "off" => Some(false),
                 _ => None,
             },
-            sigma_range: self.range.as_ref().map(|r| [r[0], r[1]]),
+            sigma_range: self.sigma_range()?,
             exposure: None,
             follow: self.follow,
             cells: self.cells,
@@ -192,6 +238,13 @@ impl RenderArgs {
 
 /// Draws a snapshot (or a series) offscreen with the web app's renderer.
 pub async fn render(a: RenderArgs) -> Result<()> {
+    if let Some(r) = a.a2_radius {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(Error::InvalidParameter(format!(
+                "--a2-radius must be a length > 0 (and finite), got {r}"
+            )));
+        }
+    }
     let view = a.view()?;
     let potentials = a.potentials()?;
     match (&a.input, &a.series) {
@@ -199,6 +252,18 @@ pub async fn render(a: RenderArgs) -> Result<()> {
         (None, Some(dir)) => series(&a, dir, view, potentials).await,
         (None, None) => unreachable!("clap requires an input or --series"),
     }
+}
+
+/// A snapshot to draw, refused where `run` would refuse it
+/// (`run::check_range`): coordinates and velocities beyond what f32 can
+/// square and sum would give the camera's fit and the scale bar infinities.
+fn read_drawable(path: &str) -> Result<Snapshot> {
+    let snap = snapshot::read_file(path)?;
+    check_range(&snap.particles).map_err(|e| match e {
+        Error::InvalidParameter(m) => Error::InvalidParameter(format!("{path}: {m}")),
+        e => e,
+    })?;
+    Ok(snap)
 }
 
 fn check_kinds(view: &View, snap: &Snapshot, path: &str) -> Result<()> {
@@ -268,7 +333,7 @@ fn summary(
 
 async fn one(a: &RenderArgs, input: &str, view: &View, potentials: RunConfig) -> Result<()> {
     check_typed_output(&a.out, "png", "the image", &[input])?;
-    let snap = snapshot::read_file(input)?;
+    let snap = read_drawable(input)?;
     check_kinds(view, &snap, input)?;
     let ctx = GpuContext::headless().await?;
     let picture = draw(&ctx, &snap, view, potentials).await?;
@@ -412,7 +477,7 @@ async fn series(a: &RenderArgs, dir: &str, mut view: View, potentials: RunConfig
     let ctx = GpuContext::headless().await?;
     let mut first: Option<Camera> = None;
     for (k, (path, time)) in files.iter().enumerate() {
-        let mut snap = snapshot::read_file(path)?;
+        let mut snap = read_drawable(path)?;
         if let Some(t) = time {
             // index.json keeps the time in full precision.
             snap.time = *t;

@@ -11,7 +11,10 @@
 
 use super::interrupt::{self, Phase};
 use super::series::{is_series_name, Series};
-use super::{check_snapshot_output, check_time, emit, say, InitialArgs, SolverArgs, StepArgs};
+use super::{
+    check_distinct_outputs, check_snapshot_output, check_time, emit, location, say, InitialArgs,
+    SolverArgs, StepArgs,
+};
 use crate::app::host;
 use crate::app::series::Naming;
 use crate::error::{Error, Result};
@@ -22,7 +25,6 @@ use crate::run::schedule::{at, check_end, next_on_grid, on_grid, whole_steps};
 use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -155,30 +157,19 @@ fn refuse_overrides_of_resume(a: &RunArgs) -> Result<()> {
     )))
 }
 
-/// Where a path's file lies, whether or not it exists yet (to compare
-/// outputs with each other).
-fn location(path: &str) -> PathBuf {
-    let p = Path::new(path);
-    if let Ok(c) = p.canonicalize() {
-        return c;
-    }
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    dir.canonicalize()
-        .unwrap_or_else(|_| dir.to_path_buf())
-        .join(p.file_name().unwrap_or_default())
-}
-
-/// No two outputs of the run are one file, and none is a file of the
-/// snapshot series.
+/// No two outputs of the run are one file (a side file of --out's
+/// included), and none is a file of the snapshot series.
 fn check_outputs_apart(a: &RunArgs) -> Result<()> {
     let mut outputs: Vec<(&str, String)> = Vec::new();
     if let Some(out) = &a.out {
         outputs.push(("--out", out.clone()));
-        if Format::from_path(out)? == Format::Tipsy {
+        let format = Format::from_path(out)?;
+        if format == Format::Tipsy {
             outputs.push(("--out's id file", snapshot::iord::side_path(out)));
+        }
+        // Every Tipsy flavour's write replaces or removes its kinds file.
+        if format.tipsy_flavor().is_some() {
+            outputs.push(("--out's kinds file", snapshot::iord::kinds_path(out)));
         }
     }
     for (flag, path) in [("--checkpoint", &a.checkpoint), ("--log", &a.log)] {
@@ -186,17 +177,11 @@ fn check_outputs_apart(a: &RunArgs) -> Result<()> {
             outputs.push((flag, p.clone()));
         }
     }
+    let named: Vec<(&str, &str)> = outputs.iter().map(|(f, p)| (*f, p.as_str())).collect();
+    check_distinct_outputs(&named)?;
     let series_dir = (a.snap_every > 0.0).then(|| location(&a.snap_dir));
-    for (k, (flag, path)) in outputs.iter().enumerate() {
+    for (flag, path) in &outputs {
         let here = location(path);
-        for (other, other_path) in &outputs[k + 1..] {
-            if location(other_path) == here {
-                return Err(Error::InvalidParameter(format!(
-                    "{flag} '{path}' and {other} '{other_path}' are the same file; give each \
-                     output its own"
-                )));
-            }
-        }
         let name = here.file_name().unwrap_or_default().to_string_lossy();
         if series_dir.as_deref() == here.parent() && is_series_name(&name) {
             return Err(Error::InvalidParameter(format!(
@@ -217,6 +202,33 @@ fn free_name(base: &str) -> String {
         .chain((1..).map(|k| format!("{stem}-{k}.ckpt")))
         .find(|p| std::fs::symlink_metadata(p).is_err())
         .expect("some name is free")
+}
+
+/// Refuses a --log that a resume cannot read back (it keeps the log's
+/// lines up to the checkpoint's time): anything but a regular file. A
+/// device would be read without end (/dev/zero, /dev/full) and a FIFO
+/// would wait for a writer that never comes.
+fn check_resumable_log(path: &str, meta: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = meta.file_type();
+    if t.is_file() {
+        return Ok(());
+    }
+    let what = if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    };
+    Err(Error::InvalidParameter(format!(
+        "--log '{path}' is {what}, not a regular file: a resumed run reads its log back to \
+         continue it, so name the run's own log file (or leave out --log)"
+    )))
 }
 
 /// The run log's file (JSON lines, as on stdout).
@@ -250,6 +262,8 @@ impl Log {
             .truncate(false)
             .open(path)
             .map_err(io)?;
+        // The file opened, not only the name checked before the run.
+        check_resumable_log(path, &file.metadata().map_err(io)?)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io)?;
         let mut keep = 0;
@@ -322,6 +336,9 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
         .collect();
     check_snapshot_output(&a.out, &inputs)?;
     if let Some(log) = &a.log {
+        if let (Some(_), Ok(meta)) = (&a.resume, std::fs::metadata(log)) {
+            check_resumable_log(log, &meta)?;
+        }
         snapshot::check_output(log, &inputs)?;
     }
     if let Some(path) = &a.checkpoint {

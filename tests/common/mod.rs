@@ -11,6 +11,15 @@ pub fn gpu() -> GpuContext {
         .expect("a GPU adapter (install mesa-vulkan-drivers for lavapipe)")
 }
 
+/// Runs the CLI with `args` in `dir`, its whole output kept.
+pub fn webgrav_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run webgrav")
+}
+
 /// Runs the CLI with `args`: (success, stdout, stderr).
 pub fn webgrav(args: &[&str]) -> (bool, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_webgrav"))

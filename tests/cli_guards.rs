@@ -1,0 +1,288 @@
+//! The CLI refuses, before any work and in words that name the option and
+//! what it takes, what would otherwise hang, eat memory, destroy an
+//! output or draw a degenerate picture with exit 0 (issue 48, items 3 and
+//! 5 and the small findings of item 8).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::{text, webgrav_in};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use webgrav::snapshot::{write_file, Snapshot};
+use webgrav::state::Model;
+
+/// The message of a command that must fail; it must not have opened the
+/// GPU (`run` names the adapter once it has), as every check here comes
+/// before any work.
+fn refused(o: Output) -> String {
+    let stderr = text(&o.stderr);
+    assert!(!o.status.success(), "succeeded: {stderr}");
+    assert!(
+        !stderr.contains("adapter"),
+        "opened the GPU first: {stderr}"
+    );
+    stderr
+}
+
+fn dir(name: &str) -> PathBuf {
+    common::fresh_dir(&format!("guards-{name}"))
+}
+
+/// A Plummer sphere of `n` (seed 1) written to `path`, its positions
+/// scaled by `scale`.
+fn plummer_file(path: &Path, n: usize, scale: f32) {
+    let mut particles = Model::Plummer.generate(n, 1).unwrap();
+    for p in &mut particles.pos_mass {
+        p.pos = p.pos.map(|x| x * scale);
+    }
+    let snap = Snapshot {
+        particles,
+        ..Default::default()
+    };
+    write_file(path.to_str().unwrap(), &snap).unwrap();
+}
+
+/// Longest a refusal may take: it comes before the GPU is opened, so
+/// well under a second on an idle machine; 30 s leaves room for a loaded
+/// one, and a run that reads or waits without end never gets there.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Resident memory at which a process is taken to read without end: a
+/// refusal needs a few MiB, and a run of N = 64 on lavapipe some hundreds.
+const MAX_RESIDENT: u64 = 1 << 30;
+
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// `webgrav_in`, killed (and the test failed) when it runs past
+/// `PATIENCE` or holds more than `MAX_RESIDENT`.
+fn bounded(dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run webgrav");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        let resident = resident_bytes(child.id());
+        let why = if resident > MAX_RESIDENT {
+            format!("held {} MiB", resident >> 20)
+        } else if start.elapsed() > PATIENCE {
+            format!("ran for {PATIENCE:?}")
+        } else {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        };
+        let _ = child.kill();
+        let o = child.wait_with_output().unwrap();
+        panic!("webgrav {args:?} {why} and was killed: {}", text(&o.stderr));
+    }
+}
+
+// Item 3: a resumed run reads its log back, so a --log that is a device
+// (read without end) or a FIFO (waited on for ever) is refused at once.
+#[test]
+fn a_resume_refuses_a_log_that_is_not_a_regular_file() {
+    let d = dir("log");
+    let run = "run --solver direct -n 64 --seed 3 --eps 0.05 --dt 0.0078125";
+    let first = format!("{run} --t-end 0.125 --checkpoint c.ckpt --checkpoint-every 0.125");
+    let o = webgrav_in(&d, &first.split_whitespace().collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let made = Command::new("mkfifo").arg(d.join("pipe")).status().unwrap();
+    assert!(made.success());
+    for (log, what) in [("/dev/zero", "a device"), ("pipe", "a FIFO")] {
+        let args = ["run", "--resume", "c.ckpt", "--t-end", "0.25", "--log", log];
+        let m = refused(bounded(&d, &args));
+        assert!(
+            m.contains(&format!("--log '{log}' is {what}, not a regular file")),
+            "{log}: {m}"
+        );
+    }
+    // A log that is a regular file resumes as before.
+    let o = bounded(
+        &d,
+        &[
+            "run", "--resume", "c.ckpt", "--t-end", "0.25", "--log", "l.log",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 5: a Tipsy or Bonsai --out brings its kinds side file
+// (OUT.webgrav_kind), which the write replaces or removes: a --log or
+// --checkpoint of that name is refused as one of the id file is.
+#[test]
+fn outputs_may_not_be_the_side_file_of_out() {
+    let d = dir("kinds");
+    let run = ["run", "--solver", "direct", "-n", "64", "--t-end", "0"];
+    for (out, flag, other) in [
+        ("x.tipsy", "--log", "x.tipsy.webgrav_kind"),
+        ("x.tipsy", "--checkpoint", "./x.tipsy.webgrav_kind"),
+        ("y.bonsai", "--log", "y.bonsai.webgrav_kind"),
+        ("y.bonsai", "--checkpoint", "y.bonsai.webgrav_kind"),
+    ] {
+        let mut args = run.to_vec();
+        args.extend(["--out", out, flag, other]);
+        let m = refused(webgrav_in(&d, &args));
+        assert!(
+            m.contains("--out's kinds file") && m.contains("are the same file"),
+            "{args:?}: {m}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+    assert!(left.is_empty(), "a refused run wrote {left:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8: an infinite interval or end time is not ">= 0"'s fault.
+#[test]
+fn times_must_be_finite_and_say_so() {
+    let d = dir("times");
+    for flag in [
+        "--t-end",
+        "--log-every",
+        "--snap-every",
+        "--checkpoint-every",
+    ] {
+        let m = refused(webgrav_in(&d, &["run", "-n", "64", flag, "inf"]));
+        assert!(
+            m.contains(&format!("{flag} must be a finite time >= 0, got inf")),
+            "{flag}: {m}"
+        );
+    }
+    let m = refused(webgrav_in(&d, &["run", "-n", "64", "--log-every", "-1"]));
+    assert!(m.contains("--log-every must be >= 0, got -1"), "{m}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8: `analyze` checks its outputs against each other, by any name.
+#[test]
+fn analyze_outputs_are_not_one_file() {
+    let d = dir("analyze");
+    plummer_file(&d.join("s.csv"), 512, 1.0);
+    for disk in ["p.csv", "./p.csv"] {
+        let args = [
+            "analyze",
+            "s.csv",
+            "--profile-csv",
+            "p.csv",
+            "--disk-csv",
+            disk,
+        ];
+        let m = refused(webgrav_in(&d, &args));
+        assert!(
+            m.contains("--profile-csv 'p.csv' and --disk-csv") && m.contains("same file"),
+            "{m}"
+        );
+        assert!(!d.join("p.csv").exists());
+    }
+    let args = [
+        "analyze",
+        "s.csv",
+        "--profile-csv",
+        "p.csv",
+        "--disk-csv",
+        "q.csv",
+    ];
+    let o = webgrav_in(&d, &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(d.join("p.csv").exists() && d.join("q.csv").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8: `render` refuses a degenerate camera, colour range, bar radius
+// or snapshot, naming the option and what it takes (the camera's numbers
+// the page's ranges), instead of writing a black picture with exit 0.
+#[test]
+fn render_refuses_degenerate_options() {
+    let d = dir("render");
+    plummer_file(&d.join("s.csv"), 256, 1.0);
+    // At 10^30 every square of a coordinate is infinite in f32.
+    plummer_file(&d.join("far.csv"), 256, 1e30);
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--fov", "0"],
+            &["--fov", "expected a number in [0.05, 3]"],
+        ),
+        (
+            &["--distance", "nan"],
+            &["--distance", "expected a number > 0 and <= 1000000"],
+        ),
+        (
+            &["--yaw", "nan"],
+            &["--yaw", "expected a number in [-1000, 1000]"],
+        ),
+        (
+            &["--target", "0", "nan", "0"],
+            &["--target", "expected a number in [-1000000, 1000000]"],
+        ),
+        (
+            &["--pitch", "inf"],
+            &["--pitch", "expected a number in [-1.55, 1.55]"],
+        ),
+        (
+            &["--pitch", "-inf"],
+            &["--pitch", "expected a number in [-1.55, 1.55]"],
+        ),
+        (
+            &["--point-size", "1e30"],
+            &["--point-size", "expected a number in [0.5, 32]"],
+        ),
+        (
+            &["--a2-radius", "nan"],
+            &["--a2-radius must be a length > 0 (and finite), got NaN"],
+        ),
+        (
+            &["--a2-radius", "0"],
+            &["--a2-radius must be a length > 0 (and finite), got 0"],
+        ),
+        (
+            &["--map", "density", "--range", "-inf", "inf"],
+            &["--range -inf inf", "must be finite numbers"],
+        ),
+        (
+            &["--map", "density", "--range", "2", "1"],
+            &["--range 2 1", "LO must be below HI"],
+        ),
+    ];
+    for (options, says) in cases {
+        let mut args = vec!["render", "s.csv", "-o", "p.png"];
+        args.extend_from_slice(options);
+        let m = refused(webgrav_in(&d, &args));
+        for s in *says {
+            assert!(m.contains(s), "{options:?}: {m}");
+        }
+        assert!(!d.join("p.png").exists(), "{options:?} drew a picture");
+    }
+    let m = refused(webgrav_in(&d, &["render", "far.csv", "-o", "p.png"]));
+    assert!(
+        m.contains("far.csv: particle") && m.contains("beyond the 1e15"),
+        "{m}"
+    );
+    assert!(!d.join("p.png").exists());
+    // Camera numbers in range, negative ones included, still draw.
+    let o = webgrav_in(
+        &d,
+        &[
+            "render", "s.csv", "-o", "p.png", "--width", "64", "--height", "48", "--yaw", "-0.5",
+            "--pitch", "-0.2", "--target", "-1", "0", "0", "--map", "density", "--range", "-1",
+            "2",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&d).unwrap();
+}
