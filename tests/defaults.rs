@@ -112,13 +112,21 @@ fn the_cli_and_the_pages_settings_run_the_same_simulation() {
         assert!(ok, "{stderr}");
         let cli = webgrav::snapshot::read_file(&out).unwrap();
 
-        // The page: its settings' model and configuration, steps_per_frame
-        // steps a frame.
+        // The page: its settings' model and configuration, at most
+        // steps_per_frame steps a frame, as `WebApp::frame` queues them
+        // (a tree run's levels are fitted by `advance` between frames).
         let model = s.generate().unwrap();
         let config = s.run.validate().unwrap();
         let mut run = pollster::block_on(Run::new(&ctx, &model.particles, 0.0, config)).unwrap();
-        for _ in 0..steps / s.steps_per_frame {
-            run.queue(&ctx, s.steps_per_frame);
+        let mut frames = 0;
+        while run.steps() < steps as u64 {
+            let left = steps - run.steps() as u32;
+            run.queue_frame(&ctx, s.steps_per_frame.min(left));
+            if run.needs_advance() {
+                pollster::block_on(run.advance(&ctx)).unwrap();
+            }
+            frames += 1;
+            assert!(frames < 4 * steps, "the page's frames stopped stepping");
         }
         let page = pollster::block_on(run.readout(&ctx)).unwrap().snapshot;
 

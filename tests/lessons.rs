@@ -178,7 +178,7 @@ fn play(ctx: &GpuContext, query: &str, spf: u32, until: f64) -> (Run, Option<Orb
     // The page reads the state out before its first step: E₀ of |ΔE/E₀|.
     block_on(run.readout(ctx)).unwrap();
     while run.time() < until {
-        run.queue(ctx, spf);
+        run.queue_frame(ctx, spf);
         if run.needs_advance() {
             block_on(run.advance(ctx)).unwrap();
         }

@@ -134,15 +134,30 @@ fn log_lines(dir: &Path, file: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-// A block-step run stopped by SIGTERM wherever it is, then resumed to a
-// few steps past its checkpoint, ends as a run that went there at once,
-// and its log, logging every step, is that run's: a stop lands on a log
-// time (every step here), whose line the stopped run writes.
+// A run stopped by SIGTERM wherever it is, then resumed to a few steps
+// past its checkpoint, ends as a run that went there at once, and its
+// log, logging every step, is that run's: a stop lands on a log time
+// (every step here), whose line the stopped run writes. Block steps, and
+// shared steps rebuilding the tree every 4 (a stop between two builds
+// runs on to the next).
 #[test]
 fn a_stopped_and_resumed_tree_run_is_the_run_that_went_on() {
+    let runs = [
+        (
+            "-n 512 --seed 3 --timesteps block --levels 3 --eta 0.01 --rebuild 3 --dt 0.0625",
+            0.0625,
+            1,
+        ),
+        ("-n 512 --seed 3 --rebuild 4 --dt 0.015625", 0.015625, 4),
+    ];
+    for (start, dt, rebuild) in runs {
+        stopped_and_resumed(start, dt, rebuild);
+    }
+}
+
+fn stopped_and_resumed(start: &str, dt: f64, rebuild: u64) {
     let d = common::fresh_dir("restarts-sigterm");
-    let start = "-n 512 --seed 3 --timesteps block --levels 3 --eta 0.01 --rebuild 3 --dt 0.0625";
-    let logged = "--log-every 0.0625 --log run.log";
+    let logged = format!("--log-every {dt} --log run.log");
     let log = d.join("run.log");
     let child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
         .args(format!("run {start} {logged} --t-end 1000 --checkpoint s.ckpt").split_whitespace())
@@ -153,7 +168,7 @@ fn a_stopped_and_resumed_tree_run_is_the_run_that_went_on() {
         .unwrap();
     // Stopped once it has taken a few steps.
     let begun = Instant::now();
-    while std::fs::read_to_string(&log).map_or(0, |l| l.lines().count()) < 4
+    while std::fs::read_to_string(&log).map_or(0, |l| l.lines().count()) < 6
         && begun.elapsed() < Duration::from_secs(60)
     {
         std::thread::sleep(Duration::from_millis(20));
@@ -165,25 +180,51 @@ fn a_stopped_and_resumed_tree_run_is_the_run_that_went_on() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
     let c = Checkpoint::decode(&read(&d, "s.ckpt"), "s.ckpt").unwrap();
-    let t_end = c.time + 3.0 * 0.0625;
+    assert_eq!(c.steps % rebuild, 0, "{start}: stopped between two builds");
+    let t_end = c.time + 3.0 * dt;
     ok(
         &d,
         &format!("run --resume s.ckpt {logged} --t-end {t_end} --out resumed.csv"),
     );
     ok(
         &d,
-        &format!("run {start} --log-every 0.0625 --log plain.log --t-end {t_end} --out plain.csv"),
+        &format!("run {start} --log-every {dt} --log plain.log --t-end {t_end} --out plain.csv"),
     );
     assert!(
         read(&d, "resumed.csv") == read(&d, "plain.csv"),
-        "stopped at t = {}: the resumed run differs",
+        "{start}: stopped at t = {}: the resumed run differs",
         c.time
     );
     let (resumed, plain) = (log_lines(&d, "run.log"), log_lines(&d, "plain.log"));
     let times = |lines: &[serde_json::Value]| -> Vec<f64> {
         lines.iter().map(|l| l["t"].as_f64().unwrap()).collect()
     };
-    assert_eq!(times(&resumed), times(&plain), "stopped at t = {}", c.time);
-    assert_eq!(resumed, plain, "stopped at t = {}", c.time);
+    assert_eq!(
+        times(&resumed),
+        times(&plain),
+        "{start}: stopped at t = {}",
+        c.time
+    );
+    assert_eq!(resumed, plain, "{start}: stopped at t = {}", c.time);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Checkpoints between two builds of the tree (--rebuild K, shared steps)
+// would make the resumed run build where the run refits: refused by name.
+#[test]
+fn checkpoints_between_tree_builds_are_refused() {
+    let d = common::fresh_dir("restarts-off-grid");
+    let o = webgrav(
+        &d,
+        "run -n 64 --rebuild 4 --dt 0.015625 --t-end 0.5 --checkpoint c.ckpt \
+         --checkpoint-every 0.09375",
+    );
+    let err = text(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("not a whole number of tree builds"),
+        "{err}"
+    );
+    assert!(err.contains("use a multiple of 0.0625"), "{err}");
+    assert!(!d.join("c.ckpt").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }

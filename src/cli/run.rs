@@ -20,8 +20,11 @@ use crate::app::series::Naming;
 use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
+use crate::run::block::Timesteps;
 use crate::run::checkpoint::Checkpoint;
+use crate::run::params::RunParams;
 use crate::run::schedule::{at, check_end, next_on_grid, on_grid, whole_steps};
+use crate::run::SolverKind;
 use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
 use clap::Args;
@@ -94,8 +97,10 @@ const MAX_EVENTS: f64 = 1e6;
 
 /// Checks that the run ends where asked and that every interval advances
 /// time in whole steps.
-fn check_schedule(a: &RunArgs, start: f64, step: f64, hermite: bool) -> Result<()> {
+fn check_schedule(a: &RunArgs, start: f64, p: &RunParams) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidParameter(m));
+    let hermite = p.solver.is_hermite();
+    let step = if hermite { p.dt_max } else { p.dt };
     let span = a.t_end - start;
     let what = if hermite { "--dt-max" } else { "--dt" };
     check_end(start, a.t_end, step, "--t-end", what)?;
@@ -116,6 +121,23 @@ fn check_schedule(a: &RunArgs, start: f64, step: f64, hermite: bool) -> Result<(
                     "{flag} {every} is not a whole number of --dt {step}"
                 ));
             }
+        }
+    }
+    // A tree with shared steps builds every K steps and refits between;
+    // a resume builds at its first step, so checkpoints fall on builds.
+    let shared_tree = p.solver == SolverKind::Tree && p.timesteps == Timesteps::Shared;
+    if shared_tree && p.rebuild > 1 && a.checkpoint_every > 0.0 {
+        let steps = whole_steps(a.checkpoint_every, step).unwrap_or(0);
+        if !steps.is_multiple_of(p.rebuild as u64) {
+            return bad(format!(
+                "--checkpoint-every {} is {steps} steps, not a whole number of tree builds \
+                 (--rebuild {} × --dt {step} = {}): a checkpoint between two builds would \
+                 make the resumed run build where this one refits; use a multiple of {}",
+                a.checkpoint_every,
+                p.rebuild,
+                p.rebuild as f64 * step,
+                p.rebuild as f64 * step
+            ));
         }
     }
     Naming::bonsai_if(a.bonsai_names).check(start, a.snap_every, a.t_end)
@@ -394,13 +416,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     if let Some(s) = series.as_mut() {
         s.set_run_id(run.run_id());
     }
-    let p = *run.config().params();
-    let step = if p.solver.is_hermite() {
-        p.dt_max
-    } else {
-        p.dt
-    };
-    check_schedule(&a, run.time(), step, p.solver.is_hermite())?;
+    check_schedule(&a, run.time(), run.config().params())?;
     interrupt::enter(Phase::Running);
     let resumed_at = a.resume.is_some().then(|| run.time());
     let result = match a
@@ -651,8 +667,10 @@ async fn integrate(
             }
             return Ok(Some(r));
         }
-        // A signal as the end is reached lets the run finish.
-        if interrupt::requested() {
+        // A signal as the end is reached lets the run finish; one between
+        // two builds of a tree (`--rebuild K`) runs on to the next, where
+        // its checkpoint changes nothing (`Run::steps_to_restart_point`).
+        if interrupt::requested() && run.steps_to_restart_point() == 0 {
             bar.finish_and_clear();
             return Ok(None);
         }

@@ -566,18 +566,37 @@ impl Run {
         }
     }
 
-    /// Whether queued work waits for `advance` (Hermite runs only: their
-    /// block steps need read-backs).
-    pub fn needs_advance(&self) -> bool {
-        matches!(&self.engine, Engine::Hermite(h) if h.behind())
+    /// Queues up to `steps` steps as the page's frames do, without ever
+    /// waiting for the GPU; returns how many it queued. A tree run stops
+    /// at its next fit point (`FIT_STEPS`) and queues nothing there until
+    /// `advance` has fitted its levels, so the page's run takes the
+    /// CLI's steps bit for bit (`run_to` fits at the same step counts).
+    pub fn queue_frame(&mut self, ctx: &GpuContext, steps: u32) -> u32 {
+        let k = match self.tree_solver() {
+            Some(_) if self.fit_due() => 0,
+            Some(_) => (steps as u64).min(next_fit_point(self.steps) - self.steps) as u32,
+            None => steps,
+        };
+        self.queue(ctx, k);
+        k
     }
 
-    /// Does the queued work that needs read-backs (Hermite block steps up
-    /// to the target, then the display copy); nothing for a leapfrog.
+    /// Whether queued work waits for `advance`: a Hermite run's block
+    /// steps (they need read-backs), or a tree run's fit of its levels.
+    pub fn needs_advance(&self) -> bool {
+        matches!(&self.engine, Engine::Hermite(h) if h.behind()) || self.fit_due()
+    }
+
+    /// Does the queued work that needs read-backs: Hermite block steps up
+    /// to the target, then the display copy; a tree run's fit of its
+    /// levels where one is due (`queue_frame`).
     pub async fn advance(&mut self, ctx: &GpuContext) -> Result<()> {
         if let Engine::Hermite(h) = &mut self.engine {
             h.advance(ctx).await?;
             self.hermite_progress();
+        }
+        if self.fit_due() {
+            self.fit_tree_levels(ctx).await?;
         }
         Ok(())
     }
@@ -707,9 +726,12 @@ impl Run {
                     ctx.wait_for(mark).await?;
                     if !on_steps(done, steps) && done < steps {
                         // The batch queued ahead still runs: the run's
-                        // time and steps count it.
+                        // time and steps count it. The run stops where a
+                        // resume can take over exactly (`restart_point`).
+                        let k = self.steps_to_restart_point().min(steps - queued);
+                        self.queue(ctx, k as u32);
                         ctx.finish().await?;
-                        return Ok(false);
+                        return Ok(queued + k == steps);
                     }
                 }
                 Ok(true)
@@ -829,6 +851,22 @@ impl Run {
                 ForceSolver::Direct(_) => None,
             },
             Engine::Hermite(_) => None,
+        }
+    }
+
+    /// Steps from here to where a checkpoint changes nothing: a tree run
+    /// with shared steps and `--rebuild K` builds its tree at every
+    /// multiple of K steps, as a resumed run (which has no tree to refit)
+    /// does at its first step; between two builds, a checkpoint would make
+    /// its resume build where this run refits. 0 for every other run.
+    pub fn steps_to_restart_point(&self) -> u64 {
+        let p = self.config.params();
+        match (self.tree_solver(), p.timesteps) {
+            (Some(_), block::Timesteps::Shared) => {
+                let k = p.rebuild.max(1) as u64;
+                (k - self.steps % k) % k
+            }
+            _ => 0,
         }
     }
 

@@ -499,8 +499,7 @@ impl WebApp {
         if let (true, Some(run)) = (stepping, s.slot.run.as_mut()) {
             let behind = s.progress.queued().saturating_sub(s.progress.done());
             if behind <= 2 * steps.max(1) as u64 {
-                run.queue(&s.ctx, steps);
-                issued = steps;
+                issued = run.queue_frame(&s.ctx, steps);
             }
             if run.needs_advance() {
                 let run = s.slot.run.take().expect("checked above");
