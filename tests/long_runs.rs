@@ -150,6 +150,84 @@ fn a_resumed_run_continues_its_own_series_and_log() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+// Issue 48 item 2: a resume numbers its snapshots after the highest one
+// the series keeps, whatever was pruned before it: early files deleted
+// with their entries, or deleted while the index still lists them (then
+// left out of it, and said), or an entry's time edited. No kept file is
+// overwritten, no name is listed twice, times rise. A resume with the
+// other naming (--bonsai-names) is refused.
+#[test]
+fn a_resume_after_pruning_its_series_overwrites_nothing() {
+    let d = dir("pruned");
+    let series = "--snap-every 0.125 --snap-format csv";
+    let first =
+        format!("{series} --t-end 0.75 --snap-dir s --checkpoint c.ckpt --checkpoint-every 0.5");
+    let resume = format!("run {series} --resume c.ckpt --t-end 1 --snap-dir s");
+    for prune in ["entries", "files", "time"] {
+        let s = d.join("s");
+        let _ = std::fs::remove_dir_all(&s);
+        ok(webgrav(&d, &run(&first)));
+        let json = std::fs::read_to_string(s.join("index.json")).unwrap();
+        let mut doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let entries = doc["snapshots"].as_array_mut().unwrap();
+        assert_eq!(entries.len(), 7);
+        match prune {
+            // Early snapshots deleted, and their entries.
+            "entries" => {
+                entries.drain(..2);
+                for f in ["snap_00000.csv", "snap_00001.csv"] {
+                    std::fs::remove_file(s.join(f)).unwrap();
+                }
+            }
+            // Early snapshots deleted, the index left as it was.
+            "files" => {
+                for f in ["snap_00000.csv", "snap_00001.csv"] {
+                    std::fs::remove_file(s.join(f)).unwrap();
+                }
+            }
+            // One entry's time edited past the checkpoint: it is dropped.
+            _ => entries[1]["time"] = serde_json::json!(9.0),
+        }
+        std::fs::write(s.join("index.json"), doc.to_string()).unwrap();
+        let kept: Vec<(String, Vec<u8>)> = ["snap_00002.csv", "snap_00003.csv", "snap_00004.csv"]
+            .iter()
+            .map(|f| (f.to_string(), std::fs::read(s.join(f)).unwrap()))
+            .collect();
+        let said = text(&webgrav(&d, &resume).stderr);
+        let after = index(&s);
+        let files: Vec<&str> = after.iter().map(|e| e.0.as_str()).collect();
+        let mut unique = files.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), files.len(), "{prune}: {files:?}");
+        assert!(
+            after.windows(2).all(|w| w[0].1 < w[1].1),
+            "{prune}: {after:?}"
+        );
+        assert_eq!(after.last().unwrap().1, 1.0, "{prune}: {said}");
+        for (f, bytes) in &kept {
+            assert_eq!(
+                &std::fs::read(s.join(f)).unwrap(),
+                bytes,
+                "{prune}: {f} overwritten"
+            );
+        }
+        for (f, _, _) in &after {
+            assert!(s.join(f).exists(), "{prune}: {f} listed but missing");
+        }
+        if prune == "files" {
+            assert!(said.contains("snap_00000.csv is listed but gone"), "{said}");
+            assert!(!files.contains(&"snap_00000.csv"), "{files:?}");
+        }
+    }
+    // The other naming in the same series: refused, nothing touched.
+    let before = std::fs::read(d.join("s/index.json")).unwrap();
+    let m = refused(webgrav(&d, &format!("{resume} --bonsai-names")));
+    assert!(m.contains("resume without --bonsai-names"), "{m}");
+    assert_eq!(std::fs::read(d.join("s/index.json")).unwrap(), before);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 // Item 6: a checkpoint taken off the output grid (t = 0.375; snapshots and
 // logs every 0.25) resumes on the original grid: the same times and the
 // same states as the run that did not stop.

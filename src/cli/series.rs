@@ -41,6 +41,7 @@ const FLUSH_PAUSE: Duration = Duration::from_secs(1);
 
 /// One file of the series.
 struct Entry {
+    file: String,
     time: f64,
     /// The entry as it appears in the index.
     json: String,
@@ -50,8 +51,48 @@ impl Entry {
     fn new(file: String, time: f64, steps: u64, n: usize) -> Self {
         let json =
             serde_json::json!({"file": file, "time": time, "step": steps, "n": n}).to_string();
-        Self { time, json }
+        Self { file, time, json }
     }
+}
+
+/// The number of a numbered series file (`snap_00012.csv`: 12).
+fn number_of(name: &str) -> Option<usize> {
+    let (digits, _extension) = name.strip_prefix(PREFIX)?.split_once('.')?;
+    (digits.len() >= 5 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// The time in a file name of Bonsai's (`snap_0000.2500-0`: 0.25).
+fn time_of(name: &str) -> Option<f64> {
+    let time = name.strip_prefix(PREFIX)?.strip_suffix("-0")?;
+    time.parse().ok().filter(|t: &f64| t.is_finite())
+}
+
+/// How a series file was named, if it is one of `run`'s.
+fn naming_of(name: &str) -> Option<Naming> {
+    if number_of(name).is_some() {
+        Some(Naming::Numbered)
+    } else if time_of(name).is_some() {
+        Some(Naming::Bonsai)
+    } else {
+        None
+    }
+}
+
+/// The names of the series files in `dir` (not the index).
+fn series_files(dir: &str) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|source| Error::Io {
+            path: dir.to_string(),
+            source,
+        })?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| is_series_name(n) && n != INDEX)
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// A series being written.
@@ -67,6 +108,12 @@ pub struct Series {
     listed: Option<usize>,
     /// Files of entries dropped at a resume, removed when the run starts.
     dropped: Vec<String>,
+    /// Entries of a resumed index whose files are gone, left out of it.
+    missing: Vec<String>,
+    /// The number of the next numbered file: after the highest one the
+    /// series keeps, so a resume never reuses a kept file's name, whatever
+    /// files were deleted or entries edited before it.
+    next_number: usize,
     /// A resumed series: it has its snapshots up to the checkpoint.
     resumed: bool,
     /// When the index was last rewritten (never: `None`) and what that
@@ -110,6 +157,8 @@ impl Series {
             entries: Vec::new(),
             listed: Some(0),
             dropped: Vec::new(),
+            missing: Vec::new(),
+            next_number: 0,
             resumed: false,
             last_flush: None,
             flush_cost: Duration::ZERO,
@@ -118,17 +167,8 @@ impl Series {
         if !Path::new(&index).exists() {
             // Files of a series without its index (another code's, or a
             // run that never listed them) would be overwritten.
-            let mut names: Vec<String> = std::fs::read_dir(dir)
-                .map_err(|source| Error::Io {
-                    path: dir.to_string(),
-                    source,
-                })?
-                .filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| is_series_name(n))
-                .collect();
+            let names = series_files(dir)?;
             if !names.is_empty() {
-                names.sort();
                 return bad(format!(
                     "holds {} snapshot files ({}, …) that no index lists and this run would \
                      overwrite; {elsewhere}",
@@ -181,15 +221,49 @@ impl Series {
             if file.contains(['/', '\\']) || !is_series_name(file) || file == INDEX {
                 return bad(format!("{INDEX} lists '{file}', not a file of this series"));
             }
-            if time <= t || at(time, t) {
+            if naming_of(file) != Some(naming) {
+                let resume_with = match naming {
+                    Naming::Numbered => "resume with --bonsai-names",
+                    Naming::Bonsai => "resume without --bonsai-names",
+                };
+                return bad(format!(
+                    "{INDEX} lists '{file}', which this run would not name so; \
+                     {resume_with} to keep one naming in the series"
+                ));
+            }
+            if time > t && !at(time, t) {
+                series.dropped.push(file.to_string());
+            } else if Path::new(&format!("{dir}/{file}")).exists() {
+                series.next_number = series.next_number.max(number_of(file).map_or(0, |k| k + 1));
                 series
                     .entries
                     .push(Entry::new(file.to_string(), time, step, n as usize));
             } else {
-                series.dropped.push(file.to_string());
+                series.missing.push(file.to_string());
             }
         }
-        series.listed = series.dropped.is_empty().then_some(series.entries.len());
+        // Files the index does not list, later than what it keeps: written
+        // by this run after its last index before it stopped. The resume
+        // writes them again; any other file of the series is left alone
+        // and never overwritten.
+        let kept_until = series.entries.iter().map(|e| e.time).fold(t, f64::max);
+        for name in series_files(dir)? {
+            let listed =
+                series.entries.iter().any(|e| e.file == name) || series.dropped.contains(&name);
+            let later = match naming {
+                Naming::Numbered => number_of(&name).is_some_and(|k| k >= series.next_number),
+                Naming::Bonsai => time_of(&name).is_some_and(|x| x > kept_until && !at(x, t)),
+            };
+            if !listed && later && naming_of(&name) == Some(naming) {
+                series.dropped.push(name);
+            } else if !listed {
+                series.next_number = series
+                    .next_number
+                    .max(number_of(&name).map_or(0, |k| k + 1));
+            }
+        }
+        let unchanged = series.dropped.is_empty() && series.missing.is_empty();
+        series.listed = unchanged.then_some(series.entries.len());
         series.run_id = id;
         series.resumed = true;
         Ok(series)
@@ -212,6 +286,12 @@ impl Series {
     /// resumed checkpoint (the run writes them again) and says what the
     /// series kept.
     pub fn start(&mut self) -> Result<()> {
+        for file in &self.missing {
+            say!(
+                "{}: {file} is listed but gone; left out of the index",
+                self.dir
+            );
+        }
         if self.resumed {
             say!(
                 "{}: continuing the series after its {} snapshots up to the checkpoint",
@@ -244,7 +324,8 @@ impl Series {
     /// Writes one snapshot; the index follows (`flush`) unless it was
     /// rewritten too recently.
     pub fn write(&mut self, snap: &Snapshot, steps: u64, f64s: Option<&State64>) -> Result<()> {
-        let name = self.naming.name(self.entries.len(), snap.time, self.format);
+        let name = self.naming.name(self.next_number, snap.time, self.format);
+        self.next_number += 1;
         let path = format!("{}/{name}", self.dir);
         // By the series' format, not the name (Bonsai's names have no
         // extension); ids and kinds the format lacks go to side files.
