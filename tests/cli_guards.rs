@@ -26,6 +26,13 @@ fn refused(o: Output) -> String {
     stderr
 }
 
+/// The message of a command that must fail (after the GPU is opened, as
+/// checks of the run's schedule are).
+fn failed(o: Output) -> String {
+    assert!(!o.status.success(), "succeeded: {}", text(&o.stderr));
+    text(&o.stderr)
+}
+
 fn dir(name: &str) -> PathBuf {
     common::fresh_dir(&format!("guards-{name}"))
 }
@@ -284,5 +291,107 @@ fn render_refuses_degenerate_options() {
         ],
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8: messages that say what is wrong: a tiny --dt in exponent
+// notation (not 300 zeros), --units' negative numbers reach its check
+// (clap took them for flags), --snap-format only as documented.
+#[test]
+fn messages_name_the_value_as_given() {
+    let d = dir("messages");
+    let m = failed(webgrav_in(&d, &["run", "-n", "64", "--dt", "1e-300"]));
+    assert!(m.contains("--dt 1e-300") && m.len() < 400, "{m}");
+    plummer_file(&d.join("s.csv"), 64, 1.0);
+    let m = failed(webgrav_in(
+        &d,
+        &["run", "--in", "s.csv", "--units", "-1", "1", "1"],
+    ));
+    assert!(m.contains("--units must be three positive numbers"), "{m}");
+    for alias in ["bin", "std", "TIPSY"] {
+        let m = failed(webgrav_in(
+            &d,
+            &[
+                "run",
+                "-n",
+                "64",
+                "--snap-every",
+                "0.0078125",
+                "--snap-format",
+                alias,
+            ],
+        ));
+        assert!(
+            m.contains(&format!(
+                "--snap-format '{alias}' is none of tipsy, bonsai, csv, gadget"
+            )),
+            "{m}"
+        );
+    }
+    // /dev/stdout into a pipe (as here) is a pipe, not "nowhere".
+    let m = failed(webgrav_in(&d, &["run", "-n", "64", "--log", "/dev/stdout"]));
+    assert!(
+        m.contains("'/dev/stdout' leads to a pipe, not a file"),
+        "{m}"
+    );
+    // A refused run leaves no --snap-dir behind, though its checks of
+    // the schedule come after the directory's.
+    let m = failed(webgrav_in(
+        &d,
+        &[
+            "run",
+            "-n",
+            "64",
+            "--snap-every",
+            "0.01",
+            "--snap-dir",
+            "new",
+        ],
+    ));
+    assert!(
+        m.contains("--snap-every 0.01 is not a whole number of --dt"),
+        "{m}"
+    );
+    assert!(!d.join("new").exists());
+    assert!(!d.join("snapshots").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8: a side file that is no plain file is refused by name (its kinds
+// or ids were silently lost); --bh ids the snapshot lacks are refused;
+// a series index listing files outside its directory is refused.
+#[test]
+fn inputs_that_would_lose_data_silently_are_refused() {
+    let d = dir("inputs");
+    plummer_file(&d.join("s.tipsy"), 64, 1.0);
+    std::fs::create_dir(d.join("s.tipsy.webgrav_kind")).unwrap();
+    let m = refused(webgrav_in(&d, &["analyze", "s.tipsy"]));
+    assert!(
+        m.contains("s.tipsy.webgrav_kind' (the side file of s.tipsy) is a directory"),
+        "{m}"
+    );
+    plummer_file(&d.join("s.csv"), 64, 1.0);
+    let m = refused(webgrav_in(&d, &["analyze", "s.csv", "--bh", "3", "999999"]));
+    assert!(
+        m.contains("--bh: s.csv has no particle with id 999999"),
+        "{m}"
+    );
+    std::fs::create_dir(d.join("series")).unwrap();
+    std::fs::write(
+        d.join("series/index.json"),
+        r#"{"format":"csv","run":"1","snapshots":[{"file":"../s.csv","time":0}]}"#,
+    )
+    .unwrap();
+    let commands: [&[&str]; 2] = [
+        &["analyze", "--series", "series"],
+        &["render", "--series", "series", "-o", "movie.mp4"],
+    ];
+    for command in commands {
+        let m = refused(webgrav_in(&d, command));
+        assert!(
+            m.contains("lists '../s.csv', not a file of the series' directory"),
+            "{m}"
+        );
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -409,3 +409,19 @@ fn index_reading_survives_mutated_files() {
     assert!(tried > 1000, "only {tried} mutants tried");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+// Issue 48 item 8: a step count near u64's end (checksum resealed) is
+// refused, not wrapped by the steps that follow.
+#[test]
+fn a_step_count_no_run_takes_is_refused() {
+    let ctx = common::gpu();
+    for (name, seed) in checkpoints(&ctx) {
+        let mut c = Checkpoint::decode(&seed, &name).unwrap();
+        c.steps = u64::MAX - 10;
+        let e = block_on(Run::resume(&ctx, &c.encode(), &name))
+            .err()
+            .unwrap_or_else(|| panic!("{name}: resumed"))
+            .to_string();
+        assert!(e.contains("more than a run takes"), "{name}: {e}");
+    }
+}

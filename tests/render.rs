@@ -768,6 +768,9 @@ fn cli_renders_a_series_to_frames() {
         err.contains("ffmpeg is not on PATH") && err.contains("movie-frames"),
         "{err}"
     );
+    // The printed command pastes into a shell: the filter's parentheses
+    // quoted (issue 48 item 8).
+    assert!(err.contains("'pad=ceil(iw/2)*2:ceil(ih/2)*2'"), "{err}");
     assert!(dir.join("movie-frames").join("frame_00002.png").is_file());
     let out = run_cli(&["render", "--series", runs_s, "-o", "x.png"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("video"));

@@ -137,3 +137,19 @@ def test_show_is_interactive_on_request(dist):
     v = sim.show(16, 16, interactive=True)
     assert isinstance(v, webgrav.View) and v._repr_png_()[:4] == b"\x89PNG"
     assert isinstance(sim.show(16, 16, interactive=False), webgrav.Picture)
+
+
+def test_the_viewer_and_the_simulation_do_not_import_each_other():
+    # Issue 48 item 8: simulation.py imported viewer.py and viewer.py
+    # imported simulation.py back; the viewer takes what it draws instead.
+    import ast
+    from pathlib import Path
+
+    import webgrav.viewer
+
+    tree = ast.parse(Path(webgrav.viewer.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    assert "simulation" not in imported and "Simulation" not in imported, imported

@@ -24,6 +24,9 @@ import threading
 from pathlib import Path
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
+from ._webgrav import Engine
+from .display import Picture
+
 
 ENV = "WEBGRAV_WEB_DIST"
 
@@ -193,6 +196,20 @@ def _url_options(options):
     return out
 
 
+class _FileState:
+    """A snapshot file drawn by webgrav's renderer (the view's fallback
+    picture), read as ``Simulation.from_file`` reads it."""
+
+    def __init__(self, path):
+        self._engine = Engine.from_file(str(path), None, {})
+
+    def picture(self, width, height, *, color="speed", hide=(), **camera):
+        png = self._engine.picture(
+            int(width), int(height), color, [str(k) for k in hide], **camera
+        )
+        return Picture(png)
+
+
 def view(obj, width=640, height=480, **options):
     """An interactive view (``webgrav.View``) of ``obj`` in the web app's
     WebGPU renderer: a ``Simulation`` (its state now, as a snapshot), a
@@ -201,8 +218,6 @@ def view(obj, width=640, height=480, **options):
     and the fallback picture's pixels. ``options``: ``Simulation.picture``'s
     view keywords (color, hide=["halo"], the camera). Raises
     ``FileNotFoundError`` where no built web app is found (see the module)."""
-    from .simulation import Simulation
-
     width, height = int(width), int(height)
     if width <= 0 or height <= 0:
         raise ValueError(f"width and height must be positive, got {width}×{height}")
@@ -212,7 +227,9 @@ def view(obj, width=640, height=480, **options):
     query = [("embed", "1"), ("autoplay", "0")] + _url_options(options)
     folder = _temp_folder()
     served = {}  # name -> path
-    if isinstance(obj, Simulation):
+    # A state that writes its snapshot and draws itself (a Simulation):
+    # taken by what it does, so this module needs no Simulation.
+    if hasattr(obj, "snapshot") and hasattr(obj, "picture"):
         # Gadget-2 holds every kind and id as they are (the page reads
         # only the one file, no side files).
         served["state.gadget"] = folder / "state.gadget"
@@ -248,7 +265,7 @@ def view(obj, width=640, height=480, **options):
                     raise ValueError(f"two files named {f.name} in one view")
         if not snapshots:
             raise ValueError("view() needs at least one snapshot")
-        shown = Simulation.from_file(snapshots[0])
+        shown = _FileState(snapshots[0])
     # The native picture: the page's fallback and _repr_png_ (drawn
     # first: a bad view keyword is refused before anything is served).
     picture = shown.picture(width, height, **options)

@@ -122,6 +122,15 @@ pub fn index_times(text: &str, path: &str) -> Result<Vec<(String, f64)>> {
         .ok_or_else(|| bad("no \"snapshots\" list"))?
         .iter()
         .map(|s| match (s["file"].as_str(), s["time"].as_f64()) {
+            // A series lists files of its own directory (what `run`
+            // writes): `../` or a path would be read from elsewhere.
+            (Some(f), Some(_))
+                if f.is_empty() || f == "." || f == ".." || f.contains(['/', '\\']) =>
+            {
+                Err(bad(&format!(
+                    "lists '{f}', not a file of the series' directory"
+                )))
+            }
             (Some(f), Some(t)) => Ok((f.to_string(), t)),
             _ => Err(bad("a snapshot without \"file\" and \"time\"")),
         })

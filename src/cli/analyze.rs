@@ -188,7 +188,7 @@ fn one(a: &AnalyzeArgs, path: &str, components: &[(String, Option<u8>)]) -> Resu
     for (name, t) in components {
         let p = component(&snap, path, name, *t)?;
         let f = Frame::of(&p);
-        let bh = black_holes(a, &snap);
+        let bh = black_holes(a, &snap, path)?;
         emit(summary(a, bh, &snap, name, &p, &f).0)?;
         // The profiles only where their CSV is asked for (each a sort or
         // a pass over every particle: seconds at 10^8).
@@ -242,12 +242,24 @@ fn one(a: &AnalyzeArgs, path: &str, components: &[(String, Option<u8>)]) -> Resu
 }
 
 /// The black holes' ids: --bh, else the two heaviest particles where
-/// they stand out.
-fn black_holes(a: &AnalyzeArgs, snap: &Snapshot) -> Option<(u64, u64)> {
-    match &a.bh {
-        Some(ids) => Some((ids[0], ids[1])),
-        None => analysis::two_heaviest(&snap.particles),
+/// they stand out. Ids that `path` does not hold are refused (their
+/// separation would be null, and nothing would say why).
+fn black_holes(a: &AnalyzeArgs, snap: &Snapshot, path: &str) -> Result<Option<(u64, u64)>> {
+    let Some(ids) = &a.bh else {
+        return Ok(analysis::two_heaviest(&snap.particles));
+    };
+    let missing: Vec<String> = ids
+        .iter()
+        .filter(|id| !snap.particles.id.contains(id))
+        .map(|id| id.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::InvalidParameter(format!(
+            "--bh: {path} has no particle with id {}",
+            missing.join(" or ")
+        )));
     }
+    Ok(Some((ids[0], ids[1])))
 }
 
 fn series(a: &AnalyzeArgs, dir: &str, components: &[(String, Option<u8>)]) -> Result<()> {
@@ -262,7 +274,7 @@ fn series(a: &AnalyzeArgs, dir: &str, components: &[(String, Option<u8>)]) -> Re
         // The black holes are picked once, in the first snapshot, and
         // followed by id (later masses could tie after a merger).
         if bh.is_none() {
-            bh = black_holes(a, &snap);
+            bh = black_holes(a, &snap, path)?;
         }
         for ((name, t), prev) in components.iter().zip(&mut previous) {
             let p = component(&snap, path, name, *t)?;

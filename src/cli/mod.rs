@@ -181,7 +181,7 @@ struct InitialArgs {
     /// in M☉ and velocity unit in km/s (Gadget-2's defaults: 1 1e10 1);
     /// it is converted to webgrav's G = 1 units as Bonsai chooses them
     /// (1 kpc, 2.325e9 M☉, 100 km/s; time unit 9.78 Myr).
-    #[arg(long, num_args = 3, value_names = ["KPC", "MSUN", "KMS"])]
+    #[arg(long, num_args = 3, value_names = ["KPC", "MSUN", "KMS"], allow_negative_numbers = true)]
     units: Option<Vec<f64>>,
 }
 

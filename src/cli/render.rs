@@ -427,6 +427,20 @@ fn on_path(name: &str) -> Option<PathBuf> {
     })
 }
 
+/// Arguments as a POSIX shell reads them back: each that holds anything
+/// but plain characters in single quotes (`pad=ceil(iw/2)…` has
+/// parentheses, paths may have spaces), so the printed command pastes.
+fn shell_words(args: &[String]) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=%+,@".contains(c);
+    args.iter()
+        .map(|a| match !a.is_empty() && a.chars().all(plain) {
+            true => a.clone(),
+            false => format!("'{}'", a.replace('\'', r"'\''")),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The ffmpeg arguments that encode the numbered frames `pattern` at
 /// `fps` into `out` (codec by extension; even sizes for yuv420p).
 pub fn ffmpeg_args(pattern: &str, fps: f64, out: &str) -> Vec<String> {
@@ -522,7 +536,7 @@ async fn series(a: &RenderArgs, dir: &str, mut view: View, potentials: RunConfig
              (e.g. apt-get install ffmpeg) and run: ffmpeg {}",
             files.len(),
             frames_dir.display(),
-            args.join(" ")
+            shell_words(&args)
         )));
     };
     let status = std::process::Command::new(&ffmpeg)

@@ -23,7 +23,7 @@ use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
 use crate::run::checkpoint::Checkpoint;
 use crate::run::params::RunParams;
-use crate::run::schedule::{at, check_end, next_on_grid, on_grid, whole_steps};
+use crate::run::schedule::{at, check_end, next_on_grid, on_grid, shown, whole_steps};
 use crate::run::SolverKind;
 use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
@@ -62,7 +62,7 @@ pub struct RunArgs {
     /// refuses one that holds a series; a resumed run continues its own.
     #[arg(long, default_value = "snapshots")]
     snap_dir: String,
-    /// Format of the series: tipsy, bonsai or csv.
+    /// Format of the series: tipsy, bonsai, csv or gadget.
     #[arg(long, default_value = "bonsai")]
     snap_format: String,
     /// Name the series as Bonsai does (snap_TTTTT.TTTT-0, as its %010.4f), so Bonsai's tools
@@ -112,13 +112,16 @@ fn check_schedule(a: &RunArgs, start: f64, p: &RunParams) -> Result<()> {
         if every > 0.0 {
             if span / every > MAX_EVENTS || start + every == start {
                 return bad(format!(
-                    "{flag} {every} would make more than {MAX_EVENTS:e} outputs before t = {}",
-                    a.t_end
+                    "{flag} {} would make more than {MAX_EVENTS:e} outputs before t = {}",
+                    shown(every),
+                    shown(a.t_end)
                 ));
             }
             if !hermite && whole_steps(every, step).is_none() {
                 return bad(format!(
-                    "{flag} {every} is not a whole number of --dt {step}"
+                    "{flag} {} is not a whole number of --dt {}",
+                    shown(every),
+                    shown(step)
                 ));
             }
         }
@@ -329,6 +332,19 @@ impl Log {
 }
 
 pub async fn run(a: RunArgs) -> Result<ExitCode> {
+    // A run refused after its --snap-dir was made (its checks need the
+    // directory's contents) leaves no empty directory behind.
+    let snap_dir = (a.snap_every > 0.0 && !std::path::Path::new(&a.snap_dir).exists())
+        .then(|| a.snap_dir.clone());
+    let result = run_checked(a).await;
+    if let (Err(_), Some(dir)) = (&result, snap_dir) {
+        // Only an empty directory is removed.
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+async fn run_checked(a: RunArgs) -> Result<ExitCode> {
     for (name, t) in [
         ("--t-end", a.t_end),
         ("--log-every", a.log_every),
@@ -380,7 +396,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     let mut series = match a.snap_every > 0.0 {
         true => Some(Series::open(
             &a.snap_dir,
-            Format::from_path(&format!("x.{}", a.snap_format))?,
+            Format::from_name(&a.snap_format)?,
             Naming::bonsai_if(a.bonsai_names),
             resumed.as_ref().map(|c| (c.run_id, c.time)),
         )?),
@@ -749,11 +765,19 @@ fn report(r: &Readout, wall_s: f64) {
         e1.potential,
         e1.virial_ratio
     );
-    say!(
-        "relative energy error |dE/E0| = {:.3e} (largest seen {:.3e})",
-        r.energy_error(),
-        r.de_max
-    );
+    if e0.total == 0.0 {
+        // |dE/E0| has no meaning for a system of zero energy.
+        say!(
+            "E0 = 0: no relative energy error; the absolute change is |dE| = {:.3e}",
+            (e1.total - e0.total).abs()
+        );
+    } else {
+        say!(
+            "relative energy error |dE/E0| = {:.3e} (largest seen {:.3e})",
+            r.energy_error(),
+            r.de_max
+        );
+    }
     if let Some(h) = &r.hermite {
         say!(
             "block steps {}, force evaluations {}, particle steps per level (dt = dt_max/2^k) {:?}",

@@ -721,6 +721,15 @@ impl Checkpoint {
                 self.tree_deepest
             ));
         }
+        // A run takes at most MAX_STEPS steps from its start, so no count
+        // near u64's end (which later counts would wrap) is a real one.
+        let max_steps = crate::run::schedule::MAX_STEPS as u64;
+        if self.steps > max_steps || self.base_steps > max_steps {
+            return Err(format!(
+                "{} steps, more than a run takes ({max_steps})",
+                self.steps.max(self.base_steps)
+            ));
+        }
         if self.origin > self.base_time || self.base_time > self.time {
             return Err(format!(
                 "times out of order: origin {}, base {}, now {}",

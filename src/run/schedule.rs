@@ -28,6 +28,17 @@ pub fn next_on_grid(t: f64, origin: f64, every: f64) -> f64 {
     origin + k * every
 }
 
+/// A time as a message shows it: as written where it is of ordinary
+/// size, in exponent notation where the decimals would run to hundreds of
+/// digits (`--dt 1e-300`).
+pub fn shown(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-6..1e15).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// `a` is the time `b`, to rounding (never an infinite `b`: no grid).
 pub fn at(a: f64, b: f64) -> bool {
     b.is_finite() && (a - b).abs() <= 1e-9 * b.abs().max(1.0)
@@ -44,28 +55,36 @@ pub fn on_grid(t: f64, origin: f64, every: f64) -> bool {
 pub fn check_end(start: f64, t_end: f64, step: f64, end_name: &str, step_name: &str) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidParameter(m));
     if !t_end.is_finite() {
-        return bad(format!("{end_name} must be finite, got {t_end}"));
+        return bad(format!("{end_name} must be finite, got {}", shown(t_end)));
     }
     let span = t_end - start;
     if span < 0.0 {
         return bad(format!(
-            "{end_name} {t_end} is before the start time {start} of the initial state"
+            "{end_name} {} is before the start time {} of the initial state",
+            shown(t_end),
+            shown(start)
         ));
     }
     if span / step > MAX_STEPS {
         return bad(format!(
-            "{end_name} {t_end:e} is {:.3e} steps of {step_name} {step} after the start {start}; \
+            "{end_name} {} is {:.3e} steps of {step_name} {} after the start {}; \
              a run takes at most {MAX_STEPS:.3e} (2^40) steps",
-            span / step
+            shown(t_end),
+            span / step,
+            shown(step),
+            shown(start)
         ));
     }
     if whole_steps(span, step).is_none() {
         let k = (span / step).floor();
         return bad(format!(
-            "{end_name} {t_end} is not a whole number of {step_name} {step} after the start \
-             {start}: the run would stop short of it (e.g. {end_name} {} or {})",
-            start + k * step,
-            start + (k + 1.0) * step
+            "{end_name} {} is not a whole number of {step_name} {} after the start \
+             {}: the run would stop short of it (e.g. {end_name} {} or {})",
+            shown(t_end),
+            shown(step),
+            shown(start),
+            shown(start + k * step),
+            shown(start + (k + 1.0) * step)
         ));
     }
     Ok(())
@@ -86,10 +105,23 @@ mod tests {
 
     // An end time that would take for ever is refused by its step count
     // (it is a whole number of steps, to rounding, so nothing else did).
+    // Issue 48 item 8: --dt 1e-300 was shown with 300 zeros.
+    #[test]
+    fn tiny_and_huge_times_are_shown_in_exponent_notation() {
+        let e = check_end(0.0, 1.0, 1e-300, "--t-end", "--dt").unwrap_err();
+        assert!(e.to_string().contains("--dt 1e-300 after"), "{e}");
+        assert!(e.to_string().len() < 200, "{e}");
+        assert_eq!(shown(0.0078125), "0.0078125");
+        assert_eq!(shown(2.5e20), "2.5e20");
+    }
+
     #[test]
     fn end_times_beyond_the_step_limit_are_refused() {
         let e = check_end(0.0, 1e300, 1.0 / 128.0, "--t-end", "--dt").unwrap_err();
-        assert!(e.to_string().contains("1.280e302 steps of --dt"), "{e}");
+        assert!(
+            e.to_string().contains("1.280e302 steps of --dt 0.0078125"),
+            "{e}"
+        );
         assert!(check_end(0.0, MAX_STEPS / 128.0, 1.0 / 128.0, "t", "dt").is_ok());
     }
 }

@@ -78,9 +78,18 @@ fn read_tipsy(path: &str) -> Result<Snapshot> {
 fn read_side_files(path: &str, snap: &mut Snapshot, flavor: tipsy::Flavor) -> Result<()> {
     let n = snap.particles.len() as u64;
     let read = |side: String, cap: u64| -> Result<Option<Vec<u8>>> {
-        match Path::new(&side).is_file() {
-            true => read_capped(&side, cap).map(Some),
-            false => Ok(None),
+        // A side file that is there but no plain file (a directory, a
+        // link to a device) is refused: read past, its ids or kinds would
+        // be lost without a word.
+        match std::fs::metadata(&side) {
+            Ok(m) if m.is_file() => read_capped(&side, cap).map(Some),
+            Ok(m) => Err(Error::InvalidParameter(format!(
+                "'{side}' (the side file of {path}) is {}, not a file: move it away to read \
+                 {path} without it",
+                kind_of_file(&m)
+            ))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_error(&side, e)),
         }
     };
     // A count line and n ids of at most 20 digits; n one-digit kinds
@@ -400,11 +409,42 @@ fn resolve(path: &str) -> Result<PathBuf> {
     }
     match std::fs::symlink_metadata(p) {
         Ok(m) if m.file_type().is_symlink() => p.canonicalize().map_err(|e| {
-            Error::InvalidParameter(format!(
-                "'{path}' is a symbolic link that leads nowhere: {e}"
-            ))
+            // /dev/stdout into a pipe leads to "pipe:[…]", no path at all.
+            match std::fs::metadata(p) {
+                Ok(m) => Error::InvalidParameter(format!(
+                    "'{path}' leads to {}, not a file (outputs are files; a run's log \
+                     lines go to stdout anyway)",
+                    kind_of_file(&m)
+                )),
+                Err(_) => Error::InvalidParameter(format!(
+                    "'{path}' is a symbolic link that leads nowhere: {e}"
+                )),
+            }
         }),
         _ => Ok(p.to_path_buf()),
+    }
+}
+
+/// What a path that is no regular file is, for a message.
+fn kind_of_file(m: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_fifo() {
+            return "a pipe";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    if m.is_dir() {
+        "a directory"
+    } else {
+        "something that is not a plain file"
     }
 }
 

@@ -52,6 +52,27 @@ impl Format {
         matches!(self, Format::TipsyBonsai | Format::Csv | Format::Gadget)
     }
 
+    /// The format a series names (`run --snap-format`): exactly one of
+    /// the extensions `extension` gives, so no alias or other case slips
+    /// through undocumented.
+    pub fn from_name(name: &str) -> Result<Self> {
+        const ALL: [Format; 4] = [
+            Format::Tipsy,
+            Format::TipsyBonsai,
+            Format::Csv,
+            Format::Gadget,
+        ];
+        ALL.into_iter()
+            .find(|f| f.extension() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = ALL.iter().map(|f| f.extension()).collect();
+                Error::InvalidParameter(format!(
+                    "--snap-format '{name}' is none of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+
     /// The format implied by a file name: `.tipsy`/`.std`/`.bin` → Tipsy,
     /// `.bonsai` → Bonsai's Tipsy flavour, `.csv` → CSV.
     pub fn from_path(path: &str) -> Result<Self> {
