@@ -606,3 +606,74 @@ fn checkpoints_are_checked_and_schedules_bounded() {
     assert!(m.contains("1.280e302 steps of --dt 0.0078125"), "{m}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+// Issue 48 item 7: a second signal ends the process at once, and says
+// which checkpoint is the latest and what the series index lists, which is
+// every snapshot complete on disk. (The two signals are sent back to back;
+// a run that wrote its checkpoint between them is tried again.)
+#[test]
+fn a_second_signal_says_what_it_leaves() {
+    let d = dir("double");
+    // Steps long enough (N = 16384, direct) that the second signal, 50 ms
+    // after the first, comes while the run is still on its way to its
+    // checkpoint (two signals at once would be delivered as one).
+    let line = "run --solver direct -n 16384 --seed 3 --dt 0.0078125 --t-end 1000 \
+                --snap-every 0.0078125 --snap-format csv --checkpoint c.ckpt \
+                --checkpoint-every 0.0078125";
+    for attempt in 0..5 {
+        let _ = std::fs::remove_dir_all(d.join("snapshots"));
+        let _ = std::fs::remove_file(d.join("c.ckpt"));
+        let child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+            .args(words(line))
+            .current_dir(&d)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let begun = Instant::now();
+        while !d.join("c.ckpt").exists() && begun.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let pid = child.id().to_string();
+        Command::new("sh")
+            .args([
+                "-c",
+                &format!("kill -TERM {pid}; sleep 0.05; kill -TERM {pid}"),
+            ])
+            .status()
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
+        let said = text(&o.stderr);
+        if !said.contains("interrupted at once") {
+            assert!(attempt < 4, "the run always finished first: {said}");
+            continue;
+        }
+        let c = Checkpoint::decode(&std::fs::read(d.join("c.ckpt")).unwrap(), "c").unwrap();
+        assert!(
+            said.contains(&format!(
+                "the latest checkpoint is c.ckpt at t = {} (continue with --resume c.ckpt)",
+                c.time
+            )),
+            "{said}"
+        );
+        let listed = index(&d.join("snapshots"));
+        assert!(
+            said.contains(&format!(
+                "snapshots/index.json lists {} snapshots",
+                listed.len()
+            )),
+            "{said}"
+        );
+        // Every complete snapshot is listed: none on disk is missing from
+        // the index.
+        let on_disk = names(&d.join("snapshots"))
+            .into_iter()
+            .filter(|n| n.starts_with("snap_"))
+            .count();
+        assert_eq!(on_disk, listed.len(), "{said}");
+        break;
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -408,6 +408,7 @@ async fn run_checked(a: RunArgs) -> Result<ExitCode> {
     let mut run = match (resumed, &a.resume) {
         (Some(c), Some(path)) => {
             let run = Run::from_checkpoint(&ctx, c, path).await?;
+            interrupt::checkpoint_written(path, run.time());
             say!(
                 "resumed {path} at t = {} after {} steps",
                 run.time(),
@@ -566,7 +567,9 @@ async fn keep_checkpoint(
 async fn write_checkpoint(path: &str, ctx: &GpuContext, run: &mut Run) -> Result<()> {
     let mut file = snapshot::AtomicFile::create(path, run.checkpoint_len())?;
     run.write_checkpoint(ctx, &mut file, path).await?;
-    file.commit()
+    file.commit()?;
+    interrupt::checkpoint_written(path, run.time());
+    Ok(())
 }
 
 /// Integrates to --t-end with the log, the series and the checkpoints, on

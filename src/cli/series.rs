@@ -264,6 +264,10 @@ impl Series {
         }
         let unchanged = series.dropped.is_empty() && series.missing.is_empty();
         series.listed = unchanged.then_some(series.entries.len());
+        if unchanged {
+            let last = series.entries.last().map(|e| e.time);
+            super::interrupt::index_written(dir, series.entries.len(), last);
+        }
         series.run_id = id;
         series.resumed = true;
         Ok(series)
@@ -286,6 +290,13 @@ impl Series {
     /// resumed checkpoint (the run writes them again) and says what the
     /// series kept.
     pub fn start(&mut self) -> Result<()> {
+        // From here on a second signal can list what was written.
+        super::interrupt::series_started(
+            &format!("{}/{INDEX}", self.dir),
+            self.index_head(),
+            self.entries.iter().map(|e| e.json.clone()).collect(),
+            self.entries.last().map(|e| e.time),
+        );
         for file in &self.missing {
             say!(
                 "{}: {file} is listed but gone; left out of the index",
@@ -335,13 +346,25 @@ impl Series {
                 say!("{note} (so for every snapshot of the series)");
             }
         }
-        self.entries
-            .push(Entry::new(name, snap.time, steps, snap.particles.len()));
+        let entry = Entry::new(name, snap.time, steps, snap.particles.len());
+        super::interrupt::snapshot_written(&entry.json, entry.time);
+        self.entries.push(entry);
+        // Once a signal has asked the run to stop, every snapshot is
+        // listed as it lands: a second signal ends the process at once.
         let pause = FLUSH_PAUSE.max(10 * self.flush_cost);
-        if self.last_flush.is_none_or(|t| t.elapsed() >= pause) {
+        if self.last_flush.is_none_or(|t| t.elapsed() >= pause) || super::interrupt::requested() {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// The index's text up to its list of snapshots.
+    fn index_head(&self) -> String {
+        format!(
+            "{{\"format\":\"{}\",\"run\":\"{:016x}\",\"snapshots\":[",
+            self.format.extension(),
+            self.run_id
+        )
     }
 
     /// Rewrites the index (atomically) if it does not list every file yet.
@@ -350,11 +373,7 @@ impl Series {
             return Ok(());
         }
         let began = Instant::now();
-        let mut doc = format!(
-            "{{\"format\":\"{}\",\"run\":\"{:016x}\",\"snapshots\":[",
-            self.format.extension(),
-            self.run_id
-        );
+        let mut doc = self.index_head();
         for (k, e) in self.entries.iter().enumerate() {
             if k > 0 {
                 doc.push(',');
@@ -364,6 +383,8 @@ impl Series {
         doc.push_str("]}\n");
         snapshot::write_atomic(&format!("{}/{INDEX}", self.dir), doc.as_bytes())?;
         self.listed = Some(self.entries.len());
+        let last = self.entries.last().map(|e| e.time);
+        super::interrupt::index_written(&self.dir, self.entries.len(), last);
         let now = Instant::now();
         self.last_flush = Some(now);
         self.flush_cost = now - began;
