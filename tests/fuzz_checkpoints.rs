@@ -111,7 +111,7 @@ fn mutate_field(rng: &mut Rng, c: &mut Checkpoint) {
     let k = pick(rng, c.ids.len());
     let p = &mut c.params;
     // The engine's state (what resuming uses) half of the time.
-    match pick(rng, 24) {
+    match pick(rng, 26) {
         0 => c.time = x,
         1 => c.steps = u,
         2 => c.base_time = x,
@@ -126,6 +126,17 @@ fn mutate_field(rng: &mut Rng, c: &mut Checkpoint) {
         11 => p.rebuild = u as u32,
         // 0 and beyond MAX_DEPTH (21) are refused.
         12 => c.tree_deepest = pick(rng, 40) as u32,
+        // What the CLI reads back as JSON; the reader caps its length.
+        13 => {
+            c.request = [
+                String::new(),
+                "{".into(),
+                "{\"t_end\":-1e308}".into(),
+                "\u{0}".into(),
+                "x".repeat(webgrav::run::checkpoint::MAX_REQUEST + 1),
+            ][pick(rng, 5)]
+            .clone()
+        }
         _ => match &mut c.engine {
             EngineState::Hermite(HermiteState {
                 offset,

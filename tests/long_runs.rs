@@ -677,3 +677,67 @@ fn a_second_signal_says_what_it_leaves() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+// Issue 48 item 6: a checkpoint keeps what its run was asked (end time,
+// outputs, schedules), so the printed advice, a bare `--resume`, finishes
+// the run: the same --out bytes, log and series as the run that went on.
+// An option given with --resume replaces the stored one and says so.
+#[test]
+fn a_bare_resume_finishes_the_run_as_it_was_asked() {
+    let d = dir("bare-resume");
+    let asked = |name: &str| {
+        format!(
+            "--t-end 4 --out {name}.csv --log {name}.log --log-every 0.0625 \
+             --snap-every 0.5 --snap-format csv --snap-dir {name}"
+        )
+    };
+    ok(webgrav(&d, &run(&asked("whole"))));
+    let log = d.join("parts.log");
+    let o = signalled(
+        &d,
+        &run(&format!("{} --checkpoint c.ckpt", asked("parts"))),
+        "-TERM",
+        || std::fs::read_to_string(&log).is_ok_and(|l| l.lines().count() >= 2),
+    );
+    let said = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{said}");
+    assert!(said.contains("continue with --resume c.ckpt"), "{said}");
+    // Elsewhere, with another end time: said, and the stored outputs
+    // (relative names) written there.
+    std::fs::create_dir(d.join("other")).unwrap();
+    std::fs::copy(d.join("c.ckpt"), d.join("other/c.ckpt")).unwrap();
+    let c = Checkpoint::decode(&std::fs::read(d.join("c.ckpt")).unwrap(), "c").unwrap();
+    let t_other = c.time + 0.0078125;
+    let o = webgrav(
+        &d.join("other"),
+        &format!("run --resume c.ckpt --t-end {t_other}"),
+    );
+    let said = text(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "--t-end {t_other} given: the checkpoint's run asked for 4.0"
+        )),
+        "{said}"
+    );
+    assert!(d.join("other/parts.csv").exists(), "{said}");
+    // A request that is not webgrav's (checksum intact) is refused.
+    let mut bad = c.clone();
+    bad.request = "{".into();
+    std::fs::write(d.join("other/bad.ckpt"), bad.encode()).unwrap();
+    let m = refused(webgrav(&d.join("other"), "run --resume bad.ckpt"));
+    assert!(
+        m.contains("bad.ckpt: its run's request is not webgrav's"),
+        "{m}"
+    );
+    // Here, exactly as printed.
+    ok(webgrav(&d, "run --resume c.ckpt"));
+    assert!(
+        std::fs::read(d.join("parts.csv")).unwrap() == std::fs::read(d.join("whole.csv")).unwrap(),
+        "the resumed run's --out differs"
+    );
+    let read_log = |s: &str| log_lines(&std::fs::read_to_string(d.join(s)).unwrap());
+    assert_eq!(read_log("parts.log"), read_log("whole.log"));
+    assert_eq!(index(&d.join("parts")), index(&d.join("whole")));
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -331,12 +331,23 @@ impl Log {
     }
 }
 
-pub async fn run(a: RunArgs) -> Result<ExitCode> {
+pub async fn run(mut a: RunArgs) -> Result<ExitCode> {
+    // A resumed run is asked what its checkpoint's run was asked, but for
+    // the options given now: its outputs are then checked as any run's.
+    let resumed = match a.resume.clone() {
+        Some(path) => {
+            refuse_overrides_of_resume(&a)?;
+            let c = Checkpoint::read_path(&path)?;
+            take_request(&mut a, &c.request, &path)?;
+            Some(c)
+        }
+        None => None,
+    };
     // A run refused after its --snap-dir was made (its checks need the
     // directory's contents) leaves no empty directory behind.
     let snap_dir = (a.snap_every > 0.0 && !std::path::Path::new(&a.snap_dir).exists())
         .then(|| a.snap_dir.clone());
-    let result = run_checked(a).await;
+    let result = run_checked(a, resumed).await;
     if let (Err(_), Some(dir)) = (&result, snap_dir) {
         // Only an empty directory is removed.
         let _ = std::fs::remove_dir(dir);
@@ -344,7 +355,89 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     result
 }
 
-async fn run_checked(a: RunArgs) -> Result<ExitCode> {
+/// What a run was asked to do beyond its physics: its end, outputs and
+/// schedules. Its checkpoints keep it (`Run::set_request`, as JSON), so a
+/// bare `--resume` finishes the run as it was asked.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Request {
+    t_end: f64,
+    log_every: f64,
+    log: Option<String>,
+    snap_every: f64,
+    snap_dir: String,
+    snap_format: String,
+    bonsai_names: bool,
+    checkpoint: Option<String>,
+    checkpoint_every: f64,
+    out: Option<String>,
+}
+
+impl Request {
+    fn of(a: &RunArgs) -> Self {
+        Self {
+            t_end: a.t_end,
+            log_every: a.log_every,
+            log: a.log.clone(),
+            snap_every: a.snap_every,
+            snap_dir: a.snap_dir.clone(),
+            snap_format: a.snap_format.clone(),
+            bonsai_names: a.bonsai_names,
+            checkpoint: a.checkpoint.clone(),
+            checkpoint_every: a.checkpoint_every,
+            out: a.out.clone(),
+        }
+    }
+}
+
+/// A resumed run takes the request of its checkpoint (`stored`, empty
+/// before version 9) for every option not given now; an option given now
+/// replaces the stored one, and says so.
+fn take_request(a: &mut RunArgs, stored: &str, path: &str) -> Result<()> {
+    if stored.is_empty() {
+        say!(
+            "{path} keeps no end time or outputs (written by an older webgrav): the run goes to \
+             --t-end {} with the outputs given now",
+            shown(a.t_end)
+        );
+        return Ok(());
+    }
+    let r: Request = serde_json::from_str(stored).map_err(|e| {
+        Error::InvalidParameter(format!("{path}: its run's request is not webgrav's ({e})"))
+    })?;
+    // Each field's clap id is its name.
+    macro_rules! take {
+        ($field:ident, $flag:literal) => {
+            if !a.given.iter().any(|g| g == stringify!($field)) {
+                a.$field = r.$field;
+            } else if value(&a.$field) != value(&r.$field) {
+                say!(
+                    "{} {} given: the checkpoint's run asked for {}",
+                    $flag,
+                    value(&a.$field),
+                    value(&r.$field)
+                );
+            }
+        };
+    }
+    take!(t_end, "--t-end");
+    take!(log_every, "--log-every");
+    take!(log, "--log");
+    take!(snap_every, "--snap-every");
+    take!(snap_dir, "--snap-dir");
+    take!(snap_format, "--snap-format");
+    take!(bonsai_names, "--bonsai-names");
+    take!(checkpoint, "--checkpoint");
+    take!(checkpoint_every, "--checkpoint-every");
+    take!(out, "--out");
+    Ok(())
+}
+
+/// An option's value as messages show it (JSON: `null` for none).
+fn value<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode> {
     for (name, t) in [
         ("--t-end", a.t_end),
         ("--log-every", a.log_every),
@@ -362,9 +455,6 @@ async fn run_checked(a: RunArgs) -> Result<ExitCode> {
         return Err(Error::InvalidParameter(
             "--snap-dir is empty; name a directory".into(),
         ));
-    }
-    if a.resume.is_some() {
-        refuse_overrides_of_resume(&a)?;
     }
     let inputs: Vec<&str> = a
         .initial
@@ -385,10 +475,6 @@ async fn run_checked(a: RunArgs) -> Result<ExitCode> {
         snapshot::check_output(path, &a.initial.inputs())?;
     }
     check_outputs_apart(&a)?;
-    let resumed = match &a.resume {
-        Some(path) => Some(Checkpoint::read_path(path)?),
-        None => None,
-    };
     if let Some(c) = &resumed {
         // Ids the --out format cannot hold are refused now, not after the run.
         snapshot::check_writable(a.out.as_deref(), &c.ids, c.types.as_deref())?;
@@ -430,6 +516,7 @@ async fn run_checked(a: RunArgs) -> Result<ExitCode> {
             run
         }
     };
+    run.set_request(value(&Request::of(&a)))?;
     if let Some(s) = series.as_mut() {
         s.set_run_id(run.run_id());
     }

@@ -21,7 +21,11 @@
 //! 64 (one byte at a time, ~3 s per gigabyte: longer than the disk takes)
 //! to XXH3-64; version 8 the deepest level the tree's next build records
 //! (after the levels; older files read as every level), so that a resumed
-//! tree run sorts and builds as the run that wrote it would have.
+//! tree run sorts and builds as the run that wrote it would have;
+//! version 9 what the run was asked to do beyond its physics (after
+//! dE_max: a length and UTF-8 text, empty if none; the CLI keeps its end
+//! time, outputs and schedules there as JSON, so a bare `--resume`
+//! finishes the run as asked).
 //! Version 1 files are refused with a message.
 //!
 //! A checkpoint is written as it is encoded (`Checkpoint::write_to`, the
@@ -42,8 +46,11 @@ use crate::state::Diagnostics;
 use crate::tree::layout::MAX_DEPTH;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
-/// The format's version; a reader takes it and versions 2 to 7.
-pub const VERSION: u32 = 8;
+/// The format's version; a reader takes it and versions 2 to 8.
+pub const VERSION: u32 = 9;
+
+/// Most bytes of a checkpoint's request (`Checkpoint::request`).
+pub const MAX_REQUEST: usize = 1 << 16;
 
 /// The first version whose checksum is XXH3-64 (FNV-1a 64 before).
 const XXH3_VERSION: u32 = 7;
@@ -99,6 +106,9 @@ pub struct Checkpoint {
     /// The deepest level the tree's next build records
     /// (`TreeSolver::deepest_level`; `MAX_DEPTH` for other solvers).
     pub tree_deepest: u32,
+    /// What the run was asked to do beyond its physics, as its front end
+    /// wrote it (the CLI: JSON of its end time and outputs; empty: none).
+    pub request: String,
     pub engine: EngineState,
 }
 
@@ -391,6 +401,7 @@ pub struct Preamble<'a> {
     pub e0: Option<Diagnostics>,
     pub de_max: f64,
     pub tree_deepest: u32,
+    pub request: &'a str,
 }
 
 impl Preamble<'_> {
@@ -441,6 +452,8 @@ impl Preamble<'_> {
         o.u32(self.e0.is_some() as u32);
         put_diagnostics(o, &self.e0.unwrap_or_default());
         o.f64(self.de_max);
+        o.u32(self.request.len() as u32);
+        o.put(self.request.as_bytes());
     }
 }
 
@@ -532,6 +545,7 @@ impl Checkpoint {
             e0: self.e0,
             de_max: self.de_max,
             tree_deepest: self.tree_deepest,
+            request: &self.request,
         }
     }
 
@@ -636,6 +650,16 @@ impl Checkpoint {
         let has_e0 = i.u32()? == 1;
         let e0 = get_diagnostics(i)?;
         let de_max = i.f64()?;
+        let request = if h.version >= 9 {
+            let len = i.u32()? as usize;
+            if len > MAX_REQUEST {
+                return Err(i.bad(format!("a request of {len} bytes (at most {MAX_REQUEST})")));
+            }
+            String::from_utf8(i.take(len)?.to_vec())
+                .map_err(|_| i.bad("a request that is not UTF-8 text"))?
+        } else {
+            String::new()
+        };
         let engine = match i.u32()? {
             0 => EngineState::Leapfrog(StateReadback {
                 pos_mass: i.pod(Some(n))?,
@@ -701,6 +725,7 @@ impl Checkpoint {
             e0: has_e0.then_some(e0),
             de_max,
             tree_deepest: h.tree_deepest,
+            request,
             engine,
         };
         c.check().map_err(|problem| i.bad(problem))?;
@@ -813,7 +838,8 @@ struct Head {
 /// per particle, and the diagnostics and counters.
 #[cfg(not(target_arch = "wasm32"))]
 fn max_len(n: u64) -> Option<u64> {
-    n.checked_mul(8 + 1 + 176)?.checked_add(4096)
+    n.checked_mul(8 + 1 + 176)?
+        .checked_add(4096 + MAX_REQUEST as u64)
 }
 
 impl Head {

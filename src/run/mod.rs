@@ -333,6 +333,9 @@ pub struct Run {
     /// The step count at which the tree's levels were last fitted
     /// (`fit_tree_levels`), if they were.
     fitted_at: Option<u64>,
+    /// What the run was asked to do beyond its physics, kept in its
+    /// checkpoints (`set_request`).
+    request: String,
     e0: Option<Diagnostics>,
     de_max: f64,
     energy: EnergyReport,
@@ -428,6 +431,7 @@ impl Run {
             sample_bodies: false,
             batch_clock: None,
             fitted_at: None,
+            request: String::new(),
             e0: None,
             de_max: 0.0,
             energy: EnergyReport::default(),
@@ -784,6 +788,7 @@ impl Run {
             e0: p.e0,
             de_max: p.de_max,
             tree_deepest: p.tree_deepest,
+            request: p.request.to_string(),
             engine,
         })
     }
@@ -900,7 +905,29 @@ impl Run {
             tree_deepest: self
                 .tree_solver()
                 .map_or(crate::tree::layout::MAX_DEPTH, |t| t.deepest_level()),
+            request: &self.request,
         }
+    }
+
+    /// Keeps `request` (what the run was asked to do beyond its physics,
+    /// in the front end's words; at most `checkpoint::MAX_REQUEST` bytes)
+    /// in the run's checkpoints.
+    pub fn set_request(&mut self, request: String) -> Result<()> {
+        if request.len() > checkpoint::MAX_REQUEST {
+            return Err(Error::InvalidParameter(format!(
+                "the run's request is {} bytes, more than a checkpoint keeps ({})",
+                request.len(),
+                checkpoint::MAX_REQUEST
+            )));
+        }
+        self.request = request;
+        Ok(())
+    }
+
+    /// The request of the checkpoint the run continues (`set_request`);
+    /// empty if none.
+    pub fn request(&self) -> &str {
+        &self.request
     }
 
     /// The run a checkpoint holds, continuing where it stopped;
@@ -973,6 +1000,7 @@ impl Run {
             // The checkpoint was written after any fit its step count is
             // due (`before_checkpoint`).
             fitted_at: Some(c.steps),
+            request: c.request.clone(),
             e0: c.e0,
             de_max: c.de_max,
             energy: EnergyReport::default(),
