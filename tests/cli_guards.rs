@@ -395,3 +395,73 @@ fn inputs_that_would_lose_data_silently_are_refused() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+// Item 8: Hermite outputs fall at block times; one off its requested time
+// is said (it was silent), with what lands exactly.
+#[test]
+fn hermite_outputs_off_their_times_are_said() {
+    let d = dir("hermite-times");
+    let args = [
+        "run",
+        "--solver",
+        "hermite4",
+        "-n",
+        "64",
+        "--t-end",
+        "0.375",
+        "--log-every",
+        "0.1",
+    ];
+    let o = webgrav_in(&d, &args);
+    let m = text(&o.stderr);
+    assert!(o.status.success(), "{m}");
+    assert!(
+        m.contains("Hermite block steps reach t = 0.09765625 for the output at t = 0.1")
+            && m.contains("multiples of --dt-max 0.125 land exactly"),
+        "{m}"
+    );
+    let args = [
+        "run",
+        "--solver",
+        "hermite4",
+        "-n",
+        "64",
+        "--t-end",
+        "0.375",
+        "--log-every",
+        "0.125",
+    ];
+    let m = text(&webgrav_in(&d, &args).stderr);
+    assert!(!m.contains("Hermite block steps reach"), "{m}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+// Item 8: a system of zero energy (a particle at rest beside a massless
+// one) reports the change of E, not a relative error of NaN.
+#[test]
+fn zero_energy_is_reported_without_nan() {
+    let d = dir("zero-energy");
+    std::fs::write(
+        d.join("rest.csv"),
+        "id,x,y,z,vx,vy,vz,m\n1,0,0,0,0,0,0,1\n2,5,0,0,0,0,0,0\n",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "--in",
+        "rest.csv",
+        "--solver",
+        "direct",
+        "--t-end",
+        "0.0078125",
+    ];
+    let o = webgrav_in(&d, &args);
+    let m = text(&o.stderr);
+    assert!(o.status.success(), "{m}");
+    assert!(
+        m.contains("E0 = 0: no relative energy error; the absolute change is |dE| = 0.000e0"),
+        "{m}"
+    );
+    assert!(!m.contains("NaN"), "{m}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

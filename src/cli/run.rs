@@ -679,6 +679,8 @@ async fn integrate(
     // (logs, snapshots, checkpoints; not the first read-out's: levels are
     // set by the steps). Only block steps have levels.
     let mut deepest_seen = None;
+    // Whether outputs off the requested times have been said.
+    let mut said_off_grid = false;
     if let Some(s) = series.as_mut() {
         s.start()?;
         if s.wants_start(start, on_grid(start, origin, a.snap_every)) {
@@ -737,6 +739,19 @@ async fn integrate(
         let end = at(t, a.t_end);
         let r = run.readout(ctx).await?;
         deepest_seen = deepest_seen.max(r.block_levels.as_deref().and_then(deepest_occupied));
+        if !said_off_grid && !at(r.snapshot.time, t) {
+            // Hermite block steps end where the particles' steps allow;
+            // every multiple of dt_max is such a time.
+            said_off_grid = true;
+            say!(
+                "Hermite block steps reach t = {} for the output at t = {}: logs and snapshots \
+                 are at the last block time before each (intervals that are multiples of \
+                 --dt-max {} land exactly)",
+                r.snapshot.time,
+                t,
+                p.dt_max
+            );
+        }
         if at(t, next_log) || end {
             let line = log_line(&r, (now_ms() - clock) * 1e-3);
             emit(&line)?;
