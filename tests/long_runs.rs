@@ -395,12 +395,13 @@ fn a_failed_output_keeps_the_run_in_a_checkpoint() {
         stderr.contains("No space left") && stderr.contains("--resume end.csv.ckpt"),
         "{stderr}"
     );
-    // What was written before is listed, the state is kept, and it resumes.
+    // What was written before is listed, the state is kept, and it resumes
+    // (the checkpoint asks for the log that failed: refused by name, then
+    // replaced on the command line).
     assert_eq!(index(&d.join("s")).len(), 1, "{stderr}");
-    ok(webgrav(
-        &d,
-        "run --resume end.csv.ckpt --t-end 0.25 --snap-every 0.0625 --snap-dir s --out end.csv",
-    ));
+    let m = refused(webgrav(&d, "run --resume end.csv.ckpt"));
+    assert!(m.contains("--log '/dev/full' is a device"), "{m}");
+    ok(webgrav(&d, "run --resume end.csv.ckpt --log end.log"));
     let end = webgrav::snapshot::read_file(d.join("end.csv").to_str().unwrap()).unwrap();
     assert_eq!(end.time, 0.25);
     std::fs::remove_dir_all(&d).unwrap();

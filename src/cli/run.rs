@@ -27,6 +27,7 @@ use crate::run::schedule::{at, check_end, next_on_grid, on_grid, shown, whole_st
 use crate::run::SolverKind;
 use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
+use crate::state::energy::PotentialSum;
 use clap::Args;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -405,9 +406,13 @@ fn take_request(a: &mut RunArgs, stored: &str, path: &str) -> Result<()> {
         Error::InvalidParameter(format!("{path}: its run's request is not webgrav's ({e})"))
     })?;
     // Each field's clap id is its name.
+    let mut taken = Vec::new();
     macro_rules! take {
         ($field:ident, $flag:literal) => {
             if !a.given.iter().any(|g| g == stringify!($field)) {
+                if value(&a.$field) != value(&r.$field) {
+                    taken.push(format!("{} {}", $flag, value(&r.$field)));
+                }
                 a.$field = r.$field;
             } else if value(&a.$field) != value(&r.$field) {
                 say!(
@@ -429,6 +434,12 @@ fn take_request(a: &mut RunArgs, stored: &str, path: &str) -> Result<()> {
     take!(checkpoint, "--checkpoint");
     take!(checkpoint_every, "--checkpoint-every");
     take!(out, "--out");
+    if !taken.is_empty() {
+        say!(
+            "{path}: its run asked for {} (given now, an option replaces it)",
+            taken.join(" ")
+        );
+    }
     Ok(())
 }
 
@@ -870,6 +881,12 @@ fn report(r: &Readout, wall_s: f64) {
         e1.potential,
         e1.virial_ratio
     );
+    if r.potential_sum == PotentialSum::Solver {
+        say!(
+            "potential energy from the solver's own f32 potentials (the tree's are \
+             approximate): a precise N^2 sum would cost more than the run"
+        );
+    }
     if e0.total == 0.0 {
         // |dE/E0| has no meaning for a system of zero energy.
         say!(
