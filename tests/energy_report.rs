@@ -195,3 +195,80 @@ fn double_single_potentials_match_the_f64_sum() {
         }
     }
 }
+
+// Issue 47 item 3: a tree run above the host's bound reports the tree's
+// own potential (a double-single N² sum would cost hundreds of its steps,
+// minutes on a software adapter), says so, and that W is the f64 sum's to
+// the tree's accuracy. Its read-out costs a few of its steps, not more.
+#[test]
+fn tree_runs_report_the_trees_potential_at_a_bounded_cost() {
+    let ctx = common::gpu();
+    let n = 16384;
+    let params = RunParams {
+        solver: SolverKind::Tree,
+        eps: 0.01,
+        dt: 1.0 / 64.0,
+        ..RunParams::default()
+    };
+    let p = Model::Plummer.generate(n, 9).unwrap();
+    let mut run = block_on(Run::new(&ctx, &p, 0.0, params.validate().unwrap())).unwrap();
+    let r = block_on(run.readout(&ctx)).unwrap();
+    assert_eq!(r.potential_sum, PotentialSum::Solver);
+    // W against the f64 sum of the same state (on a sample's worth of
+    // cost: the f64 potentials of every particle, once).
+    let mass: Vec<f64> = r
+        .snapshot
+        .particles
+        .pos_mass
+        .iter()
+        .map(|q| q.mass as f64)
+        .collect();
+    let pos: Vec<[f64; 3]> = r
+        .snapshot
+        .particles
+        .pos_mass
+        .iter()
+        .map(|q| q.pos.map(f64::from))
+        .collect();
+    let phi = potentials_f64(&mass, &pos, 0.01);
+    let w: f64 = 0.5 * phi.iter().zip(&mass).map(|(f, m)| f * m).sum::<f64>();
+    let dw = rel(r.diagnostics.potential, w);
+    assert!(dw < 1e-3, "W off by {dw:e}");
+    // A step, then a read-out of its state: timed alike (both end with the
+    // GPU idle), the read-out within a few steps' cost (it was an N² sum:
+    // some 100 steps here on a software adapter).
+    let time = |f: &mut dyn FnMut()| {
+        let t = std::time::Instant::now();
+        f();
+        t.elapsed().as_secs_f64()
+    };
+    let step = time(&mut || {
+        block_on(run.run_to(&ctx, 1.0 / 64.0, |_, _| true)).unwrap();
+    });
+    let readout = time(&mut || {
+        block_on(run.readout(&ctx)).unwrap();
+    });
+    assert!(
+        readout < 10.0 * step + 0.5,
+        "read-out {readout:.3} s, a step {step:.3} s"
+    );
+}
+
+// `webgrav forces` reports no energy: its read-outs sum none, whatever N
+// and solver (Hermite's precise sum included).
+#[test]
+fn read_outs_for_forces_sum_no_energy() {
+    let ctx = common::gpu();
+    let p = Model::Plummer.generate(512, 9).unwrap();
+    for solver in [SolverKind::Tree, SolverKind::Hermite4] {
+        let params = RunParams {
+            solver,
+            ..RunParams::default()
+        };
+        let mut run = block_on(Run::new(&ctx, &p, 0.0, params.validate().unwrap())).unwrap();
+        run.report_solver_energy();
+        let r = block_on(run.readout(&ctx)).unwrap();
+        assert_eq!(r.potential_sum, PotentialSum::Solver, "{}", solver.name());
+        assert!(r.diagnostics.potential < 0.0, "{}", solver.name());
+    }
+}

@@ -151,6 +151,9 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
         // Creating the run evaluates the forces of the initial state (the
         // Hermite integrators: their own, with jerk, in their precision).
         let mut run = Run::new(&ctx, p, start.time, *config).await?;
+        // Forces only: no energy sum (an N² one would cost more than the
+        // tree's forces).
+        run.report_solver_energy();
         let r = run.readout(&ctx).await?;
         if k + 1 == configs.len() {
             if let Some(path) = &a.out {

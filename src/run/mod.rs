@@ -909,6 +909,13 @@ impl Run {
         }
     }
 
+    /// Reports energies from the solver's own potentials from now on, with
+    /// no N² sum (`PotentialSum::Solver`): for read-outs whose energies
+    /// nobody reads (`webgrav forces`).
+    pub fn report_solver_energy(&mut self) {
+        self.energy.precise = false;
+    }
+
     /// Keeps `request` (what the run was asked to do beyond its physics,
     /// in the front end's words; at most `checkpoint::MAX_REQUEST` bytes)
     /// in the run's checkpoints.
@@ -1139,7 +1146,12 @@ impl Run {
                 // copied into place on every core, the diagnostics summed
                 // over them in fixed chunks and the chunks' sums added in
                 // order (the same bits on any number of cores).
-                let mut sum = (n > EXACT_ENERGY_MAX).then(DiagnosticsSum::default);
+                let precise_max = match &l.solver {
+                    _ if !self.energy.precise => 0,
+                    ForceSolver::Tree(_) => crate::state::energy::HOST_MAX,
+                    ForceSolver::Direct(_) => EXACT_ENERGY_MAX,
+                };
+                let mut sum = (n > precise_max).then(DiagnosticsSum::default);
                 checked
                     .read(ctx, |first, piece| {
                         let range = first..first + piece.pos_mass.len();
@@ -1217,14 +1229,19 @@ impl Run {
                     return Err(e);
                 }
                 let state = h.sim.state_f64();
-                (
-                    snap,
-                    acc_pot,
-                    EnergyOf::State(state.clone()),
-                    None,
-                    Some(status),
-                    Some(state),
-                )
+                let energy_of = if self.energy.precise {
+                    EnergyOf::State(state.clone())
+                } else {
+                    // The integrator's own double-single potentials.
+                    let pot = snap.potential.as_deref().unwrap_or_default();
+                    EnergyOf::Solver(Diagnostics::sum(
+                        state
+                            .iter()
+                            .zip(pot)
+                            .map(|(&(m, x, v), &p)| (m, x, v, p as f64)),
+                    ))
+                };
+                (snap, acc_pot, energy_of, None, Some(status), Some(state))
             }
         };
         let key = (self.steps, snapshot.time.to_bits());
@@ -1293,13 +1310,16 @@ impl Run {
     }
 }
 
-/// Most particles of a leapfrog run (tree or direct) whose reported energy
-/// is summed the precise way (`state::energy`); above, a double-single N²
-/// sum per report would cost more than the run between reports, and the
-/// solver's own f32 potential is reported (`PotentialSum::Solver`). The
-/// page reads out every half second on any GPU, so its bound is lower.
-/// Hermite runs, whose state is f64 and whose errors are ~1e-10, always
-/// report the precise sum (their old double-single report was N² too).
+/// Most particles of a direct leapfrog run whose reported energy is summed
+/// the precise way (`state::energy`): there a double-single N² sum costs a
+/// few of the run's own N² steps (`energy::DS_COST`); above, the solver's
+/// own f32 potential is reported (`PotentialSum::Solver`). The page reads
+/// out every half second on any GPU, so its bound is lower. A tree run
+/// sums the precise way only on the host (`energy::HOST_MAX`): a
+/// double-single N² sum would cost hundreds of its steps (N = 2^17: some
+/// 350), and minutes on a software adapter at 65,536. Hermite runs, whose
+/// state is f64 and whose errors are ~1e-10, always report the precise
+/// sum (their steps are N² too).
 pub const EXACT_ENERGY_MAX: usize = if cfg!(target_arch = "wasm32") {
     1 << 14
 } else {
@@ -1318,11 +1338,24 @@ enum EnergyOf {
 /// The energies of a run's reports: the potential kernel, built at its
 /// first use, and the last report's diagnostics (read-outs of an unchanged
 /// state, as the Python package makes for each accessor, reuse them).
-#[derive(Default)]
 struct EnergyReport {
     kernel: Option<PotentialKernel>,
+    /// Whether the potential is summed the precise way where the run's
+    /// size allows (see `EXACT_ENERGY_MAX`), or always the solver's own
+    /// (`Run::report_solver_energy`).
+    precise: bool,
     /// (steps, time bits) of the state, its diagnostics and their sum.
     last: Option<((u64, u64), Diagnostics, PotentialSum)>,
+}
+
+impl Default for EnergyReport {
+    fn default() -> Self {
+        Self {
+            kernel: None,
+            precise: true,
+            last: None,
+        }
+    }
 }
 
 impl EnergyReport {
