@@ -300,54 +300,31 @@ fn render_refuses_degenerate_options() {
 #[test]
 fn messages_name_the_value_as_given() {
     let d = dir("messages");
-    let m = failed(webgrav_in(&d, &["run", "-n", "64", "--dt", "1e-300"]));
+    let refused_run = |line: &str| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        failed(webgrav_in(&d, &words))
+    };
+    let m = refused_run("run -n 64 --dt 1e-300");
     assert!(m.contains("--dt 1e-300") && m.len() < 400, "{m}");
     plummer_file(&d.join("s.csv"), 64, 1.0);
-    let m = failed(webgrav_in(
-        &d,
-        &["run", "--in", "s.csv", "--units", "-1", "1", "1"],
-    ));
+    let m = refused_run("run --in s.csv --units -1 1 1");
     assert!(m.contains("--units must be three positive numbers"), "{m}");
     for alias in ["bin", "std", "TIPSY"] {
-        let m = failed(webgrav_in(
-            &d,
-            &[
-                "run",
-                "-n",
-                "64",
-                "--snap-every",
-                "0.0078125",
-                "--snap-format",
-                alias,
-            ],
+        let m = refused_run(&format!(
+            "run -n 64 --snap-every 0.0078125 --snap-format {alias}"
         ));
-        assert!(
-            m.contains(&format!(
-                "--snap-format '{alias}' is none of tipsy, bonsai, csv, gadget"
-            )),
-            "{m}"
-        );
+        let says = format!("--snap-format '{alias}' is none of tipsy, bonsai, csv, gadget");
+        assert!(m.contains(&says), "{m}");
     }
     // /dev/stdout into a pipe (as here) is a pipe, not "nowhere".
-    let m = failed(webgrav_in(&d, &["run", "-n", "64", "--log", "/dev/stdout"]));
+    let m = refused_run("run -n 64 --log /dev/stdout");
     assert!(
         m.contains("'/dev/stdout' leads to a pipe, not a file"),
         "{m}"
     );
     // A refused run leaves no --snap-dir behind, though its checks of
     // the schedule come after the directory's.
-    let m = failed(webgrav_in(
-        &d,
-        &[
-            "run",
-            "-n",
-            "64",
-            "--snap-every",
-            "0.01",
-            "--snap-dir",
-            "new",
-        ],
-    ));
+    let m = refused_run("run -n 64 --snap-every 0.01 --snap-dir new");
     assert!(
         m.contains("--snap-every 0.01 is not a whole number of --dt"),
         "{m}"
@@ -401,38 +378,26 @@ fn inputs_that_would_lose_data_silently_are_refused() {
 #[test]
 fn hermite_outputs_off_their_times_are_said() {
     let d = dir("hermite-times");
-    let args = [
-        "run",
-        "--solver",
-        "hermite4",
-        "-n",
-        "64",
-        "--t-end",
-        "0.375",
-        "--log-every",
-        "0.1",
-    ];
-    let o = webgrav_in(&d, &args);
-    let m = text(&o.stderr);
-    assert!(o.status.success(), "{m}");
-    assert!(
-        m.contains("Hermite block steps reach t = 0.09765625 for the output at t = 0.1")
-            && m.contains("multiples of --dt-max 0.125 land exactly"),
-        "{m}"
-    );
-    let args = [
-        "run",
-        "--solver",
-        "hermite4",
-        "-n",
-        "64",
-        "--t-end",
-        "0.375",
-        "--log-every",
-        "0.125",
-    ];
-    let m = text(&webgrav_in(&d, &args).stderr);
-    assert!(!m.contains("Hermite block steps reach"), "{m}");
+    for (every, off) in [("0.1", true), ("0.125", false)] {
+        let args = [
+            "run",
+            "--solver",
+            "hermite4",
+            "-n",
+            "64",
+            "--t-end",
+            "0.375",
+            "--log-every",
+            every,
+        ];
+        let o = webgrav_in(&d, &args);
+        let m = text(&o.stderr);
+        assert!(o.status.success(), "{m}");
+        let said = m.contains("Hermite block steps reach t = 0.09765625 for the output at t = 0.1")
+            && m.contains("multiples of --dt-max 0.125 land exactly");
+        assert_eq!(said, off, "--log-every {every}: {m}");
+        assert_eq!(m.contains("Hermite block steps reach"), off, "{m}");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 

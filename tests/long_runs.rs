@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{text, webgrav_in};
+use common::{log_lines, spawn_webgrav_in, text, webgrav_in};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -70,20 +70,6 @@ fn names(d: &Path) -> Vec<String> {
         .collect();
     n.sort();
     n
-}
-
-/// A run log's lines without what differs between runs (wall time,
-/// phase timings).
-fn log_lines(text: &str) -> Vec<serde_json::Value> {
-    text.lines()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let o = v.as_object_mut().unwrap();
-            o.remove("wall_s");
-            o.remove("phase_ms");
-            v
-        })
-        .collect()
 }
 
 /// What a log's lines say of the state (the largest energy error seen
@@ -624,13 +610,7 @@ fn a_second_signal_says_what_it_leaves() {
     for attempt in 0..5 {
         let _ = std::fs::remove_dir_all(d.join("snapshots"));
         let _ = std::fs::remove_file(d.join("c.ckpt"));
-        let child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
-            .args(words(line))
-            .current_dir(&d)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_webgrav_in(&d, &words(line));
         let begun = Instant::now();
         while !d.join("c.ckpt").exists() && begun.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(20));

@@ -12,7 +12,7 @@ mod common;
 
 use common::text;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 use webgrav::run::checkpoint::Checkpoint;
 
@@ -121,17 +121,7 @@ fn block_step_restarts_are_exact() {
 /// The lines of a run log without their wall-clock times and GPU phase
 /// times (which no two runs share).
 fn log_lines(dir: &Path, file: &str) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join(file))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let o = v.as_object_mut().unwrap();
-            o.remove("wall_s");
-            o.remove("phase_ms");
-            v
-        })
-        .collect()
+    common::log_lines(&std::fs::read_to_string(dir.join(file)).unwrap())
 }
 
 // A run stopped by SIGTERM wherever it is, then resumed to a few steps
@@ -159,13 +149,8 @@ fn stopped_and_resumed(start: &str, dt: f64, rebuild: u64) {
     let d = common::fresh_dir("restarts-sigterm");
     let logged = format!("--log-every {dt} --log run.log");
     let log = d.join("run.log");
-    let child = Command::new(env!("CARGO_BIN_EXE_webgrav"))
-        .args(format!("run {start} {logged} --t-end 1000 --checkpoint s.ckpt").split_whitespace())
-        .current_dir(&d)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let line = format!("run {start} {logged} --t-end 1000 --checkpoint s.ckpt");
+    let child = common::spawn_webgrav_in(&d, &line.split_whitespace().collect::<Vec<_>>());
     // Stopped once it has taken a few steps.
     let begun = Instant::now();
     while std::fs::read_to_string(&log).map_or(0, |l| l.lines().count()) < 6

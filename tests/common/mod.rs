@@ -69,3 +69,30 @@ pub fn tmp(name: &str) -> String {
 pub mod cases;
 pub mod fuzz;
 pub mod shaders;
+
+/// The CLI started in `dir` with `args`, its stderr piped (to be sent a
+/// signal while it runs).
+pub fn spawn_webgrav_in(dir: &std::path::Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start webgrav")
+}
+
+/// A run log's lines without what differs between runs (wall time,
+/// phase timings).
+#[allow(dead_code)]
+pub fn log_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("wall_s");
+            o.remove("phase_ms");
+            v
+        })
+        .collect()
+}
