@@ -46,7 +46,7 @@ impl Layout {
     }
 
     /// The per-particle potential's dataset.
-    fn potential(self) -> &'static str {
+    pub fn potential(self) -> &'static str {
         match self {
             Layout::Gadget4 => "Potential",
             Layout::Swift => "Potentials",
