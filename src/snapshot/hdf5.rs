@@ -502,6 +502,11 @@ mod native {
             .map_err(|e| write_err(path, name, e))
     }
 
+    /// An attribute of one value as SWIFT writes them: an array of one.
+    fn one<T: H5Type>(loc: &Group, path: &str, name: &str, value: T) -> Result<()> {
+        attr(loc, path, name, &[value])
+    }
+
     fn text(loc: &Group, path: &str, name: &str, value: &str) -> Result<()> {
         let v: hdf5_metno::types::VarLenUnicode = value.parse().expect("no NUL in the text");
         scalar(loc, path, name, v)
@@ -534,9 +539,17 @@ mod native {
         let counts: Vec<u64> = order.iter().map(|o| o.len() as u64).collect();
         let w = |what: &str, e| write_err(path, what, e);
         let header = f.create_group("Header").map_err(|e| w("Header", e))?;
-        scalar(&header, path, "Time", snap.time)?;
-        scalar(&header, path, "Redshift", 0.0f64)?;
-        scalar(&header, path, "NumFilesPerSnapshot", 1i32)?;
+        let swift = layout == Layout::Swift;
+        let value = |name: &str, x: f64| match swift {
+            true => one(&header, path, name, x),
+            false => scalar(&header, path, name, x),
+        };
+        value("Time", snap.time)?;
+        value("Redshift", 0.0)?;
+        match swift {
+            true => one(&header, path, "NumFilesPerSnapshot", 1i32)?,
+            false => scalar(&header, path, "NumFilesPerSnapshot", 1i32)?,
+        }
         attr(&header, path, "MassTable", &[0.0f64; TYPES])?;
         match layout {
             Layout::Gadget4 => {
@@ -560,23 +573,23 @@ mod native {
                 attr(&header, path, "NumPart_Total", &counts)?;
                 attr(&header, path, "NumPart_Total_HighWord", &[0u32; TYPES])?;
                 attr(&header, path, "BoxSize", &[0.0f64; 3])?;
-                scalar(&header, path, "Dimension", 3i32)?;
-                scalar(&header, path, "Scale-factor", 1.0f64)?;
-                scalar(&header, path, "Flag_Entropy_ICs", 0i32)?;
+                one(&header, path, "Dimension", 3i32)?;
+                one(&header, path, "Scale-factor", 1.0f64)?;
+                one(&header, path, "Flag_Entropy_ICs", 0i32)?;
                 text(&header, path, "Code", "webgrav")?;
                 let time_s = UNIT_LENGTH_CM / UNIT_VELOCITY_CM_S;
                 for g in ["Units", "InternalCodeUnits"] {
                     let u = f.create_group(g).map_err(|e| w(g, e))?;
-                    scalar(&u, path, "Unit mass in cgs (U_M)", UNIT_MASS_G)?;
-                    scalar(&u, path, "Unit length in cgs (U_L)", UNIT_LENGTH_CM)?;
-                    scalar(&u, path, "Unit time in cgs (U_t)", time_s)?;
-                    scalar(&u, path, "Unit current in cgs (U_I)", 1.0f64)?;
-                    scalar(&u, path, "Unit temperature in cgs (U_T)", 1.0f64)?;
+                    one(&u, path, "Unit mass in cgs (U_M)", UNIT_MASS_G)?;
+                    one(&u, path, "Unit length in cgs (U_L)", UNIT_LENGTH_CM)?;
+                    one(&u, path, "Unit time in cgs (U_t)", time_s)?;
+                    one(&u, path, "Unit current in cgs (U_I)", 1.0f64)?;
+                    one(&u, path, "Unit temperature in cgs (U_T)", 1.0f64)?;
                 }
                 let c = f.create_group("Cosmology").map_err(|e| w("Cosmology", e))?;
-                scalar(&c, path, "Cosmological run", 0i32)?;
-                scalar(&c, path, "Redshift", 0.0f64)?;
-                scalar(&c, path, "Scale-factor", 1.0f64)?;
+                one(&c, path, "Cosmological run", 0i32)?;
+                one(&c, path, "Redshift", 0.0f64)?;
+                one(&c, path, "Scale-factor", 1.0f64)?;
                 let code = f.create_group("Code").map_err(|e| w("Code", e))?;
                 text(&code, path, "Code", "webgrav")?;
             }
@@ -631,6 +644,26 @@ mod native {
             Some(_) => Some(create(layout.potential(), false, 1)?),
             None => None,
         };
+        // What each dataset's numbers mean, as each code says it: the
+        // powers of the length, mass and velocity units (and none of the
+        // scale factor or h: not a cosmological run) and the factor to cgs.
+        let described = [
+            (Some(&coords), "Coordinates", [1, 0, 0], UNIT_LENGTH_CM),
+            (Some(&vels), "Velocities", [0, 0, 1], UNIT_VELOCITY_CM_S),
+            (Some(&masses), "Masses", [0, 1, 0], UNIT_MASS_G),
+            (Some(&ids), "ParticleIDs", [0, 0, 0], 1.0),
+            (
+                pots.as_ref(),
+                layout.potential(),
+                [0, 0, 2],
+                UNIT_VELOCITY_CM_S * UNIT_VELOCITY_CM_S,
+            ),
+        ];
+        for (ds, d, [l, m, v], cgs) in described {
+            let Some(ds) = ds else { continue };
+            let loc: &hdf5_metno::Location = ds;
+            describe(loc, d, [l, m, v], cgs, layout).map_err(|e| w(d, e))?;
+        }
         let mut lo = 0;
         while lo < k {
             let hi = (lo + SLAB_ROWS).min(k);
@@ -668,6 +701,60 @@ mod native {
             lo = hi;
         }
         Ok(())
+    }
+
+    /// A dataset's unit attributes: GADGET-4's (`length_scaling`, …,
+    /// `to_cgs`, which pynbody reads) or SWIFT's (`U_L exponent`, …,
+    /// `Conversion factor to CGS …`, which swiftsimio reads).
+    fn describe(
+        ds: &hdf5_metno::Location,
+        what: &str,
+        [l, m, v]: [i32; 3],
+        cgs: f64,
+        layout: Layout,
+    ) -> hdf5_metno::Result<()> {
+        let f = |name: &str, x: f64| -> hdf5_metno::Result<()> {
+            ds.new_attr::<f64>().create(name)?.write_scalar(&x)
+        };
+        // SWIFT's attributes are arrays of one value.
+        let g = |name: &str, x: f64| -> hdf5_metno::Result<()> {
+            ds.new_attr_builder()
+                .with_data(&[x][..])
+                .create(name)
+                .map(|_| ())
+        };
+        match layout {
+            Layout::Gadget4 => {
+                f("length_scaling", l as f64)?;
+                f("mass_scaling", m as f64)?;
+                f("velocity_scaling", v as f64)?;
+                f("a_scaling", 0.0)?;
+                f("h_scaling", 0.0)?;
+                f("to_cgs", cgs)
+            }
+            Layout::Swift => {
+                // SWIFT's units are mass, length, time: a velocity is L/t.
+                g("U_M exponent", m as f64)?;
+                g("U_L exponent", (l + v) as f64)?;
+                g("U_t exponent", -v as f64)?;
+                g("U_I exponent", 0.0)?;
+                g("U_T exponent", 0.0)?;
+                g("a-scale exponent", 0.0)?;
+                g("h-scale exponent", 0.0)?;
+                g(
+                    "Conversion factor to CGS (not including cosmological corrections)",
+                    cgs,
+                )?;
+                g(
+                    "Conversion factor to physical CGS (including cosmological corrections)",
+                    cgs,
+                )?;
+                let t: hdf5_metno::types::VarLenUnicode = what.parse().expect("no NUL");
+                ds.new_attr::<hdf5_metno::types::VarLenUnicode>()
+                    .create("Description")?
+                    .write_scalar(&t)
+            }
+        }
     }
 
     /// A private temporary file (the HDF5 library reads and writes files
