@@ -40,12 +40,24 @@ const Hdf5 = {
     h5.FS.writeFile(path, bytes);
     let file = null;
     try {
+      // h5wasm reports a file it cannot open with a negative id, and the
+      // library's own failures as bare messages: both are named here.
+      const refused = (why) => new Error(`snapshot ${name}: not an HDF5 file webgrav can open (${why})`);
       try {
         file = new h5.File(path, "r");
       } catch (e) {
-        throw new Error(`snapshot ${name}: not an HDF5 file webgrav can open (${e.message || e})`);
+        throw refused(e.message || e);
       }
-      const a = readArrays(file, name);
+      if (file.file_id < 0) {
+        file = null;
+        throw refused("damaged or truncated");
+      }
+      let a;
+      try {
+        a = readArrays(file, name);
+      } catch (e) {
+        throw String(e.message).startsWith(`snapshot ${name}:`) ? e : refused(e.message || e);
+      }
       return window.wasmBindings.hdf5Snapshot(name, a.time, a.counts, a.ids, a.pos, a.vel, a.mass);
     } finally {
       if (file) file.close();

@@ -68,8 +68,9 @@ export async function hdf5Checks({ context, openApp, waitFor, check, ART, webgra
     if (await waitFor(page, () => Player.frames.length === 1 && Player.shown === 0, null, 60000, "HDF5 file named in the URL opens")) {
       const r = await page.evaluate(() => {
         window.webgrav.app.render();
-        return { frame: Player.frames[0], label: document.getElementById("series-label").textContent, url: window.webgrav.canvas.toDataURL("image/png") };
+        return { frame: Player.frames[0], label: document.getElementById("series-label").textContent, url: window.webgrav.canvas.toDataURL("image/png"), csp: window.__csp };
       });
+      check("h5wasm within the page's Content-Security-Policy", r.csp.length === 0, r.csp.join(" | "));
       check("HDF5 URL snapshot: its N and time", r.frame.n === N && r.frame.time === 0.25 && /N = 600/.test(r.label) && /t = 0\.25/.test(r.label), r.label);
       fs.writeFileSync(browser, Buffer.from(r.url.split(",")[1], "base64"));
       const c = compare(native, browser);
