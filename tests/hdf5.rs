@@ -361,3 +361,41 @@ fn stated_units_are_reported() {
     snapshot::write_file(&own, &every_kind(12)).unwrap();
     assert_eq!(snapshot::hdf5::units(&own).unwrap(), None);
 }
+
+// A run's snapshot series in SWIFT's layout: every file SWIFT's, the
+// index names the layout, and each file reads back with its time.
+#[test]
+fn a_series_in_swifts_layout() {
+    let dir = common::fresh_dir("hdf5-series");
+    let snaps = dir.join("snaps");
+    let snaps = snaps.to_str().unwrap();
+    let (ok, _, e) = webgrav(&[
+        "run",
+        "--model",
+        "plummer",
+        "-n",
+        "64",
+        "--solver",
+        "direct",
+        "--dt",
+        "0.0625",
+        "--t-end",
+        "0.125",
+        "--snap-every",
+        "0.0625",
+        "--snap-dir",
+        snaps,
+        "--snap-format",
+        "swift-hdf5",
+    ]);
+    assert!(ok, "{e}");
+    let index = std::fs::read_to_string(format!("{snaps}/index.json")).unwrap();
+    assert!(index.contains("\"format\":\"swift-hdf5\""), "{index}");
+    for (k, t) in [(0, 0.0), (1, 0.0625), (2, 0.125)] {
+        let path = format!("{snaps}/snap_{k:05}.hdf5");
+        assert!(h5(&path, hdf5_metno::OpenMode::Read).group("Units").is_ok());
+        let s = snapshot::read_file(&path).unwrap();
+        assert_eq!((s.particles.len(), s.time), (64, t), "{path}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -159,7 +159,7 @@ impl Series {
                  {to_continue}); {elsewhere}"
             ));
         };
-        if doc["format"].as_str() != Some(format.extension()) {
+        if doc["format"].as_str() != Some(format.name()) {
             return bad(format!(
                 "the series is in format {}; resume with --snap-format {0}",
                 doc["format"]
@@ -271,7 +271,7 @@ impl Series {
         let began = Instant::now();
         let mut doc = format!(
             "{{\"format\":\"{}\",\"run\":\"{:016x}\",\"snapshots\":[",
-            self.format.extension(),
+            self.format.name(),
             self.run_id
         );
         for (k, e) in self.entries.iter().enumerate() {
