@@ -254,6 +254,24 @@ fn malformed_files_name_the_dataset() {
             }),
         ),
     ];
+    let neutrinos = made("type6.hdf5", 2, |g| {
+        rows(g, "Coordinates", 2, 3, 1.0);
+        rows(g, "Velocities", 2, 3, 1.0);
+        ids(g, 2);
+    });
+    {
+        let f = h5(&neutrinos, hdf5_metno::OpenMode::ReadWrite);
+        let h = f.group("Header").unwrap();
+        h.delete_attr("NumPart_ThisFile").unwrap();
+        h.new_attr_builder()
+            .with_data(&[0u32, 2, 0, 0, 0, 0, 5][..])
+            .create("NumPart_ThisFile")
+            .unwrap();
+    }
+    let cases: Vec<(&str, String)> = cases
+        .into_iter()
+        .chain([("lists 5 particles of type 6", neutrinos)])
+        .collect();
     for (want, path) in &cases {
         let e = err(path);
         assert!(e.contains(want), "{path}: {e}");

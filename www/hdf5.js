@@ -87,6 +87,8 @@ function readArrays(file, name) {
   if (!time) throw bad("Header/Time is missing");
   const listed = attr("NumPart_ThisFile");
   if (!listed) throw bad("Header/NumPart_ThisFile is missing");
+  const beyond = listed.findIndex((k, t) => t >= 6 && k !== 0);
+  if (beyond >= 0) throw bad(`Header/NumPart_ThisFile lists ${listed[beyond]} particles of type ${beyond}: webgrav's kinds are types 0 to 5`);
   const table = attr("MassTable") || [];
   const shape = (s) => `[${s.join(", ")}]`;
   const types = [];

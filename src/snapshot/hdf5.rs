@@ -54,7 +54,8 @@ impl Layout {
     }
 }
 
-/// Particle types (Gadget's numbering; SWIFT's 6, neutrinos, is not read).
+/// Particle types (Gadget's numbering; a file with SWIFT's type 6,
+/// neutrinos, is refused).
 pub const TYPES: usize = 6;
 
 /// Rows read or written at a time: 2^20 rows of three doubles are 24 MiB.
@@ -324,6 +325,17 @@ mod native {
             .ok_or_else(|| bad(name, "Header/Time holds no value"))?;
         let table = attr_f64s(&header, "Header", "MassTable", name).unwrap_or_default();
         let listed = attr_f64s(&header, "Header", "NumPart_ThisFile", name)?;
+        if let Some((t, k)) = listed
+            .iter()
+            .enumerate()
+            .skip(TYPES)
+            .find(|(_, &k)| k != 0.0)
+        {
+            return Err(bad(
+                name,
+                format!("Header/NumPart_ThisFile lists {k} particles of type {t}: webgrav's kinds are types 0 to 5"),
+            ));
+        }
         // Each type's count from its Coordinates, checked against the header.
         let mut groups: Vec<(usize, Group, usize)> = Vec::new();
         for t in 0..TYPES {
