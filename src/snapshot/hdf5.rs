@@ -227,6 +227,7 @@ pub use native::{decode, encode, read_path, units, write_path};
 mod native {
     use super::*;
     use crate::error::Error;
+    use crate::snapshot::write_behind::WriteBack;
     use crate::state::parallel::indices_where;
     use hdf5_metno::{File, Group, H5Type};
     use ndarray::{s, ArrayView1, ArrayView2};
@@ -531,12 +532,22 @@ mod native {
     /// the same values), 64-bit ids, the time, potentials where present.
     pub fn write_path(path: &str, snap: &Snapshot, layout: Layout) -> Result<()> {
         let f = open(path, true).map_err(|e| write_err(path, "creating", e))?;
+        // The disk writes each slab while the next is made (as every
+        // other format's writes, `WriteBehind`): the closing sync then
+        // finds little left.
+        let mut back = WriteBack::open(path);
         // Every group and dataset is closed before the file is.
-        write_groups(&f, path, snap, layout)?;
+        write_groups(&f, path, snap, layout, &mut back)?;
         f.close().map_err(|e| write_err(path, "closing", e))
     }
 
-    fn write_groups(f: &File, path: &str, snap: &Snapshot, layout: Layout) -> Result<()> {
+    fn write_groups(
+        f: &File,
+        path: &str,
+        snap: &Snapshot,
+        layout: Layout,
+        back: &mut Option<WriteBack>,
+    ) -> Result<()> {
         let p = &snap.particles;
         let n = p.len();
         let types = snap.types.as_deref().filter(|t| t.len() == n);
@@ -612,7 +623,7 @@ mod native {
             }
             let g = group(t);
             let grp = f.create_group(&g).map_err(|e| w(&g, e))?;
-            write_type(path, &grp, &g, snap, rows, layout)?;
+            write_type(path, &grp, &g, snap, rows, layout, back)?;
         }
         Ok(())
     }
@@ -626,6 +637,7 @@ mod native {
         snap: &Snapshot,
         rows: &[u32],
         layout: Layout,
+        back: &mut Option<WriteBack>,
     ) -> Result<()> {
         let p = &snap.particles;
         let k = rows.len();
@@ -709,6 +721,9 @@ mod native {
                 let ps: Vec<f32> = slab.iter().map(|&j| phi[j as usize]).collect();
                 ds.write_slice(&ps[..], lo..hi)
                     .map_err(|e| w(layout.potential(), e))?;
+            }
+            if let Some(b) = back {
+                b.wrote();
             }
             lo = hi;
         }
