@@ -313,7 +313,10 @@ fn messages_name_the_value_as_given() {
         let m = refused_run(&format!(
             "run -n 64 --snap-every 0.0078125 --snap-format {alias}"
         ));
-        let says = format!("--snap-format '{alias}' is none of tipsy, bonsai, csv, gadget");
+        let says = format!(
+            "unknown snapshot format '{alias}': use tipsy, bonsai, csv, gadget, hdf5, \
+             gadget4-hdf5, swift-hdf5"
+        );
         assert!(m.contains(&says), "{m}");
     }
     // /dev/stdout into a pipe (as here) is a pipe, not "nowhere".

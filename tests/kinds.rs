@@ -45,7 +45,7 @@ fn by_id(s: &Snapshot) -> Vec<(u64, [f32; 3], u8)> {
 fn every_kind_and_id_survives_every_format() {
     let snap = every_kind(600);
     let want = by_id(&snap);
-    for ext in ["gadget", "csv", "tipsy", "bonsai"] {
+    for ext in ["gadget", "csv", "tipsy", "bonsai", "hdf5"] {
         let path = tmp(&format!("all.{ext}"));
         let written = snapshot::write_file(&path, &snap).unwrap();
         let back = snapshot::read_file(&path).unwrap();

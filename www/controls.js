@@ -249,6 +249,8 @@ const Controls = {
       return error;
     }
     try {
+      // An HDF5 file comes back as a Gadget-2 file's bytes (hdf5.js).
+      bytes = await Hdf5.openedBytes(file.name, bytes);
       const r = await W.app.loadSnapshot(file.name, bytes);
       W.restarted();
       W.message(`Started from ${file.name}: N = ${r.n}, t = ${r.time}`, "info");

@@ -1,5 +1,5 @@
 // Snapshot-series player: many files (Tipsy, Bonsai's own series, CSV,
-// Gadget-2, a run's index.json) opened at once, played in time order with
+// Gadget-2, HDF5, a run's index.json) opened at once, played in time order with
 // a slider and a speed, drawn with the live view's camera and colours,
 // the read-out plots per frame, and a WebM recording of the view. Files
 // may also come from the URL (`?snapshot=…&series=…`): fetched from the
@@ -45,6 +45,8 @@ const Player = {
     }
     let info;
     try {
+      // HDF5 files come back as Gadget-2 files' bytes (hdf5.js).
+      bytes = await Promise.all(bytes.map((b, k) => Hdf5.openedBytes(files[k].name, b)));
       info = W.app.openSeries(files.map((f) => f.name), bytes);
     } catch (e) {
       W.message(`Could not open the series: ${errorText(e)}`);

@@ -23,7 +23,7 @@ use webgrav::hermite::State64;
 use webgrav::render::ColorMode;
 use webgrav::run::params::{model_params, param};
 use webgrav::run::schedule::check_end;
-use webgrav::run::{write_state, Readout, Run, RunConfig, RunParams};
+use webgrav::run::{write_state_as, Readout, Run, RunConfig, RunParams};
 use webgrav::snapshot::{self, Snapshot};
 use webgrav::state::stats::ErrorStats;
 use webgrav::state::{Model, Particles, KINDS};
@@ -501,17 +501,28 @@ impl Engine {
         Ok(out)
     }
 
-    /// Writes the state to `path` in the format its extension names
-    /// (.tipsy, .bonsai, .csv, .gadget; Hermite states in f64 to CSV):
+    /// Writes the state to `path` in the format `format` or else its
+    /// extension names (.tipsy, .bonsai, .csv, .gadget, .hdf5, or
+    /// "swift-hdf5"; Hermite states in f64 to CSV):
     /// the `.iord` side file's path where one was written, and what the
     /// user should be told (where the kinds the format lacks went).
-    fn write(&mut self, py: Python<'_>, path: &str) -> PyResult<(Option<String>, Option<String>)> {
+    #[pyo3(signature = (path, format=None))]
+    fn write(
+        &mut self,
+        py: Python<'_>,
+        path: &str,
+        format: Option<&str>,
+    ) -> PyResult<(Option<String>, Option<String>)> {
         let snap = self.snapshot(py)?;
         let f64s = self.readout(py)?.state_f64.clone();
         let written = py
             .detach(|| {
+                let format = match format {
+                    Some(name) => snapshot::Format::named(name)?,
+                    None => snapshot::Format::from_path(path)?,
+                };
                 snapshot::check_output(path, &[])?;
-                write_state(path, &snap, f64s.as_ref())
+                write_state_as(path, format, &snap, f64s.as_ref())
             })
             .py_err()?;
         let note = written.kinds_note(path);

@@ -149,8 +149,9 @@ class Simulation:
 
     @classmethod
     def from_file(cls, path, *, units=None, **run):
-        """The snapshot ``path``: Tipsy (standard or Bonsai's), CSV or
-        Gadget-2, by extension or content, with its time, ids and particle
+        """The snapshot ``path``: Tipsy (standard or Bonsai's), CSV,
+        Gadget-2 or HDF5 (GADGET-4's and SWIFT's layouts), by extension or
+        content, with its time, ids and particle
         kinds. ``units=(kpc, msun, kms)`` says the file is in physical units
         (its length unit in kpc, mass unit in M☉, velocity unit in km/s,
         Gadget-2's usual (1, 1e10, 1)) and converts it to webgrav's G = 1
@@ -250,10 +251,12 @@ class Simulation:
         (median, p90, p99, max), as ``webgrav forces --compare`` prints."""
         return self._engine.forces(run, compare, int(sample), int(seed))
 
-    def snapshot(self, path):
+    def snapshot(self, path, format=None):
         """Writes the state to ``path``: .tipsy (standard, pynbody reads
-        it), .bonsai, .csv or .gadget, by extension; ids and kinds kept.
-        .gadget and .csv hold both. Standard Tipsy has no id field (ids
+        it), .bonsai, .csv, .gadget or .hdf5 (GADGET-4's layout), by
+        extension, or as ``format`` names it ("swift-hdf5" for SWIFT's
+        HDF5 layout); ids and kinds kept. .gadget, .hdf5 and .csv hold
+        both. Standard Tipsy has no id field (ids
         other than 0..N-1 go to ``PATH.iord``) and no record for disk,
         bulge and boundary particles; Bonsai's format tells only disk,
         bulge and dark matter apart (by id range). Kinds a Tipsy flavour
@@ -262,7 +265,7 @@ class Simulation:
         saying so; ids beyond Bonsai's ranges are refused
         (``WebgravError``) rather than changed. Returns the path of the
         ``.iord`` side file where standard Tipsy needed one, else None."""
-        side, note = self._engine.write(str(path))
+        side, note = self._engine.write(str(path), format)
         if note is not None:
             warnings.warn(note, UserWarning, stacklevel=2)
         return side

@@ -1,15 +1,19 @@
-//! `webgrav convert` (snapshot formats by extension) and `webgrav info`
+//! `webgrav convert` (snapshot formats by content and extension) and `webgrav info`
 //! (the adapter and its limits).
 
-use super::{check_snapshot_output, emit, say};
+use super::{emit, say};
 use crate::app::{device_max_particles, host};
 use crate::error::Result;
 use crate::gpu::{GpuContext, LimitsRequest};
 use crate::run::SolverKind;
 use crate::snapshot;
 
-pub fn convert(input: &str, output: &str) -> Result<()> {
-    check_snapshot_output(&Some(output.to_string()), &[input])?;
+pub fn convert(input: &str, output: &str, to: Option<&str>) -> Result<()> {
+    let format = match to {
+        Some(name) => snapshot::Format::named(name)?,
+        None => snapshot::Format::from_path(output)?,
+    };
+    snapshot::check_output(output, &[input])?;
     let clock = std::time::Instant::now();
     let snap = snapshot::read_file(input)?;
     say!(
@@ -18,7 +22,7 @@ pub fn convert(input: &str, output: &str) -> Result<()> {
         rate(input, clock)
     );
     let clock = std::time::Instant::now();
-    let written = snapshot::write_file(output, &snap)?;
+    let written = snapshot::write_file_as(output, format, &snap)?;
     say!(
         "wrote {} particles to {output} {}",
         snap.particles.len(),

@@ -48,8 +48,17 @@ enum Command {
     Forces(forces::ForcesArgs),
     /// Benchmark a solver; prints one JSON line per run.
     Bench(bench::BenchArgs),
-    /// Convert a snapshot between formats (chosen by extension).
-    Convert { input: String, output: String },
+    /// Convert a snapshot between formats (the input's by its content, the
+    /// output's by its extension or --to).
+    Convert {
+        input: String,
+        output: String,
+        /// The output's format where its extension does not say it all:
+        /// tipsy, bonsai, csv, gadget, hdf5 (GADGET-4's layout) or
+        /// swift-hdf5.
+        #[arg(long)]
+        to: Option<String>,
+    },
     /// Print the GPU adapter webgrav would use.
     Info,
     /// Render a snapshot to a PNG offscreen, with the web app's renderer
@@ -135,7 +144,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(a) => return run::run(a).await,
         Command::Forces(a) => forces::forces(a).await,
         Command::Bench(a) => bench::bench(a).await,
-        Command::Convert { input, output } => convert::convert(&input, &output),
+        Command::Convert { input, output, to } => convert::convert(&input, &output, to.as_deref()),
         Command::Render(a) => render::render(a).await,
         Command::Info => convert::info().await,
         Command::Analyze(a) => analyze::analyze(a),
@@ -241,6 +250,7 @@ impl InitialArgs {
                     snapshot::gadget::to_nbody(&mut snap, u[0], u[1], u[2]);
                 }
                 note_types(&snap, path);
+                note_units(path, self.units.is_some());
                 // The file's N, checked once it is known (the state read
                 // is part of what a run holds).
                 check_host_memory(snap.particles.len() as u64, solver)?;
@@ -372,6 +382,24 @@ fn note_types(snap: &Snapshot, path: &str) {
             );
         }
     }
+}
+
+/// Says which units an HDF5 file states where they are not webgrav's
+/// (its values are taken as they are, as a Gadget-2 file's are), and the
+/// `--units` that converts them.
+fn note_units(path: &str, converted: bool) {
+    #[cfg(feature = "hdf5")]
+    if let Ok(Some([kpc, msun, kms])) = snapshot::hdf5::units(path) {
+        if !converted {
+            say!(
+                "{path}: its units are {kpc:.6e} kpc, {msun:.6e} M☉ and {kms:.6e} km/s; its \
+                 values are taken as they are (--units {kpc:e},{msun:e},{kms:e} converts them \
+                 to webgrav's)"
+            );
+        }
+    }
+    #[cfg(not(feature = "hdf5"))]
+    let _ = (path, converted);
 }
 
 /// Checks a snapshot output before any work: its extension names a

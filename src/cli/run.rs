@@ -63,7 +63,8 @@ pub struct RunArgs {
     /// refuses one that holds a series; a resumed run continues its own.
     #[arg(long, default_value = "snapshots")]
     snap_dir: String,
-    /// Format of the series: tipsy, bonsai, csv or gadget.
+    /// Format of the series: tipsy, bonsai, csv, gadget, hdf5 (GADGET-4's
+    /// layout) or swift-hdf5.
     #[arg(long, default_value = "bonsai")]
     snap_format: String,
     /// Name the series as Bonsai does (snap_TTTTT.TTTT-0, as its %010.4f), so Bonsai's tools
@@ -493,7 +494,7 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
     let mut series = match a.snap_every > 0.0 {
         true => Some(Series::open(
             &a.snap_dir,
-            Format::from_name(&a.snap_format)?,
+            Format::named(&a.snap_format)?,
             Naming::bonsai_if(a.bonsai_names),
             resumed.as_ref().map(|c| (c.run_id, c.time)),
         )?),

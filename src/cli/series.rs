@@ -199,7 +199,7 @@ impl Series {
                  {to_continue}); {elsewhere}"
             ));
         };
-        if doc["format"].as_str() != Some(format.extension()) {
+        if doc["format"].as_str() != Some(format.name()) {
             return bad(format!(
                 "the series is in format {}; resume with --snap-format {0}",
                 doc["format"]
@@ -362,7 +362,7 @@ impl Series {
     fn index_head(&self) -> String {
         format!(
             "{{\"format\":\"{}\",\"run\":\"{:016x}\",\"snapshots\":[",
-            self.format.extension(),
+            self.format.name(),
             self.run_id
         )
     }

@@ -45,6 +45,9 @@ pub fn read_file(path: &str) -> Result<Snapshot> {
     if format == Format::Gadget {
         return gadget::decode_files(&gadget_files(path)?);
     }
+    if let Format::Hdf5(_) = format {
+        return read_hdf5(path);
+    }
     let mut snap = match format.tipsy_flavor() {
         Some(_) => read_tipsy(path)?,
         None => format.decode(&read_bounded(path, format)?, path)?,
@@ -53,6 +56,25 @@ pub fn read_file(path: &str) -> Result<Snapshot> {
         read_side_files(path, &mut snap, tipsy::flavor_of(&head))?;
     }
     Ok(snap)
+}
+
+/// An HDF5 file, read by name by the HDF5 library (a pipe or a device is
+/// refused: the library seeks).
+#[cfg(feature = "hdf5")]
+fn read_hdf5(path: &str) -> Result<Snapshot> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::BadSnapshot {
+            path: path.to_string(),
+            problem: "an HDF5 snapshot must be a regular file (not a pipe or a device)".into(),
+        });
+    }
+    super::hdf5::read_path(path)
+}
+
+#[cfg(not(feature = "hdf5"))]
+fn read_hdf5(path: &str) -> Result<Snapshot> {
+    Format::Hdf5(super::hdf5::Layout::Gadget4).decode(&[], path)
 }
 
 /// A Tipsy file: a regular file streamed through a buffer (its size is
@@ -179,6 +201,7 @@ fn read_bounded(path: &str, format: Format) -> Result<Vec<u8>> {
             Ok(head)
         }
         Format::Gadget => unreachable!("read by gadget_files"),
+        Format::Hdf5(_) => unreachable!("read by read_hdf5"),
         Format::Csv => {
             // A regular file's size, plus one byte: reaching it means the
             // file grew while being read.
@@ -307,6 +330,11 @@ pub fn write_file(path: &str, snap: &Snapshot) -> Result<Written> {
 pub fn write_file_as(path: &str, format: Format, snap: &Snapshot) -> Result<Written> {
     let p = &snap.particles;
     format.check(&p.id, snap.types.as_deref())?;
+    #[cfg(feature = "hdf5")]
+    if let Format::Hdf5(layout) = format {
+        write_atomic_path(path, |tmp| super::hdf5::write_path(tmp, snap, layout))?;
+        return Ok(Written::default());
+    }
     // What the file takes, near enough for the progress bar: Tipsy's and
     // Gadget's records are 36 to 48 bytes, CSV rows about 100.
     let per_particle = if format == Format::Csv { 100 } else { 40 };
@@ -478,6 +506,20 @@ pub fn write_atomic_with(
 ) -> Result<()> {
     let mut file = AtomicFile::create(path, total)?;
     write(&mut file).map_err(|e| io_error(path, e))?;
+    file.commit()
+}
+
+/// `write_atomic` of a file that `write` creates by name (the HDF5
+/// library's files): written at the temporary's path, synced, then renamed
+/// over `path`, with the same guarantees.
+pub fn write_atomic_path(path: &str, write: impl FnOnce(&str) -> Result<()>) -> Result<()> {
+    let file = AtomicFile::create(path, 0)?;
+    let tmp = file.tmp.to_str().map(str::to_string).ok_or_else(|| {
+        Error::InvalidParameter(format!("'{path}': its directory's path is not UTF-8"))
+    })?;
+    // The library creates the file anew (the empty one made here is
+    // replaced); what it writes reaches the disk at the commit's sync.
+    write(&tmp)?;
     file.commit()
 }
 

@@ -1,6 +1,6 @@
 //! Snapshots: Tipsy binary (read/write, standard big-endian and Bonsai's
 //! little-endian flavour, with ids in a `.iord` side file for standard
-//! Tipsy) and CSV. Readers take bytes and return clear errors, never panic;
+//! Tipsy), CSV, Gadget-2 and HDF5 in GADGET-4's and SWIFT's layouts. Readers take bytes and return clear errors, never panic;
 //! file writes (`file`, native) are atomic (temporary file + rename), so a
 //! failed or interrupted write leaves no half-written file behind.
 
@@ -8,6 +8,7 @@ pub mod csv;
 #[cfg(not(target_arch = "wasm32"))]
 mod file;
 pub mod gadget;
+pub mod hdf5;
 pub mod iord;
 #[cfg(not(target_arch = "wasm32"))]
 mod progress;
@@ -43,38 +44,24 @@ pub enum Format {
     Csv,
     /// Gadget-2, format 1 written (formats 1 and 2 read).
     Gadget,
+    /// HDF5 in GADGET-4's or SWIFT's layout (either read, told apart by
+    /// content; the layout given is the one written).
+    Hdf5(hdf5::Layout),
 }
 
 impl Format {
     /// Whether the format stores particle ids itself (standard Tipsy keeps
     /// them in a `.iord` side file instead).
     pub fn stores_ids(self) -> bool {
-        matches!(self, Format::TipsyBonsai | Format::Csv | Format::Gadget)
-    }
-
-    /// The format a series names (`run --snap-format`): exactly one of
-    /// the extensions `extension` gives, so no alias or other case slips
-    /// through undocumented.
-    pub fn from_name(name: &str) -> Result<Self> {
-        const ALL: [Format; 4] = [
-            Format::Tipsy,
-            Format::TipsyBonsai,
-            Format::Csv,
-            Format::Gadget,
-        ];
-        ALL.into_iter()
-            .find(|f| f.extension() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = ALL.iter().map(|f| f.extension()).collect();
-                Error::InvalidParameter(format!(
-                    "--snap-format '{name}' is none of {}",
-                    names.join(", ")
-                ))
-            })
+        matches!(
+            self,
+            Format::TipsyBonsai | Format::Csv | Format::Gadget | Format::Hdf5(_)
+        )
     }
 
     /// The format implied by a file name: `.tipsy`/`.std`/`.bin` → Tipsy,
-    /// `.bonsai` → Bonsai's Tipsy flavour, `.csv` → CSV.
+    /// `.bonsai` → Bonsai's Tipsy flavour, `.csv` → CSV, `.gadget`/`.g2` →
+    /// Gadget-2, `.hdf5`/`.h5` → HDF5 in GADGET-4's layout.
     pub fn from_path(path: &str) -> Result<Self> {
         let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
         match ext.as_deref() {
@@ -82,9 +69,48 @@ impl Format {
             Some("bonsai") => Ok(Format::TipsyBonsai),
             Some("csv") => Ok(Format::Csv),
             Some("gadget" | "g2") => Ok(Format::Gadget),
+            Some("hdf5" | "h5") => Ok(Format::Hdf5(hdf5::Layout::Gadget4)),
             _ => Err(Error::InvalidParameter(format!(
-                "cannot tell the snapshot format of '{path}': use .tipsy, .bonsai, .csv or .gadget"
+                "cannot tell the snapshot format of '{path}': use .tipsy, .bonsai, .csv, \
+                 .gadget or .hdf5"
             ))),
+        }
+    }
+
+    /// The format a user names (`--snap-format`, `convert --to`): exactly
+    /// one of `NAMES` (an extension, or an HDF5 layout), so no alias or
+    /// other case slips through undocumented.
+    pub fn named(name: &str) -> Result<Self> {
+        match name {
+            "gadget4-hdf5" | "hdf5" => Ok(Format::Hdf5(hdf5::Layout::Gadget4)),
+            "swift-hdf5" => Ok(Format::Hdf5(hdf5::Layout::Swift)),
+            "tipsy" => Ok(Format::Tipsy),
+            "bonsai" => Ok(Format::TipsyBonsai),
+            "csv" => Ok(Format::Csv),
+            "gadget" => Ok(Format::Gadget),
+            _ => Err(Error::InvalidParameter(format!(
+                "unknown snapshot format '{name}': use {}",
+                Self::NAMES.join(", ")
+            ))),
+        }
+    }
+
+    /// The names `named` takes (hdf5 is GADGET-4's layout).
+    pub const NAMES: [&'static str; 7] = [
+        "tipsy",
+        "bonsai",
+        "csv",
+        "gadget",
+        "hdf5",
+        "gadget4-hdf5",
+        "swift-hdf5",
+    ];
+
+    /// The name `named` takes for this format.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Hdf5(layout) => layout.name(),
+            f => f.extension(),
         }
     }
 
@@ -95,6 +121,7 @@ impl Format {
             Format::TipsyBonsai => "bonsai",
             Format::Csv => "csv",
             Format::Gadget => "gadget",
+            Format::Hdf5(_) => "hdf5",
         }
     }
 
@@ -106,6 +133,10 @@ impl Format {
             Format::TipsyBonsai => tipsy::encode(snap, tipsy::Flavor::Bonsai),
             Format::Csv => Ok(csv::encode(snap)),
             Format::Gadget => Ok(gadget::encode(snap)),
+            #[cfg(all(feature = "hdf5", not(target_arch = "wasm32")))]
+            Format::Hdf5(layout) => hdf5::encode(snap, layout),
+            #[cfg(not(all(feature = "hdf5", not(target_arch = "wasm32"))))]
+            Format::Hdf5(_) => Err(no_hdf5("HDF5")),
         }
     }
 
@@ -122,6 +153,11 @@ impl Format {
             Format::TipsyBonsai => tipsy::write_to(snap, tipsy::Flavor::Bonsai, out),
             Format::Csv => csv::write_to(snap, out),
             Format::Gadget => gadget::write_to(snap, out),
+            // The HDF5 library writes files by name: through a scratch file.
+            Format::Hdf5(_) => {
+                let bytes = self.encode(snap).map_err(std::io::Error::other)?;
+                out.write_all(&bytes)
+            }
         }
     }
 
@@ -150,19 +186,35 @@ impl Format {
             Format::Tipsy | Format::TipsyBonsai => tipsy::decode(bytes, name),
             Format::Csv => csv::decode(bytes, name),
             Format::Gadget => gadget::decode(bytes, name),
+            #[cfg(all(feature = "hdf5", not(target_arch = "wasm32")))]
+            Format::Hdf5(_) => hdf5::decode(bytes, name),
+            #[cfg(not(all(feature = "hdf5", not(target_arch = "wasm32"))))]
+            Format::Hdf5(_) => Err(no_hdf5(name)),
         }
     }
 
-    /// The format of the file `name` whose first bytes are `head`: by its
-    /// extension, else by its content (`detect`).
+    /// The format of the file `name` whose first bytes are `head`: HDF5
+    /// by its signature whatever its name, else by its extension, else by
+    /// its content (`detect`).
     pub fn identify(name: &str, head: &[u8]) -> Result<Self> {
+        if hdf5::is_hdf5(head) {
+            return Ok(Format::Hdf5(hdf5::Layout::Gadget4));
+        }
+        if let Ok(Format::Hdf5(_)) = Format::from_path(name) {
+            return Format::detect(head).ok_or_else(|| {
+                bad(
+                    name,
+                    "named as HDF5, but it does not start with HDF5's signature",
+                )
+            });
+        }
         Format::from_path(name).or_else(|_| {
             Format::detect(head).ok_or_else(|| {
                 bad(
                     name,
                     "not a snapshot webgrav knows by its name (.tipsy, .bonsai, .csv, \
-                     .gadget) or its content (tried Tipsy's header, Gadget-2's first \
-                     record, a CSV header)",
+                     .gadget, .hdf5) or its content (tried Tipsy's header, Gadget-2's first \
+                     record, a CSV header, HDF5's signature)",
                 )
             })
         })
@@ -170,10 +222,12 @@ impl Format {
 
     /// The format of a file by its first bytes (at least 32, where the
     /// file has them): files of Bonsai and Gadget often carry no
-    /// extension. Bonsai's Tipsy flavour reads as Tipsy (the reader tells
-    /// them apart).
+    /// extension. Bonsai's Tipsy flavour reads as Tipsy, SWIFT's HDF5 as
+    /// HDF5 (the readers tell them apart).
     pub fn detect(head: &[u8]) -> Option<Self> {
-        if tipsy::announced_len(head).is_some() {
+        if hdf5::is_hdf5(head) {
+            Some(Format::Hdf5(hdf5::Layout::Gadget4))
+        } else if tipsy::announced_len(head).is_some() {
             Some(Format::Tipsy)
         } else if gadget::is_gadget(head) {
             Some(Format::Gadget)
@@ -194,6 +248,16 @@ pub fn check_writable(path: Option<&str>, ids: &[u64], types: Option<&[u8]>) -> 
     }
 }
 
+/// The refusal of an HDF5 file by a build without the HDF5 library.
+#[cfg(not(all(feature = "hdf5", not(target_arch = "wasm32"))))]
+fn no_hdf5(name: &str) -> Error {
+    bad(
+        name,
+        "HDF5 needs the HDF5 library (the native build's `hdf5` feature; the page reads \
+         HDF5 with h5wasm)",
+    )
+}
+
 pub(crate) fn bad(name: &str, problem: impl Into<String>) -> Error {
     Error::BadSnapshot {
         path: name.to_string(),
@@ -210,5 +274,6 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
 #[cfg(not(target_arch = "wasm32"))]
 pub use file::{
     check_output, hold_writes, read_file, remove_pending_temporaries, write_atomic,
-    write_atomic_with, write_file, write_file_as, AtomicFile, ReadAhead, Written,
+    write_atomic_path, write_atomic_with, write_file, write_file_as, AtomicFile, ReadAhead,
+    Written,
 };

@@ -131,6 +131,36 @@ impl Drop for WriteBehind {
     }
 }
 
+/// The same write-back for a file that another writer fills by name (the
+/// HDF5 library's): after each piece, `wrote` starts the write-back of
+/// what is dirty and waits for what lies more than `DIRTY_BYTES` before
+/// the file's end.
+#[cfg(feature = "hdf5")]
+pub(super) struct WriteBack {
+    file: File,
+    settled: u64,
+}
+
+#[cfg(feature = "hdf5")]
+impl WriteBack {
+    /// `None` where the file cannot be opened: the kernel's own schedule.
+    pub(super) fn open(path: &str) -> Option<Self> {
+        let file = File::open(path).ok()?;
+        Some(Self { file, settled: 0 })
+    }
+
+    pub(super) fn wrote(&mut self) {
+        let end = self.file.metadata().map_or(0, |m| m.len());
+        // Length 0: up to the file's end.
+        start_writeback(&self.file, self.settled, 0);
+        if end > self.settled + DIRTY_BYTES {
+            let upto = end - DIRTY_BYTES;
+            wait_writeback(&self.file, self.settled, upto - self.settled);
+            self.settled = upto;
+        }
+    }
+}
+
 /// Starts writing `len` bytes at `offset` to the disk, without waiting.
 #[cfg(target_os = "linux")]
 fn start_writeback(file: &File, offset: u64, len: u64) {

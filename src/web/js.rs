@@ -1,7 +1,7 @@
 //! JavaScript conversions of the browser front end: errors with a `kind`,
 //! plain objects of settings, presets and read-outs, and the functions the
 //! page calls before it has an app (`parseSettings`, `parseChanges`,
-//! `catalog`, `seriesIndexFiles`, `version`).
+//! `catalog`, `seriesIndexFiles`, `hdf5Snapshot`, `version`).
 
 use crate::app::analysis::galaxy_readout;
 use crate::app::embedding::Drivers;
@@ -168,6 +168,40 @@ pub fn version() -> String {
 pub fn series_index_files(text: &str, path: &str) -> Result<js_sys::Array, JsValue> {
     let times = index_times(text, path).map_err(js_err)?;
     Ok(array(times.into_iter().map(|(file, _)| file)))
+}
+
+/// An HDF5 snapshot's particles as the page read them with h5wasm
+/// (`www/hdf5.js`: `counts` rows of each type 0…5, in type order; three
+/// values a row for positions and velocities), checked as the native
+/// reader checks them (`snapshot::hdf5::Arrays`), returned as a Gadget-2
+/// file's bytes, which hold every value exactly (64-bit ids, kinds, f32
+/// values, the time) and which the page then opens as it opens any
+/// snapshot.
+#[wasm_bindgen(js_name = hdf5Snapshot)]
+pub fn hdf5_snapshot(
+    name: &str,
+    time: f64,
+    counts: Vec<u32>,
+    ids: Vec<u64>,
+    pos: Vec<f32>,
+    vel: Vec<f32>,
+    mass: Vec<f32>,
+) -> Result<Vec<u8>, JsValue> {
+    use crate::snapshot::{gadget, hdf5};
+    if counts.len() != hdf5::TYPES {
+        return Err(typed_error("bad-input", "one count per particle type 0…5"));
+    }
+    let arrays = hdf5::Arrays {
+        time,
+        counts: std::array::from_fn(|t| counts[t] as usize),
+        ids,
+        pos,
+        vel,
+        mass,
+        potential: None,
+    };
+    let snap = arrays.into_snapshot(name).map_err(js_err)?;
+    Ok(gadget::encode(&snap))
 }
 
 /// `{name, title, caption}` of a preset.

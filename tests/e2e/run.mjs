@@ -35,14 +35,15 @@
 //      (a11y.mjs); (17) the host-page API and the example course page on
 //      another origin (host_api.mjs); (18) messages kept until dismissed,
 //      the embedded caption, and the page's word where WebGPU cannot read
-//      back (messages.mjs).
+//      back (messages.mjs); (19) HDF5 snapshots by URL and by drop, drawn
+//      as `webgrav render` draws them (hdf5.mjs).
 // Everything runs in both browsers but two Chrome-only checks: Chromium's
 // plain headless set-up in (18), and the lesson sheet's print styles in
 // (15), which need print-media emulation (CDP has it, WebDriver BiDi not). Screenshots and images land in
 // artifacts/e2e/ (Firefox: artifacts/e2e-firefox/; git-ignored).
 //
 // Usage: node tests/e2e/run.mjs   (after `trunk build` and `cargo build`;
-// WEBGRAV_E2E_ONLY=lessons|tree|a11y|host|messages runs one module)
+// WEBGRAV_E2E_ONLY=lessons|tree|a11y|host|messages|hdf5 runs one module)
 import { PNG } from "pngjs";
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -53,6 +54,7 @@ import { lessonChecks } from "./lessons.mjs";
 import { a11yChecks } from "./a11y.mjs";
 import { hostApiChecks } from "./host_api.mjs";
 import { messageChecks } from "./messages.mjs";
+import { hdf5Checks } from "./hdf5.mjs";
 import { launch, describeWebGpu, download, BROWSERS } from "./browser.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -777,6 +779,8 @@ async function main() {
     // (18) Messages kept until dismissed, the embedded caption, and why a
     // WebGPU that cannot read back cannot run (tests/e2e/messages.mjs).
     if (!only || only === "messages") await messageChecks({ context, openApp, waitFor, check, ART, BASE, browserName: BROWSER });
+    // (19) HDF5 snapshots by URL and by drop (tests/e2e/hdf5.mjs).
+    if (!only || only === "hdf5") await hdf5Checks({ context, openApp, waitFor, check, ART, webgrav, BASE, DIST, browserName: BROWSER });
   } finally {
     if (context) await context.close();
     server.kill();
