@@ -245,6 +245,17 @@ fn malformed_files_name_the_dataset() {
             }),
         ),
         (
+            "PartType1/ParticleIDs[1] is -7: ids must not be negative",
+            made("negative-id.hdf5", 3, |g| {
+                rows(g, "Coordinates", 3, 3, 1.0);
+                rows(g, "Velocities", 3, 3, 1.0);
+                g.new_dataset_builder()
+                    .with_data(&[4i64, -7, 9][..])
+                    .create("ParticleIDs")
+                    .unwrap();
+            }),
+        ),
+        (
             "PartType1/Masses: particle 0 has a negative mass",
             made("negative.hdf5", 3, |g| {
                 rows(g, "Coordinates", 3, 3, 1.0);

@@ -133,7 +133,10 @@ function readArrays(file, name) {
     out.pos.set(values("Coordinates", 3), 3 * at);
     out.vel.set(values("Velocities", 3), 3 * at);
     const ids = values("ParticleIDs", 1);
-    // 64-bit ids as unsigned whatever the file's type (SWIFT's are signed).
+    // Signed ids (SWIFT's, h5py's default) below 0 are refused, as the
+    // native reader refuses them, not reinterpreted.
+    const negative = ids.findIndex((v) => v < 0);
+    if (negative >= 0) throw bad(`${g}/ParticleIDs[${negative}] is ${ids[negative]}: ids must not be negative`);
     out.ids.set(
       ids instanceof BigInt64Array ? new BigUint64Array(ids.buffer, ids.byteOffset, ids.length)
         : ids instanceof BigUint64Array ? ids : BigUint64Array.from(ids, (v) => BigInt(v)),

@@ -416,6 +416,11 @@ mod native {
             let coords = dataset("Coordinates", 3)?;
             let vels = dataset("Velocities", 3)?;
             let ids = dataset("ParticleIDs", 1)?;
+            // SWIFT (and h5py's default) stores signed ids.
+            let signed_ids = matches!(
+                ids.dtype().and_then(|t| t.to_descriptor()),
+                Ok(hdf5_metno::types::TypeDescriptor::Integer(_))
+            );
             let header_mass = table.get(t).copied().unwrap_or(0.0);
             let masses = match grp.dataset("Masses") {
                 Ok(_) => Some(dataset("Masses", 1)?),
@@ -456,9 +461,22 @@ mod native {
                     None => vec![header_mass as f32; hi - lo],
                 };
                 check_masses(name, &g, lo, &m)?;
-                let id = ids
-                    .read_slice_1d::<u64, _>(lo..hi)
+                let id = read_ids(&ids, signed_ids, lo, hi)
                     .map_err(|e| lib(name, &format!("{g}/ParticleIDs"), e))?;
+                let id = match id {
+                    Ok(id) => id,
+                    // A signed id below 0 would come through the library
+                    // as 0: refused, not changed.
+                    Err((row, value)) => {
+                        return Err(bad(
+                            name,
+                            format!(
+                                "{g}/ParticleIDs[{}] is {value}: ids must not be negative",
+                                lo + row
+                            ),
+                        ))
+                    }
+                };
                 p.pos_mass.extend((0..hi - lo).map(|r| PosMass {
                     pos: [x[3 * r], x[3 * r + 1], x[3 * r + 2]],
                     mass: m[r],
@@ -491,6 +509,25 @@ mod native {
         [layout.potential(), other.potential()]
             .into_iter()
             .find(|d| grp.link_exists(d))
+    }
+
+    /// Rows `lo..hi` of a `ParticleIDs` dataset as unsigned ids, or the
+    /// first negative one (its row in the slab, its value) of a signed
+    /// dataset.
+    fn read_ids(
+        ds: &hdf5_metno::Dataset,
+        signed: bool,
+        lo: usize,
+        hi: usize,
+    ) -> hdf5_metno::Result<std::result::Result<Vec<u64>, (usize, i64)>> {
+        if !signed {
+            return Ok(Ok(ds.read_slice_1d::<u64, _>(lo..hi)?.to_vec()));
+        }
+        let ids = ds.read_slice_1d::<i64, _>(lo..hi)?;
+        Ok(match ids.iter().position(|&i| i < 0) {
+            Some(row) => Err((row, ids[row])),
+            None => Ok(ids.iter().map(|&i| i as u64).collect()),
+        })
     }
 
     fn write_err(path: &str, what: &str, e: hdf5_metno::Error) -> Error {
