@@ -6,30 +6,6 @@
 // on; h5wasm is not loaded before the first HDF5 file.
 import fs from "node:fs";
 import path from "node:path";
-import { PNG } from "pngjs";
-
-// The bounds run.mjs holds every native-vs-browser picture to.
-const MAX_MEAN_ABS_DIFF = 0.5;
-const MAX_FRACTION_OFF = 0.001;
-
-function compare(a, b) {
-  const A = PNG.sync.read(fs.readFileSync(a));
-  const B = PNG.sync.read(fs.readFileSync(b));
-  if (A.width !== B.width || A.height !== B.height) return { error: `sizes differ: ${A.width}x${A.height} vs ${B.width}x${B.height}` };
-  const n = A.width * A.height;
-  let sum = 0, off = 0, lit = 0;
-  for (let i = 0; i < n; i++) {
-    let m = 0;
-    for (let c = 0; c < 3; c++) {
-      const d = Math.abs(A.data[4 * i + c] - B.data[4 * i + c]);
-      sum += d;
-      m = Math.max(m, d);
-    }
-    if (m > 32) off++;
-    if (Math.max(B.data[4 * i], B.data[4 * i + 1], B.data[4 * i + 2]) > 40) lit++;
-  }
-  return { meanAbs: sum / (3 * n), fractionOff: off / n, lit: lit / n };
-}
 
 // Drops `bytes` as a file named `name` on the page (the drop handler's
 // own path: DataTransfer files).
@@ -46,7 +22,7 @@ async function drop(page, name, bytes) {
 
 const texts = (page) => page.evaluate(() => [...document.querySelectorAll("#message .msg .msg-text")].map((e) => e.textContent));
 
-export async function hdf5Checks({ context, openApp, waitFor, check, ART, webgrav, DIST }) {
+export async function hdf5Checks({ context, openApp, waitFor, check, ART, webgrav, DIST, pictures }) {
   const dir = path.join(DIST, "e2e-hdf5");
   fs.mkdirSync(dir, { recursive: true });
   try {
@@ -73,9 +49,12 @@ export async function hdf5Checks({ context, openApp, waitFor, check, ART, webgra
       check("h5wasm within the page's Content-Security-Policy", r.csp.length === 0, r.csp.join(" | "));
       check("HDF5 URL snapshot: its N and time", r.frame.n === N && r.frame.time === 0.25 && /N = 600/.test(r.label) && /t = 0\.25/.test(r.label), r.label);
       fs.writeFileSync(browser, Buffer.from(r.url.split(",")[1], "base64"));
-      const c = compare(native, browser);
-      check("HDF5 snapshot drawn as webgrav render draws it", !c.error && c.lit > 0.002 && c.meanAbs < MAX_MEAN_ABS_DIFF && c.fractionOff < MAX_FRACTION_OFF,
-        c.error || `mean |diff| ${c.meanAbs.toFixed(3)}, ${(100 * c.fractionOff).toFixed(3)} % off, ${(100 * c.lit).toFixed(2)} % lit`);
+      // run.mjs's comparison and bounds for every native-vs-browser picture.
+      const { compareImages, pngStats, MAX_MEAN_ABS_DIFF, MAX_FRACTION_OFF } = pictures;
+      const c = compareImages(native, browser, "hdf5-diff.png");
+      const lit = c.error ? 0 : pngStats(browser).litFraction;
+      check("HDF5 snapshot drawn as webgrav render draws it", !c.error && lit > 0.002 && c.meanAbs < MAX_MEAN_ABS_DIFF && c.fractionOff < MAX_FRACTION_OFF,
+        c.error || `mean |diff| ${c.meanAbs.toFixed(3)}, ${(100 * c.fractionOff).toFixed(3)} % off, ${(100 * lit).toFixed(2)} % lit`);
     }
     await page.close();
 

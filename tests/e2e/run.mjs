@@ -106,7 +106,8 @@ function pngStats(file) {
   return { width: png.width, height: png.height, litFraction: lit / n, mean: sum / n, max };
 }
 
-function compareImages(a, b) {
+// `diffName`: the file under ART the difference picture goes to.
+function compareImages(a, b, diffName = "render-diff.png") {
   const A = PNG.sync.read(fs.readFileSync(a));
   const B = PNG.sync.read(fs.readFileSync(b));
   if (A.width !== B.width || A.height !== B.height) {
@@ -127,7 +128,7 @@ function compareImages(a, b) {
     const v = Math.min(255, m * 4);
     diff.data.set([v, v, v, 255], 4 * i);
   }
-  fs.writeFileSync(path.join(ART, "render-diff.png"), PNG.sync.write(diff));
+  fs.writeFileSync(path.join(ART, diffName), PNG.sync.write(diff));
   return { meanAbs: sum / (3 * n), fractionOff: off / n, maxDiff };
 }
 
@@ -782,7 +783,8 @@ async function main() {
     // WebGPU that cannot read back cannot run (tests/e2e/messages.mjs).
     if (!only || only === "messages") await messageChecks({ context, openApp, waitFor, check, ART, BASE, browserName: BROWSER });
     // (19) HDF5 snapshots by URL and by drop (tests/e2e/hdf5.mjs).
-    if (!only || only === "hdf5") await hdf5Checks({ context, openApp, waitFor, check, ART, webgrav, BASE, DIST, browserName: BROWSER });
+    if (!only || only === "hdf5") await hdf5Checks({ context, openApp, waitFor, check, ART, webgrav, BASE, DIST, browserName: BROWSER,
+      pictures: { compareImages, pngStats, MAX_MEAN_ABS_DIFF, MAX_FRACTION_OFF } });
   } finally {
     if (context) await context.close();
     server.kill();
