@@ -43,23 +43,9 @@ fn find_group(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
 }
 
-fn box_distance2(p: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> f32 {
-    let d = max(lo - p, max(vec3<f32>(0.0), p - hi));
-    return dot(d, d);
-}
-
 // walk.wgsl's MAC on a cell c.
 fn accepts(c: u32, d2: f32, open_scale: f32, accel_tol: f32) -> bool {
-    let open_r2 = props[c].quad_diag.w;
-    if (d2 <= open_r2 * open_scale) {
-        return false;
-    }
-    if (params.alpha == 0.0) {
-        return true;
-    }
-    let d = sqrt(d2);
-    let near = d - sqrt(open_r2);
-    return props[c].quad_off.w <= accel_tol * (d2 * d) * (near * near);
+    return mac_accepts(props[c].quad_diag.w, props[c].quad_off.w, d2, open_scale, accel_tol, params.alpha);
 }
 
 fn push(entry: u32) {

@@ -59,3 +59,34 @@ fn key_octant(k: vec2<u32>, level: u32) -> u32 {
     }
     return o;
 }
+
+// Squared distance from p to the box [lo, hi] (0 inside).
+fn box_distance2(p: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> f32 {
+    let d = max(lo - p, max(vec3<f32>(0.0), p - hi));
+    return dot(d, d);
+}
+
+// Whether a box (a walk group's, or a whole domain's when a local
+// essential tree is cut: shaders/let_tree.wgsl) takes a cell of squared
+// opening radius open_r2 and (acceleration MAC) M b^3 `mb3`, its centre
+// of mass at squared distance d2 from the box, as a multipole; the box's
+// tolerances are (open_scale, accel_tol) of GroupBox. Opening angle MAC:
+// d beyond the opening radius, d > l/θ + δ. Acceleration MAC (Springel
+// 2005; Miki & Umemura 2017, GOTHIC), with b the cell's radius about its
+// centre of mass: d > b (so the expansion converges everywhere in the
+// box) and M b³ / (d³ (d − b)²), the size of the acceleration error the
+// quadrupole expansion leaves (Salmon & Warren's bound up to a constant
+// that α absorbs), at most accel_tol = α |a_old|. Smaller d2 and
+// accel_tol and larger open_scale only ever open more, so a cell a domain
+// takes is taken by every group inside it.
+fn mac_accepts(open_r2: f32, mb3: f32, d2: f32, open_scale: f32, accel_tol: f32, alpha: f32) -> bool {
+    if (d2 <= open_r2 * open_scale) {
+        return false;
+    }
+    if (alpha == 0.0) {
+        return true;
+    }
+    let d = sqrt(d2);
+    let near = d - sqrt(open_r2);
+    return mb3 <= accel_tol * (d2 * d) * (near * near);
+}

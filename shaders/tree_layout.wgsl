@@ -184,3 +184,53 @@ struct TraceResult {
     group_lo: vec4<f32>,
     group_hi: vec4<f32>,
 }
+
+// --- parallel runs: local essential trees (src/cluster) ---
+
+// What a rank's domain shows the others: the box of its walk groups and
+// their loosest tolerances (largest open_scale, smallest accel_tol), so a
+// cell the domain takes as a multipole is taken by each of its groups.
+struct DomainSummary {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+    open_scale: f32,
+    accel_tol: f32,
+    groups: u32,
+    _pad: u32,
+}
+
+// One pass of the cut of local essential trees: the local cells
+// begin..end (one level) tested against one domain (its summary with a
+// safety margin), with the capacities of the output.
+struct LetPass {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+    open_scale: f32,
+    accel_tol: f32,
+    begin: u32,
+    end: u32,
+    // Which of the evaluation's trees this pass cuts.
+    domain: u32,
+    // 1 on the root's level: the pass starts the domain's tree.
+    root: u32,
+    cell_capacity: u32,
+    particle_capacity: u32,
+}
+
+// A cell of a local essential tree with its moments, indices relative to
+// its own tree (root 0): an opened node lists its children, an opened
+// leaf its particles, a cell the domain takes as a multipole neither.
+struct LetCell {
+    cell: TreeCell,
+    props: CellProps,
+}
+
+// The output's counters: cells and particles taken, whether any did not
+// fit, and where each domain's tree begins (cells, particles).
+struct LetCounters {
+    cells: atomic<u32>,
+    particles: atomic<u32>,
+    overflow: atomic<u32>,
+    _pad: u32,
+    begins: array<vec2<u32>>,
+}

@@ -29,6 +29,13 @@
 // global memory (DEFERRED_CAPACITY entries) and walked afterwards as a
 // subtree of its own (only if that stack is full too does its particle
 // range go to the particle list: exact, only slower).
+// With IMPORTED = 1 the tree walked is another rank's, imported in a
+// parallel run (src/cluster/imports.rs): its particles follow the local
+// ones in `pos_mass`, the forces and interaction counts add to those of
+// the local walk, and no particle meets itself. Its inner nodes' ranges
+// do not hold their particles (a local essential tree keeps only what the
+// MAC needs), so a node that would be spilled adds nothing and marks
+// `overflow` instead, which the host turns into an error.
 // Driven by src/tree/walk.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
@@ -84,11 +91,6 @@ struct Lane {
 }
 
 // Squared distance from point p to the box [lo, hi] (0 inside).
-fn box_distance2(p: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> f32 {
-    let d = max(lo - p, max(vec3<f32>(0.0), p - hi));
-    return dot(d, d);
-}
-
 struct Accum {
     acc: vec3<f32>,
     pot: f32,
@@ -333,26 +335,28 @@ fn frontier_probe(cur: u32, k: u32, cur_len: u32) -> Probe {
 }
 
 // Whether the group (box [lo, hi], tolerances of GroupBox) takes the probed
-// cell at squared distance d2 as a multipole. Opening angle MAC: d beyond
-// the opening radius, d > l/θ + δ. Acceleration MAC (Springel 2005;
-// Miki & Umemura 2017, GOTHIC), with b the cell's radius about its centre
-// of mass: d > b (so the expansion converges for every particle of the
-// group) and M b³ / (d³ (d − b)²), the size of the acceleration error the
-// quadrupole expansion leaves (Salmon & Warren's bound on it, up to a
-// constant that α absorbs), at most accel_tol = α |a_old| of the group's
-// smallest |a_old|. For the same median error it opens far
-// fewer cells than the opening angle (see BENCHMARKS.md): it spends
-// interactions where the force is weak, not everywhere alike.
+// cell at squared distance d2 as a multipole (tree_common.wgsl). For the
+// same median error the acceleration MAC opens far fewer cells than the
+// opening angle (see BENCHMARKS.md): it spends interactions where the
+// force is weak, not everywhere alike.
 fn accepts(probe: Probe, d2: f32, open_scale: f32, accel_tol: f32) -> bool {
-    if (d2 <= probe.open_r2 * open_scale) {
-        return false;
+    return mac_accepts(probe.open_r2, probe.mb3, d2, open_scale, accel_tol, params.alpha);
+}
+
+// Writes particle i's force (mass m) and interaction counts: in the local
+// tree, where the particle met itself in its own leaf, with -m/eps taken
+// out; from an imported tree, added to the local walk's.
+fn store_force(i: u32, m: f32, a: Accum, pp: u32, pc: u32) {
+    if (IMPORTED != 0u) {
+        let before = acc_pot[i];
+        let counted = interactions[i];
+        acc_pot[i] = AccPot(before.acc + a.acc, before.pot + a.pot);
+        interactions[i] = InteractionCount(counted.pp + pp, counted.pc + pc);
+        return;
     }
-    if (params.alpha == 0.0) {
-        return true;
-    }
-    let d = sqrt(d2);
-    let near = d - sqrt(probe.open_r2);
-    return probe.mb3 <= accel_tol * (d2 * d) * (near * near);
+    let self_pot = select(0.0, m * inverseSqrt(params.eps2), params.eps2 > 0.0);
+    acc_pot[i] = AccPot(a.acc, a.pot + self_pot);
+    interactions[i] = InteractionCount(pp, pc);
 }
 
 // `subgroups`: the workgroup's subgroup count (lane.sg_count), apart from
@@ -471,7 +475,12 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane, subgroups: u32) {
                 // (The lengths go by value: a pointer passed in non-uniform
                 // control flow would make them non-uniform to WGSL's
                 // uniformity analysis.)
-                range_list[reserve_spilled_range(lens.ranges)] = vec2<u32>(cell.start, cell.count);
+                var spilled = cell.count;
+                if (IMPORTED != 0u) {
+                    spilled = 0u;
+                    atomicMax(&counters.overflow, IMPORTED_SPILL);
+                }
+                range_list[reserve_spilled_range(lens.ranges)] = vec2<u32>(cell.start, spilled);
             }
             // Every invocation's entries are in place; evaluate a list when
             // it might not hold another chunk.
@@ -497,19 +506,11 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane, subgroups: u32) {
     cell_list_force(xs, lens.cells, lane, &acc);
     pc += lens.cells;
     pp += range_list_force(xs, lens.ranges, lane, &acc);
-    // The particle met itself in its own leaf: remove -m/eps.
-    let soft = params.eps2 > 0.0;
     if (lid < grp.count) {
-        let a = first_force(xs, acc);
-        let self_pot = select(0.0, p0.mass * inverseSqrt(params.eps2), soft);
-        acc_pot[i0] = AccPot(a.acc, a.pot + self_pot);
-        interactions[i0] = InteractionCount(pp, pc);
+        store_force(i0, p0.mass, first_force(xs, acc), pp, pc);
     }
     if (TWO_PER_LANE && lid + WALK_LANES < grp.count) {
-        let a = second_force(acc);
-        let self_pot = select(0.0, p1.mass * inverseSqrt(params.eps2), soft);
-        acc_pot[i1] = AccPot(a.acc, a.pot + self_pot);
-        interactions[i1] = InteractionCount(pp, pc);
+        store_force(i1, p1.mass, second_force(acc), pp, pc);
     }
     }
 }

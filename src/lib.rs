@@ -15,6 +15,8 @@
 //!   GRAPE-6 C API, native).
 
 pub mod app;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cluster;
 pub mod direct;
 pub mod error;
 pub mod gpu;

@@ -320,6 +320,38 @@ fn tree_layouts_match_wgsl() {
         size_of::<InteractionCount>(),
         fields!(InteractionCount: pp, pc),
     );
+    check_in(
+        &src,
+        "DomainSummary",
+        size_of::<DomainSummary>(),
+        fields!(DomainSummary: lo, hi, open_scale, accel_tol, groups, _pad),
+    );
+    check_in(
+        &src,
+        "LetPass",
+        size_of::<LetPass>(),
+        fields!(LetPass: lo, hi, open_scale, accel_tol, begin, end, domain, root, cell_capacity, particle_capacity),
+    );
+    check_in(
+        &src,
+        "LetCell",
+        size_of::<LetCell>(),
+        fields!(LetCell: cell, props),
+    );
+    // LetCounters ends in the runtime array `begins`, which the Rust head
+    // leaves out: the head's fields and size are where `begins` starts.
+    let (_, members) = wgsl_layout(&src, "LetCounters");
+    let offsets: Vec<(&str, u32)> = members.iter().map(|(n, o)| (n.as_str(), *o)).collect();
+    assert_eq!(
+        offsets,
+        vec![
+            ("cells", offset_of!(LetCounters, cells) as u32),
+            ("particles", offset_of!(LetCounters, particles) as u32),
+            ("overflow", offset_of!(LetCounters, overflow) as u32),
+            ("_pad", offset_of!(LetCounters, _pad) as u32),
+            ("begins", size_of::<LetCounters>() as u32),
+        ]
+    );
 }
 
 fn validate(name: &str, src: &str) -> naga::Module {

@@ -85,6 +85,34 @@ impl DiagnosticsSum {
         }
     }
 
+    /// The sums as numbers (mass, K, W, p, Σ m x, L): what ranks of a
+    /// parallel run send each other to `merge`.
+    pub fn to_lanes(&self) -> [f64; 15] {
+        let d = &self.d;
+        let mut out = [0.0; 15];
+        out[0] = self.mass;
+        out[1] = d.kinetic;
+        out[2] = d.potential;
+        out[3..6].copy_from_slice(&d.momentum);
+        out[6..9].copy_from_slice(&d.center_of_mass);
+        out[9..12].copy_from_slice(&d.angular_momentum);
+        out
+    }
+
+    /// The sums `to_lanes` gave.
+    pub fn from_lanes(v: &[f64; 15]) -> Self {
+        let mut s = Self {
+            mass: v[0],
+            ..Default::default()
+        };
+        s.d.kinetic = v[1];
+        s.d.potential = v[2];
+        s.d.momentum.copy_from_slice(&v[3..6]);
+        s.d.center_of_mass.copy_from_slice(&v[6..9]);
+        s.d.angular_momentum.copy_from_slice(&v[9..12]);
+        s
+    }
+
     /// `add` of a read-back record.
     pub fn add_record(&mut self, p: &PosMass, v: &Velocity, a: &AccPot) {
         self.add(

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 /// Particles per partial sum of `sum_by_chunks`: fixed, so the rounding
 /// does not depend on the threads.
-const SUM_CHUNK: usize = 1 << 16;
+pub const SUM_CHUNK: usize = 1 << 16;
 
 /// `[f(0), f(1), …, f(n − 1)]`.
 pub fn map_indices<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {

@@ -225,3 +225,57 @@ pub struct InteractionCount {
     pub pp: u32,
     pub pc: u32,
 }
+
+/// What a rank's domain shows the others in a parallel run
+/// (`cluster::let_tree`): the box of its walk groups and their loosest
+/// tolerances.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct DomainSummary {
+    pub lo: [f32; 4],
+    pub hi: [f32; 4],
+    /// The largest `GroupBox::open_scale` of the domain's groups.
+    pub open_scale: f32,
+    /// The smallest `GroupBox::accel_tol`.
+    pub accel_tol: f32,
+    /// Walk groups of the domain (0: it has no particles).
+    pub groups: u32,
+    pub _pad: u32,
+}
+
+/// One pass of the cut of local essential trees: one level's cells tested
+/// against one domain.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LetPass {
+    pub lo: [f32; 4],
+    pub hi: [f32; 4],
+    pub open_scale: f32,
+    pub accel_tol: f32,
+    pub begin: u32,
+    pub end: u32,
+    pub domain: u32,
+    pub root: u32,
+    pub cell_capacity: u32,
+    pub particle_capacity: u32,
+}
+
+/// A cell of a local essential tree with its moments (indices relative to
+/// its own tree, root 0).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LetCell {
+    pub cell: TreeCell,
+    pub props: CellProps,
+}
+
+/// The fixed head of the LET output's counters (`begins` follows: a
+/// `[u32; 2]` of cells and particles for each domain, and one for the end).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct LetCounters {
+    pub cells: u32,
+    pub particles: u32,
+    pub overflow: u32,
+    pub _pad: u32,
+}

@@ -102,14 +102,33 @@ impl WalkPath {
     }
 }
 
+/// Which tree a walk walks: the rank's own (forces written) or the trees
+/// imported from other ranks (`cluster::imports`: forces added).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkedTree {
+    Local,
+    Imported,
+}
+
+/// What an imported tree's walk leaves in its counters' `overflow` when a
+/// node had to be spilled (its range does not hold its particles there).
+pub const IMPORTED_SPILL: u32 = 2;
+
 /// The composed WGSL of the walk on `path`.
 pub fn wgsl(path: WalkPath) -> String {
+    wgsl_of(path, WalkedTree::Local)
+}
+
+/// The composed WGSL of the walk of `tree` on `path`.
+pub fn wgsl_of(path: WalkPath, tree: WalkedTree) -> String {
     let shape = path.shape();
     let consts = [
         ("WALK_LANES", shape.lanes),
         ("FRONTIER_CAPACITY", shape.frontier),
         ("LIST_CAPACITY", WalkShape::LIST_CAPACITY),
         ("LIST_CAPACITY_PLUS_ONE", WalkShape::LIST_CAPACITY + 1),
+        ("IMPORTED", (tree == WalkedTree::Imported) as u32),
+        ("IMPORTED_SPILL", IMPORTED_SPILL),
     ];
     let half = match path {
         WalkPath::Portable => WALK_PORTABLE_WGSL,
@@ -124,8 +143,8 @@ pub fn wgsl(path: WalkPath) -> String {
 /// `wgsl(path)` as `ctx`'s shader compiler takes it: a browser's (Tint)
 /// needs the `enable subgroups;` and `diagnostic` directives that naga
 /// refuses.
-fn wgsl_for(ctx: &GpuContext, path: WalkPath) -> String {
-    let source = wgsl(path);
+fn wgsl_for(ctx: &GpuContext, path: WalkPath, tree: WalkedTree) -> String {
+    let source = wgsl_of(path, tree);
     if path == WalkPath::Subgroups && ctx.adapter_info.backend == wgpu::Backend::BrowserWebGpu {
         // The shuffles' loops run to the subgroup size, which is uniform
         // but reaches them in `Lane` beside per-invocation fields, where
@@ -164,8 +183,36 @@ pub const BINDINGS: &[Slot] = &[
     ("deferred", Binding::StorageReadWrite),
 ];
 
+/// The buffers a walk takes its tree from: the particles (sources and,
+/// first, the local sinks), cells, cell properties and the counters that
+/// hand out the groups.
+pub struct WalkSources<'a> {
+    pub pos_mass: &'a wgpu::Buffer,
+    pub cells: &'a wgpu::Buffer,
+    pub props: &'a wgpu::Buffer,
+    pub counters: &'a wgpu::Buffer,
+}
+
 impl TreeWalk {
     pub fn new(ctx: &GpuContext, b: &TreeBuffers) -> Self {
+        let local = WalkSources {
+            pos_mass: &b.state.pos_mass,
+            cells: &b.cells,
+            props: &b.props,
+            counters: &b.counters,
+        };
+        Self::of_tree(ctx, b, WalkedTree::Local, &local)
+    }
+
+    /// The walk of `b`'s groups through the tree in `sources`, which is
+    /// `b`'s own or (`WalkedTree::Imported`) trees imported from other
+    /// ranks, whose forces add to the local ones.
+    pub fn of_tree(
+        ctx: &GpuContext,
+        b: &TreeBuffers,
+        tree: WalkedTree,
+        sources: &WalkSources,
+    ) -> Self {
         let device = &ctx.device;
         let path = WalkPath::for_tree(ctx, b.state.n);
         // SAFETY: every index into the walk's workgroup arrays is bounded
@@ -180,26 +227,13 @@ impl TreeWalk {
             Kernel::new_with_checks(
                 device,
                 "tree walk",
-                &wgsl_for(ctx, path),
+                &wgsl_for(ctx, path, tree),
                 "walk",
                 BINDINGS,
                 wgpu::ShaderRuntimeChecks::unchecked(),
             )
         };
-        let bind = kernel.bind(
-            device,
-            &[
-                &b.params,
-                &b.state.pos_mass,
-                &b.cells,
-                &b.props,
-                &b.group_boxes,
-                &b.counters,
-                &b.state.acc_pot,
-                &b.interactions,
-                &b.walk_stack,
-            ],
-        );
+        let bind = Self::bind_with(&kernel, device, b, sources);
         // The workgroups one dispatch runs: the strided count, or (indirect)
         // at most walk_workgroups.
         let per_dispatch = b
@@ -219,6 +253,34 @@ impl TreeWalk {
             strided: b.strided.map(|s| s.walk),
             path,
         }
+    }
+
+    fn bind_with(
+        kernel: &Kernel,
+        device: &wgpu::Device,
+        b: &TreeBuffers,
+        sources: &WalkSources,
+    ) -> wgpu::BindGroup {
+        kernel.bind(
+            device,
+            &[
+                &b.params,
+                sources.pos_mass,
+                sources.cells,
+                sources.props,
+                &b.group_boxes,
+                sources.counters,
+                &b.state.acc_pot,
+                &b.interactions,
+                &b.walk_stack,
+            ],
+        )
+    }
+
+    /// Walks the tree in `sources` from now on (an imported tree's buffers
+    /// grow with what the other ranks send).
+    pub fn rebind(&mut self, device: &wgpu::Device, b: &TreeBuffers, sources: &WalkSources) {
+        self.bind = Self::bind_with(&self.kernel, device, b, sources);
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {

@@ -5,7 +5,7 @@
 
 use webgrav::gpu::kernel::Slot;
 use webgrav::hermite::{hermite_force, neighbours, predict, Order, Precision};
-use webgrav::{direct, render, run, state, tree};
+use webgrav::{cluster, direct, render, run, state, tree};
 
 /// (name, composed WGSL, group 0's contract).
 pub fn all() -> Vec<(String, String, &'static [Slot])> {
@@ -81,6 +81,32 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             "walk subgroups".into(),
             tree::walk::wgsl(tree::walk::WalkPath::Subgroups),
             tree::walk::BINDINGS,
+        ),
+        (
+            "walk imported".into(),
+            tree::walk::wgsl_of(
+                tree::walk::WalkPath::Portable,
+                tree::walk::WalkedTree::Imported,
+            ),
+            tree::walk::BINDINGS,
+        ),
+        (
+            "walk subgroups imported".into(),
+            tree::walk::wgsl_of(
+                tree::walk::WalkPath::Subgroups,
+                tree::walk::WalkedTree::Imported,
+            ),
+            tree::walk::BINDINGS,
+        ),
+        (
+            "summary".into(),
+            cluster::summary::wgsl(),
+            cluster::summary::BINDINGS,
+        ),
+        (
+            "let_tree".into(),
+            cluster::let_tree::wgsl(),
+            cluster::let_tree::BINDINGS,
         ),
         ("predict".into(), predict::wgsl(), predict::BINDINGS),
         ("predict dp".into(), predict::wgsl_dp(), predict::BINDINGS),

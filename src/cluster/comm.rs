@@ -1,0 +1,127 @@
+//! How the ranks of a parallel run talk: a few collective operations on
+//! bytes, each called by every rank in the same order. `MpiComm` (feature
+//! `mpi`) runs them over MPI between processes; `ThreadComm` between
+//! threads of one process (tests, and one host's GPUs without MPI).
+
+use std::sync::{Arc, Barrier, Mutex};
+
+pub trait Comm: Send + Sync {
+    /// This rank, 0..size.
+    fn rank(&self) -> usize;
+    /// Ranks in the run.
+    fn size(&self) -> usize;
+    /// `to[r]` goes to rank r (`to` has `size` entries); returns what every
+    /// rank sent to this one, in rank order.
+    fn alltoall(&self, to: Vec<Vec<u8>>) -> Vec<Vec<u8>>;
+    /// Every rank's `mine`, in rank order.
+    fn allgather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        self.alltoall(vec![mine.to_vec(); self.size()])
+    }
+    /// Waits until every rank has come here.
+    fn barrier(&self) {
+        self.allgather(&[]);
+    }
+}
+
+/// Every rank's records `mine` (`T` plain data), in rank order.
+pub fn allgather_records<T: bytemuck::Pod>(comm: &dyn Comm, mine: &[T]) -> Vec<Vec<T>> {
+    comm.allgather(bytemuck::cast_slice(mine))
+        .iter()
+        .map(|b| bytemuck::pod_collect_to_vec(b))
+        .collect()
+}
+
+/// The sum over ranks of each of `values`.
+pub fn sum_f64(comm: &dyn Comm, values: &[f64]) -> Vec<f64> {
+    let all = allgather_records(comm, values);
+    (0..values.len())
+        .map(|k| all.iter().map(|v| v[k]).sum())
+        .collect()
+}
+
+/// The sum over ranks of `value`.
+pub fn sum_u64(comm: &dyn Comm, value: u64) -> u64 {
+    allgather_records(comm, &[value]).iter().map(|v| v[0]).sum()
+}
+
+/// The largest `value` of any rank.
+pub fn max_f64(comm: &dyn Comm, value: f64) -> f64 {
+    allgather_records(comm, &[value])
+        .iter()
+        .map(|v| v[0])
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// One rank, talking to nobody: a run on one GPU through the same code.
+pub struct SingleComm;
+
+impl Comm for SingleComm {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn alltoall(&self, to: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        to
+    }
+}
+
+/// Ranks as threads of one process: `ThreadComm::ranks(p)` gives one
+/// handle per rank, each to be moved to its own thread.
+pub struct ThreadComm {
+    rank: usize,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    size: usize,
+    /// What each rank posted for the others in the current operation.
+    posted: Mutex<Vec<Vec<Vec<u8>>>>,
+    barrier: Barrier,
+}
+
+impl ThreadComm {
+    pub fn ranks(size: usize) -> Vec<ThreadComm> {
+        let shared = Arc::new(Shared {
+            size,
+            posted: Mutex::new(vec![Vec::new(); size]),
+            barrier: Barrier::new(size),
+        });
+        (0..size)
+            .map(|rank| ThreadComm {
+                rank,
+                shared: shared.clone(),
+            })
+            .collect()
+    }
+}
+
+impl Comm for ThreadComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.shared.size
+    }
+    fn alltoall(&self, to: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        assert_eq!(
+            to.len(),
+            self.shared.size,
+            "alltoall needs one message per rank"
+        );
+        let lock = || self.shared.posted.lock().unwrap_or_else(|e| e.into_inner());
+        lock()[self.rank] = to;
+        // Everyone has posted; take ours; everyone has taken before the
+        // next operation posts again.
+        self.shared.barrier.wait();
+        let got = {
+            let mut posted = lock();
+            (0..self.shared.size)
+                .map(|r| std::mem::take(&mut posted[r][self.rank]))
+                .collect()
+        };
+        self.shared.barrier.wait();
+        got
+    }
+}

@@ -1,0 +1,300 @@
+//! A leapfrog run of the tree code on every rank of a parallel run: the
+//! kick-drift-kick of `run::leapfrog` on each rank's particles with the
+//! forces of `solver::DistributedTree`, the domains redrawn every
+//! `rebalance_every` steps from the work of the last walk.
+
+use super::comm::{allgather_records, Comm};
+use super::decomposition::{decompose, RankParticles};
+use super::solver::{DistributedTree, EvaluationReport};
+use crate::error::{Error, Result};
+use crate::gpu::layout::AccPot;
+use crate::gpu::GpuContext;
+use crate::run::leapfrog::Leapfrog;
+use crate::snapshot::Snapshot;
+use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
+use crate::state::particles::StateReadback;
+use crate::state::{GpuParticles, Particles};
+use crate::tree::TreeConfig;
+
+/// Settings of a parallel tree run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClusterParams {
+    pub tree: TreeConfig,
+    pub dt: f64,
+    /// Steps between decompositions (0: only at the start).
+    pub rebalance_every: u64,
+}
+
+/// What a rank holds of a run, and the run's progress.
+pub struct ClusterRun {
+    state: GpuParticles,
+    solver: DistributedTree,
+    leapfrog: Leapfrog,
+    /// Global id of each particle of this rank, by upload index.
+    ids: Vec<u64>,
+    params: ClusterParams,
+    time: f64,
+    steps: u64,
+    /// Seconds of the last decomposition (read-back, exchange, upload and
+    /// the solver's set-up).
+    pub rebalance_s: f64,
+}
+
+/// Every rank's state summed: conserved quantities and counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClusterDiagnostics {
+    pub diagnostics: Diagnostics,
+    pub particles: u64,
+    /// Fewest and most particles of a rank.
+    pub fewest: u64,
+    pub most: u64,
+}
+
+impl ClusterRun {
+    /// Starts a run from this rank's `mine` (any share of the particles; a
+    /// rank may start with none): the ranks decompose, upload and
+    /// evaluate the first forces together.
+    pub async fn new(
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+        mine: RankParticles,
+        time: f64,
+        params: ClusterParams,
+    ) -> Result<Self> {
+        params.tree.validate()?;
+        if !(params.dt.is_finite() && params.dt > 0.0) {
+            return Err(Error::InvalidParameter(format!(
+                "the time step must be positive, got {}",
+                params.dt
+            )));
+        }
+        let clock = std::time::Instant::now();
+        let mine = decompose(comm, mine)?;
+        let (state, ids) = upload(ctx, &mine)?;
+        let solver = DistributedTree::new(ctx, &state, params.tree)?;
+        let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt as f32);
+        let mut run = Self {
+            state,
+            solver,
+            leapfrog,
+            ids,
+            params,
+            time,
+            steps: 0,
+            rebalance_s: clock.elapsed().as_secs_f64(),
+        };
+        run.solver.evaluate_fresh(ctx, comm).await?;
+        Ok(run)
+    }
+
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Particles on this rank.
+    pub fn local_count(&self) -> u32 {
+        self.state.n
+    }
+
+    /// The last force evaluation's report (this rank's).
+    pub fn report(&self) -> EvaluationReport {
+        self.solver.last
+    }
+
+    /// One kick-drift-kick step of every rank (called by all together).
+    pub async fn step(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
+        let d = &ctx.device;
+        let mut encoder = d.create_command_encoder(&Default::default());
+        self.leapfrog.encode_kick_drift(d, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+        self.solver.evaluate(ctx, comm).await?;
+        let mut encoder = d.create_command_encoder(&Default::default());
+        self.leapfrog.encode_kick(d, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+        self.steps += 1;
+        self.time += self.params.dt;
+        let every = self.params.rebalance_every;
+        if every > 0 && self.steps % every == 0 {
+            self.rebalance(ctx, comm).await?;
+        }
+        Ok(())
+    }
+
+    /// Redraws the domains from the work of the last walk and moves the
+    /// particles (their forces travel with them: the next step kicks with
+    /// them).
+    pub async fn rebalance(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
+        let clock = std::time::Instant::now();
+        let mine = self.local_particles(ctx, true).await?;
+        let mine = decompose(comm, mine)?;
+        let (state, ids) = upload(ctx, &mine)?;
+        self.solver = DistributedTree::new(ctx, &state, self.params.tree)?;
+        self.leapfrog = Leapfrog::new(&ctx.device, &state, self.params.dt as f32);
+        self.state = state;
+        self.ids = ids;
+        self.rebalance_s = clock.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// This rank's particles as they are on the GPU (after the last
+    /// evaluation's walks), with their global ids and (`with_work`) the
+    /// interactions of the last walk as their work.
+    pub async fn local_particles(
+        &self,
+        ctx: &GpuContext,
+        with_work: bool,
+    ) -> Result<RankParticles> {
+        self.solver.finish(ctx).await?;
+        let s = self.state.read(ctx).await?;
+        let work = if with_work {
+            // Cell interactions cost about twice a particle's (a
+            // quadrupole's terms).
+            self.solver
+                .tree
+                .interaction_counts(ctx)
+                .await?
+                .iter()
+                .map(|c| c.pp as f32 + 2.0 * c.pc as f32)
+                .collect()
+        } else {
+            vec![1.0; s.pos_mass.len()]
+        };
+        Ok(RankParticles {
+            id: s.index.iter().map(|&i| self.ids[i as usize]).collect(),
+            pos_mass: s.pos_mass,
+            vel: s.vel,
+            acc_pot: s.acc_pot,
+            work,
+        })
+    }
+
+    /// Energies and momenta of the whole system (every rank together).
+    pub async fn diagnostics(
+        &self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+    ) -> Result<ClusterDiagnostics> {
+        self.solver.finish(ctx).await?;
+        let s = self.state.read(ctx).await?;
+        let mut sum = DiagnosticsSum::default();
+        for k in 0..s.pos_mass.len() {
+            sum.add_record(&s.pos_mass[k], &s.vel[k], &s.acc_pot[k]);
+        }
+        let all = allgather_records(comm, &sum.to_lanes());
+        let mut total = DiagnosticsSum::default();
+        for lanes in &all {
+            total.merge(&DiagnosticsSum::from_lanes(
+                &lanes[..].try_into().expect("15 lanes"),
+            ));
+        }
+        let counts = allgather_records(comm, &[s.pos_mass.len() as u64]);
+        let counts: Vec<u64> = counts.iter().map(|c| c[0]).collect();
+        Ok(ClusterDiagnostics {
+            diagnostics: total.finish(),
+            particles: counts.iter().sum(),
+            fewest: counts.iter().copied().min().unwrap_or(0),
+            most: counts.iter().copied().max().unwrap_or(0),
+        })
+    }
+
+    /// The whole state on rank `root`, in id order (every rank calls it;
+    /// the others get `None`), with potentials.
+    pub async fn gather(
+        &self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+        root: usize,
+    ) -> Result<Option<Snapshot>> {
+        let mine = self.local_particles(ctx, false).await?;
+        let mut to = vec![Vec::new(); comm.size()];
+        to[root] = to_bytes(&mine);
+        let got = comm.alltoall(to);
+        if comm.rank() != root {
+            return Ok(None);
+        }
+        let mut all = RankParticles::default();
+        for bytes in &got {
+            let part = from_bytes(bytes)?;
+            all.pos_mass.extend(part.pos_mass);
+            all.vel.extend(part.vel);
+            all.acc_pot.extend(part.acc_pot);
+            all.id.extend(part.id);
+        }
+        let mut order: Vec<usize> = (0..all.id.len()).collect();
+        order.sort_unstable_by_key(|&k| all.id[k]);
+        Ok(Some(Snapshot {
+            time: self.time,
+            particles: Particles {
+                pos_mass: order.iter().map(|&k| all.pos_mass[k]).collect(),
+                vel: order.iter().map(|&k| all.vel[k]).collect(),
+                id: order.iter().map(|&k| all.id[k]).collect(),
+            },
+            softening: self.params.tree.eps,
+            potential: Some(order.iter().map(|&k| all.acc_pot[k].pot).collect()),
+            types: None,
+        }))
+    }
+
+    /// This rank's part as a snapshot (its particles in its order).
+    pub async fn part(&self, ctx: &GpuContext) -> Result<Snapshot> {
+        let mine = self.local_particles(ctx, false).await?;
+        Ok(Snapshot {
+            time: self.time,
+            potential: Some(mine.acc_pot.iter().map(|a| a.pot).collect()),
+            particles: Particles {
+                pos_mass: mine.pos_mass,
+                vel: mine.vel,
+                id: mine.id,
+            },
+            softening: self.params.tree.eps,
+            types: None,
+        })
+    }
+}
+
+/// Uploads a rank's particles (forces included, for the next kick).
+fn upload(ctx: &GpuContext, mine: &RankParticles) -> Result<(GpuParticles, Vec<u64>)> {
+    let local = StateReadback {
+        pos_mass: mine.pos_mass.clone(),
+        vel: mine.vel.clone(),
+        acc_pot: mine.acc_pot.clone(),
+        index: (0..mine.len() as u32).collect(),
+    };
+    Ok((GpuParticles::restore(ctx, &local)?, mine.id.clone()))
+}
+
+/// A rank's particles on the wire (state and ids; no work).
+fn to_bytes(p: &RankParticles) -> Vec<u8> {
+    let mut out = Vec::with_capacity(p.len() * 56 + 8);
+    out.extend_from_slice(&(p.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytemuck::cast_slice(&p.pos_mass));
+    out.extend_from_slice(bytemuck::cast_slice(&p.vel));
+    out.extend_from_slice(bytemuck::cast_slice(&p.acc_pot));
+    out.extend_from_slice(bytemuck::cast_slice(&p.id));
+    out
+}
+
+fn from_bytes(bytes: &[u8]) -> Result<RankParticles> {
+    let bad = || Error::InvalidParameter("a rank's particles arrived damaged".into());
+    let n = u64::from_le_bytes(bytes.get(..8).ok_or_else(bad)?.try_into().unwrap()) as usize;
+    if bytes.len() != 8 + n * 56 {
+        return Err(bad());
+    }
+    let mut at = 8;
+    let mut take = |size: usize| {
+        let s = &bytes[at..at + n * size];
+        at += n * size;
+        s
+    };
+    Ok(RankParticles {
+        pos_mass: bytemuck::pod_collect_to_vec(take(16)),
+        vel: bytemuck::pod_collect_to_vec(take(16)),
+        acc_pot: bytemuck::pod_collect_to_vec::<u8, AccPot>(take(16)),
+        id: bytemuck::pod_collect_to_vec(take(8)),
+        work: vec![1.0; n],
+    })
+}

@@ -1,0 +1,174 @@
+//! The tree code on several ranks (Bédorf et al. 2014, §2): each rank
+//! builds the tree of its own domain, cuts from it the local essential
+//! tree of every other domain, walks its own tree while the trees travel,
+//! then walks the trees it received, adding their forces.
+
+use super::comm::{allgather_records, Comm};
+use super::imports::{ImportCounts, ImportedTrees};
+use super::let_tree::{EssentialTree, LetCutter};
+use super::summary::DomainSummaries;
+use crate::error::Result;
+use crate::gpu::buffers::{read_buffer_ranges, records};
+use crate::gpu::GpuContext;
+use crate::state::GpuParticles;
+use crate::tree::layout::{DomainSummary, TreeCounters};
+use crate::tree::{TreeConfig, TreeSolver};
+use std::time::Instant;
+
+/// What the last evaluation moved, and where its time went on the host.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EvaluationReport {
+    /// Cells and particles of the trees sent to the other ranks.
+    pub exported_cells: u64,
+    pub exported_particles: u64,
+    pub imported: ImportCounts,
+    /// Build, group boxes and summary, until their counts were read.
+    pub build_s: f64,
+    /// Summaries gathered and local essential trees cut and read back.
+    pub cut_s: f64,
+    /// The exchange of the trees, which runs while the GPU walks the
+    /// local tree.
+    pub exchange_s: f64,
+    /// Received trees checked, assembled and uploaded, their walk queued.
+    pub import_s: f64,
+}
+
+pub struct DistributedTree {
+    pub tree: TreeSolver,
+    summaries: DomainSummaries,
+    cutter: LetCutter,
+    imports: ImportedTrees,
+    config: TreeConfig,
+    pub last: EvaluationReport,
+}
+
+impl DistributedTree {
+    pub fn new(ctx: &GpuContext, state: &GpuParticles, config: TreeConfig) -> Result<Self> {
+        let tree = TreeSolver::new(ctx, state, config)?;
+        let b = &tree.buffers;
+        Ok(Self {
+            summaries: DomainSummaries::new(&ctx.device, b),
+            cutter: LetCutter::new(&ctx.device, b),
+            imports: ImportedTrees::new(ctx, b),
+            config,
+            tree,
+            last: EvaluationReport::default(),
+        })
+    }
+
+    /// The first evaluation of a state (see `TreeSolver::encode_fresh`):
+    /// with the acceleration MAC, one with the opening angle on b gives
+    /// the |a_old| of a second, whose forces are kept. Every rank calls it
+    /// together.
+    pub async fn evaluate_fresh(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
+        if self.config.alpha > 0.0 {
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            encoder.clear_buffer(&self.tree.buffers.state.acc_pot, 0, None);
+            self.tree.encode_remember(&ctx.device, &mut encoder);
+            ctx.queue.submit(Some(encoder.finish()));
+            self.evaluate(ctx, comm).await?;
+            self.remember(ctx);
+        }
+        self.evaluate(ctx, comm).await?;
+        self.remember(ctx);
+        Ok(())
+    }
+
+    fn remember(&self, ctx: &GpuContext) {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        self.tree.encode_remember(&ctx.device, &mut encoder);
+        ctx.queue.submit(Some(encoder.finish()));
+    }
+
+    /// One force evaluation of the whole system into this rank's
+    /// `acc_pot` (its state ends in key order). Every rank calls it
+    /// together; the walks are left queued on the GPU.
+    pub async fn evaluate(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
+        let (d, q) = (&ctx.device, &ctx.queue);
+        let started = Instant::now();
+        let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("cluster build"),
+        });
+        self.tree.encode_scheduled_groups(d, &mut encoder, None);
+        self.summaries.encode(&mut encoder);
+        q.submit(Some(encoder.finish()));
+        let counter_bytes = std::mem::size_of::<TreeCounters>() as u64;
+        let summary_bytes = std::mem::size_of::<DomainSummary>() as u64;
+        let got = read_buffer_ranges(
+            d,
+            q,
+            &[
+                (&self.tree.buffers.counters, 0, counter_bytes),
+                (&self.summaries.summary, 0, summary_bytes),
+                self.imports.spill_word(),
+            ],
+        )
+        .await?;
+        let counters: TreeCounters = bytemuck::pod_read_unaligned(&got[0]);
+        let summary: DomainSummary = bytemuck::pod_read_unaligned(&got[1]);
+        self.imports.check_spill(records::<u32>(&got[2])[0])?;
+        self.tree.fit_levels(q, counters.depth);
+        let built = Instant::now();
+
+        let (me, p) = (comm.rank(), comm.size());
+        let all = allgather_records(comm, &[summary]);
+        let targets: Vec<usize> = (0..p)
+            .filter(|&r| r != me && all[r][0].groups > 0)
+            .collect();
+        let summaries: Vec<DomainSummary> = targets.iter().map(|&r| all[r][0]).collect();
+        let trees = self
+            .cutter
+            .cut(ctx, &self.tree.buffers, &counters, &summaries)
+            .await?;
+        let cut = Instant::now();
+
+        // The local walk runs while the trees travel.
+        let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("cluster local walk"),
+        });
+        self.tree.encode_walk(&mut encoder, None);
+        q.submit(Some(encoder.finish()));
+        let mut outgoing = vec![Vec::new(); p];
+        for (tree, &r) in trees.iter().zip(&targets) {
+            outgoing[r] = tree.to_bytes();
+        }
+        let exported_cells = trees.iter().map(|t| t.cells.len() as u64).sum();
+        let exported_particles = trees.iter().map(|t| t.particles.len() as u64).sum();
+        drop(trees);
+        let incoming = comm.alltoall(outgoing);
+        let exchanged = Instant::now();
+
+        let received = incoming
+            .iter()
+            .enumerate()
+            .filter(|&(r, _)| r != me)
+            .map(|(_, bytes)| EssentialTree::from_bytes(bytes))
+            .collect::<Result<Vec<_>>>()?;
+        let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("cluster imported walk"),
+        });
+        self.imports
+            .encode(ctx, &self.tree.buffers, &received, &mut encoder)?;
+        q.submit(Some(encoder.finish()));
+        let imported = Instant::now();
+        let secs = |a: Instant, b: Instant| (b - a).as_secs_f64();
+        self.last = EvaluationReport {
+            exported_cells,
+            exported_particles,
+            imported: self.imports.last,
+            build_s: secs(started, built),
+            cut_s: secs(built, cut),
+            exchange_s: secs(cut, exchanged),
+            import_s: secs(exchanged, imported),
+        };
+        Ok(())
+    }
+
+    /// Waits for the last evaluation's walks and checks that the imported
+    /// one was complete (later evaluations check their predecessor as
+    /// they go).
+    pub async fn finish(&self, ctx: &GpuContext) -> Result<()> {
+        let got = read_buffer_ranges(&ctx.device, &ctx.queue, &[self.imports.spill_word()]).await?;
+        self.imports.check_spill(records::<u32>(&got[0])[0])
+    }
+}

@@ -1,0 +1,269 @@
+//! The tree code on P ranks (threads of this process, through
+//! `ThreadComm`, each with its own GPU context) against one rank and the
+//! f64 direct sum: the decomposition keeps every particle, and the forces
+//! of P ranks are as accurate as one rank's (the local essential trees
+//! hold everything the MAC needs).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use pollster::block_on;
+use webgrav::cluster::comm::{Comm, ThreadComm};
+use webgrav::cluster::decomposition::{decompose, RankParticles};
+use webgrav::cluster::let_tree::EssentialTree;
+use webgrav::cluster::run::{ClusterDiagnostics, ClusterParams, ClusterRun};
+use webgrav::cluster::solver::{DistributedTree, EvaluationReport};
+use webgrav::direct::reference::{acc_errors, forces, pot_errors};
+use webgrav::gpu::layout::AccPot;
+use webgrav::snapshot::Snapshot;
+use webgrav::state::particles::StateReadback;
+use webgrav::state::stats::ErrorStats;
+use webgrav::state::{GpuParticles, Model, Particles};
+use webgrav::tree::TreeConfig;
+
+const EPS: f32 = 0.01;
+
+/// Rank `comm.rank()`'s share of the forces on `particles`: it starts with
+/// an equal slice of the input, the ranks decompose, and evaluate once.
+/// (global id, force) of each particle it ends with, and its report.
+fn rank_forces(
+    comm: &dyn Comm,
+    particles: &Particles,
+    config: TreeConfig,
+) -> (Vec<(u64, AccPot)>, EvaluationReport) {
+    let ctx = common::gpu();
+    let (n, p, r) = (particles.len(), comm.size(), comm.rank());
+    let range = r * n / p..(r + 1) * n / p;
+    let mine = RankParticles {
+        pos_mass: particles.pos_mass[range.clone()].to_vec(),
+        vel: particles.vel[range.clone()].to_vec(),
+        acc_pot: vec![AccPot::default(); range.len()],
+        id: particles.id[range.clone()].to_vec(),
+        work: vec![1.0; range.len()],
+    };
+    let mine = decompose(comm, mine).unwrap();
+    let local = StateReadback {
+        pos_mass: mine.pos_mass.clone(),
+        vel: mine.vel.clone(),
+        acc_pot: mine.acc_pot.clone(),
+        index: (0..mine.len() as u32).collect(),
+    };
+    let state = GpuParticles::restore(&ctx, &local).unwrap();
+    let mut solver = DistributedTree::new(&ctx, &state, config).unwrap();
+    block_on(solver.evaluate_fresh(&ctx, comm)).unwrap();
+    block_on(solver.finish(&ctx)).unwrap();
+    let s = block_on(state.read(&ctx)).unwrap();
+    let out = s
+        .index
+        .iter()
+        .zip(&s.acc_pot)
+        .map(|(&i, a)| (mine.id[i as usize], *a))
+        .collect();
+    (out, solver.last)
+}
+
+/// The forces of `p` ranks in input order, and each rank's report.
+fn forces_on_ranks(
+    p: usize,
+    particles: &Particles,
+    config: TreeConfig,
+) -> (Vec<AccPot>, Vec<EvaluationReport>) {
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = ThreadComm::ranks(p)
+            .into_iter()
+            .map(|comm| s.spawn(move || rank_forces(&comm, particles, config)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut acc = vec![None; particles.len()];
+    let mut reports = Vec::new();
+    for (rank, (forces, report)) in results.into_iter().enumerate() {
+        assert!(!forces.is_empty(), "rank {rank} of {p} holds no particle");
+        for (id, a) in forces {
+            let slot = &mut acc[id as usize];
+            assert!(slot.is_none(), "particle {id} is on two ranks");
+            *slot = Some(a);
+        }
+        reports.push(report);
+    }
+    let acc = acc
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| a.unwrap_or_else(|| panic!("particle {i} was lost")))
+        .collect();
+    (acc, reports)
+}
+
+fn errors(p: usize, particles: &Particles, config: TreeConfig) -> (ErrorStats, ErrorStats) {
+    let (acc, reports) = forces_on_ranks(p, particles, config);
+    if p > 1 {
+        for (rank, r) in reports.iter().enumerate() {
+            eprintln!("rank {rank} of {p}: {r:?}");
+            assert!(r.imported.trees > 0, "rank {rank}: {r:?}");
+        }
+    }
+    let reference = forces(&particles.pos_mass, EPS as f64);
+    (
+        ErrorStats::of(&acc_errors(&acc, &reference)),
+        ErrorStats::of(&pot_errors(&acc, &reference)),
+    )
+}
+
+/// Forces of 2 and 3 ranks against one. Each rank's tree covers its own
+/// domain, so the cells differ and so does the tail of the errors: on
+/// lavapipe (N = 6000, θ = 0.75) the median stays within 12 % and p99 and
+/// the largest error grow up to 2 and 3 times with 3 ranks; at θ = 0.3
+/// they shrink as θ³ alike (see `ranks_converge_with_the_opening_angle`).
+/// A missing or doubled leaf would cost ~1e-2 at any θ.
+fn check_ranks_agree(config: TreeConfig, n: usize) {
+    let particles = Model::Plummer.generate(n, 21).unwrap();
+    let (acc1, pot1) = errors(1, &particles, config);
+    for p in [2, 3] {
+        let (acc, pot) = errors(p, &particles, config);
+        eprintln!("P = {p}: acc {acc:?} pot {pot:?} (one rank: {acc1:?} {pot1:?})");
+        assert!(
+            acc.median <= 1.25 * acc1.median,
+            "P = {p}: {acc:?} vs {acc1:?}"
+        );
+        assert!(acc.p99 <= 3.0 * acc1.p99, "P = {p}: {acc:?} vs {acc1:?}");
+        assert!(acc.max <= 4.5 * acc1.max, "P = {p}: {acc:?} vs {acc1:?}");
+        assert!(
+            pot.median <= 1.25 * pot1.median,
+            "P = {p}: {pot:?} vs {pot1:?}"
+        );
+        assert!(pot.max <= 3.0 * pot1.max, "P = {p}: {pot:?} vs {pot1:?}");
+    }
+}
+
+#[test]
+fn ranks_converge_with_the_opening_angle() {
+    // Measured on lavapipe: one rank max 2.7e-4, three 5.1e-4.
+    let particles = Model::Plummer.generate(6000, 21).unwrap();
+    let config = TreeConfig {
+        theta: 0.3,
+        eps: EPS,
+        alpha: 0.0,
+    };
+    let (acc, pot) = errors(3, &particles, config);
+    assert!(acc.max < 1.5e-3 && pot.max < 2e-4, "{acc:?} {pot:?}");
+}
+
+#[test]
+fn ranks_agree_with_one_rank_at_the_opening_angle() {
+    check_ranks_agree(
+        TreeConfig {
+            theta: 0.75,
+            eps: EPS,
+            alpha: 0.0,
+        },
+        6000,
+    );
+}
+
+#[test]
+fn ranks_agree_with_one_rank_under_the_acceleration_mac() {
+    check_ranks_agree(
+        TreeConfig {
+            theta: 0.75,
+            eps: EPS,
+            alpha: 0.01,
+        },
+        6000,
+    );
+}
+
+#[test]
+fn damaged_trees_are_refused() {
+    assert_eq!(
+        EssentialTree::from_bytes(&[]).unwrap(),
+        EssentialTree::default()
+    );
+    for bytes in [vec![1u8, 0, 0], vec![1, 0, 0, 0, 0, 0, 0, 0]] {
+        assert!(EssentialTree::from_bytes(&bytes).is_err());
+    }
+}
+
+/// Rank `comm.rank()`'s equal slice of `particles`, as a run starts.
+fn slice_of(comm: &dyn Comm, particles: &Particles) -> RankParticles {
+    let (n, p, r) = (particles.len(), comm.size(), comm.rank());
+    let range = r * n / p..(r + 1) * n / p;
+    RankParticles {
+        pos_mass: particles.pos_mass[range.clone()].to_vec(),
+        vel: particles.vel[range.clone()].to_vec(),
+        acc_pot: vec![AccPot::default(); range.len()],
+        id: particles.id[range.clone()].to_vec(),
+        work: vec![1.0; range.len()],
+    }
+}
+
+/// `steps` steps on `p` ranks: the diagnostics before and after, and the
+/// end state gathered on rank 0.
+fn run_on_ranks(
+    p: usize,
+    particles: &Particles,
+    params: ClusterParams,
+    steps: u64,
+) -> (ClusterDiagnostics, ClusterDiagnostics, Snapshot) {
+    let mut results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = ThreadComm::ranks(p)
+            .into_iter()
+            .map(|comm| {
+                s.spawn(move || {
+                    let ctx = common::gpu();
+                    let mine = slice_of(&comm, particles);
+                    let mut run =
+                        block_on(ClusterRun::new(&ctx, &comm, mine, 0.0, params)).unwrap();
+                    let start = block_on(run.diagnostics(&ctx, &comm)).unwrap();
+                    for _ in 0..steps {
+                        block_on(run.step(&ctx, &comm)).unwrap();
+                    }
+                    let end = block_on(run.diagnostics(&ctx, &comm)).unwrap();
+                    let snap = block_on(run.gather(&ctx, &comm, 0)).unwrap();
+                    (start, end, snap)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let (start, end, snap) = results.swap_remove(0);
+    (start, end, snap.expect("rank 0 gathers"))
+}
+
+#[test]
+fn a_short_run_on_ranks_conserves_energy_and_follows_one_rank() {
+    let particles = Model::Plummer.generate(4096, 5).unwrap();
+    let params = ClusterParams {
+        tree: TreeConfig {
+            theta: 0.6,
+            eps: EPS,
+            alpha: 0.0,
+        },
+        dt: 1.0 / 128.0,
+        rebalance_every: 4,
+    };
+    let steps = 16;
+    let (start1, end1, one) = run_on_ranks(1, &particles, params, steps);
+    let (start3, end3, three) = run_on_ranks(3, &particles, params, steps);
+    for (d, n) in [(&start3, 3), (&end3, 3), (&start1, 1)] {
+        assert_eq!(d.particles, 4096, "{n} ranks: {d:?}");
+        assert!(d.fewest > 0, "{n} ranks: {d:?}");
+    }
+    let de1 = end1.diagnostics.energy_error(&start1.diagnostics);
+    let de3 = end3.diagnostics.energy_error(&start3.diagnostics);
+    eprintln!("|dE/E| one rank {de1:e}, three {de3:e}");
+    // Measured on lavapipe: 6.0e-6 on one rank, 9.0e-6 on three (the
+    // leapfrog's and the MAC's own error); a lost or doubled interaction
+    // costs far more.
+    assert!(de1 < 3e-5 && de3 < 3e-5, "{de1:e} {de3:e}");
+    assert_eq!(three.particles.id, one.particles.id);
+    assert_eq!(three.time, one.time);
+    // The runs part only by the trees' rounding and MAC errors (measured:
+    // 2.7e-5 at most, for positions of order 1).
+    let mut worst = 0.0f64;
+    for (a, b) in three.particles.pos_mass.iter().zip(&one.particles.pos_mass) {
+        let d2: f32 = (0..3).map(|k| (a.pos[k] - b.pos[k]).powi(2)).sum();
+        worst = worst.max(d2.sqrt() as f64);
+    }
+    eprintln!("largest position difference {worst:e}");
+    assert!(worst < 1e-4, "{worst:e}");
+}
