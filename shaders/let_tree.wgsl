@@ -2,9 +2,11 @@
 // each other rank's domain, the part of this rank's tree that the domain's
 // groups walk. One pass per (domain, level), top-down: each cell the
 // domain reaches (the root, or a child of a node it opened) is tested with
-// the walk's MAC against the domain's box and loosest tolerances
-// (tree_common.wgsl `mac_accepts`, with a safety margin the host adds):
-//   taken      -> kept as a multipole (every group of the domain takes it),
+// the walk's MAC against each of the domain's boxes with their loosest
+// tolerances (tree_common.wgsl `mac_accepts`, with a safety margin the
+// host adds):
+//   taken      -> kept as a multipole (every box, so every group of the
+//                 domain, takes it),
 //   opened leaf -> kept with a copy of its particles,
 //   opened node -> kept, and its children reach the next level's pass.
 // Cells and particles are appended to the output with atomics; siblings
@@ -26,10 +28,28 @@
 @group(0) @binding(6) var<storage, read_write> out: LetCounters;
 @group(0) @binding(7) var<storage, read_write> let_cells: array<LetCell>;
 @group(0) @binding(8) var<storage, read_write> let_particles: array<PosMass>;
+// DOMAIN_BOXES boxes per domain (src/cluster/summary.rs), in domain order.
+@group(0) @binding(9) var<storage, read> targets: array<DomainSummary>;
 
 // first_child of a cell taken as a multipole (it has neither children nor
 // particles in the tree; src/cluster/let_tree.rs TAKEN).
 const TAKEN: u32 = 0xffffffffu;
+
+// Whether every box of the pass's domain takes the cell (moments `pr`).
+fn domain_takes(pr: CellProps) -> bool {
+    let first = pass_.domain * DOMAIN_BOXES;
+    for (var k = 0u; k < DOMAIN_BOXES; k++) {
+        let t = targets[first + k];
+        if (t.groups == 0u) {
+            continue;
+        }
+        let d2 = box_distance2(pr.com_mass.xyz, t.lo.xyz, t.hi.xyz);
+        if (!mac_accepts(pr.quad_diag.w, pr.quad_off.w, d2, t.open_scale, t.accel_tol, params.alpha)) {
+            return false;
+        }
+    }
+    return true;
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cut(
@@ -58,8 +78,7 @@ fn cut(
     let pr = props[c];
     var kept = TreeCell(0u, cell.count, 0u, 0u);
     if (cell.count > 0u) {
-        let d2 = box_distance2(pr.com_mass.xyz, pass_.lo.xyz, pass_.hi.xyz);
-        if (mac_accepts(pr.quad_diag.w, pr.quad_off.w, d2, pass_.open_scale, pass_.accel_tol, params.alpha)) {
+        if (domain_takes(pr)) {
             // a multipole for every group of the domain
             kept.first_child = TAKEN;
         } else if (cell.child_count == 0u) {

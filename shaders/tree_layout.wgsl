@@ -187,9 +187,10 @@ struct TraceResult {
 
 // --- parallel runs: local essential trees (src/cluster) ---
 
-// What a rank's domain shows the others: the box of its walk groups and
-// their loosest tolerances (largest open_scale, smallest accel_tol), so a
-// cell the domain takes as a multipole is taken by each of its groups.
+// One of the boxes a rank's domain shows the others: the box of a run of
+// its walk groups and their loosest tolerances (largest open_scale,
+// smallest accel_tol), so a cell every box of the domain takes as a
+// multipole is taken by each of its groups.
 struct DomainSummary {
     lo: vec4<f32>,
     hi: vec4<f32>,
@@ -200,13 +201,10 @@ struct DomainSummary {
 }
 
 // One pass of the cut of local essential trees: the local cells
-// begin..end (one level) tested against one domain (its summary with a
-// safety margin), with the capacities of the output.
+// begin..end (one level) tested against one domain (its boxes, with a
+// safety margin, are `targets[domain * DOMAIN_BOXES ..]`), with the
+// capacities of the output.
 struct LetPass {
-    lo: vec4<f32>,
-    hi: vec4<f32>,
-    open_scale: f32,
-    accel_tol: f32,
     begin: u32,
     end: u32,
     // Which of the evaluation's trees this pass cuts.
@@ -215,6 +213,8 @@ struct LetPass {
     root: u32,
     cell_capacity: u32,
     particle_capacity: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 // A cell of a local essential tree with its moments, indices relative to

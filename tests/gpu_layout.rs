@@ -330,7 +330,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "LetPass",
         size_of::<LetPass>(),
-        fields!(LetPass: lo, hi, open_scale, accel_tol, begin, end, domain, root, cell_capacity, particle_capacity),
+        fields!(LetPass: begin, end, domain, root, cell_capacity, particle_capacity, _pad0, _pad1),
     );
     check_in(
         &src,

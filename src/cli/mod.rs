@@ -4,6 +4,8 @@
 
 mod analyze;
 mod bench;
+#[cfg(feature = "mpi")]
+mod cluster;
 mod convert;
 mod forces;
 mod interrupt;
@@ -180,12 +182,12 @@ fn color_parser() -> impl TypedValueParser<Value = ColorMode> {
 #[derive(Args)]
 struct InitialArgs {
     #[command(flatten)]
-    model: Table<ModelRows>,
+    pub(crate) model: Table<ModelRows>,
     /// Start from this snapshot instead of a model (.tipsy, .bonsai, .csv,
     /// .gadget, or a Tipsy, Gadget-2 or CSV file of any name; a Gadget-2
     /// snapshot of several files by any of them).
     #[arg(long = "in")]
-    input: Option<String>,
+    pub(crate) input: Option<String>,
     /// The input is in physical units: its length unit in kpc, mass unit
     /// in M☉ and velocity unit in km/s (Gadget-2's defaults: 1 1e10 1);
     /// it is converted to webgrav's G = 1 units as Bonsai chooses them
@@ -232,6 +234,17 @@ impl InitialArgs {
     /// checked against the device (for `solver`) and the host's memory
     /// before anything is generated.
     fn load(&self, ctx: &GpuContext, solver: SolverKind) -> Result<Snapshot> {
+        self.load_checked(Some(ctx), solver)
+    }
+
+    /// `load` for a run on several ranks: a model is generated whole (each
+    /// rank keeps its share), so N is checked against the host alone.
+    #[cfg(feature = "mpi")]
+    fn load_whole(&self) -> Result<Snapshot> {
+        self.load_checked(None, SolverKind::Tree)
+    }
+
+    fn load_checked(&self, ctx: Option<&GpuContext>, solver: SolverKind) -> Result<Snapshot> {
         if self.units.is_some() && self.input.is_none() {
             return Err(Error::InvalidParameter(
                 "--units converts an input file (--in); a model is generated in N-body units"
@@ -259,7 +272,9 @@ impl InitialArgs {
             None => {
                 let m = &self.model;
                 let n = m.n as u64;
-                check_device_particle_count(ctx, n, solver)?;
+                if let Some(ctx) = ctx {
+                    check_device_particle_count(ctx, n, solver)?;
+                }
                 check_host_memory(n, solver)?;
                 // Component kinds go into the files (halo as dark matter,
                 // the rest as stars; Bonsai's id ranges; a CSV type column).

@@ -35,57 +35,57 @@ use std::sync::Arc;
 #[derive(Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    initial: InitialArgs,
+    pub(super) initial: InitialArgs,
     #[command(flatten)]
-    solver: SolverArgs,
+    pub(super) solver: SolverArgs,
     #[command(flatten)]
-    step: StepArgs,
+    pub(super) step: StepArgs,
     /// End time (N-body units): a whole number of steps (leapfrog) or of
     /// largest block steps (Hermite) after the start.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    t_end: f64,
+    pub(super) t_end: f64,
     /// Log at these intervals of simulated time (0: only at the end;
     /// leapfrog: a whole number of steps): a JSON line on stdout and in
     /// --log. Logs, snapshots and checkpoints fall on the grid of the
     /// run's start time, also after a resume.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    log_every: f64,
+    pub(super) log_every: f64,
     /// Also write the run log to this file (JSON lines): replaced when a
     /// new run starts, continued by a resumed one (its lines after the
     /// checkpoint's time dropped).
     #[arg(long)]
-    log: Option<String>,
+    pub(super) log: Option<String>,
     /// Write a snapshot every this much simulated time (0: none) into
     /// --snap-dir, listed in its index.json.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    snap_every: f64,
+    pub(super) snap_every: f64,
     /// Directory of the snapshot series (created if missing). A new run
     /// refuses one that holds a series; a resumed run continues its own.
     #[arg(long, default_value = "snapshots")]
-    snap_dir: String,
+    pub(super) snap_dir: String,
     /// Format of the series: tipsy, bonsai, csv, gadget, hdf5 (GADGET-4's
     /// layout) or swift-hdf5.
     #[arg(long, default_value = "bonsai")]
-    snap_format: String,
+    pub(super) snap_format: String,
     /// Name the series as Bonsai does (snap_TTTTT.TTTT-0, as its %010.4f), so Bonsai's tools
     /// read it; else snap_NNNNN.EXT.
     #[arg(long)]
-    bonsai_names: bool,
+    pub(super) bonsai_names: bool,
     /// Checkpoint file (rewritten atomically at every --checkpoint-every and
     /// when the run is interrupted); it may be the --resume file.
     #[arg(long)]
-    checkpoint: Option<String>,
+    pub(super) checkpoint: Option<String>,
     /// Write the checkpoint every this much simulated time (0: only when
     /// interrupted).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    checkpoint_every: f64,
+    pub(super) checkpoint_every: f64,
     /// Continue the run of this checkpoint, with its particles, solver and
     /// settings (initial-condition and solver options are refused).
     #[arg(long)]
-    resume: Option<String>,
+    pub(super) resume: Option<String>,
     /// Output snapshot (.tipsy, .bonsai or .csv).
     #[arg(long)]
-    out: Option<String>,
+    pub(super) out: Option<String>,
     /// The arguments given on the command line (ids), which `--resume`
     /// checks; filled by `cli::main`.
     #[arg(skip)]
@@ -259,7 +259,7 @@ fn check_resumable_log(path: &str, meta: &std::fs::Metadata) -> Result<()> {
 }
 
 /// The run log's file (JSON lines, as on stdout).
-struct Log {
+pub(super) struct Log {
     path: String,
     file: std::fs::File,
 }
@@ -269,7 +269,7 @@ impl Log {
     /// resumed at `resumed_at` keeps its lines up to that time (a later
     /// line was logged after the checkpoint and is logged again) and
     /// appends.
-    fn open(path: &str, resumed_at: Option<f64>) -> Result<Self> {
+    pub(super) fn open(path: &str, resumed_at: Option<f64>) -> Result<Self> {
         use std::io::{Read as _, Seek as _};
         let io = |source| Error::Io {
             path: path.to_string(),
@@ -320,7 +320,7 @@ impl Log {
         })
     }
 
-    fn write(&mut self, line: &serde_json::Value) -> Result<()> {
+    pub(super) fn write(&mut self, line: &serde_json::Value) -> Result<()> {
         use std::io::Write as _;
         // One write a line: a killed run leaves whole lines (or the one
         // it was writing cut short, which a resume drops).
@@ -334,6 +334,14 @@ impl Log {
 }
 
 pub async fn run(mut a: RunArgs) -> Result<ExitCode> {
+    // Under mpirun with several ranks: the tree code on one GPU each.
+    #[cfg(feature = "mpi")]
+    if crate::cluster::mpi::launched_by_mpirun() {
+        let comm = crate::cluster::mpi::MpiComm::init()?;
+        if crate::cluster::comm::Comm::size(&comm) > 1 {
+            return super::cluster::run(a, comm).await;
+        }
+    }
     // A resumed run is asked what its checkpoint's run was asked, but for
     // the options given now: its outputs are then checked as any run's.
     let resumed = match a.resume.clone() {

@@ -1,16 +1,17 @@
 //! Domain decomposition along the space-filling curve (Bédorf et al.
-//! 2014, §2.2): every rank samples its particles' Morton keys (the tree's
-//! own keys, in the global cube) weighted by their work in the last walk,
+//! 2014, §2.2): every rank samples its particles' Peano–Hilbert keys (in
+//! the global cube) weighted by their work in the last walk,
 //! all ranks cut the gathered samples into P runs of equal work, and each
 //! particle moves to the rank whose run holds its key. Each domain is thus
-//! a run of the curve, compact in space, and the ranks' walks take about
-//! equal time.
+//! a run of the curve, and the ranks' walks take about equal time. The
+//! Hilbert curve, unlike the Morton curve of the tree's own keys, never
+//! jumps: a run of it is one connected piece of space, so the domains'
+//! boundaries, and the trees they exchange, stay small.
 
 use super::comm::{allgather_records, Comm};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
-use crate::tree::keys::morton_key;
-use crate::tree::layout::Bounds;
+use crate::tree::layout::{Bounds, MAX_DEPTH};
 use bytemuck::{Pod, Zeroable};
 
 /// Samples each rank contributes per rank of the run: enough that the
@@ -138,7 +139,7 @@ pub fn decompose(comm: &dyn Comm, mine: RankParticles) -> Result<RankParticles> 
     let keys: Vec<u64> = mine
         .pos_mass
         .iter()
-        .map(|q| morton_key(q.pos, &bounds))
+        .map(|q| hilbert_key(q.pos, &bounds))
         .collect();
     let mut cuts = splitters(comm, &keys, &mine.work);
     let mut dest = destinations(&keys, &cuts);
@@ -201,4 +202,93 @@ fn counts_per_rank(comm: &dyn Comm, dest: &[usize], p: usize) -> Vec<u64> {
     }
     let all = allgather_records(comm, &mine);
     (0..p).map(|r| all.iter().map(|c| c[r]).sum()).collect()
+}
+
+/// The 63-bit Peano–Hilbert key of `p` in the cube around `b` (21 bits an
+/// axis, as the tree's Morton keys): Skilling's transform of the axes
+/// into the Hilbert curve's transposed form (Skilling 2004, "Programming
+/// the Hilbert curve", AIP Conf. Proc. 707, 381), then its bits
+/// interleaved.
+pub fn hilbert_key(p: [f32; 3], b: &Bounds) -> u64 {
+    let cells = 1u32 << MAX_DEPTH;
+    let ext = [b.hi[0] - b.lo[0], b.hi[1] - b.lo[1], b.hi[2] - b.lo[2]];
+    let side = ext[0].max(ext[1]).max(ext[2].max(1.0e-30)) * 1.0001;
+    let scale = cells as f32 / side;
+    let mut x: [u32; 3] = std::array::from_fn(|a| {
+        let f = ((p[a] - b.lo[a]) * scale).clamp(0.0, (cells - 1) as f32);
+        (f as u32).min(cells - 1)
+    });
+    // Inverse undo of the excess work (AxesToTranspose).
+    let m = 1u32 << (MAX_DEPTH - 1);
+    let mut q = m;
+    while q > 1 {
+        let pm = q - 1;
+        for i in 0..3 {
+            if x[i] & q != 0 {
+                x[0] ^= pm;
+            } else {
+                let t = (x[0] ^ x[i]) & pm;
+                x[0] ^= t;
+                x[i] ^= t;
+            }
+        }
+        q >>= 1;
+    }
+    // Gray encode.
+    for i in 1..3 {
+        x[i] ^= x[i - 1];
+    }
+    let mut t = 0;
+    let mut q = m;
+    while q > 1 {
+        if x[2] & q != 0 {
+            t ^= q - 1;
+        }
+        q >>= 1;
+    }
+    for xi in &mut x {
+        *xi ^= t;
+    }
+    // Interleave, most significant bits first: x[0] x[1] x[2] per level.
+    let mut key = 0u64;
+    for bit in (0..MAX_DEPTH).rev() {
+        for xi in &x {
+            key = (key << 1) | ((xi >> bit) & 1) as u64;
+        }
+    }
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Consecutive Hilbert keys are neighbouring cells: on an 8³ grid
+    /// every cell gets its own key, and the cells of keys k and k + 1
+    /// share a face.
+    #[test]
+    fn hilbert_keys_walk_from_cell_to_neighbouring_cell() {
+        let b = Bounds {
+            lo: [0.0; 4],
+            hi: [1.0, 1.0, 1.0, 0.0],
+        };
+        let side = 8u64;
+        let shift = 3 * (MAX_DEPTH as u64 - 3);
+        let mut cell_of = vec![None; 512];
+        for i in 0..side {
+            for j in 0..side {
+                for k in 0..side {
+                    let c = |v: u64| (v as f32 + 0.5) / side as f32 / 1.0001;
+                    let key = hilbert_key([c(i), c(j), c(k)], &b) >> shift;
+                    assert!(cell_of[key as usize].is_none(), "key {key} twice");
+                    cell_of[key as usize] = Some([i as i64, j as i64, k as i64]);
+                }
+            }
+        }
+        for w in cell_of.windows(2) {
+            let (a, b) = (w[0].unwrap(), w[1].unwrap());
+            let steps: i64 = (0..3).map(|d| (a[d] - b[d]).abs()).sum();
+            assert_eq!(steps, 1, "{a:?} -> {b:?}");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! submission, then two read-backs (the counts, then the cells and
 //! particles they name). Outputs that do not fit grow and are cut again.
 
+use super::summary::DOMAIN_BOXES;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
 use crate::gpu::context::dispatch_size;
@@ -15,7 +16,7 @@ use crate::tree::TreeBuffers;
 const LET_TREE_WGSL: &str = include_str!("../../shaders/let_tree.wgsl");
 
 pub fn wgsl() -> String {
-    crate::tree::compose(LET_TREE_WGSL)
+    crate::tree::compose_with(&[("DOMAIN_BOXES", DOMAIN_BOXES)], LET_TREE_WGSL)
 }
 
 /// The binding contract of `shaders/let_tree.wgsl`.
@@ -29,6 +30,7 @@ pub const BINDINGS: &[Slot] = &[
     ("out", Binding::StorageReadWrite),
     ("let_cells", Binding::StorageReadWrite),
     ("let_particles", Binding::StorageReadWrite),
+    ("targets", Binding::StorageRead),
 ];
 
 /// Relative margin by which a domain's box grows and its tolerances
@@ -128,6 +130,8 @@ pub struct LetCutter {
     particles_out: wgpu::Buffer,
     cell_capacity: u32,
     particle_capacity: u32,
+    /// The domains' boxes, DOMAIN_BOXES each.
+    targets: wgpu::Buffer,
     bind: wgpu::BindGroup,
 }
 
@@ -145,6 +149,7 @@ impl LetCutter {
         let particle_capacity = b.state.n.max(64);
         let cells_out = Self::cells_buffer(device, cell_capacity);
         let particles_out = Self::particles_buffer(device, particle_capacity);
+        let targets = Self::targets_buffer(device, domains_capacity);
         let bind = kernel.bind(
             device,
             &[
@@ -157,9 +162,11 @@ impl LetCutter {
                 &counters,
                 &cells_out,
                 &particles_out,
+                &targets,
             ],
         );
         Self {
+            targets,
             kernel,
             passes,
             pass_slots,
@@ -188,6 +195,12 @@ impl LetCutter {
         empty_storage_buffer(device, "LET counters", bytes)
     }
 
+    fn targets_buffer(device: &wgpu::Device, domains: u32) -> wgpu::Buffer {
+        let bytes =
+            domains as u64 * DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64;
+        empty_storage_buffer(device, "LET target boxes", bytes)
+    }
+
     fn cells_buffer(device: &wgpu::Device, cells: u32) -> wgpu::Buffer {
         let bytes = cells as u64 * std::mem::size_of::<LetCell>() as u64;
         empty_storage_buffer(device, "LET cells", bytes)
@@ -211,13 +224,14 @@ impl LetCutter {
                 &self.counters,
                 &self.cells_out,
                 &self.particles_out,
+                &self.targets,
             ],
         );
     }
 
     /// The local essential trees of the tree in `b` (built, with
-    /// `counters` read back after its build) for the domains `targets`,
-    /// in their order.
+    /// `counters` read back after its build) for the domains whose boxes
+    /// are `targets` (DOMAIN_BOXES each), in their order.
     pub async fn cut(
         &mut self,
         ctx: &GpuContext,
@@ -225,35 +239,45 @@ impl LetCutter {
         counters: &TreeCounters,
         targets: &[DomainSummary],
     ) -> Result<Vec<EssentialTree>> {
-        if targets.is_empty() {
+        assert_eq!(
+            targets.len() % DOMAIN_BOXES as usize,
+            0,
+            "whole domains of boxes"
+        );
+        let domains = targets.len() / DOMAIN_BOXES as usize;
+        if domains == 0 {
             return Ok(Vec::new());
         }
         let levels = levels_of(counters);
         let d = &ctx.device;
-        let needed_slots = targets.len() as u32 * levels.len() as u32;
+        let needed_slots = domains as u32 * levels.len() as u32;
         let mut grown = false;
         if needed_slots > self.pass_slots {
             self.pass_slots = needed_slots.next_power_of_two();
             self.passes = Self::pass_buffer(d, self.pass_slots);
             grown = true;
         }
-        if targets.len() as u32 > self.domains_capacity {
-            self.domains_capacity = (targets.len() as u32).next_power_of_two();
+        if domains as u32 > self.domains_capacity {
+            self.domains_capacity = (domains as u32).next_power_of_two();
             self.counters = Self::counter_buffer(d, self.domains_capacity);
+            self.targets = Self::targets_buffer(d, self.domains_capacity);
             grown = true;
         }
         if grown {
             self.rebind(d, b);
         }
+        let boxes: Vec<DomainSummary> = targets.iter().map(with_margin).collect();
+        ctx.queue
+            .write_buffer(&self.targets, 0, bytemuck::cast_slice(&boxes));
         loop {
-            let passes = self.passes_for(&levels, targets);
+            let passes = self.passes_for(&levels, domains);
             ctx.queue
                 .write_buffer(&self.passes, 0, &slots_bytes(&passes));
             let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("LET cut"),
             });
             encoder.clear_buffer(&self.counters, 0, None);
-            for domain in 0..targets.len() {
+            for domain in 0..domains {
                 encoder.clear_buffer(&self.slot_of, 0, None);
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("LET cut"),
@@ -268,7 +292,7 @@ impl LetCutter {
             }
             ctx.queue.submit(Some(encoder.finish()));
             let head_bytes = std::mem::size_of::<LetCounters>() as u64;
-            let begins_bytes = targets.len() as u64 * 8;
+            let begins_bytes = domains as u64 * 8;
             let got = read_buffer_ranges(
                 d,
                 &ctx.queue,
@@ -333,7 +357,7 @@ impl LetCutter {
             } else {
                 std::borrow::Cow::Borrowed(&no_particles[..])
             };
-            return Ok((0..targets.len())
+            return Ok((0..domains)
                 .map(|k| {
                     let (c0, c1) = (begins[k][0] as usize, begins[k + 1][0] as usize);
                     let (p0, p1) = (begins[k][1] as usize, begins[k + 1][1] as usize);
@@ -346,23 +370,20 @@ impl LetCutter {
         }
     }
 
-    /// Every pass of one cut: for each target, its levels in order.
-    fn passes_for(&self, levels: &[(u32, u32)], targets: &[DomainSummary]) -> Vec<LetPass> {
-        let mut out = Vec::with_capacity(levels.len() * targets.len());
-        for (domain, t) in targets.iter().enumerate() {
-            let t = with_margin(t);
+    /// Every pass of one cut: for each domain, its levels in order.
+    fn passes_for(&self, levels: &[(u32, u32)], domains: usize) -> Vec<LetPass> {
+        let mut out = Vec::with_capacity(levels.len() * domains);
+        for domain in 0..domains {
             for (k, &(begin, end)) in levels.iter().enumerate() {
                 out.push(LetPass {
-                    lo: t.lo,
-                    hi: t.hi,
-                    open_scale: t.open_scale,
-                    accel_tol: t.accel_tol,
                     begin,
                     end,
                     domain: domain as u32,
                     root: (k == 0) as u32,
                     cell_capacity: self.cell_capacity,
                     particle_capacity: self.particle_capacity,
+                    _pad0: 0,
+                    _pad1: 0,
                 });
             }
         }
@@ -389,8 +410,12 @@ fn levels_of(counters: &TreeCounters) -> Vec<(u32, u32)> {
 }
 
 /// `t` grown by MAC_MARGIN: a larger box, a larger opening scale and a
-/// smaller acceleration tolerance all open more cells.
+/// smaller acceleration tolerance all open more cells. (An empty box,
+/// `groups` 0, is skipped by the cut.)
 pub fn with_margin(t: &DomainSummary) -> DomainSummary {
+    if t.groups == 0 {
+        return *t;
+    }
     let scale = t.lo[..3]
         .iter()
         .chain(&t.hi[..3])

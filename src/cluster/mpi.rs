@@ -180,7 +180,9 @@ impl Comm for MpiComm {
                 let start = (round * chunk).min(len);
                 (start, (len - start).min(chunk))
             };
-            let mut send_buf = Vec::new();
+            // Never an empty vector's dangling pointer: Open MPI's
+            // MPI_IN_PLACE is the address 1, which an empty Vec<u8> has.
+            let mut send_buf = Vec::with_capacity(1 + p * chunk.min(most) as usize);
             let (mut scounts, mut sdispls) = (vec![0 as c_int; p], vec![0 as c_int; p]);
             for (r, m) in to.iter().enumerate() {
                 let (start, len) = part(m.len() as u64);
@@ -196,7 +198,7 @@ impl Comm for MpiComm {
                 rcounts[r] = len as c_int;
                 total += len;
             }
-            let mut recv_buf = vec![0u8; total as usize];
+            let mut recv_buf = vec![0u8; total as usize + 1];
             // SAFETY: counts and displacements lie within both buffers.
             let code = unsafe {
                 MPI_Alltoallv(

@@ -6,7 +6,7 @@
 use super::comm::{allgather_records, Comm};
 use super::imports::{ImportCounts, ImportedTrees};
 use super::let_tree::{EssentialTree, LetCutter};
-use super::summary::DomainSummaries;
+use super::summary::{DomainSummaries, DOMAIN_BOXES};
 use crate::error::Result;
 use crate::gpu::buffers::{read_buffer_ranges, records};
 use crate::gpu::GpuContext;
@@ -93,7 +93,7 @@ impl DistributedTree {
         self.summaries.encode(&mut encoder);
         q.submit(Some(encoder.finish()));
         let counter_bytes = std::mem::size_of::<TreeCounters>() as u64;
-        let summary_bytes = std::mem::size_of::<DomainSummary>() as u64;
+        let summary_bytes = DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64;
         let got = read_buffer_ranges(
             d,
             q,
@@ -105,17 +105,20 @@ impl DistributedTree {
         )
         .await?;
         let counters: TreeCounters = bytemuck::pod_read_unaligned(&got[0]);
-        let summary: DomainSummary = bytemuck::pod_read_unaligned(&got[1]);
+        let summary = records::<DomainSummary>(&got[1]).into_owned();
         self.imports.check_spill(records::<u32>(&got[2])[0])?;
         self.tree.fit_levels(q, counters.depth);
         let built = Instant::now();
 
         let (me, p) = (comm.rank(), comm.size());
-        let all = allgather_records(comm, &[summary]);
+        let all = allgather_records(comm, &summary);
         let targets: Vec<usize> = (0..p)
-            .filter(|&r| r != me && all[r][0].groups > 0)
+            .filter(|&r| r != me && all[r].iter().any(|b| b.groups > 0))
             .collect();
-        let summaries: Vec<DomainSummary> = targets.iter().map(|&r| all[r][0]).collect();
+        let summaries: Vec<DomainSummary> = targets
+            .iter()
+            .flat_map(|&r| all[r].iter().copied())
+            .collect();
         let trees = self
             .cutter
             .cut(ctx, &self.tree.buffers, &counters, &summaries)

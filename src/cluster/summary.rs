@@ -1,6 +1,7 @@
-//! The summary of this rank's domain (drives `shaders/summary.wgsl`): the
-//! box of its walk groups and their loosest tolerances, which the other
-//! ranks cut their local essential trees against.
+//! The summary of this rank's domain (drives `shaders/summary.wgsl`):
+//! DOMAIN_BOXES boxes of runs of its walk groups with their loosest
+//! tolerances, which the other ranks cut their local essential trees
+//! against.
 
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::tree::layout::{counter_word_consts, DomainSummary};
@@ -8,8 +9,15 @@ use crate::tree::TreeBuffers;
 
 const SUMMARY_WGSL: &str = include_str!("../../shaders/summary.wgsl");
 
+/// Boxes a domain shows the others. Each cell a tree sends must pass the
+/// MAC against every box, so finer boxes send fewer cells; 64 runs of
+/// groups cost the cut 64 distance tests per cell it visits.
+pub const DOMAIN_BOXES: u32 = 64;
+
 pub fn wgsl() -> String {
-    crate::tree::compose_with(&counter_word_consts(), SUMMARY_WGSL)
+    let mut consts = counter_word_consts().to_vec();
+    consts.push(("DOMAIN_BOXES", DOMAIN_BOXES));
+    crate::tree::compose_with(&consts, SUMMARY_WGSL)
 }
 
 /// The binding contract of `shaders/summary.wgsl`.
@@ -22,7 +30,7 @@ pub const BINDINGS: &[Slot] = &[
 pub struct DomainSummaries {
     kernel: Kernel,
     bind: wgpu::BindGroup,
-    /// The `DomainSummary` the kernel writes.
+    /// The DOMAIN_BOXES `DomainSummary` records the kernel writes.
     pub summary: wgpu::Buffer,
 }
 
@@ -32,7 +40,7 @@ impl DomainSummaries {
         let summary = crate::gpu::buffers::empty_storage_buffer(
             device,
             "domain summary",
-            std::mem::size_of::<DomainSummary>() as u64,
+            DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64,
         );
         let bind = kernel.bind(device, &[&b.counters, &b.group_boxes, &summary]);
         Self {
@@ -48,6 +56,7 @@ impl DomainSummaries {
             label: Some("domain summary"),
             timestamp_writes: None,
         });
-        self.kernel.dispatch(&mut pass, &self.bind, (1, 1));
+        self.kernel
+            .dispatch(&mut pass, &self.bind, (DOMAIN_BOXES, 1));
     }
 }

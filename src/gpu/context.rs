@@ -227,6 +227,33 @@ impl GpuContext {
                      in a browser: use one with WebGPU enabled)"
                 ))
             })?;
+        Self::open_adapter(adapter, max_workgroups, request).await
+    }
+
+    /// Headless, on the `k`-th of the host's GPUs (counted round, so
+    /// every rank of a parallel run on one host gets one by its local
+    /// rank): discrete GPUs where there are any, else whatever adapters
+    /// there are (lavapipe: every rank shares it).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn headless_on_gpu(k: usize) -> Result<Self> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+        let discrete: Vec<&wgpu::Adapter> = adapters
+            .iter()
+            .filter(|a| a.get_info().device_type == wgpu::DeviceType::DiscreteGpu)
+            .collect();
+        let Some(&adapter) = discrete.get(k % discrete.len().max(1)) else {
+            return Self::headless().await;
+        };
+        Self::open_adapter(adapter.clone(), None, LimitsRequest::from_env()?).await
+    }
+
+    async fn open_adapter(
+        adapter: wgpu::Adapter,
+        max_workgroups: Option<u32>,
+        request: LimitsRequest,
+    ) -> Result<Self> {
         let adapter_info = adapter.get_info();
         let limits = adapter.limits();
         let insufficient = |reason: String| Error::AdapterInsufficient {

@@ -161,7 +161,7 @@ pub struct TraceResult {
 
 /// The word offsets in `TreeCounters` of what shaders that cannot bind its
 /// atomics read (`counter_words`), as WGSL constants.
-pub fn counter_word_consts() -> [(&'static str, u32); 5] {
+pub fn counter_word_consts() -> [(&'static str, u32); 6] {
     let word = |offset: usize| (offset / 4) as u32;
     [
         (
@@ -179,6 +179,10 @@ pub fn counter_word_consts() -> [(&'static str, u32); 5] {
         (
             "COUNTER_DEPTH",
             word(std::mem::offset_of!(TreeCounters, depth)),
+        ),
+        (
+            "COUNTER_GROUPS_BUILT",
+            word(std::mem::offset_of!(TreeCounters, groups_built)),
         ),
         (
             "COUNTER_LEVEL_START",
@@ -226,9 +230,9 @@ pub struct InteractionCount {
     pub pc: u32,
 }
 
-/// What a rank's domain shows the others in a parallel run
-/// (`cluster::let_tree`): the box of its walk groups and their loosest
-/// tolerances.
+/// One of the boxes a rank's domain shows the others in a parallel run
+/// (`cluster::summary`): the box of a run of its walk groups and their
+/// loosest tolerances.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct DomainSummary {
@@ -238,26 +242,25 @@ pub struct DomainSummary {
     pub open_scale: f32,
     /// The smallest `GroupBox::accel_tol`.
     pub accel_tol: f32,
-    /// Walk groups of the domain (0: it has no particles).
+    /// 1 when the box holds any of the domain's groups, 0 for an empty
+    /// box (which the cut skips).
     pub groups: u32,
     pub _pad: u32,
 }
 
 /// One pass of the cut of local essential trees: one level's cells tested
-/// against one domain.
+/// against one domain's boxes.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct LetPass {
-    pub lo: [f32; 4],
-    pub hi: [f32; 4],
-    pub open_scale: f32,
-    pub accel_tol: f32,
     pub begin: u32,
     pub end: u32,
     pub domain: u32,
     pub root: u32,
     pub cell_capacity: u32,
     pub particle_capacity: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
 }
 
 /// A cell of a local essential tree with its moments (indices relative to

@@ -91,7 +91,7 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             tree::walk::BINDINGS,
         ),
         (
-            "walk subgroups imported".into(),
+            "walk imported subgroups".into(),
             tree::walk::wgsl_of(
                 tree::walk::WalkPath::Subgroups,
                 tree::walk::WalkedTree::Imported,
