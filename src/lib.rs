@@ -27,7 +27,7 @@ pub mod snapshot;
 pub mod state;
 pub mod tree;
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "cli-core")]
 pub mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod g6;

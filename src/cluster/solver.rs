@@ -90,7 +90,7 @@ impl DistributedTree {
             label: Some("cluster build"),
         });
         self.tree.encode_scheduled_groups(d, &mut encoder, None);
-        self.summaries.encode(&mut encoder);
+        self.summaries.encode(d, &mut encoder);
         q.submit(Some(encoder.finish()));
         let counter_bytes = std::mem::size_of::<TreeCounters>() as u64;
         let summary_bytes = DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64;

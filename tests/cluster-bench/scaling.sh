@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Weak and strong scaling of the tree code on the GPUs of one host, beside
+# one GPU, in one call of the device tool. From the repository root, with
+# .gl/ (the Vulkan loader's packages, docs/ENVIRONMENT) and .benchx/webgrav
+# (built here with `cargo build --release --no-default-features --features
+# mpi`, so it needs no HDF5) carried:
+#   bash tests/cluster-bench/scaling.sh N_PER_GPU [N_PER_GPU ...]
+# For each N per GPU: `webgrav bench tree` at N on one GPU, then `webgrav
+# run` on every GPU of the host with N per GPU (weak) and with N in all
+# (strong). Every line is JSON (the runs' log lines carry "ranks"): a log
+# line every 8 steps, whose wall_s_per_step is the mean of those 8 (the
+# domains are redrawn after step 16, so the third line is of balanced
+# domains); STEPS steps (default 24), θ = THETA (default 0.75, the
+# opening-angle MAC).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+for f in .gl/*.deb; do dpkg -x "$f" / ; done
+ldconfig
+w=.benchx/webgrav
+chmod +x "$w"
+gpus=$(nvidia-smi -L | wc -l)
+steps=${STEPS:-24}
+theta=${THETA:-0.75}
+dt=0.0078125
+t_end=$(python3 -c "print($steps * $dt)")
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >&2
+mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none -np $gpus"
+for n in "$@"; do
+  echo "== one GPU, N = $n" >&2
+  "$w" bench tree -n "$n" --theta "$theta" --alpha 0 --repeat 3
+  for total in $((n * gpus)) "$n"; do
+    echo "== $gpus GPUs, N = $total" >&2
+    $mpi "$w" run --model plummer -n "$total" --theta "$theta" --alpha 0 --dt $dt \
+      --t-end "$t_end" --log-every "$(python3 -c "print(8 * $dt)")"
+  done
+done
