@@ -28,27 +28,38 @@
 @group(0) @binding(6) var<storage, read_write> out: LetCounters;
 @group(0) @binding(7) var<storage, read_write> let_cells: array<LetCell>;
 @group(0) @binding(8) var<storage, read_write> let_particles: array<PosMass>;
-// DOMAIN_BOXES boxes per domain (src/cluster/summary.rs), in domain order.
+// DOMAIN_BOXES boxes per domain (src/cluster/summary.rs: COARSE_BOXES
+// coarse boxes, then FINE_BOXES fine boxes of each), in domain order.
 @group(0) @binding(9) var<storage, read> targets: array<DomainSummary>;
 
 // first_child of a cell taken as a multipole (it has neither children nor
 // particles in the tree; src/cluster/let_tree.rs TAKEN).
 const TAKEN: u32 = 0xffffffffu;
 
-// Whether every box of the pass's domain takes the cell (moments `pr`).
+// Whether every box of the pass's domain takes the cell (moments `pr`):
+// its fine boxes are looked at only within coarse boxes that open it (a
+// coarse box holds its fine ones, with their loosest tolerances).
 fn domain_takes(pr: CellProps) -> bool {
     let first = pass_.domain * DOMAIN_BOXES;
-    for (var k = 0u; k < DOMAIN_BOXES; k++) {
-        let t = targets[first + k];
-        if (t.groups == 0u) {
-            continue;
-        }
-        let d2 = box_distance2(pr.com_mass.xyz, t.lo.xyz, t.hi.xyz);
-        if (!mac_accepts(pr.quad_diag.w, pr.quad_off.w, d2, t.open_scale, t.accel_tol, params.alpha)) {
-            return false;
+    for (var k = 0u; k < COARSE_BOXES; k++) {
+        if (!box_takes(targets[first + k], pr)) {
+            let fine = first + COARSE_BOXES + k * FINE_BOXES;
+            for (var j = 0u; j < FINE_BOXES; j++) {
+                if (!box_takes(targets[fine + j], pr)) {
+                    return false;
+                }
+            }
         }
     }
     return true;
+}
+
+fn box_takes(t: DomainSummary, pr: CellProps) -> bool {
+    if (t.groups == 0u) {
+        return true;
+    }
+    let d2 = box_distance2(pr.com_mass.xyz, t.lo.xyz, t.hi.xyz);
+    return mac_accepts(pr.quad_diag.w, pr.quad_off.w, d2, t.open_scale, t.accel_tol, params.alpha);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

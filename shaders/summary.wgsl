@@ -1,30 +1,39 @@
-// The summary of a rank's domain in a parallel run: up to DOMAIN_BOXES
-// boxes, each the box of the walk groups that start in one cell of the
-// tree's top (cells opened from the root, fullest first: compact pieces
-// of the domain that together hold every particle), with the loosest MAC
-// tolerances of those groups. The other ranks cut their local
-// essential trees for this domain against every box
-// (shaders/let_tree.wgsl): the finer the boxes, the less they send. (The
-// groups themselves are in no order: the build appends them as it finds
-// them, and one-particle groups split off wide ones follow.)
-//   frontier:   one invocation picks the cells and sorts their first
-//               particles;
-//   accumulate: one invocation per group adds its box to its cell's, with
-//               atomics on order-preserving integer images of the floats;
-//   finish:     one invocation per box writes it out.
+// The summary of a rank's domain in a parallel run: boxes of its walk
+// groups in two levels, with the loosest MAC tolerances of their groups.
+// The COARSE_BOXES coarse boxes are those of the groups that start in
+// cells of the tree's top (opened from the root, fullest first: compact
+// pieces of the domain that together hold every particle); each is cut
+// the same way into up to FINE_BOXES fine boxes. A coarse box holds its
+// fine ones with their loosest tolerances, so a cell a coarse box takes
+// is taken by each of its fine boxes, and the cut of a local essential
+// tree (shaders/let_tree.wgsl) looks at the fine boxes only where a coarse
+// one opens a cell. (The groups themselves are in no order: the build
+// appends them as it finds them, and one-particle groups split off wide
+// ones follow.)
+//   pick_coarse, pick_fine: the cells (one workgroup per list);
+//   accumulate: one invocation per group adds its box to its fine cell's,
+//               with atomics on order-preserving integer images of floats;
+//   finish:     a workgroup per coarse box writes its fine boxes and
+//               itself.
+// The summary is COARSE_BOXES coarse boxes, then FINE_BOXES fine boxes
+// for each coarse one in order (empty boxes have `groups` 0).
 // Driven by src/cluster/summary.rs.
 
 @group(0) @binding(0) var<storage, read> counter_words: array<u32>;
 @group(0) @binding(1) var<storage, read> cells: array<TreeCell>;
 @group(0) @binding(2) var<storage, read> group_boxes: array<GroupBox>;
 @group(0) @binding(3) var<storage, read_write> frontier: SummaryFrontier;
-@group(0) @binding(4) var<storage, read_write> accum: array<BoxAccum, DOMAIN_BOXES>;
-@group(0) @binding(5) var<storage, read_write> summary: array<DomainSummary, DOMAIN_BOXES>;
+@group(0) @binding(4) var<storage, read_write> accum: array<BoxAccum>;
+@group(0) @binding(5) var<storage, read_write> summary: array<DomainSummary>;
 
 struct SummaryFrontier {
-    count: u32,
-    // First particle of each chosen cell, ascending.
-    starts: array<u32, DOMAIN_BOXES>,
+    coarse_count: u32,
+    // First particle (ascending) and cell of each coarse box.
+    coarse_starts: array<u32, COARSE_BOXES>,
+    coarse_cells: array<u32, COARSE_BOXES>,
+    fine_counts: array<u32, COARSE_BOXES>,
+    // FINE_BOXES first particles (ascending) per coarse box.
+    fine_starts: array<u32, FINE_TOTAL>,
 }
 
 struct BoxAccum {
@@ -44,36 +53,36 @@ fn unordered(u: u32) -> f32 {
     return bitcast<f32>(select(~u, u & 0x7fffffffu, (u & 0x80000000u) != 0u));
 }
 
-// At most this many cells are opened while the frontier is picked.
-const FRONTIER_SPLITS: u32 = 3u * DOMAIN_BOXES;
+// At most this many cells are opened while a list is picked.
+const LIST_SPLITS: u32 = 3u * COARSE_BOXES;
 
-var<workgroup> list: array<u32, DOMAIN_BOXES>;
+var<workgroup> list: array<u32, COARSE_BOXES>;
 var<workgroup> listed: u32;
 // (particles, entry) of the entries that may be opened, reduced to the
 // fullest.
-var<workgroup> fullest: array<vec2<u32>, DOMAIN_BOXES>;
+var<workgroup> fullest: array<vec2<u32>, COARSE_BOXES>;
+var<workgroup> root_cell: u32;
 
-// From the root, open the fullest cell whose children still fit, until
-// none does: pieces of about equal particle counts, small where the
-// domain is dense (where the trees it receives are deepest). Invocation k
-// looks after entry k.
-@compute @workgroup_size(DOMAIN_BOXES)
-fn pick_frontier(@builtin(local_invocation_index) k: u32) {
+// From the cell `root_cell`, opens the fullest listed cell whose children
+// still fit in `capacity` entries, until none does: pieces of about equal
+// particle counts, small where the domain is dense. Invocation k looks
+// after entry k; returns the number of entries.
+fn pick(capacity: u32, k: u32) -> u32 {
     if (k == 0u) {
-        list[0] = 0u;
+        list[0] = root_cell;
         listed = 1u;
     }
-    for (var it = 0u; it < FRONTIER_SPLITS; it++) {
+    for (var it = 0u; it < LIST_SPLITS; it++) {
         let n = workgroupUniformLoad(&listed);
         var mine = vec2<u32>(0u, k);
         if (k < n) {
             let c = cells[list[k]];
-            if (c.child_count > 0u && n - 1u + c.child_count <= DOMAIN_BOXES) {
+            if (c.child_count > 0u && n - 1u + c.child_count <= capacity) {
                 mine.x = c.count;
             }
         }
         fullest[k] = mine;
-        for (var half = DOMAIN_BOXES / 2u; half > 0u; half /= 2u) {
+        for (var half = COARSE_BOXES / 2u; half > 0u; half /= 2u) {
             workgroupBarrier();
             if (k < half && fullest[k + half].x > fullest[k].x) {
                 fullest[k] = fullest[k + half];
@@ -96,29 +105,92 @@ fn pick_frontier(@builtin(local_invocation_index) k: u32) {
             listed = m;
         }
     }
-    let n = workgroupUniformLoad(&listed);
-    // Their first particles, ascending: each entry's place is the number
-    // of entries before it.
-    if (k < n) {
-        let start = cells[list[k]].start;
-        var place = 0u;
-        for (var j = 0u; j < n; j++) {
-            let other = cells[list[j]].start;
-            if (other < start || (other == start && j < k)) {
-                place++;
-            }
+    return workgroupUniformLoad(&listed);
+}
+
+// Entry k's place among the n entries in the order of their first
+// particles.
+fn place_of(k: u32, n: u32) -> u32 {
+    let start = cells[list[k]].start;
+    var place = 0u;
+    for (var j = 0u; j < n; j++) {
+        let other = cells[list[j]].start;
+        if (other < start || (other == start && j < k)) {
+            place++;
         }
-        frontier.starts[place] = start;
+    }
+    return place;
+}
+
+@compute @workgroup_size(COARSE_BOXES)
+fn pick_coarse(@builtin(local_invocation_index) k: u32) {
+    if (k == 0u) {
+        root_cell = 0u;
+    }
+    let n = pick(COARSE_BOXES, k);
+    if (k < n) {
+        let place = place_of(k, n);
+        frontier.coarse_starts[place] = cells[list[k]].start;
+        frontier.coarse_cells[place] = list[k];
     }
     if (k == 0u) {
-        frontier.count = n;
+        frontier.coarse_count = n;
     }
-    for (var a = 0u; a < 3u; a++) {
-        atomicStore(&accum[k].lo[a], 0xffffffffu);
-        atomicStore(&accum[k].hi[a], 0u);
+}
+
+@compute @workgroup_size(COARSE_BOXES)
+fn pick_fine(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) k: u32,
+) {
+    let coarse = wid.x;
+    if (k == 0u) {
+        // Past the coarse list: an empty list.
+        root_cell = select(0xffffffffu, frontier.coarse_cells[coarse], coarse < frontier.coarse_count);
     }
-    atomicStore(&accum[k].open_scale, 0u);
-    atomicStore(&accum[k].accel_tol, 0xffffffffu);
+    if (workgroupUniformLoad(&root_cell) == 0xffffffffu) {
+        if (k == 0u) {
+            frontier.fine_counts[coarse] = 0u;
+        }
+        return;
+    }
+    let n = pick(FINE_BOXES, k);
+    if (k < n) {
+        frontier.fine_starts[coarse * FINE_BOXES + place_of(k, n)] = cells[list[k]].start;
+    }
+    if (k == 0u) {
+        frontier.fine_counts[coarse] = n;
+    }
+    if (k < FINE_BOXES) {
+        let a = coarse * FINE_BOXES + k;
+        for (var x = 0u; x < 3u; x++) {
+            atomicStore(&accum[a].lo[x], 0xffffffffu);
+            atomicStore(&accum[a].hi[x], 0u);
+        }
+        atomicStore(&accum[a].open_scale, 0u);
+        atomicStore(&accum[a].accel_tol, 0xffffffffu);
+    }
+}
+
+// The last of `n` ascending starts from `first` at or before `start`.
+fn last_at_or_before(first: u32, n: u32, start: u32, coarse: bool) -> u32 {
+    var lo = 0u;
+    var hi = n;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) / 2u;
+        var s: u32;
+        if (coarse) {
+            s = frontier.coarse_starts[mid];
+        } else {
+            s = frontier.fine_starts[first + mid];
+        }
+        if (s <= start) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -132,37 +204,58 @@ fn accumulate(
         return;
     }
     let b = group_boxes[g];
-    // The last chosen cell starting at or before the group.
-    var lo = 0u;
-    var hi = frontier.count;
-    while (hi - lo > 1u) {
-        let mid = (lo + hi) / 2u;
-        if (frontier.starts[mid] <= b.start) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
+    let c = last_at_or_before(0u, frontier.coarse_count, b.start, true);
+    let f = last_at_or_before(c * FINE_BOXES, frontier.fine_counts[c], b.start, false);
+    let a = c * FINE_BOXES + f;
+    for (var x = 0u; x < 3u; x++) {
+        atomicMin(&accum[a].lo[x], ordered(b.lo[x]));
+        atomicMax(&accum[a].hi[x], ordered(b.hi[x]));
     }
-    for (var a = 0u; a < 3u; a++) {
-        atomicMin(&accum[lo].lo[a], ordered(b.lo[a]));
-        atomicMax(&accum[lo].hi[a], ordered(b.hi[a]));
-    }
-    atomicMax(&accum[lo].open_scale, ordered(b.open_scale));
-    atomicMin(&accum[lo].accel_tol, ordered(b.accel_tol));
+    atomicMax(&accum[a].open_scale, ordered(b.open_scale));
+    atomicMin(&accum[a].accel_tol, ordered(b.accel_tol));
 }
 
-@compute @workgroup_size(DOMAIN_BOXES)
-fn finish(@builtin(local_invocation_index) k: u32) {
-    let lo = vec3<f32>(unordered(atomicLoad(&accum[k].lo[0])), unordered(atomicLoad(&accum[k].lo[1])), unordered(atomicLoad(&accum[k].lo[2])));
-    let hi = vec3<f32>(unordered(atomicLoad(&accum[k].hi[0])), unordered(atomicLoad(&accum[k].hi[1])), unordered(atomicLoad(&accum[k].hi[2])));
+var<workgroup> coarse_lo: array<vec3<f32>, FINE_BOXES>;
+var<workgroup> coarse_hi: array<vec3<f32>, FINE_BOXES>;
+var<workgroup> coarse_tol: array<vec2<f32>, FINE_BOXES>;
+
+const FAR: f32 = 3.0e38;
+
+@compute @workgroup_size(FINE_BOXES)
+fn finish(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) j: u32,
+) {
+    let coarse = wid.x;
+    let a = coarse * FINE_BOXES + j;
+    var lo = vec3<f32>(FAR);
+    var hi = vec3<f32>(-FAR);
+    var tol = vec2<f32>(0.0, FAR);
+    var any = 0u;
+    if (coarse < frontier.coarse_count && j < frontier.fine_counts[coarse]
+        && atomicLoad(&accum[a].lo[0]) <= atomicLoad(&accum[a].hi[0])) {
+        any = 1u;
+        lo = vec3<f32>(unordered(atomicLoad(&accum[a].lo[0])), unordered(atomicLoad(&accum[a].lo[1])), unordered(atomicLoad(&accum[a].lo[2])));
+        hi = vec3<f32>(unordered(atomicLoad(&accum[a].hi[0])), unordered(atomicLoad(&accum[a].hi[1])), unordered(atomicLoad(&accum[a].hi[2])));
+        tol = vec2<f32>(unordered(atomicLoad(&accum[a].open_scale)), unordered(atomicLoad(&accum[a].accel_tol)));
+    }
     // `groups` says only whether the box holds any group.
-    let any = select(0u, 1u, atomicLoad(&accum[k].lo[0]) <= atomicLoad(&accum[k].hi[0]));
-    summary[k] = DomainSummary(
-        vec4<f32>(lo, 0.0),
-        vec4<f32>(hi, 0.0),
-        unordered(atomicLoad(&accum[k].open_scale)),
-        unordered(atomicLoad(&accum[k].accel_tol)),
-        any,
-        0u,
-    );
+    summary[COARSE_BOXES + a] = DomainSummary(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), tol.x, tol.y, any, 0u);
+    coarse_lo[j] = lo;
+    coarse_hi[j] = hi;
+    coarse_tol[j] = tol;
+    for (var half = FINE_BOXES / 2u; half > 0u; half /= 2u) {
+        workgroupBarrier();
+        if (j < half) {
+            coarse_lo[j] = min(coarse_lo[j], coarse_lo[j + half]);
+            coarse_hi[j] = max(coarse_hi[j], coarse_hi[j + half]);
+            let o = coarse_tol[j + half];
+            coarse_tol[j] = vec2<f32>(max(coarse_tol[j].x, o.x), min(coarse_tol[j].y, o.y));
+        }
+    }
+    workgroupBarrier();
+    if (j == 0u) {
+        let filled = select(0u, 1u, coarse_lo[0].x <= coarse_hi[0].x);
+        summary[coarse] = DomainSummary(vec4<f32>(coarse_lo[0], 0.0), vec4<f32>(coarse_hi[0], 0.0), coarse_tol[0].x, coarse_tol[0].y, filled, 0u);
+    }
 }

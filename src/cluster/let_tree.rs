@@ -3,7 +3,7 @@
 //! submission, then two read-backs (the counts, then the cells and
 //! particles they name). Outputs that do not fit grow and are cut again.
 
-use super::summary::DOMAIN_BOXES;
+use super::summary::{COARSE_BOXES, DOMAIN_BOXES, FINE_BOXES};
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
 use crate::gpu::context::dispatch_size;
@@ -16,7 +16,14 @@ use crate::tree::TreeBuffers;
 const LET_TREE_WGSL: &str = include_str!("../../shaders/let_tree.wgsl");
 
 pub fn wgsl() -> String {
-    crate::tree::compose_with(&[("DOMAIN_BOXES", DOMAIN_BOXES)], LET_TREE_WGSL)
+    crate::tree::compose_with(
+        &[
+            ("DOMAIN_BOXES", DOMAIN_BOXES),
+            ("COARSE_BOXES", COARSE_BOXES),
+            ("FINE_BOXES", FINE_BOXES),
+        ],
+        LET_TREE_WGSL,
+    )
 }
 
 /// The binding contract of `shaders/let_tree.wgsl`.

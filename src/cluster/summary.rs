@@ -1,7 +1,6 @@
-//! The summary of this rank's domain (drives `shaders/summary.wgsl`): up
-//! to DOMAIN_BOXES boxes of its walk groups, one per cell of the tree's
-//! top, with their loosest tolerances, which the other ranks cut their
-//! local essential trees against.
+//! The summary of this rank's domain (drives `shaders/summary.wgsl`):
+//! boxes of its walk groups in two levels, with their loosest tolerances,
+//! which the other ranks cut their local essential trees against.
 
 use crate::gpu::buffers::empty_storage_buffer;
 use crate::gpu::context::dispatch_size;
@@ -12,15 +11,26 @@ use crate::tree::TreeBuffers;
 
 const SUMMARY_WGSL: &str = include_str!("../../shaders/summary.wgsl");
 
-/// Boxes a domain shows the others (one workgroup picks them: at most
-/// WORKGROUP_SIZE). A cell another rank keeps as a multipole must pass the
-/// MAC against every box, so finer boxes send fewer cells, at the cost of
-/// as many distance tests per cell the cut visits.
-pub const DOMAIN_BOXES: u32 = 256;
+/// Coarse boxes a domain shows the others (one workgroup picks them: at
+/// most WORKGROUP_SIZE).
+pub const COARSE_BOXES: u32 = 256;
+/// Fine boxes within each coarse one. A cell another rank keeps as a
+/// multipole must pass the MAC against every box, so finer boxes send
+/// fewer cells: 256 boxes in all sent half the particles of 2^20 on each of
+/// two H200s, because a box of 4,096 particles reaches far into the other
+/// domain wherever a domain's edge runs across it.
+pub const FINE_BOXES: u32 = 64;
+/// Records of one domain's summary: the coarse boxes, then the fine boxes
+/// of each in turn.
+pub const DOMAIN_BOXES: u32 = COARSE_BOXES * (1 + FINE_BOXES);
 
 pub fn wgsl() -> String {
     let mut consts = counter_word_consts().to_vec();
-    consts.push(("DOMAIN_BOXES", DOMAIN_BOXES));
+    consts.extend([
+        ("COARSE_BOXES", COARSE_BOXES),
+        ("FINE_BOXES", FINE_BOXES),
+        ("FINE_TOTAL", COARSE_BOXES * FINE_BOXES),
+    ]);
     crate::tree::compose_with(&consts, SUMMARY_WGSL)
 }
 
@@ -35,13 +45,14 @@ pub const BINDINGS: &[Slot] = &[
 ];
 
 pub struct DomainSummaries {
-    pick_frontier: Kernel,
+    pick_coarse: Kernel,
+    pick_fine: Kernel,
     accumulate: Kernel,
     finish: Kernel,
     bind: wgpu::BindGroup,
     /// Groups the tree's arrays hold (the accumulation's invocations).
     group_capacity: u32,
-    /// The DOMAIN_BOXES `DomainSummary` records the kernel writes.
+    /// The DOMAIN_BOXES `DomainSummary` records the kernels write.
     pub summary: wgpu::Buffer,
 }
 
@@ -49,19 +60,21 @@ impl DomainSummaries {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
         let module = shader_module(device, "domain summary", &wgsl());
         let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
-        let pick_frontier = k("domain summary frontier", "pick_frontier");
+        let pick_coarse = k("domain summary coarse boxes", "pick_coarse");
+        let pick_fine = k("domain summary fine boxes", "pick_fine");
         let accumulate = k("domain summary accumulate", "accumulate");
         let finish = k("domain summary finish", "finish");
         let storage = |label, bytes: u64| empty_storage_buffer(device, label, bytes);
-        let boxes = DOMAIN_BOXES as u64;
-        let frontier = storage("domain summary frontier", 4 * (1 + boxes));
-        // Eight words a box (BoxAccum).
-        let accum = storage("domain summary accumulators", 32 * boxes);
+        let (coarse, fine) = (COARSE_BOXES as u64, (COARSE_BOXES * FINE_BOXES) as u64);
+        // SummaryFrontier: a count, three words per coarse box, one per fine.
+        let frontier = storage("domain summary frontier", 4 * (1 + 3 * coarse + fine));
+        // Eight words a fine box (BoxAccum).
+        let accum = storage("domain summary accumulators", 32 * fine);
         let summary = storage(
             "domain summary",
-            boxes * std::mem::size_of::<DomainSummary>() as u64,
+            DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64,
         );
-        let bind = pick_frontier.bind(
+        let bind = pick_coarse.bind(
             device,
             &[
                 &b.counters,
@@ -73,7 +86,8 @@ impl DomainSummaries {
             ],
         );
         Self {
-            pick_frontier,
+            pick_coarse,
+            pick_fine,
             accumulate,
             finish,
             bind,
@@ -88,12 +102,15 @@ impl DomainSummaries {
             label: Some("domain summary"),
             timestamp_writes: None,
         });
-        self.pick_frontier.dispatch(&mut pass, &self.bind, (1, 1));
+        self.pick_coarse.dispatch(&mut pass, &self.bind, (1, 1));
+        self.pick_fine
+            .dispatch(&mut pass, &self.bind, (COARSE_BOXES, 1));
         self.accumulate.dispatch(
             &mut pass,
             &self.bind,
             dispatch_size(device, self.group_capacity, WORKGROUP_SIZE),
         );
-        self.finish.dispatch(&mut pass, &self.bind, (1, 1));
+        self.finish
+            .dispatch(&mut pass, &self.bind, (COARSE_BOXES, 1));
     }
 }
