@@ -31,8 +31,12 @@ use crate::state::Model;
 use crate::tree::TreeConfig;
 use std::process::ExitCode;
 
-/// Steps between decompositions of a parallel run.
-pub const REBALANCE_EVERY: u64 = 16;
+/// Steps between decompositions of a parallel run: a decomposition reads
+/// back, moves and uploads every particle and sets the solver up anew
+/// (12 s at 2^24 per H200, 2026-11-28), so it is amortised over many
+/// steps; the domains drift slowly in between (the trees exchanged stay
+/// right for any domains, only larger).
+pub const REBALANCE_EVERY: u64 = 64;
 
 /// Runs `a` on the ranks of `comm` (every rank calls it).
 pub async fn run(a: RunArgs, comm: MpiComm) -> Result<ExitCode> {
@@ -41,8 +45,14 @@ pub async fn run(a: RunArgs, comm: MpiComm) -> Result<ExitCode> {
     let plan = match checked {
         Ok(plan) => plan,
         Err(e) => {
-            // Every rank found the same: rank 0 says it.
-            return if root { Err(e) } else { Ok(ExitCode::FAILURE) };
+            // Every rank found the same: rank 0 says it, and the others
+            // wait for that (mpirun ends the job at the first rank that
+            // fails, which could cut rank 0 short).
+            if root {
+                say!("webgrav: error: {e}");
+            }
+            comm.barrier();
+            return Ok(ExitCode::FAILURE);
         }
     };
     match run_checked(&a, &comm, plan).await {
@@ -70,8 +80,11 @@ fn check(a: &RunArgs) -> Result<Plan> {
             "{what} is not offered by runs on several ranks yet; run it on one GPU"
         )))
     };
-    if a.resume.is_some() || a.checkpoint.is_some() {
-        return unsupported("--resume and --checkpoint");
+    if a.resume.is_some() {
+        return unsupported("--resume");
+    }
+    if a.checkpoint.is_some() {
+        return unsupported("--checkpoint");
     }
     let config = a.solver.config(a.step.dt)?;
     let p = config.params();

@@ -74,10 +74,10 @@ pub fn global_bounds(comm: &dyn Comm, pos_mass: &[PosMass]) -> Bounds {
         lo: [f32::MAX, f32::MAX, f32::MAX, 0.0],
         hi: [f32::MIN, f32::MIN, f32::MIN, 0.0],
     };
-    for r in boxes {
-        for k in 0..3 {
-            b.lo[k] = b.lo[k].min(r[0][k]);
-            b.hi[k] = b.hi[k].max(r[1][k]);
+    for [lo, hi] in boxes.iter().map(|r| [r[0], r[1]]) {
+        for (k, (l, h)) in lo.iter().zip(&hi).enumerate() {
+            b.lo[k] = b.lo[k].min(*l);
+            b.hi[k] = b.hi[k].max(*h);
         }
     }
     b

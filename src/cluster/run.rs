@@ -118,7 +118,7 @@ impl ClusterRun {
         self.steps += 1;
         self.time += self.params.dt;
         let every = self.params.rebalance_every;
-        if every > 0 && self.steps % every == 0 {
+        if every > 0 && self.steps.is_multiple_of(every) {
             self.rebalance(ctx, comm).await?;
         }
         Ok(())

@@ -31,6 +31,74 @@ fn io_error(path: &str, source: std::io::Error) -> Error {
 /// from any of them (`snap_000.0`, `snap_000.1`, …, or `snap_000` for
 /// the set).
 pub fn read_file(path: &str) -> Result<Snapshot> {
+    match process_parts(path) {
+        Some(parts) => read_parts(&parts),
+        None => read_one_file(path),
+    }
+}
+
+/// The per-process parts that `path` begins, as Bonsai names them and a
+/// run on several ranks writes them (`snap_TTTTT.TTTT-0`, `-1`, …): when
+/// `path` ends in `-0` and a `-1` lies beside it, every part from `-0` up
+/// to the first number missing.
+pub fn process_parts(path: &str) -> Option<Vec<String>> {
+    let stem = path.strip_suffix("-0")?;
+    let part = |k: usize| format!("{stem}-{k}");
+    if !Path::new(&part(1)).is_file() {
+        return None;
+    }
+    Some(
+        (0..)
+            .map(part)
+            .take_while(|p| Path::new(p).is_file())
+            .collect(),
+    )
+}
+
+/// The parts read as one snapshot: their particles in order, at the time
+/// they all share.
+fn read_parts(parts: &[String]) -> Result<Snapshot> {
+    let mut all = read_one_file(&parts[0])?;
+    for path in &parts[1..] {
+        let part = read_one_file(path)?;
+        if part.time != all.time {
+            return Err(Error::InvalidParameter(format!(
+                "{path} is at t = {}, but {} is at t = {}: not parts of one snapshot",
+                part.time, parts[0], all.time
+            )));
+        }
+        let (n_all, n_part) = (all.particles.len(), part.particles.len());
+        all.particles.pos_mass.extend(part.particles.pos_mass);
+        all.particles.vel.extend(part.particles.vel);
+        all.particles.id.extend(part.particles.id);
+        all.potential = match (all.potential.take(), part.potential) {
+            (Some(mut a), Some(b)) => {
+                a.extend(b);
+                Some(a)
+            }
+            _ => None,
+        };
+        all.types = match (all.types.take(), part.types) {
+            (Some(mut a), Some(b)) => {
+                a.extend(b);
+                Some(a)
+            }
+            (None, None) => None,
+            (a, b) => {
+                // One part typed, another not: untyped ones are stars.
+                let mut t = a.unwrap_or_else(|| vec![4; n_all]);
+                t.extend(b.unwrap_or_else(|| vec![4; n_part]));
+                Some(t)
+            }
+        };
+    }
+    all.particles
+        .validate()
+        .map_err(|e| Error::InvalidParameter(format!("{} and its parts: {e}", parts[0])))?;
+    Ok(all)
+}
+
+fn read_one_file(path: &str) -> Result<Snapshot> {
     let (path, head) = match first_bytes(path) {
         // `snap_000` standing for the files `snap_000.0`, `snap_000.1`, …
         Err(_) if !Path::new(path).exists() && Path::new(&format!("{path}.0")).is_file() => {
