@@ -212,7 +212,7 @@ fn run_on_ranks(
                     let ctx = common::gpu();
                     let mine = slice_of(&comm, particles);
                     let mut run =
-                        block_on(ClusterRun::new(&ctx, &comm, mine, 0.0, params)).unwrap();
+                        block_on(ClusterRun::new(&ctx, &comm, mine, (0.0, 0), params)).unwrap();
                     let start = block_on(run.diagnostics(&ctx, &comm)).unwrap();
                     for _ in 0..steps {
                         block_on(run.step(&ctx, &comm)).unwrap();

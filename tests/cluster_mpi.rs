@@ -120,7 +120,7 @@ fn what_ranks_cannot_do_is_refused_on_every_rank() {
     let dir = common::fresh_dir("cluster_mpi_refused");
     for (extra, says) in [
         ("--solver direct", "the direct solver is not offered"),
-        ("--checkpoint c.ckpt", "--checkpoint is not offered"),
+        ("--timesteps block", "--timesteps block is not offered"),
         ("--snap-every 0.0625", "add --bonsai-names"),
     ] {
         let run = mpirun(2, &dir, &run_args(&extra.split(' ').collect::<Vec<_>>()));
@@ -130,4 +130,34 @@ fn what_ranks_cannot_do_is_refused_on_every_rank() {
         // Said once (by rank 0), not by every rank.
         assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
     }
+}
+
+#[test]
+fn a_checkpoint_of_two_ranks_resumes_on_three_and_on_one_gpu() {
+    let dir = common::fresh_dir("cluster_mpi_resume");
+    let to = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+    let first = "run --model plummer -n 3000 --seed 4 --theta 0.6 --alpha 0 --dt 0.0078125 \
+                 --t-end 0.03125 --checkpoint c.ckpt --checkpoint-every 0.03125";
+    let run = mpirun(2, &dir, &to(first));
+    assert!(run.status.success(), "{}", common::text(&run.stderr));
+    let resume = "run --resume c.ckpt --t-end 0.0625 --checkpoint-every 0 --out";
+    let run = mpirun(3, &dir, &to(&format!("{resume} p3.csv")));
+    let stderr = common::text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("3000 particles on 3 ranks"), "{stderr}");
+    let one = common::webgrav_in(
+        &dir,
+        &to(&format!("{resume} one.csv"))
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(one.status.success(), "{}", common::text(&one.stderr));
+    let read = |name: &str| snapshot::read_file(dir.join(name).to_str().unwrap()).unwrap();
+    let (three, one) = (read("p3.csv"), read("one.csv"));
+    assert_eq!(three.time, 0.0625);
+    assert_eq!(one.time, 0.0625);
+    // As `ranks_under_mpirun_follow_one_gpu`: the trees' MAC errors alone.
+    let worst = largest_position_difference(&three, &one);
+    assert!(worst < 2e-4, "positions differ by {worst:e}");
 }

@@ -13,12 +13,13 @@ use std::path::{Path, PathBuf};
 /// their order here is only the order of the list.
 const LAYERS: &[&str] = &[
     "error", "gpu", "state", "snapshot", "direct", "tree", "hermite", "render", "run", "app",
-    "cli", "web", "g6",
+    "cluster", "cli", "web", "g6",
 ];
 
 /// Modules of the same layer (may not use each other).
 const PEERS: &[&[&str]] = &[
     &["snapshot", "direct", "tree", "hermite", "render"],
+    &["app", "cluster"],
     &["cli", "web", "g6"],
 ];
 

@@ -9,12 +9,13 @@
 //! parallel, each rank its own chunks; other models generated on every
 //! rank, which keeps its share) or an input file, the tree with θ or α,
 //! shared leapfrog steps, the run log, the end state gathered into one
-//! `--out` file, and a series of per-rank parts named as Bonsai names
-//! them (`--snap-every` with `--bonsai-names`). The rest is refused by
-//! name.
+//! `--out` file, a series of per-rank parts named as Bonsai names them
+//! (`--snap-every` with `--bonsai-names`), and checkpoints in the format
+//! of one GPU's (gathered, written by rank 0), which resume on any number
+//! of ranks or on one GPU. The rest is refused by name.
 
-use super::run::{Log, RunArgs};
-use super::{check_snapshot_output, check_time, emit, say};
+use super::run::{check_outputs, resolve, run_resolved, value, Log, Request, RunArgs};
+use super::{emit, say};
 use crate::cluster::comm::{allgather_records, Comm};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
@@ -23,9 +24,13 @@ use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
+use crate::run::checkpoint::{Checkpoint, EngineState};
+use crate::run::params::RunParams;
 use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
 use crate::snapshot::{self, Format};
+use crate::state::diagnostics::Diagnostics;
+use crate::state::particles::StateReadback;
 use crate::state::plummer::{centre_of_chunks, plummer_chunks, PLUMMER_CHUNK};
 use crate::state::Model;
 use crate::tree::TreeConfig;
@@ -38,10 +43,23 @@ use std::process::ExitCode;
 /// right for any domains, only larger).
 pub const REBALANCE_EVERY: u64 = 64;
 
-/// Runs `a` on the ranks of `comm` (every rank calls it).
-pub async fn run(a: RunArgs, comm: MpiComm) -> Result<ExitCode> {
+/// `webgrav run` started by `mpirun`: on every rank with several, as one
+/// process (`run::run`) with one.
+pub async fn run_under_mpirun(a: RunArgs) -> Result<ExitCode> {
+    let (a, resumed) = resolve(a)?;
+    let comm = MpiComm::init()?;
+    if comm.size() == 1 {
+        drop(comm);
+        return run_resolved(a, resumed).await;
+    }
+    run(a, comm, resumed).await
+}
+
+/// Runs `a` (or continues `resumed`, read by every rank) on the ranks of
+/// `comm` (every rank calls it).
+async fn run(a: RunArgs, comm: MpiComm, resumed: Option<Checkpoint>) -> Result<ExitCode> {
     let root = comm.rank() == 0;
-    let checked = check(&a);
+    let checked = check(&a, resumed.as_ref());
     let plan = match checked {
         Ok(plan) => plan,
         Err(e) => {
@@ -55,7 +73,7 @@ pub async fn run(a: RunArgs, comm: MpiComm) -> Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    match run_checked(&a, &comm, plan).await {
+    match run_checked(&a, &comm, plan, resumed).await {
         Ok(code) => Ok(code),
         Err(e) => {
             say!("webgrav: rank {} of {}: {e}", comm.rank(), comm.size());
@@ -66,28 +84,38 @@ pub async fn run(a: RunArgs, comm: MpiComm) -> Result<ExitCode> {
 
 /// What a checked request asks of the ranks.
 struct Plan {
+    run_params: RunParams,
     params: ClusterParams,
+    /// Time and steps at the start (a resumed run's).
+    start: (f64, u64),
+    /// Steps to take, and between logs, snapshots and checkpoints.
     steps: u64,
     log_steps: u64,
     snap_steps: u64,
+    checkpoint_steps: u64,
 }
 
 /// Refuses what a parallel run cannot do yet, and checks the rest as a
 /// one-GPU run does (the same on every rank: nothing here talks).
-fn check(a: &RunArgs) -> Result<Plan> {
+fn check(a: &RunArgs, resumed: Option<&Checkpoint>) -> Result<Plan> {
     let unsupported = |what: &str| {
         Err(Error::InvalidParameter(format!(
             "{what} is not offered by runs on several ranks yet; run it on one GPU"
         )))
     };
-    if a.resume.is_some() {
-        return unsupported("--resume");
-    }
-    if a.checkpoint.is_some() {
-        return unsupported("--checkpoint");
-    }
-    let config = a.solver.config(a.step.dt)?;
-    let p = config.params();
+    let config;
+    let p = match resumed {
+        Some(c) => {
+            if !matches!(c.engine, EngineState::Leapfrog(_)) {
+                return unsupported("a Hermite checkpoint");
+            }
+            &c.params
+        }
+        None => {
+            config = a.solver.config(a.step.dt)?;
+            config.params()
+        }
+    };
     if p.solver != SolverKind::Tree {
         return unsupported(&format!("the {} solver", p.solver.name()));
     }
@@ -105,17 +133,13 @@ fn check(a: &RunArgs) -> Result<Plan> {
         ));
     }
     Format::named(&a.snap_format)?;
-    for (name, t) in [
-        ("--t-end", a.t_end),
-        ("--log-every", a.log_every),
-        ("--snap-every", a.snap_every),
-    ] {
-        check_time(name, t)?;
-    }
-    let inputs = a.initial.inputs();
-    check_snapshot_output(&a.out, &inputs)?;
-    if let Some(log) = &a.log {
-        snapshot::check_output(log, &inputs)?;
+    check_outputs(a)?;
+    let start = resumed.map_or((0.0, 0), |c| (c.time, c.steps));
+    if a.t_end < start.0 {
+        return Err(Error::InvalidParameter(format!(
+            "--t-end {} is before the checkpoint's time {}",
+            a.t_end, start.0
+        )));
     }
     let dt = p.dt;
     let every = |name: &str, t: f64| -> Result<u64> {
@@ -127,6 +151,8 @@ fn check(a: &RunArgs) -> Result<Plan> {
         })
     };
     Ok(Plan {
+        run_params: *p,
+        start,
         params: ClusterParams {
             tree: TreeConfig {
                 theta: p.theta,
@@ -136,13 +162,23 @@ fn check(a: &RunArgs) -> Result<Plan> {
             dt,
             rebalance_every: REBALANCE_EVERY,
         },
-        steps: every("--t-end", a.t_end)?,
+        steps: if a.t_end == start.0 {
+            0
+        } else {
+            every("--t-end", a.t_end - start.0)?
+        },
         log_steps: every("--log-every", a.log_every)?,
         snap_steps: every("--snap-every", a.snap_every)?,
+        checkpoint_steps: every("--checkpoint-every", a.checkpoint_every)?,
     })
 }
 
-async fn run_checked(a: &RunArgs, comm: &MpiComm, plan: Plan) -> Result<ExitCode> {
+async fn run_checked(
+    a: &RunArgs,
+    comm: &MpiComm,
+    plan: Plan,
+    resumed: Option<Checkpoint>,
+) -> Result<ExitCode> {
     let root = comm.rank() == 0;
     let ctx = GpuContext::headless_on_gpu(local_rank()).await?;
     // Each rank names its adapter: which GPU each took is worth seeing.
@@ -153,14 +189,29 @@ async fn run_checked(a: &RunArgs, comm: &MpiComm, plan: Plan) -> Result<ExitCode
         }
     }
     let clock = std::time::Instant::now();
-    let (mine, time) = initial_share(a, comm)?;
+    let (mine, start_at, e0, run_id) = match resumed {
+        Some(c) => {
+            let (e0, run_id) = (c.e0, c.run_id);
+            let mine = checkpoint_share(c, comm)?;
+            (mine, plan.start, e0, run_id)
+        }
+        None => {
+            let (mine, time) = initial_share(a, comm)?;
+            (mine, (time, 0), None, crate::run::new_run_id())
+        }
+    };
     let generated_s = clock.elapsed().as_secs_f64();
     let mut log = match (&a.log, root) {
-        (Some(path), true) => Some(Log::open(path, None)?),
+        (Some(path), true) => Some(Log::open(path, a.resume.is_some().then_some(start_at.0))?),
         _ => None,
     };
-    let mut run = ClusterRun::new(&ctx, comm, mine, time, plan.params).await?;
-    let start = run.diagnostics(&ctx, comm).await?;
+    let mut run = ClusterRun::new(&ctx, comm, mine, start_at, plan.params).await?;
+    let mut start = run.diagnostics(&ctx, comm).await?;
+    // Energies are measured from the run's very start, through resumes.
+    if let Some(e0) = e0 {
+        start.diagnostics = e0;
+    }
+    let mut de_max = 0.0f64;
     if root {
         say!(
             "{} particles on {} ranks ({}–{} each), start ready in {:.2} s (initial state {:.2} s)",
@@ -181,9 +232,19 @@ async fn run_checked(a: &RunArgs, comm: &MpiComm, plan: Plan) -> Result<ExitCode
         if plan.snap_steps > 0 && step % plan.snap_steps == 0 {
             write_part(a, &ctx, comm, &run).await?;
         }
+        if plan.checkpoint_steps > 0 && step % plan.checkpoint_steps == 0 {
+            let path = a.checkpoint.as_deref().expect("checked: --checkpoint");
+            let ids = Ids {
+                run_id,
+                e0: start.diagnostics,
+                de_max,
+            };
+            write_checkpoint(a, path, &ctx, comm, &run, &plan, ids).await?;
+        }
         let log_now = (plan.log_steps > 0 && step % plan.log_steps == 0) || step == plan.steps;
         if log_now {
             let d = run.diagnostics(&ctx, comm).await?;
+            de_max = de_max.max(d.diagnostics.energy_error(&start.diagnostics));
             let wall = steps_clock.elapsed().as_secs_f64();
             let line = log_line(comm, &run, &d, &start, wall / since_log as f64)?;
             if let (true, Some(line)) = (root, line) {
@@ -211,6 +272,81 @@ async fn run_checked(a: &RunArgs, comm: &MpiComm, plan: Plan) -> Result<ExitCode
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a checkpoint keeps of a run beyond its state.
+struct Ids {
+    run_id: u64,
+    e0: Diagnostics,
+    de_max: f64,
+}
+
+/// The run's checkpoint, gathered on rank 0 and written by it atomically
+/// in the format of a one-GPU run's (any number of ranks, or one GPU,
+/// resumes it).
+async fn write_checkpoint(
+    a: &RunArgs,
+    path: &str,
+    ctx: &GpuContext,
+    comm: &dyn Comm,
+    run: &ClusterRun,
+    plan: &Plan,
+    ids: Ids,
+) -> Result<()> {
+    let Some(all) = run.gather_particles(ctx, comm, 0).await? else {
+        return Ok(());
+    };
+    let n = all.len();
+    // `Run`'s count: time = base_time + base_steps × dt, base_steps the
+    // steps since base_time.
+    let (base_time, steps_at_base) = run.base();
+    let c = Checkpoint {
+        params: plan.run_params,
+        time: run.time(),
+        steps: run.steps(),
+        base_time,
+        base_steps: run.steps() - steps_at_base,
+        origin: plan.start.0,
+        run_id: ids.run_id,
+        ids: all.id,
+        types: None,
+        e0: Some(ids.e0),
+        de_max: ids.de_max,
+        tree_deepest: crate::tree::layout::MAX_DEPTH,
+        request: value(&Request::of(a)),
+        engine: EngineState::Leapfrog(StateReadback {
+            pos_mass: all.pos_mass,
+            vel: all.vel,
+            acc_pot: all.acc_pot,
+            index: (0..n as u32).collect(),
+        }),
+    };
+    snapshot::write_atomic(path, &c.encode())?;
+    say!("wrote the checkpoint {path} at t = {}", run.time());
+    Ok(())
+}
+
+/// This rank's equal share of a checkpoint's particles, with their forces
+/// (the next step kicks with them).
+fn checkpoint_share(c: Checkpoint, comm: &dyn Comm) -> Result<RankParticles> {
+    let EngineState::Leapfrog(state) = c.engine else {
+        return Err(Error::InvalidParameter(
+            "a Hermite checkpoint runs on one GPU".into(),
+        ));
+    };
+    let (n, p, r) = (state.pos_mass.len(), comm.size(), comm.rank());
+    let range = n * r / p..n * (r + 1) / p;
+    let len = range.len();
+    Ok(RankParticles {
+        id: state.index[range.clone()]
+            .iter()
+            .map(|&i| c.ids[i as usize])
+            .collect(),
+        pos_mass: state.pos_mass[range.clone()].to_vec(),
+        vel: state.vel[range.clone()].to_vec(),
+        acc_pot: state.acc_pot[range].to_vec(),
+        work: vec![1.0; len],
+    })
 }
 
 /// This rank's share of the initial particles and the start time: a

@@ -143,7 +143,14 @@ fn quiet_window_system_probe() {
 /// Runs the command; the exit status where it did not fail.
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
     let done = match cli.command {
-        Command::Run(a) => return run::run(a).await,
+        Command::Run(a) => {
+            // Under mpirun: the tree code on one GPU per rank.
+            #[cfg(feature = "mpi")]
+            if crate::cluster::mpi::launched_by_mpirun() {
+                return cluster::run_under_mpirun(a).await;
+            }
+            return run::run(a).await;
+        }
         Command::Forces(a) => forces::forces(a).await,
         Command::Bench(a) => bench::bench(a).await,
         Command::Convert { input, output, to } => convert::convert(&input, &output, to.as_deref()),

@@ -333,17 +333,15 @@ impl Log {
     }
 }
 
-pub async fn run(mut a: RunArgs) -> Result<ExitCode> {
-    // Under mpirun with several ranks: the tree code on one GPU each.
-    #[cfg(feature = "mpi")]
-    if crate::cluster::mpi::launched_by_mpirun() {
-        let comm = crate::cluster::mpi::MpiComm::init()?;
-        if crate::cluster::comm::Comm::size(&comm) > 1 {
-            return super::cluster::run(a, comm).await;
-        }
-    }
-    // A resumed run is asked what its checkpoint's run was asked, but for
-    // the options given now: its outputs are then checked as any run's.
+pub async fn run(a: RunArgs) -> Result<ExitCode> {
+    let (a, resumed) = resolve(a)?;
+    run_resolved(a, resumed).await
+}
+
+/// A resumed run is asked what its checkpoint's run was asked, but for
+/// the options given now: its outputs are then checked as any run's. The
+/// arguments so completed, and the checkpoint read.
+pub(super) fn resolve(mut a: RunArgs) -> Result<(RunArgs, Option<Checkpoint>)> {
     let resumed = match a.resume.clone() {
         Some(path) => {
             refuse_overrides_of_resume(&a)?;
@@ -353,6 +351,11 @@ pub async fn run(mut a: RunArgs) -> Result<ExitCode> {
         }
         None => None,
     };
+    Ok((a, resumed))
+}
+
+/// `run` of arguments `resolve` completed.
+pub(super) async fn run_resolved(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode> {
     // A run refused after its --snap-dir was made (its checks need the
     // directory's contents) leaves no empty directory behind.
     let snap_dir = (a.snap_every > 0.0 && !std::path::Path::new(&a.snap_dir).exists())
@@ -369,7 +372,7 @@ pub async fn run(mut a: RunArgs) -> Result<ExitCode> {
 /// schedules. Its checkpoints keep it (`Run::set_request`, as JSON), so a
 /// bare `--resume` finishes the run as it was asked.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Request {
+pub(super) struct Request {
     t_end: f64,
     log_every: f64,
     log: Option<String>,
@@ -383,7 +386,7 @@ struct Request {
 }
 
 impl Request {
-    fn of(a: &RunArgs) -> Self {
+    pub(super) fn of(a: &RunArgs) -> Self {
         Self {
             t_end: a.t_end,
             log_every: a.log_every,
@@ -453,11 +456,15 @@ fn take_request(a: &mut RunArgs, stored: &str, path: &str) -> Result<()> {
 }
 
 /// An option's value as messages show it (JSON: `null` for none).
-fn value<T: serde::Serialize>(v: &T) -> String {
+pub(super) fn value<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode> {
+/// Checks what a run is asked beyond its physics, before anything is
+/// opened: its times and intervals, and that its outputs can be written
+/// and overwrite neither its inputs nor each other (also a run on several
+/// ranks, `cli::cluster`).
+pub(super) fn check_outputs(a: &RunArgs) -> Result<()> {
     for (name, t) in [
         ("--t-end", a.t_end),
         ("--log-every", a.log_every),
@@ -494,7 +501,11 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
         // before the first atomic rewrite.
         snapshot::check_output(path, &a.initial.inputs())?;
     }
-    check_outputs_apart(&a)?;
+    check_outputs_apart(a)
+}
+
+async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode> {
+    check_outputs(&a)?;
     if let Some(c) = &resumed {
         // Ids the --out format cannot hold are refused now, not after the run.
         snapshot::check_writable(a.out.as_deref(), &c.ids, c.types.as_deref())?;

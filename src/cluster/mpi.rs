@@ -152,24 +152,15 @@ impl Comm for MpiComm {
         let p = self.size;
         assert_eq!(to.len(), p, "alltoall needs one message per rank");
         let sent: Vec<u64> = to.iter().map(|m| m.len() as u64).collect();
-        let mut got = vec![0u64; p];
-        // SAFETY: both buffers hold p u64s, sent as 8 bytes to each rank.
-        let code = unsafe {
-            MPI_Alltoall(
-                sent.as_ptr() as *const c_void,
-                8,
-                byte(),
-                got.as_mut_ptr() as *mut c_void,
-                8,
-                byte(),
-                world(),
-            )
-        };
-        self.check(code, "MPI_Alltoall");
+        let got = self.alltoall_words(&sent);
         let chunk = (i32::MAX as u64 / p as u64).min(1 << 28);
         let most = sent.iter().chain(&got).copied().max().unwrap_or(0);
         // Every rank must run the same number of rounds.
-        let most = self.allgather_small(most).into_iter().max().unwrap_or(0);
+        let most = self
+            .alltoall_words(&vec![most; p])
+            .into_iter()
+            .max()
+            .unwrap_or(0);
         let rounds = most.div_ceil(chunk);
         let mut received: Vec<Vec<u8>> = got
             .iter()
@@ -224,12 +215,13 @@ impl Comm for MpiComm {
 }
 
 impl MpiComm {
-    /// Every rank's `value` (one MPI_Alltoall of 8 bytes).
-    fn allgather_small(&self, value: u64) -> Vec<u64> {
+    /// `sent[r]` to rank r; what every rank sent here (one MPI_Alltoall
+    /// of 8 bytes a rank).
+    fn alltoall_words(&self, sent: &[u64]) -> Vec<u64> {
         let p = self.size;
-        let sent = vec![value; p];
+        assert_eq!(sent.len(), p, "a word for every rank");
         let mut got = vec![0u64; p];
-        // SAFETY: both buffers hold p u64s.
+        // SAFETY: both buffers hold p u64s, 8 bytes to and from each rank.
         let code = unsafe {
             MPI_Alltoall(
                 sent.as_ptr() as *const c_void,

@@ -33,7 +33,10 @@ pub struct ClusterRun {
     /// Global id of each particle of this rank, by upload index.
     ids: Vec<u64>,
     params: ClusterParams,
-    time: f64,
+    /// Time is counted from `base_time`, `dt` a step since `base_steps` (as
+    /// `run::Run` counts it, so a checkpoint resumes on the same times).
+    base_time: f64,
+    base_steps: u64,
     steps: u64,
     /// Seconds of the last decomposition (read-back, exchange, upload and
     /// the solver's set-up).
@@ -52,13 +55,13 @@ pub struct ClusterDiagnostics {
 
 impl ClusterRun {
     /// Starts a run from this rank's `mine` (any share of the particles; a
-    /// rank may start with none): the ranks decompose, upload and
-    /// evaluate the first forces together.
+    /// rank may start with none) at `time` after `steps` steps: the ranks
+    /// decompose, upload and evaluate the first forces together.
     pub async fn new(
         ctx: &GpuContext,
         comm: &dyn Comm,
         mine: RankParticles,
-        time: f64,
+        (time, steps): (f64, u64),
         params: ClusterParams,
     ) -> Result<Self> {
         params.tree.validate()?;
@@ -79,8 +82,9 @@ impl ClusterRun {
             leapfrog,
             ids,
             params,
-            time,
-            steps: 0,
+            base_time: time,
+            base_steps: steps,
+            steps,
             rebalance_s: clock.elapsed().as_secs_f64(),
         };
         run.solver.evaluate_fresh(ctx, comm).await?;
@@ -88,7 +92,12 @@ impl ClusterRun {
     }
 
     pub fn time(&self) -> f64 {
-        self.time
+        self.base_time + (self.steps - self.base_steps) as f64 * self.params.dt
+    }
+
+    /// Where time is counted from: (time, steps).
+    pub fn base(&self) -> (f64, u64) {
+        (self.base_time, self.base_steps)
     }
 
     pub fn steps(&self) -> u64 {
@@ -116,7 +125,6 @@ impl ClusterRun {
         self.leapfrog.encode_kick(d, &mut encoder, None);
         ctx.queue.submit(Some(encoder.finish()));
         self.steps += 1;
-        self.time += self.params.dt;
         let every = self.params.rebalance_every;
         if every > 0 && self.steps.is_multiple_of(every) {
             self.rebalance(ctx, comm).await?;
@@ -201,17 +209,18 @@ impl ClusterRun {
         })
     }
 
-    /// The whole state on rank `root`, in id order (every rank calls it;
-    /// the others get `None`), with potentials.
-    pub async fn gather(
+    /// Every rank's particles on rank `root`, in id order (every rank
+    /// calls it; the others get `None`), forces included.
+    pub async fn gather_particles(
         &self,
         ctx: &GpuContext,
         comm: &dyn Comm,
         root: usize,
-    ) -> Result<Option<Snapshot>> {
+    ) -> Result<Option<RankParticles>> {
         let mine = self.local_particles(ctx, false).await?;
         let mut to = vec![Vec::new(); comm.size()];
         to[root] = to_bytes(&mine);
+        drop(mine);
         let got = comm.alltoall(to);
         if comm.rank() != root {
             return Ok(None);
@@ -226,15 +235,36 @@ impl ClusterRun {
         }
         let mut order: Vec<usize> = (0..all.id.len()).collect();
         order.sort_unstable_by_key(|&k| all.id[k]);
+        let n = order.len();
+        Ok(Some(RankParticles {
+            pos_mass: order.iter().map(|&k| all.pos_mass[k]).collect(),
+            vel: order.iter().map(|&k| all.vel[k]).collect(),
+            acc_pot: order.iter().map(|&k| all.acc_pot[k]).collect(),
+            id: order.iter().map(|&k| all.id[k]).collect(),
+            work: vec![1.0; n],
+        }))
+    }
+
+    /// The whole state on rank `root` as a snapshot, in id order, with
+    /// potentials (every rank calls it; the others get `None`).
+    pub async fn gather(
+        &self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+        root: usize,
+    ) -> Result<Option<Snapshot>> {
+        let Some(all) = self.gather_particles(ctx, comm, root).await? else {
+            return Ok(None);
+        };
         Ok(Some(Snapshot {
-            time: self.time,
+            time: self.time(),
+            potential: Some(all.acc_pot.iter().map(|a| a.pot).collect()),
             particles: Particles {
-                pos_mass: order.iter().map(|&k| all.pos_mass[k]).collect(),
-                vel: order.iter().map(|&k| all.vel[k]).collect(),
-                id: order.iter().map(|&k| all.id[k]).collect(),
+                pos_mass: all.pos_mass,
+                vel: all.vel,
+                id: all.id,
             },
             softening: self.params.tree.eps,
-            potential: Some(order.iter().map(|&k| all.acc_pot[k].pot).collect()),
             types: None,
         }))
     }
@@ -243,7 +273,7 @@ impl ClusterRun {
     pub async fn part(&self, ctx: &GpuContext) -> Result<Snapshot> {
         let mine = self.local_particles(ctx, false).await?;
         Ok(Snapshot {
-            time: self.time,
+            time: self.time(),
             potential: Some(mine.acc_pot.iter().map(|a| a.pot).collect()),
             particles: Particles {
                 pos_mass: mine.pos_mass,

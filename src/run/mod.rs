@@ -356,7 +356,7 @@ pub struct Run {
 
 /// A new run's identity: the clock and the process, hashed (not secret;
 /// only different from other runs').
-fn new_run_id() -> u64 {
+pub fn new_run_id() -> u64 {
     static COUNT: AtomicU64 = AtomicU64::new(0);
     let mut id = now_bits() ^ COUNT.fetch_add(1, Ordering::SeqCst).rotate_left(48);
     #[cfg(not(target_arch = "wasm32"))]
