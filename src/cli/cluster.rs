@@ -322,6 +322,9 @@ async fn write_checkpoint(
         }),
     };
     snapshot::write_atomic(path, &c.encode())?;
+    // A signal ends every rank at once (`interrupt`); its last words name
+    // this checkpoint, the one to resume.
+    super::interrupt::checkpoint_written(path, run.time());
     say!("wrote the checkpoint {path} at t = {}", run.time());
     Ok(())
 }

@@ -5,6 +5,7 @@
 
 use super::summary::{COARSE_BOXES, DOMAIN_BOXES, FINE_BOXES};
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel, Slot, DYNAMIC_SLOT};
@@ -50,48 +51,59 @@ pub const MAC_MARGIN: f32 = 1.0e-5;
 /// children nor particles in its tree.
 pub const TAKEN: u32 = u32::MAX;
 
-/// One local essential tree: cells (root first, indices relative to it)
-/// and the particles of its opened leaves.
+/// One local essential tree as it arrives: cells (root first, indices
+/// relative to it) and the particles of its opened leaves, borrowed from
+/// the message where its bytes are aligned.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct EssentialTree {
-    pub cells: Vec<LetCell>,
-    pub particles: Vec<PosMass>,
+pub struct EssentialTree<'a> {
+    pub cells: Cow<'a, [LetCell]>,
+    pub particles: Cow<'a, [PosMass]>,
 }
 
-impl EssentialTree {
-    /// The tree as bytes on the wire: cell and particle counts, then the
-    /// records.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(
-            8 + self.cells.len() * std::mem::size_of::<LetCell>()
-                + self.particles.len() * std::mem::size_of::<PosMass>(),
-        );
-        out.extend_from_slice(&(self.cells.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(self.particles.len() as u32).to_le_bytes());
-        out.extend_from_slice(bytemuck::cast_slice(&self.cells));
-        out.extend_from_slice(bytemuck::cast_slice(&self.particles));
+/// Bytes of a message's header: its cell and particle counts.
+const HEADER: usize = 8;
+
+impl<'a> EssentialTree<'a> {
+    /// The message of a tree: cell and particle counts (u32, little
+    /// endian), then the records' bytes.
+    pub fn message(cell_bytes: &[u8], particle_bytes: &[u8]) -> Vec<u8> {
+        let count = |bytes: &[u8], record: usize| ((bytes.len() / record) as u32).to_le_bytes();
+        let mut out = Vec::with_capacity(HEADER + cell_bytes.len() + particle_bytes.len());
+        out.extend_from_slice(&count(cell_bytes, std::mem::size_of::<LetCell>()));
+        out.extend_from_slice(&count(particle_bytes, std::mem::size_of::<PosMass>()));
+        out.extend_from_slice(cell_bytes);
+        out.extend_from_slice(particle_bytes);
         out
     }
 
-    /// A tree from `to_bytes`; an empty message is an empty tree.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+    /// The cell and particle counts a message announces.
+    pub fn counts(bytes: &[u8]) -> (u64, u64) {
+        let word = |k: usize| {
+            bytes
+                .get(4 * k..4 * k + 4)
+                .map_or(0, |w| u32::from_le_bytes(w.try_into().unwrap()) as u64)
+        };
+        (word(0), word(1))
+    }
+
+    /// The tree of a `message`; an empty message is an empty tree.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
         if bytes.is_empty() {
             return Ok(Self::default());
         }
         let bad = |why: &str| Error::InvalidParameter(format!("a received tree is damaged: {why}"));
-        if bytes.len() < 8 {
+        if bytes.len() < HEADER {
             return Err(bad("shorter than its header"));
         }
-        let word = |k: usize| u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap());
-        let (cells, particles) = (word(0) as usize, word(1) as usize);
-        let cell_bytes = cells * std::mem::size_of::<LetCell>();
-        let particle_bytes = particles * std::mem::size_of::<PosMass>();
-        if bytes.len() != 8 + cell_bytes + particle_bytes {
+        let (cells, particles) = Self::counts(bytes);
+        let cell_bytes = cells as usize * std::mem::size_of::<LetCell>();
+        let particle_bytes = particles as usize * std::mem::size_of::<PosMass>();
+        if bytes.len() != HEADER + cell_bytes + particle_bytes {
             return Err(bad("its length does not match its counts"));
         }
         let tree = Self {
-            cells: records::<LetCell>(&bytes[8..8 + cell_bytes]).into_owned(),
-            particles: records::<PosMass>(&bytes[8 + cell_bytes..]).into_owned(),
+            cells: records::<LetCell>(&bytes[HEADER..HEADER + cell_bytes]),
+            particles: records::<PosMass>(&bytes[HEADER + cell_bytes..]),
         };
         tree.check()?;
         Ok(tree)
@@ -238,14 +250,15 @@ impl LetCutter {
 
     /// The local essential trees of the tree in `b` (built, with
     /// `counters` read back after its build) for the domains whose boxes
-    /// are `targets` (DOMAIN_BOXES each), in their order.
+    /// are `targets` (DOMAIN_BOXES each), in their order, as messages
+    /// (`EssentialTree::message`).
     pub async fn cut(
         &mut self,
         ctx: &GpuContext,
         b: &TreeBuffers,
         counters: &TreeCounters,
         targets: &[DomainSummary],
-    ) -> Result<Vec<EssentialTree>> {
+    ) -> Result<Vec<Vec<u8>>> {
         assert_eq!(
             targets.len() % DOMAIN_BOXES as usize,
             0,
@@ -357,21 +370,20 @@ impl LetCutter {
                 ));
             }
             let data = read_buffer_ranges(d, &ctx.queue, &ranges).await?;
-            let all_cells = records::<LetCell>(&data[0]);
-            let no_particles = Vec::new();
-            let all_particles = if head.particles > 0 {
-                records::<PosMass>(&data[1])
-            } else {
-                std::borrow::Cow::Borrowed(&no_particles[..])
+            let (cell_bytes, particle_bytes) = match head.cells {
+                0 => (&[][..], &[][..]),
+                _ => (&data[0][..], data.get(1).map_or(&[][..], |p| &p[..])),
             };
             return Ok((0..domains)
                 .map(|k| {
+                    let cs = std::mem::size_of::<LetCell>();
+                    let ps = std::mem::size_of::<PosMass>();
                     let (c0, c1) = (begins[k][0] as usize, begins[k + 1][0] as usize);
                     let (p0, p1) = (begins[k][1] as usize, begins[k + 1][1] as usize);
-                    EssentialTree {
-                        cells: all_cells[c0..c1].to_vec(),
-                        particles: all_particles[p0..p1].to_vec(),
-                    }
+                    EssentialTree::message(
+                        &cell_bytes[c0 * cs..c1 * cs],
+                        &particle_bytes[p0 * ps..p1 * ps],
+                    )
                 })
                 .collect());
         }

@@ -43,6 +43,25 @@ extern "C" {
         comm: Handle,
     ) -> c_int;
     fn MPI_Abort(comm: Handle, errorcode: c_int) -> c_int;
+    fn MPI_Isend(
+        buf: *const c_void,
+        count: c_int,
+        datatype: Handle,
+        dest: c_int,
+        tag: c_int,
+        comm: Handle,
+        request: *mut Handle,
+    ) -> c_int;
+    fn MPI_Irecv(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: Handle,
+        source: c_int,
+        tag: c_int,
+        comm: Handle,
+        request: *mut Handle,
+    ) -> c_int;
+    fn MPI_Waitall(count: c_int, requests: *mut Handle, statuses: *mut c_void) -> c_int;
 }
 
 const MPI_THREAD_FUNNELED: c_int = 1;
@@ -145,74 +164,95 @@ impl Comm for MpiComm {
         self.size
     }
 
-    /// In rounds of at most `i32::MAX / size` bytes per pair, since MPI
-    /// counts and displacements are C ints (a decomposition moves
-    /// gigabytes at 10^8 particles per rank).
-    fn alltoall(&self, to: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    /// Each message goes straight from its vector to its receiver's (MPI
+    /// point to point, no staging copy), in pieces of at most MESSAGE_PIECE
+    /// bytes, since MPI counts are C ints (a decomposition moves gigabytes
+    /// at 10^8 particles per rank).
+    fn alltoall(&self, mut to: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         let p = self.size;
         assert_eq!(to.len(), p, "alltoall needs one message per rank");
         let sent: Vec<u64> = to.iter().map(|m| m.len() as u64).collect();
         let got = self.alltoall_words(&sent);
-        let chunk = (i32::MAX as u64 / p as u64).min(1 << 28);
-        let most = sent.iter().chain(&got).copied().max().unwrap_or(0);
-        // Every rank must run the same number of rounds.
-        let most = self
-            .alltoall_words(&vec![most; p])
-            .into_iter()
-            .max()
-            .unwrap_or(0);
-        let rounds = most.div_ceil(chunk);
         let mut received: Vec<Vec<u8>> = got
             .iter()
             .map(|&n| Vec::with_capacity(n as usize))
             .collect();
-        for round in 0..rounds {
-            let part = |len: u64| {
-                let start = (round * chunk).min(len);
-                (start, (len - start).min(chunk))
-            };
-            // Never an empty vector's dangling pointer: Open MPI's
-            // MPI_IN_PLACE is the address 1, which an empty Vec<u8> has.
-            let mut send_buf = Vec::with_capacity(1 + p * chunk.min(most) as usize);
-            let (mut scounts, mut sdispls) = (vec![0 as c_int; p], vec![0 as c_int; p]);
-            for (r, m) in to.iter().enumerate() {
-                let (start, len) = part(m.len() as u64);
-                sdispls[r] = send_buf.len() as c_int;
-                scounts[r] = len as c_int;
-                send_buf.extend_from_slice(&m[start as usize..(start + len) as usize]);
+        received[self.rank] = std::mem::take(&mut to[self.rank]);
+        let mut requests: Vec<Handle> = Vec::new();
+        let pieces = |len: usize| (0..len.div_ceil(MESSAGE_PIECE)).map(move |k| {
+            let start = k * MESSAGE_PIECE;
+            (k as c_int, start, (len - start).min(MESSAGE_PIECE))
+        });
+        for (r, buf) in received.iter_mut().enumerate() {
+            if r == self.rank {
+                continue;
             }
-            let (mut rcounts, mut rdispls) = (vec![0 as c_int; p], vec![0 as c_int; p]);
-            let mut total = 0u64;
-            for r in 0..p {
-                let (_, len) = part(got[r]);
-                rdispls[r] = total as c_int;
-                rcounts[r] = len as c_int;
-                total += len;
+            let len = got[r] as usize;
+            let base = buf.as_mut_ptr();
+            for (tag, start, n) in pieces(len) {
+                let mut request = std::ptr::null_mut();
+                // SAFETY: the piece lies within the vector's capacity, which
+                // outlives the request (it is waited for below).
+                let code = unsafe {
+                    MPI_Irecv(
+                        base.add(start) as *mut c_void,
+                        n as c_int,
+                        byte(),
+                        r as c_int,
+                        tag,
+                        world(),
+                        &mut request,
+                    )
+                };
+                self.check(code, "MPI_Irecv");
+                requests.push(request);
             }
-            let mut recv_buf = vec![0u8; total as usize + 1];
-            // SAFETY: counts and displacements lie within both buffers.
-            let code = unsafe {
-                MPI_Alltoallv(
-                    send_buf.as_ptr() as *const c_void,
-                    scounts.as_ptr(),
-                    sdispls.as_ptr(),
-                    byte(),
-                    recv_buf.as_mut_ptr() as *mut c_void,
-                    rcounts.as_ptr(),
-                    rdispls.as_ptr(),
-                    byte(),
-                    world(),
-                )
-            };
-            self.check(code, "MPI_Alltoallv");
-            for r in 0..p {
-                let at = rdispls[r] as usize;
-                received[r].extend_from_slice(&recv_buf[at..at + rcounts[r] as usize]);
+        }
+        for (r, m) in to.iter().enumerate() {
+            if r == self.rank {
+                continue;
+            }
+            for (tag, start, n) in pieces(m.len()) {
+                let mut request = std::ptr::null_mut();
+                // SAFETY: the piece lies within the message, which outlives
+                // the request.
+                let code = unsafe {
+                    MPI_Isend(
+                        m.as_ptr().add(start) as *const c_void,
+                        n as c_int,
+                        byte(),
+                        r as c_int,
+                        tag,
+                        world(),
+                        &mut request,
+                    )
+                };
+                self.check(code, "MPI_Isend");
+                requests.push(request);
+            }
+        }
+        // SAFETY: every request is a live one posted above; statuses are
+        // not asked for (MPI_STATUSES_IGNORE is null in Open MPI).
+        let code = unsafe {
+            MPI_Waitall(
+                requests.len() as c_int,
+                requests.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        self.check(code, "MPI_Waitall");
+        for (r, buf) in received.iter_mut().enumerate() {
+            if r != self.rank {
+                // SAFETY: the receives above filled all got[r] bytes.
+                unsafe { buf.set_len(got[r] as usize) };
             }
         }
         received
     }
 }
+
+/// Bytes of one point-to-point message at most (MPI counts are C ints).
+const MESSAGE_PIECE: usize = 1 << 30;
 
 impl MpiComm {
     /// `sent[r]` to rank r; what every rank sent here (one MPI_Alltoall

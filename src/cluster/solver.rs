@@ -119,7 +119,7 @@ impl DistributedTree {
             .iter()
             .flat_map(|&r| all[r].iter().copied())
             .collect();
-        let trees = self
+        let messages = self
             .cutter
             .cut(ctx, &self.tree.buffers, &counters, &summaries)
             .await?;
@@ -131,13 +131,14 @@ impl DistributedTree {
         });
         self.tree.encode_walk(&mut encoder, None);
         q.submit(Some(encoder.finish()));
+        let (mut exported_cells, mut exported_particles) = (0, 0);
         let mut outgoing = vec![Vec::new(); p];
-        for (tree, &r) in trees.iter().zip(&targets) {
-            outgoing[r] = tree.to_bytes();
+        for (message, &r) in messages.into_iter().zip(&targets) {
+            let (cells, particles) = EssentialTree::counts(&message);
+            exported_cells += cells;
+            exported_particles += particles;
+            outgoing[r] = message;
         }
-        let exported_cells = trees.iter().map(|t| t.cells.len() as u64).sum();
-        let exported_particles = trees.iter().map(|t| t.particles.len() as u64).sum();
-        drop(trees);
         let incoming = comm.alltoall(outgoing);
         let exchanged = Instant::now();
 
