@@ -5,7 +5,6 @@
 
 use super::summary::{COARSE_BOXES, DOMAIN_BOXES, FINE_BOXES};
 use crate::error::{Error, Result};
-use std::borrow::Cow;
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel, Slot, DYNAMIC_SLOT};
@@ -13,6 +12,7 @@ use crate::gpu::layout::{PosMass, WORKGROUP_SIZE};
 use crate::gpu::GpuContext;
 use crate::tree::layout::{DomainSummary, LetCell, LetCounters, LetPass, TreeCounters, MAX_DEPTH};
 use crate::tree::TreeBuffers;
+use std::borrow::Cow;
 
 const LET_TREE_WGSL: &str = include_str!("../../shaders/let_tree.wgsl");
 

@@ -31,17 +31,6 @@ extern "C" {
         recvtype: Handle,
         comm: Handle,
     ) -> c_int;
-    fn MPI_Alltoallv(
-        sendbuf: *const c_void,
-        sendcounts: *const c_int,
-        sdispls: *const c_int,
-        sendtype: Handle,
-        recvbuf: *mut c_void,
-        recvcounts: *const c_int,
-        rdispls: *const c_int,
-        recvtype: Handle,
-        comm: Handle,
-    ) -> c_int;
     fn MPI_Abort(comm: Handle, errorcode: c_int) -> c_int;
     fn MPI_Isend(
         buf: *const c_void,
@@ -179,10 +168,12 @@ impl Comm for MpiComm {
             .collect();
         received[self.rank] = std::mem::take(&mut to[self.rank]);
         let mut requests: Vec<Handle> = Vec::new();
-        let pieces = |len: usize| (0..len.div_ceil(MESSAGE_PIECE)).map(move |k| {
-            let start = k * MESSAGE_PIECE;
-            (k as c_int, start, (len - start).min(MESSAGE_PIECE))
-        });
+        let pieces = |len: usize| {
+            (0..len.div_ceil(MESSAGE_PIECE)).map(move |k| {
+                let start = k * MESSAGE_PIECE;
+                (k as c_int, start, (len - start).min(MESSAGE_PIECE))
+            })
+        };
         for (r, buf) in received.iter_mut().enumerate() {
             if r == self.rank {
                 continue;
