@@ -149,6 +149,17 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             if crate::cluster::mpi::launched_by_mpirun() {
                 return cluster::run_under_mpirun(a).await;
             }
+            // Without the feature, every rank would run the whole run and
+            // write the same files at once.
+            #[cfg(not(feature = "mpi"))]
+            if std::env::var("OMPI_COMM_WORLD_SIZE").is_ok_and(|p| p != "1") {
+                return Err(Error::InvalidParameter(
+                    "this webgrav was built without the `mpi` feature, so under mpirun each \
+                     rank would run the whole run alone: build it with `cargo build --release \
+                     --features mpi`, or run it without mpirun"
+                        .into(),
+                ));
+            }
             return run::run(a).await;
         }
         Command::Forces(a) => forces::forces(a).await,
