@@ -11,14 +11,13 @@ use pollster::block_on;
 use webgrav::cluster::comm::{Comm, ThreadComm};
 use webgrav::cluster::decomposition::{decompose, RankParticles};
 use webgrav::cluster::let_tree::EssentialTree;
-use webgrav::cluster::run::{ClusterDiagnostics, ClusterParams, ClusterRun};
+use webgrav::cluster::run::{upload, ClusterDiagnostics, ClusterParams, ClusterRun};
 use webgrav::cluster::solver::{DistributedTree, EvaluationReport};
 use webgrav::direct::reference::{acc_errors, forces, pot_errors};
 use webgrav::gpu::layout::AccPot;
 use webgrav::snapshot::Snapshot;
-use webgrav::state::particles::StateReadback;
 use webgrav::state::stats::ErrorStats;
-use webgrav::state::{GpuParticles, Model, Particles};
+use webgrav::state::{Model, Particles};
 use webgrav::tree::TreeConfig;
 
 const EPS: f32 = 0.01;
@@ -32,23 +31,9 @@ fn rank_forces(
     config: TreeConfig,
 ) -> (Vec<(u64, AccPot)>, EvaluationReport) {
     let ctx = common::gpu();
-    let (n, p, r) = (particles.len(), comm.size(), comm.rank());
-    let range = r * n / p..(r + 1) * n / p;
-    let mine = RankParticles {
-        pos_mass: particles.pos_mass[range.clone()].to_vec(),
-        vel: particles.vel[range.clone()].to_vec(),
-        acc_pot: vec![AccPot::default(); range.len()],
-        id: particles.id[range.clone()].to_vec(),
-        work: vec![1.0; range.len()],
-    };
+    let mine = RankParticles::equal_share(particles, comm.rank(), comm.size());
     let mine = decompose(comm, mine).unwrap();
-    let local = StateReadback {
-        pos_mass: mine.pos_mass.clone(),
-        vel: mine.vel.clone(),
-        acc_pot: mine.acc_pot.clone(),
-        index: (0..mine.len() as u32).collect(),
-    };
-    let state = GpuParticles::restore(&ctx, &local).unwrap();
+    let (state, ids) = upload(&ctx, mine).unwrap();
     let mut solver = DistributedTree::new(&ctx, &state, config).unwrap();
     block_on(solver.evaluate_fresh(&ctx, comm)).unwrap();
     block_on(solver.finish(&ctx)).unwrap();
@@ -57,7 +42,7 @@ fn rank_forces(
         .index
         .iter()
         .zip(&s.acc_pot)
-        .map(|(&i, a)| (mine.id[i as usize], *a))
+        .map(|(&i, a)| (ids[i as usize], *a))
         .collect();
     (out, solver.last)
 }
@@ -183,19 +168,6 @@ fn damaged_trees_are_refused() {
     }
 }
 
-/// Rank `comm.rank()`'s equal slice of `particles`, as a run starts.
-fn slice_of(comm: &dyn Comm, particles: &Particles) -> RankParticles {
-    let (n, p, r) = (particles.len(), comm.size(), comm.rank());
-    let range = r * n / p..(r + 1) * n / p;
-    RankParticles {
-        pos_mass: particles.pos_mass[range.clone()].to_vec(),
-        vel: particles.vel[range.clone()].to_vec(),
-        acc_pot: vec![AccPot::default(); range.len()],
-        id: particles.id[range.clone()].to_vec(),
-        work: vec![1.0; range.len()],
-    }
-}
-
 /// `steps` steps on `p` ranks: the diagnostics before and after, and the
 /// end state gathered on rank 0.
 fn run_on_ranks(
@@ -210,7 +182,7 @@ fn run_on_ranks(
             .map(|comm| {
                 s.spawn(move || {
                     let ctx = common::gpu();
-                    let mine = slice_of(&comm, particles);
+                    let mine = RankParticles::equal_share(particles, comm.rank(), comm.size());
                     let mut run =
                         block_on(ClusterRun::new(&ctx, &comm, mine, (0.0, 0), params)).unwrap();
                     let start = block_on(run.diagnostics(&ctx, &comm)).unwrap();

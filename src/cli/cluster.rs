@@ -21,7 +21,6 @@ use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
 use crate::cluster::run::{ClusterParams, ClusterRun};
 use crate::error::{Error, Result};
-use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
 use crate::run::checkpoint::{Checkpoint, EngineState};
@@ -370,24 +369,10 @@ fn initial_share(a: &RunArgs, comm: &dyn Comm) -> Result<(RankParticles, f64)> {
                 v.vel = [0.0; 3];
             }
         }
-        return Ok((share_of(particles, 0..usize::MAX), 0.0));
+        return Ok((RankParticles::of_range(&particles, 0..particles.len()), 0.0));
     }
     let snap = a.initial.load_whole()?;
-    let n = snap.particles.len();
-    let time = snap.time;
-    Ok((share_of(snap.particles, n * r / p..n * (r + 1) / p), time))
-}
-
-fn share_of(p: crate::state::Particles, range: std::ops::Range<usize>) -> RankParticles {
-    let range = range.start.min(p.len())..range.end.min(p.len());
-    let len = range.len();
-    RankParticles {
-        pos_mass: p.pos_mass[range.clone()].to_vec(),
-        vel: p.vel[range.clone()].to_vec(),
-        acc_pot: vec![AccPot::default(); len],
-        id: p.id[range].to_vec(),
-        work: vec![1.0; len],
-    }
+    Ok((RankParticles::equal_share(&snap.particles, r, p), snap.time))
 }
 
 /// This rank's part of the series, as Bonsai names a process's snapshot:

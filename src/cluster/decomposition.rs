@@ -11,6 +11,7 @@
 use super::comm::{allgather_records, Comm};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
+use crate::state::Particles;
 use crate::tree::layout::{Bounds, MAX_DEPTH};
 use bytemuck::{Pod, Zeroable};
 
@@ -30,6 +31,26 @@ pub struct RankParticles {
 }
 
 impl RankParticles {
+    /// Particles `range` of `p` (clamped to its length), with no forces
+    /// yet and a work of 1 each: a share before the first decomposition.
+    pub fn of_range(p: &Particles, range: std::ops::Range<usize>) -> Self {
+        let range = range.start.min(p.len())..range.end.min(p.len());
+        let len = range.len();
+        Self {
+            pos_mass: p.pos_mass[range.clone()].to_vec(),
+            vel: p.vel[range.clone()].to_vec(),
+            acc_pot: vec![AccPot::default(); len],
+            id: p.id[range].to_vec(),
+            work: vec![1.0; len],
+        }
+    }
+
+    /// Rank `rank`'s equal slice of `p` among `ranks`.
+    pub fn equal_share(p: &Particles, rank: usize, ranks: usize) -> Self {
+        let n = p.len();
+        Self::of_range(p, n * rank / ranks..n * (rank + 1) / ranks)
+    }
+
     pub fn len(&self) -> usize {
         self.pos_mass.len()
     }

@@ -241,7 +241,8 @@ impl ImportedTrees {
         }
         self.walk.encode(encoder, None);
         self.last = ImportCounts {
-            trees: trees.iter().filter(|t| !t.cells.is_empty()).count() as u32,
+            // The root's children: the trees that were not empty.
+            trees: tree.cells[0].child_count,
             cells,
             particles: tree.particles.len() as u64,
         };

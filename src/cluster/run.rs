@@ -73,7 +73,7 @@ impl ClusterRun {
         }
         let clock = std::time::Instant::now();
         let mine = decompose(comm, mine)?;
-        let (state, ids) = upload(ctx, &mine)?;
+        let (state, ids) = upload(ctx, mine)?;
         let solver = DistributedTree::new(ctx, &state, params.tree)?;
         let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt as f32);
         let mut run = Self {
@@ -139,7 +139,7 @@ impl ClusterRun {
         let clock = std::time::Instant::now();
         let mine = self.local_particles(ctx, true).await?;
         let mine = decompose(comm, mine)?;
-        let (state, ids) = upload(ctx, &mine)?;
+        let (state, ids) = upload(ctx, mine)?;
         self.solver = DistributedTree::new(ctx, &state, self.params.tree)?;
         self.leapfrog = Leapfrog::new(&ctx.device, &state, self.params.dt as f32);
         self.state = state;
@@ -287,14 +287,15 @@ impl ClusterRun {
 }
 
 /// Uploads a rank's particles (forces included, for the next kick).
-fn upload(ctx: &GpuContext, mine: &RankParticles) -> Result<(GpuParticles, Vec<u64>)> {
+/// Its particles on the GPU in their order, and their global ids.
+pub fn upload(ctx: &GpuContext, mine: RankParticles) -> Result<(GpuParticles, Vec<u64>)> {
     let local = StateReadback {
-        pos_mass: mine.pos_mass.clone(),
-        vel: mine.vel.clone(),
-        acc_pot: mine.acc_pot.clone(),
         index: (0..mine.len() as u32).collect(),
+        pos_mass: mine.pos_mass,
+        vel: mine.vel,
+        acc_pot: mine.acc_pot,
     };
-    Ok((GpuParticles::restore(ctx, &local)?, mine.id.clone()))
+    Ok((GpuParticles::restore(ctx, &local)?, mine.id))
 }
 
 /// A rank's particles on the wire (state and ids; no work).
