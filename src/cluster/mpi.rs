@@ -168,58 +168,53 @@ impl Comm for MpiComm {
             .collect();
         received[self.rank] = std::mem::take(&mut to[self.rank]);
         let mut requests: Vec<Handle> = Vec::new();
-        let pieces = |len: usize| {
-            (0..len.div_ceil(MESSAGE_PIECE)).map(move |k| {
-                let start = k * MESSAGE_PIECE;
-                (k as c_int, start, (len - start).min(MESSAGE_PIECE))
-            })
-        };
         for (r, buf) in received.iter_mut().enumerate() {
-            if r == self.rank {
-                continue;
-            }
-            let len = got[r] as usize;
-            let base = buf.as_mut_ptr();
-            for (tag, start, n) in pieces(len) {
-                let mut request = std::ptr::null_mut();
-                // SAFETY: the piece lies within the vector's capacity, which
-                // outlives the request (it is waited for below).
-                let code = unsafe {
-                    MPI_Irecv(
-                        base.add(start) as *mut c_void,
-                        n as c_int,
-                        byte(),
-                        r as c_int,
-                        tag,
-                        world(),
-                        &mut request,
-                    )
-                };
-                self.check(code, "MPI_Irecv");
-                requests.push(request);
+            if r != self.rank {
+                let base = buf.as_mut_ptr();
+                self.post_pieces(
+                    got[r] as usize,
+                    "MPI_Irecv",
+                    &mut requests,
+                    |at, n, tag, request| {
+                        // SAFETY: the piece lies within the vector's capacity,
+                        // which outlives the request (waited for below).
+                        unsafe {
+                            MPI_Irecv(
+                                base.add(at) as *mut c_void,
+                                n,
+                                byte(),
+                                r as c_int,
+                                tag,
+                                world(),
+                                request,
+                            )
+                        }
+                    },
+                );
             }
         }
         for (r, m) in to.iter().enumerate() {
-            if r == self.rank {
-                continue;
-            }
-            for (tag, start, n) in pieces(m.len()) {
-                let mut request = std::ptr::null_mut();
-                // SAFETY: the piece lies within the message, which outlives
-                // the request.
-                let code = unsafe {
-                    MPI_Isend(
-                        m.as_ptr().add(start) as *const c_void,
-                        n as c_int,
-                        byte(),
-                        r as c_int,
-                        tag,
-                        world(),
-                        &mut request,
-                    )
-                };
-                self.check(code, "MPI_Isend");
-                requests.push(request);
+            if r != self.rank {
+                self.post_pieces(
+                    m.len(),
+                    "MPI_Isend",
+                    &mut requests,
+                    |at, n, tag, request| {
+                        // SAFETY: the piece lies within the message, which
+                        // outlives the request.
+                        unsafe {
+                            MPI_Isend(
+                                m.as_ptr().add(at) as *const c_void,
+                                n,
+                                byte(),
+                                r as c_int,
+                                tag,
+                                world(),
+                                request,
+                            )
+                        }
+                    },
+                );
             }
         }
         // SAFETY: every request is a live one posted above; statuses are
@@ -246,6 +241,30 @@ impl Comm for MpiComm {
 const MESSAGE_PIECE: usize = 1 << 30;
 
 impl MpiComm {
+    /// Posts one nonblocking request (`post(offset, bytes, tag, request)`,
+    /// `what` in errors) per piece of at most MESSAGE_PIECE bytes of a
+    /// `len`-byte message, tagged by the piece's number.
+    fn post_pieces(
+        &self,
+        len: usize,
+        what: &str,
+        requests: &mut Vec<Handle>,
+        mut post: impl FnMut(usize, c_int, c_int, *mut Handle) -> c_int,
+    ) {
+        for k in 0..len.div_ceil(MESSAGE_PIECE) {
+            let at = k * MESSAGE_PIECE;
+            let mut request = std::ptr::null_mut();
+            let code = post(
+                at,
+                (len - at).min(MESSAGE_PIECE) as c_int,
+                k as c_int,
+                &mut request,
+            );
+            self.check(code, what);
+            requests.push(request);
+        }
+    }
+
     /// `sent[r]` to rank r; what every rank sent here (one MPI_Alltoall
     /// of 8 bytes a rank).
     fn alltoall_words(&self, sent: &[u64]) -> Vec<u64> {
