@@ -657,8 +657,17 @@ async function main() {
       }));
       if (!r.ready || r.message || !r.caption.includes(p.caption) || pg.problems.length) bad.push(`${p.name}: ${JSON.stringify(r)} ${pg.problems.join(" | ")}`);
       if (p.name === "milky-way" || p.name === "disk-galaxy") {
-        await pg.locator("#view").screenshot({ path: path.join(ART, `preset-${p.name}.png`) });
-        disks.push({ name: p.name, pitch: parseFloat(r.view.pitch), dist: parseFloat(r.view.dist), lit: pngStats(path.join(ART, `preset-${p.name}.png`)).litFraction });
+        // A paused view redraws about once a second, so the shot may hold
+        // a frame composed before the preset's view was applied (seen once
+        // in Firefox on a busy machine): look again, a few redraws later.
+        const shot = path.join(ART, `preset-${p.name}.png`);
+        let lit = 0;
+        for (let attempt = 0; attempt < 4 && lit <= 0.04; attempt++) {
+          if (attempt > 0) await pg.waitForTimeout(1200);
+          await pg.locator("#view").screenshot({ path: shot });
+          lit = pngStats(shot).litFraction;
+        }
+        disks.push({ name: p.name, pitch: parseFloat(r.view.pitch), dist: parseFloat(r.view.dist), lit });
       }
       await pg.close();
     }
