@@ -22,7 +22,22 @@ struct AccPot {
     pot: f32,
 }
 
-// Parameters of the exact potential-energy kernel (src/direct/energy.rs).
+// Parameters of the model generator (src/state/generate.rs).
+struct GenerateParams {
+    // The model's stream key, low and high words.
+    key_lo: u32,
+    key_hi: u32,
+    // First particle of this piece, and how many.
+    first: u32,
+    count: u32,
+    mass: f32,
+    // 1: velocities zero (cold collapse).
+    at_rest: u32,
+    mass_cut: f32,
+    scale_radius: f32,
+}
+
+// Parameters of the exact potential-energy kernel (src/state/energy.rs).
 struct EnergyParams {
     n: u32,
     // First workgroup (sink block) of this dispatch.

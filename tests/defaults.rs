@@ -115,7 +115,7 @@ fn the_cli_and_the_pages_settings_run_the_same_simulation() {
         // The page: its settings' model and configuration, at most
         // steps_per_frame steps a frame, as `WebApp::frame` queues them
         // (a tree run's levels are fitted by `advance` between frames).
-        let model = s.generate().unwrap();
+        let model = pollster::block_on(s.generate_on(&ctx)).unwrap();
         let config = s.run.validate().unwrap();
         let mut run = pollster::block_on(Run::new(&ctx, &model.particles, 0.0, config)).unwrap();
         let mut frames = 0;

@@ -78,6 +78,20 @@ fn layouts_match_wgsl() {
         ],
     );
     check(
+        "GenerateParams",
+        size_of::<GenerateParams>(),
+        &[
+            ("key_lo", offset_of!(GenerateParams, key_lo)),
+            ("key_hi", offset_of!(GenerateParams, key_hi)),
+            ("first", offset_of!(GenerateParams, first)),
+            ("count", offset_of!(GenerateParams, count)),
+            ("mass", offset_of!(GenerateParams, mass)),
+            ("at_rest", offset_of!(GenerateParams, at_rest)),
+            ("mass_cut", offset_of!(GenerateParams, mass_cut)),
+            ("scale_radius", offset_of!(GenerateParams, scale_radius)),
+        ],
+    );
+    check(
         "EnergyParams",
         size_of::<EnergyParams>(),
         &[

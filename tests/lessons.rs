@@ -168,7 +168,7 @@ fn planets_start_on_their_keplerian_ellipses() {
 fn play(ctx: &GpuContext, query: &str, spf: u32, until: f64) -> (Run, Option<OrbitTracker>) {
     let (s, w) = Settings::from_query(query);
     assert!(w.is_empty(), "{w:?}");
-    let m = s.generate().unwrap();
+    let m = block_on(s.generate_on(ctx)).unwrap();
     let mut run = block_on(Run::new(ctx, &m.particles, 0.0, s.run.validate().unwrap())).unwrap();
     let masses = m.particles.pos_mass.iter().map(|p| p.mass as f64).collect();
     let mut tracker = run

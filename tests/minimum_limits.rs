@@ -90,7 +90,7 @@ fn a_bad_limits_request_is_refused_by_name() {
 fn run(ctx: &GpuContext, query: &str, t_end: f64) -> (Readout, Readout) {
     let (s, warnings) = Settings::from_query(query);
     assert!(warnings.is_empty(), "{query}: {warnings:?}");
-    let model = s.generate().unwrap();
+    let model = block_on(s.generate_on(ctx)).unwrap();
     block_on(async {
         let mut run = Run::new(ctx, &model.particles, 0.0, s.run.validate().unwrap())
             .await

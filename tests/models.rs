@@ -2,7 +2,8 @@
 //! distances on the enclosed mass), velocities against the Jeans equation
 //! (an independent route to the moments Eddington's f(E) must give), the
 //! virial ratio from the f64 direct sum, disk kinematics and Toomre Q, the
-//! Milky Way's components, and the merger's orbit. CPU only, small N.
+//! Milky Way's components, and the merger's orbit; the Plummer sphere
+//! sampled on the GPU against the CPU's. Small N.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -13,7 +14,8 @@ use webgrav::state::galaxy::units::msun;
 use webgrav::state::galaxy::{
     Component, DiskEquilibrium, Equilibrium, Realization, Shape, SphericalGalaxy,
 };
-use webgrav::state::{Diagnostics, Model};
+use webgrav::state::plummer::PLUMMER_CHUNK;
+use webgrav::state::{generate, plummer, Diagnostics, Model, Particles};
 
 /// Kolmogorov–Smirnov distance between the samples `r` and the
 /// cumulative distribution `cdf`.
@@ -277,16 +279,13 @@ fn models_are_the_same_on_any_number_of_threads() {
     }
 }
 
-#[test]
-fn plummer_speeds_follow_the_aarseth_henon_wielen_distribution() {
-    // The Plummer model's q = v/v_esc(r) has the density q²(1 − q²)^(7/2)
-    // at every radius (Aarseth, Hénon & Wielen 1974); its CDF by
-    // Simpson's rule. Radii and speeds about the centre of mass, which
-    // moves by ~1/√N.
-    let n = 20_000;
-    let p = Model::Plummer.generate(n, 1).unwrap();
-    let a = webgrav::state::plummer::SCALE_RADIUS;
-    let q: Vec<f64> = (0..n)
+/// KS distance of the Plummer sphere `p`'s speeds from the AHW law: its
+/// q = v/v_esc(r) has the density q²(1 − q²)^(7/2) at every radius
+/// (Aarseth, Hénon & Wielen 1974); the CDF by Simpson's rule. Radii and
+/// speeds about the centre of mass, which moves by ~1/√N.
+fn plummer_speed_ks(p: &Particles) -> f64 {
+    let a = plummer::SCALE_RADIUS;
+    let q: Vec<f64> = (0..p.len())
         .map(|k| {
             let r = norm(p.pos_mass[k].pos.map(f64::from)) / a;
             let v = norm(p.vel[k].vel.map(f64::from)) * a.sqrt();
@@ -305,9 +304,114 @@ fn plummer_speeds_follow_the_aarseth_henon_wielen_distribution() {
             .sum::<f64>()
     };
     let total = integral(1.0);
-    let d = ks_distance(&q, |x| integral(x.clamp(0.0, 1.0)) / total);
-    println!("Plummer speeds KS {d:.4} (bound {:.4})", ks_bound(n));
-    assert!(d < ks_bound(n));
+    ks_distance(&q, |x| integral(x.clamp(0.0, 1.0)) / total)
+}
+
+/// KS distance of `p`'s radii from the Plummer sphere's cumulative mass
+/// (r³/(1 + r²)^(3/2) in scale radii, cut at `plummer::MASS_CUT`).
+fn plummer_radius_ks(p: &Particles) -> f64 {
+    let a = plummer::SCALE_RADIUS;
+    let r: Vec<f64> = p
+        .pos_mass
+        .iter()
+        .map(|x| norm(x.pos.map(f64::from)) / a)
+        .collect();
+    ks_distance(&r, |x| {
+        (x.powi(3) / (1.0 + x * x).powf(1.5) / plummer::MASS_CUT).min(1.0)
+    })
+}
+
+#[test]
+fn plummer_speeds_follow_the_aarseth_henon_wielen_distribution() {
+    let n = 20_000;
+    let p = Model::Plummer.generate(n, 1).unwrap();
+    let (d, dr) = (plummer_speed_ks(&p), plummer_radius_ks(&p));
+    println!(
+        "Plummer speeds KS {d:.4}, radii {dr:.4} (bound {:.4})",
+        ks_bound(n)
+    );
+    assert!(d < ks_bound(n) && dr < ks_bound(n));
+}
+
+#[test]
+fn plummer_sampled_on_the_gpu_is_the_cpu_model_to_f32_rounding() {
+    let ctx = common::gpu();
+    let n = 20_000;
+    let on_gpu = |n: usize, seed, at_rest, piece| {
+        let chunks = 0..n.div_ceil(PLUMMER_CHUNK);
+        let part = pollster::block_on(generate::plummer_part(
+            &ctx, n, seed, at_rest, chunks, piece,
+        ));
+        let part = part.unwrap();
+        let frame = plummer::centre_of_chunks(n, &part.sums);
+        part.centred(frame)
+    };
+    // Pieces of 3001 particles: the streams are indexed across them.
+    let gpu = on_gpu(n, 1, false, 3001);
+    let cpu = Model::Plummer.generate(n, 1).unwrap();
+    assert_eq!(gpu.id, cpu.id);
+    assert!(gpu
+        .pos_mass
+        .iter()
+        .zip(&cpu.pos_mass)
+        .all(|(g, c)| g.mass == c.mass));
+    // Particle by particle: f32 arithmetic on the same random numbers
+    // (the outermost radii lose ~1e-4 to the cancellation in m^(-2/3) − 1).
+    let apart = |g: [f32; 3], c: [f32; 3]| {
+        let (g, c) = (g.map(f64::from), c.map(f64::from));
+        norm([g[0] - c[0], g[1] - c[1], g[2] - c[2]]) / (norm(c) + 1e-6)
+    };
+    let mut worst = 0.0f64;
+    let mut differ = 0;
+    for k in 0..n {
+        let d = apart(gpu.pos_mass[k].pos, cpu.pos_mass[k].pos)
+            .max(apart(gpu.vel[k].vel, cpu.vel[k].vel));
+        if d > 1e-3 {
+            differ += 1;
+        } else {
+            worst = worst.max(d);
+        }
+    }
+    println!("GPU Plummer vs CPU: {differ} of {n} apart, the rest within {worst:.2e}");
+    // A particle differs only where the speed's rejection test falls on
+    // the other side in f32: ~1e-6 of the trials.
+    assert!(
+        differ <= n / 1000 && worst < 1e-3,
+        "{differ} apart, worst {worst:e}"
+    );
+    // The same distribution, and centred.
+    let (d, dr) = (plummer_speed_ks(&gpu), plummer_radius_ks(&gpu));
+    assert!(
+        d < ks_bound(n) && dr < ks_bound(n),
+        "KS speeds {d}, radii {dr}"
+    );
+    let mean = |f: &dyn Fn(usize) -> [f32; 3]| {
+        let s = (0..n).fold([0.0; 3], |s, k| {
+            std::array::from_fn(|a| s[a] + f(k)[a] as f64)
+        });
+        norm(s) / n as f64
+    };
+    assert!(mean(&|k| gpu.pos_mass[k].pos) < 1e-7 && mean(&|k| gpu.vel[k].vel) < 1e-7);
+    // One adapter, one seed: the same bits, in any pieces; another seed,
+    // another model; at rest, the same positions and no motion.
+    assert_eq!(gpu, on_gpu(n, 1, false, 1 << 20));
+    assert_eq!(
+        gpu,
+        pollster::block_on(generate::plummer(&ctx, n, 1, false)).unwrap()
+    );
+    assert_ne!(gpu.pos_mass, on_gpu(n, 2, false, 1 << 20).pos_mass);
+    let cold = on_gpu(n, 1, true, 1 << 20);
+    assert_eq!(cold.pos_mass, gpu.pos_mass);
+    assert!(cold.vel.iter().all(|v| v.vel == [0.0; 3]));
+    // Equilibrium: 2K/|W| = 1 within the scatter of 5000 particles.
+    let few = on_gpu(5000, 3, false, 1 << 20);
+    let f = reference::forces(&few.pos_mass, 0.0);
+    let d = Diagnostics::sum((0..few.len()).map(|k| {
+        let (x, v) = (few.pos_mass[k].pos, few.vel[k].vel);
+        (1.0 / 5000.0, x.map(f64::from), v.map(f64::from), f[k].pot)
+    }));
+    println!("GPU Plummer 2K/|W| = {:.4}", d.virial_ratio);
+    assert!((d.virial_ratio - 1.0).abs() < 0.06);
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //! indexes, a picture to show without WebGPU), same-origin only, and the
 //! origins that may drive an embedded page (`super::embedding`).
 
+use crate::gpu::GpuContext;
 use crate::hermite::{Criterion, Precision};
 use crate::render::{Camera, ColorMode, MapKind, Theme};
 use crate::run::block::Timesteps;
@@ -343,6 +344,14 @@ impl Settings {
     pub fn generate(&self) -> crate::error::Result<Tagged> {
         self.model
             .generate_with(self.n as usize, self.seed as u64, &self.model_params)
+    }
+
+    /// `generate`, with the models that have a GPU sampler sampled on
+    /// `ctx` (`Model::generate_on`): what the page and the CLI run.
+    pub async fn generate_on(&self, ctx: &GpuContext) -> crate::error::Result<Tagged> {
+        self.model
+            .generate_on(ctx, self.n as usize, self.seed as u64, &self.model_params)
+            .await
     }
 
     /// Sets one parameter from its URL form; on error nothing changes.

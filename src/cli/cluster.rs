@@ -29,8 +29,9 @@ use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
 use crate::snapshot::{self, Format};
 use crate::state::diagnostics::Diagnostics;
+use crate::state::generate;
 use crate::state::particles::StateReadback;
-use crate::state::plummer::{centre_of_chunks, plummer_chunks, PLUMMER_CHUNK};
+use crate::state::plummer::{centre_of_chunks, PLUMMER_CHUNK};
 use crate::state::Model;
 use crate::tree::TreeConfig;
 use std::process::ExitCode;
@@ -195,7 +196,7 @@ async fn run_checked(
             (mine, plan.start, e0, run_id)
         }
         None => {
-            let (mine, time) = initial_share(a, comm)?;
+            let (mine, time) = initial_share(a, &ctx, comm).await?;
             (mine, (time, 0), None, crate::run::new_run_id())
         }
     };
@@ -352,23 +353,24 @@ fn checkpoint_share(c: Checkpoint, comm: &dyn Comm) -> Result<RankParticles> {
 }
 
 /// This rank's share of the initial particles and the start time: a
-/// Plummer sphere (or cold collapse) sampled chunk by chunk on the ranks,
+/// Plummer sphere (or cold collapse) sampled chunk by chunk on the ranks'
+/// GPUs,
 /// the same particles as on one GPU; other models generated whole on
 /// every rank; an input file read by every rank. Each keeps its slice.
-fn initial_share(a: &RunArgs, comm: &dyn Comm) -> Result<(RankParticles, f64)> {
+async fn initial_share(
+    a: &RunArgs,
+    ctx: &GpuContext,
+    comm: &dyn Comm,
+) -> Result<(RankParticles, f64)> {
     let (p, r) = (comm.size(), comm.rank());
     let m = &a.initial.model;
     if a.initial.input.is_none() && matches!(m.model, Model::Plummer | Model::ColdCollapse) {
         let chunks = m.n.div_ceil(PLUMMER_CHUNK);
         let mine = chunks * r / p..chunks * (r + 1) / p;
-        let part = plummer_chunks(m.n, m.seed, mine);
+        let at_rest = m.model == Model::ColdCollapse;
+        let part = generate::plummer_part(ctx, m.n, m.seed, at_rest, mine, generate::PIECE).await?;
         let sums: Vec<[f64; 6]> = allgather_records(comm, &part.sums).concat();
-        let mut particles = part.centred(m.n, centre_of_chunks(m.n, &sums));
-        if m.model == Model::ColdCollapse {
-            for v in &mut particles.vel {
-                v.vel = [0.0; 3];
-            }
-        }
+        let particles = part.centred(centre_of_chunks(m.n, &sums));
         return Ok((RankParticles::of_range(&particles, 0..particles.len()), 0.0));
     }
     let snap = a.initial.load_whole()?;

@@ -297,7 +297,14 @@ impl InitialArgs {
                 // Component kinds go into the files (halo as dark matter,
                 // the rest as stars; Bonsai's id ranges; a CSV type column).
                 let clock = std::time::Instant::now();
-                let tagged = m.model.generate_with(m.n, m.seed, &m.params)?;
+                // With a device, the models it can sample are sampled there
+                // (a run's GPU; nothing else is queued on it yet).
+                let tagged = match ctx {
+                    Some(ctx) => {
+                        pollster::block_on(m.model.generate_on(ctx, m.n, m.seed, &m.params))?
+                    }
+                    None => m.model.generate_with(m.n, m.seed, &m.params)?,
+                };
                 say!(
                     "generated {} with N = {} in {:.2} s",
                     m.model.name(),

@@ -84,6 +84,28 @@ pub struct EnergyParams {
     pub _pad2: u32,
 }
 
+/// Uniform of the model generator (`shaders/generate.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GenerateParams {
+    /// The model's stream key (`state::rng::stream_key`), low and high
+    /// words: the GPU derives each particle's stream from it as
+    /// `Rng::for_particle` does.
+    pub key_lo: u32,
+    pub key_hi: u32,
+    /// The first particle of this piece, and how many.
+    pub first: u32,
+    pub count: u32,
+    /// Mass of every particle.
+    pub mass: f32,
+    /// 1: every velocity zero (the cold collapse; the streams are drawn
+    /// as for the Plummer sphere).
+    pub at_rest: u32,
+    /// `state::plummer`'s mass cut and scale radius.
+    pub mass_cut: f32,
+    pub scale_radius: f32,
+}
+
 /// Uniform of the leapfrog kernels.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

@@ -6,6 +6,7 @@ pub mod diagnostics;
 pub mod energy;
 pub mod few_body;
 pub mod galaxy;
+pub mod generate;
 pub mod input_order;
 pub mod model;
 pub mod parallel;

@@ -9,7 +9,7 @@ use crate::gpu::layout::{PosMass, Velocity};
 
 /// Fraction of the (infinite) Plummer mass that is sampled: AHW's cut,
 /// which avoids the few particles at hundreds of scale radii.
-const MASS_CUT: f64 = 0.999;
+pub const MASS_CUT: f64 = 0.999;
 
 /// Length scale of a Plummer sphere with E = -1/4: the model with scale
 /// radius a has E = -3π/64 · GM²/a, so a = 3π/16.

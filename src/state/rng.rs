@@ -22,6 +22,13 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The key of the streams of component `stream` of the model of `seed`,
+/// from which `Rng::for_particle` derives each particle's stream (the GPU
+/// generator, `state::generate`, is given the key and does the rest).
+pub fn stream_key(seed: u64, stream: u64) -> u64 {
+    mix(mix(seed ^ GOLDEN).wrapping_add(stream.wrapping_add(1).wrapping_mul(GOLDEN)))
+}
+
 impl Rng {
     pub fn new(seed: u64) -> Self {
         Self(rand_pcg::Pcg64Mcg::seed_from_u64(seed))
@@ -33,7 +40,7 @@ impl Rng {
     /// no room for two of them to overlap over the few dozen numbers a
     /// particle draws).
     pub fn for_particle(seed: u64, stream: u64, index: u64) -> Self {
-        let key = mix(mix(seed ^ GOLDEN).wrapping_add(stream.wrapping_add(1).wrapping_mul(GOLDEN)));
+        let key = stream_key(seed, stream);
         let lo = mix(key.wrapping_add(index.wrapping_add(1).wrapping_mul(GOLDEN)));
         let hi = mix(lo ^ key.rotate_left(32));
         Self(rand_pcg::Pcg64Mcg::new(((hi as u128) << 64) | lo as u128))

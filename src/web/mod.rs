@@ -311,9 +311,12 @@ async fn start_run(
 
 /// The particles of the settings' model (refusing an N the device cannot
 /// hold before generating anything) and their component tags.
-fn model_particles(ctx: &GpuContext, s: &Settings) -> Result<(Particles, ComponentTags), JsValue> {
+async fn model_particles(
+    ctx: &GpuContext,
+    s: &Settings,
+) -> Result<(Particles, ComponentTags), JsValue> {
     check_particle_count(ctx, s.n as u64, s.run.solver).map_err(js_err)?;
-    let m = s.generate().map_err(js_err)?;
+    let m = s.generate_on(ctx).await.map_err(js_err)?;
     let components = ComponentTags::of_model(&m);
     Ok((m.particles, components))
 }
@@ -360,7 +363,7 @@ impl WebApp {
         let ctx = GpuContext::new(&instance, Some(&surface))
             .await
             .map_err(js_err)?;
-        let (particles, tags) = model_particles(&ctx, &settings)?;
+        let (particles, tags) = model_particles(&ctx, &settings).await?;
         let config = settings.run.validate().map_err(js_err)?;
         let run = Run::new(&ctx, &particles, 0.0, config)
             .await
@@ -685,7 +688,7 @@ impl WebApp {
                 || new.seed != old.seed
                 || new.model_params != old.model_params
             {
-                let (particles, tags) = model_particles(&ctx, &new)?;
+                let (particles, tags) = model_particles(&ctx, &new).await?;
                 state.borrow_mut().settings = new;
                 if let Err(e) = start_run(&state, particles, 0.0, tags).await {
                     state.borrow_mut().settings = old;
@@ -737,18 +740,23 @@ impl WebApp {
     pub fn reset(&self) -> js_sys::Promise {
         let state = self.state.clone();
         wasm_bindgen_futures::future_to_promise(async move {
-            let (particles, time, tags) = {
+            let (file, ctx, settings) = {
                 let s = state.borrow();
-                match &s.source {
-                    Source::File(_, snap) => (
+                let file = match &s.source {
+                    Source::File(_, snap) => Some((
                         snap.particles.clone(),
                         snap.time,
                         ComponentTags::of_kinds(snap.types.as_deref(), &snap.particles.pos_mass),
-                    ),
-                    Source::Model => {
-                        let (p, t) = model_particles(&s.ctx, &s.settings)?;
-                        (p, 0.0, t)
-                    }
+                    )),
+                    Source::Model => None,
+                };
+                (file, s.ctx.clone(), s.settings)
+            };
+            let (particles, time, tags) = match file {
+                Some(file) => file,
+                None => {
+                    let (p, t) = model_particles(&ctx, &settings).await?;
+                    (p, 0.0, t)
                 }
             };
             start_run(&state, particles, time, tags).await?;

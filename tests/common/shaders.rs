@@ -28,6 +28,11 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
         ),
         ("block".into(), run::block::wgsl(), run::block::BINDINGS),
         (
+            "generate".into(),
+            state::generate::wgsl(),
+            state::generate::BINDINGS,
+        ),
+        (
             "input order".into(),
             webgrav::state::input_order::wgsl(),
             webgrav::state::input_order::BINDINGS,

@@ -1,0 +1,162 @@
+// Models generated on the GPU, particle by particle from the same random
+// streams as the CPU's generators (src/state/rng.rs): each particle's
+// PCG-128 (MCG, XSL-RR output) is seeded from the model's key and the
+// particle's index through SplitMix64's finaliser, as `Rng::for_particle`
+// does, so the GPU draws the CPU's numbers and only the arithmetic on
+// them is f32 instead of f64.
+// Driven by src/state/generate.rs.
+
+@group(0) @binding(0) var<uniform> params: GenerateParams;
+@group(0) @binding(1) var<storage, read_write> pos_mass: array<PosMass>;
+@group(0) @binding(2) var<storage, read_write> vel: array<Velocity>;
+
+// --- 64- and 128-bit integers as 32-bit words (WGSL has no u64) ---
+// A u64 is vec2(low word, high word); a u128 is four words, low first.
+
+// The full 64-bit product of two words, from 16-bit halves.
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let p11 = a1 * b1;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>((p00 & 0xffffu) | (mid << 16u), p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+
+// a · b mod 2^64.
+fn mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let p = mul_wide(a.x, b.x);
+    return vec2<u32>(p.x, p.y + a.x * b.y + a.y * b.x);
+}
+
+// a + b mod 2^64.
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+// z >> s for 0 < s < 32.
+fn shr64(z: vec2<u32>, s: u32) -> vec2<u32> {
+    return vec2<u32>((z.x >> s) | (z.y << (32u - s)), z.y >> s);
+}
+
+// z rotated right by r < 64.
+fn rotr64(z: vec2<u32>, r: u32) -> vec2<u32> {
+    var v = z;
+    if r >= 32u {
+        v = z.yx;
+    }
+    let s = r & 31u;
+    if s == 0u {
+        return v;
+    }
+    return vec2<u32>((v.x >> s) | (v.y << (32u - s)), (v.y >> s) | (v.x << (32u - s)));
+}
+
+// 2^64 over the golden ratio, and SplitMix64's finaliser (rng.rs: GOLDEN, mix).
+const GOLDEN = vec2<u32>(0x7f4a7c15u, 0x9e3779b9u);
+
+fn mix(z0: vec2<u32>) -> vec2<u32> {
+    var z = mul64(z0 ^ shr64(z0, 30u), vec2<u32>(0x1ce4e5b9u, 0xbf58476du));
+    z = mul64(z ^ shr64(z, 27u), vec2<u32>(0x133111ebu, 0x94d049bbu));
+    return z ^ shr64(z, 31u);
+}
+
+// --- one particle's stream: rand_pcg's Mcg128Xsl64 ---
+
+struct Stream {
+    s: array<u32, 4>,
+}
+
+// Rng::for_particle(seed, stream, index) from the key of (seed, stream).
+fn particle_stream(key: vec2<u32>, index: u32) -> Stream {
+    let lo = mix(add64(key, mul64(vec2<u32>(index + 1u, 0u), GOLDEN)));
+    let hi = mix(lo ^ key.yx);
+    // Mcg128Xsl64::new forces the low bit to one.
+    return Stream(array<u32, 4>(lo.x | 1u, lo.y, hi.x, hi.y));
+}
+
+// The state times the MCG's multiplier mod 2^128 (schoolbook over words),
+// then the XSL-RR output of the new state.
+fn next_u64(st: ptr<function, Stream>) -> vec2<u32> {
+    var m = array<u32, 4>(0x9fccf645u, 0x4385df64u, 0x1fc65da4u, 0x2360ed05u);
+    let a = (*st).s;
+    var r = array<u32, 4>(0u, 0u, 0u, 0u);
+    for (var i = 0u; i < 4u; i++) {
+        var carry = 0u;
+        for (var j = 0u; i + j < 4u; j++) {
+            let p = mul_wide(a[i], m[j]);
+            let t = r[i + j] + p.x;
+            let t2 = t + carry;
+            r[i + j] = t2;
+            // r + a·m + carry < 2^64: the high word cannot overflow.
+            carry = p.y + select(0u, 1u, t < p.x) + select(0u, 1u, t2 < t);
+        }
+    }
+    (*st).s = r;
+    let xsl = vec2<u32>(r[0] ^ r[2], r[1] ^ r[3]);
+    return rotr64(xsl, r[3] >> 26u);
+}
+
+// Uniform in [0, 1): the top 24 of the 53 bits the CPU uses.
+fn uniform01(st: ptr<function, Stream>) -> f32 {
+    return f32(next_u64(st).y >> 8u) * (1.0 / 16777216.0);
+}
+
+// Uniform in (0, 1): the top 23 bits and a half, exact in f32.
+fn uniform_open(st: ptr<function, Stream>) -> f32 {
+    return (f32(next_u64(st).y >> 9u) + 0.5) * (1.0 / 8388608.0);
+}
+
+const TWO_PI: f32 = 6.283185307179586;
+
+// Isotropic unit vector (Rng::unit_vector: z, then the azimuth).
+fn unit_vector(st: ptr<function, Stream>) -> vec3<f32> {
+    let z = 2.0 * uniform01(st) - 1.0;
+    let phi = TWO_PI * uniform01(st);
+    let s = sqrt(max(1.0 - z * z, 0.0));
+    return vec3<f32>(s * cos(phi), s * sin(phi), z);
+}
+
+// --- models ---
+
+// Most rejections the speed's sampling makes before giving up: each
+// accepts with probability 0.43, so 4096 in a row never happen.
+const MAX_TRIES: u32 = 4096u;
+
+// Particle first + i of the Plummer sphere (state/plummer.rs:
+// plummer_particle), before the move to its centre-of-mass frame.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn plummer(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) lid: u32) {
+    let i = flat_index(wid, nwg, lid);
+    if i >= params.count {
+        return;
+    }
+    var st = particle_stream(vec2<u32>(params.key_lo, params.key_hi), params.first + i);
+    // Radius from the inverted cumulative mass m(r) = r³/(1+r²)^(3/2).
+    let m = uniform_open(&st) * params.mass_cut;
+    let r = inverseSqrt(pow(m, -2.0 / 3.0) - 1.0);
+    // Speed over escape speed by von Neumann rejection on
+    // g(q) = q²(1-q²)^(7/2) < 0.1.
+    var q = 0.0;
+    for (var k = 0u; k < MAX_TRIES; k++) {
+        let trial = uniform01(&st);
+        let w = 1.0 - trial * trial;
+        let g = trial * trial * w * w * w * sqrt(w);
+        if 0.1 * uniform01(&st) < g {
+            q = trial;
+            break;
+        }
+    }
+    let v = q * sqrt(2.0) * inverseSqrt(sqrt(1.0 + r * r));
+    let a = params.scale_radius;
+    let x = unit_vector(&st) * (r * a);
+    let u = unit_vector(&st) * (v * inverseSqrt(a));
+    pos_mass[i] = PosMass(x, params.mass);
+    vel[i] = Velocity(select(u, vec3<f32>(0.0), params.at_rest != 0u), 0.0);
+}

@@ -1,0 +1,185 @@
+//! Models sampled on the GPU (drives `shaders/generate.wgsl`): the same
+//! per-particle random streams as the CPU's generators (`state::rng`, the
+//! PCG and SplitMix64 arithmetic emulated on 32-bit words), the same
+//! sampling, in f32. A model's particles come back to the host in pieces
+//! (the run keeps them as its last good state and the page draws from
+//! them) and move to their centre-of-mass frame there, in f64 summed in
+//! `SUM_CHUNK`s as the CPU path sums (so the ranks of a run on several
+//! GPUs, each sampling its chunks, give one GPU's particles). The CPU
+//! generators stay: they are the reference, and what the Python API uses.
+//!
+//! A GPU model is the CPU's to f32 rounding: positions and velocities
+//! agree to ~1e-6 relative but for the rare particle whose speed's
+//! rejection test falls on the other side in f32 (`tests/models.rs`
+//! checks both, and the distribution itself). On one adapter a seed
+//! gives the same bits every time.
+
+use crate::error::Result;
+use crate::gpu::buffers::{empty_storage_buffer, read_pieces_with, records, uniform_buffer};
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{Binding, Kernel, Slot};
+use crate::gpu::layout::{GenerateParams, PosMass, Velocity, WORKGROUP_SIZE};
+use crate::gpu::shader::compose;
+use crate::gpu::GpuContext;
+use crate::state::galaxy::realization::PhasePoint;
+use crate::state::parallel::{for_each_pair, map_indices, map_into, SUM_CHUNK};
+use crate::state::particles::Particles;
+use crate::state::plummer::{centre_of_chunks, MASS_CUT, SCALE_RADIUS};
+use crate::state::rng::stream_key;
+use std::borrow::Cow;
+use std::ops::Range;
+
+const GENERATE_WGSL: &str = include_str!("../../shaders/generate.wgsl");
+
+/// The composed WGSL of the generator.
+pub fn wgsl() -> String {
+    compose(&[], GENERATE_WGSL)
+}
+
+/// The binding contract of `shaders/generate.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageReadWrite),
+    ("vel", Binding::StorageReadWrite),
+];
+
+/// Particles per piece natively (64 MiB per array; two staging sets take
+/// turns, so the GPU samples the next piece while the host copies one).
+/// In the browser a piece is the whole model where the device's binding
+/// limit allows: each read-back is a round trip through the event loop.
+pub const PIECE: u64 = if cfg!(target_arch = "wasm32") {
+    1 << 32
+} else {
+    1 << 22
+};
+
+/// Bytes of one `PosMass` or `Velocity`.
+const RECORD: u64 = std::mem::size_of::<PosMass>() as u64;
+
+/// `n` particles of the Plummer sphere of `seed` (`state::plummer`),
+/// sampled on the GPU and moved to their centre-of-mass frame; at rest
+/// (every velocity zero, the cold collapse) with `at_rest`.
+pub async fn plummer(ctx: &GpuContext, n: usize, seed: u64, at_rest: bool) -> Result<Particles> {
+    let all = 0..n.div_ceil(SUM_CHUNK);
+    let part = plummer_part(ctx, n, seed, at_rest, all, PIECE).await?;
+    let frame = centre_of_chunks(n, &part.sums);
+    Ok(part.centred(frame))
+}
+
+/// The particles of chunks `chunks` (of `SUM_CHUNK` particles, as
+/// `plummer::plummer_chunks` counts them) of `plummer(n, seed, at_rest)`,
+/// before the move to the centre-of-mass frame, with each chunk's sums:
+/// a rank of a run on several GPUs samples its own chunks on its GPU. The
+/// GPU samples in pieces of at most `piece` particles (the tests' small
+/// pieces cross piece boundaries).
+pub async fn plummer_part(
+    ctx: &GpuContext,
+    n: usize,
+    seed: u64,
+    at_rest: bool,
+    chunks: Range<usize>,
+    piece: u64,
+) -> Result<SampledPart> {
+    ctx.check_particle_count(n as u64, RECORD)?;
+    let first = (chunks.start * SUM_CHUNK).min(n);
+    let count = (chunks.end * SUM_CHUNK).min(n) - first;
+    let mut sampled = Particles {
+        // Zeroed memory the pieces fault in as they land (on every core).
+        pos_mass: bytemuck::zeroed_vec(count),
+        vel: bytemuck::zeroed_vec(count),
+        id: (first as u64..(first + count) as u64).collect(),
+    };
+    if count == 0 {
+        return Ok(SampledPart {
+            particles: sampled,
+            sums: Vec::new(),
+        });
+    }
+    let device = &ctx.device;
+    let kernel = Kernel::new(device, "generate", &wgsl(), "plummer", BINDINGS);
+    let key = stream_key(seed, 0);
+    let piece = piece.min(ctx.max_elements(RECORD)).min(count as u64).max(1);
+    let params = uniform_buffer(device, "generate params", &GenerateParams::default());
+    let pos_mass = empty_storage_buffer(device, "generated positions", piece * RECORD);
+    let vel = empty_storage_buffer(device, "generated velocities", piece * RECORD);
+    let bind = kernel.bind(device, &[&params, &pos_mass, &vel]);
+    let sample = |encoder: &mut wgpu::CommandEncoder, at: u64, count: u64| {
+        // Applied before the submission that holds this piece.
+        ctx.queue.write_buffer(
+            &params,
+            0,
+            bytemuck::bytes_of(&GenerateParams {
+                key_lo: key as u32,
+                key_hi: (key >> 32) as u32,
+                first: (first as u64 + at) as u32,
+                count: count as u32,
+                mass: (1.0 / n as f64) as f32,
+                at_rest: at_rest as u32,
+                mass_cut: MASS_CUT as f32,
+                scale_radius: SCALE_RADIUS as f32,
+            }),
+        );
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        kernel.dispatch(
+            &mut pass,
+            &bind,
+            dispatch_size(device, count as u32, WORKGROUP_SIZE),
+        );
+    };
+    read_pieces_with(
+        device,
+        &ctx.queue,
+        &[(&pos_mass, RECORD), (&vel, RECORD)],
+        count as u64,
+        piece,
+        Some(&sample),
+        |at, bytes| {
+            let (pm, v): (Cow<[PosMass]>, Cow<[Velocity]>) = (records(bytes[0]), records(bytes[1]));
+            let at = at as usize;
+            map_into(&mut sampled.pos_mass[at..at + pm.len()], &pm, |x| *x);
+            map_into(&mut sampled.vel[at..at + v.len()], &v, |x| *x);
+            true
+        },
+    )
+    .await?;
+    // Σ x and Σ v of each chunk, in index order: the bits of the CPU's
+    // sums of these numbers.
+    let (pm, v) = (&sampled.pos_mass, &sampled.vel);
+    let sums = map_indices(count.div_ceil(SUM_CHUNK), |c| {
+        let mut s = [0.0; 6];
+        for k in c * SUM_CHUNK..((c + 1) * SUM_CHUNK).min(count) {
+            let (x, u) = (pm[k].pos, v[k].vel);
+            for a in 0..3 {
+                s[a] += x[a] as f64;
+                s[3 + a] += u[a] as f64;
+            }
+        }
+        s
+    });
+    Ok(SampledPart {
+        particles: sampled,
+        sums,
+    })
+}
+
+/// Particles sampled on the GPU before the move to the centre-of-mass
+/// frame, and the sums of each of their chunks (`plummer_part`).
+pub struct SampledPart {
+    particles: Particles,
+    /// Σ x and Σ v (6 lanes) of each chunk, in order.
+    pub sums: Vec<[f64; 6]>,
+}
+
+impl SampledPart {
+    /// The particles in the frame `frame` (centre of mass, its velocity;
+    /// `plummer::centre_of_chunks` of every chunk's sums), in f64.
+    pub fn centred(mut self, (com, vcom): PhasePoint) -> Particles {
+        let p = &mut self.particles;
+        let shift = |x: [f32; 3], o: [f64; 3]| std::array::from_fn(|a| (x[a] as f64 - o[a]) as f32);
+        for_each_pair(&mut p.pos_mass, &mut p.vel, |_, x, u| {
+            x.pos = shift(x.pos, com);
+            u.vel = shift(u.vel, vcom);
+        });
+        self.particles
+    }
+}
