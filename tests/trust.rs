@@ -87,7 +87,10 @@ fn particle_identity_survives_every_solver_and_format() {
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let back = snapshot::read_file(&out).unwrap();
-    let start = Model::Plummer.generate(64, 4).unwrap();
+    // The model as the CLI samples it, on this GPU.
+    let (ctx, params) = (common::gpu(), Default::default());
+    let start = pollster::block_on(Model::Plummer.generate_on(&ctx, 64, 4, &params));
+    let start = start.unwrap().particles;
     assert_eq!(back.particles.pos_mass, start.pos_mass);
     assert_eq!(back.particles.vel, start.vel);
     // No side file where the ids are 0..N-1.

@@ -303,7 +303,11 @@ pub async fn run(
     #[cfg(not(target_arch = "wasm32"))]
     super::host::check_host_memory(spec.n as u64, spec.kind.solver())?;
     let start = now_ms();
-    let particles: Particles = Model::Plummer.generate(spec.n, spec.seed)?;
+    // As the page and the CLI generate it: on the GPU.
+    let particles: Particles = Model::Plummer
+        .generate_on(ctx, spec.n, spec.seed, &Default::default())
+        .await?
+        .particles;
     let generate_ms = now_ms() - start;
     let lines = if spec.kind == BenchKind::Frame {
         vec![bench_frame(ctx, &particles, spec, generate_ms).await?]

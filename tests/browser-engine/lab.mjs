@@ -13,7 +13,7 @@
 // Usage (on the GPU machine, through lab.sh; smoke.sh runs it here):
 //   node lab.mjs SET [--only native|browser] [--out DIR] [--check]
 // SET names a list of configurations below (`side-by-side`, `frames`,
-// `largest`, `probe`, `latency`, `startup`, or a JSON array of specs in the
+// `first-frames`, `largest`, `probe`, `latency`, `startup`, or a JSON array of specs in the
 // CLI's option names). --check: exit 1 if a configuration failed.
 // Needs, beside this file: ../../.lab/{node,pkg/webgrav.js,index.js,dist/}
 // and the native binary at ../../.lab/webgrav (prepare.sh makes them).
@@ -53,6 +53,9 @@ const SETS = {
   // The page's frame (a tree step and a 1920x1080 draw): the default
   // model's N (its first frame), 1M and 4M particles.
   frames: [16384, 1048576, 4194304].map((n) => ({ bench: "frame", n })),
+  // The first frame at the largest N issue 47 names (its model sampled
+  // on the GPU).
+  "first-frames": [16777216].map((n) => ({ bench: "frame", n })),
   // Native only: indirect dispatches against the default strided ones, and
   // the portable walk against the subgroup walk.
   "native-variants": [262144, 1048576, 4194304].flatMap((n) => [
