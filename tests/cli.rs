@@ -70,7 +70,9 @@ fn forces_csv_matches_the_f64_reference() {
         })
         .collect();
     for (a, b) in pos_mass.iter().zip(&p.pos_mass) {
-        let d = (0..3).map(|k| (a.pos[k] - b.pos[k]).abs()).fold(0.0, f32::max);
+        let d = (0..3)
+            .map(|k| (a.pos[k] - b.pos[k]).abs())
+            .fold(0.0, f32::max);
         assert!(d < 1e-3 * (b.pos.iter().map(|x| x * x).sum::<f32>().sqrt() + 1e-3));
     }
     let reference = webgrav::direct::reference::forces(&pos_mass, 0.02);

@@ -39,7 +39,7 @@ fn shoot(
 ) -> Offscreen {
     let state = upload(ctx, p, None).unwrap();
     let totals = TagTotals::of(&p.pos_mass, &components.tags);
-    let scene = Scene::new(&ctx.device, &state, components, totals);
+    let scene = Scene::new(ctx, &state, components, totals);
     let ranges = ColorRanges::of(&p.vel, None);
     let tone = Tone::for_map(camera.map);
     pollster::block_on(render_offscreen(

@@ -145,12 +145,7 @@ fn the_overlay_draws_the_cells_where_they_project() {
         ..Camera::default()
     };
     let tags = ComponentTags::shells(&p.pos_mass);
-    let scene = Scene::new(
-        &ctx.device,
-        &state,
-        &tags,
-        TagTotals::of(&p.pos_mass, &tags.tags),
-    );
+    let scene = Scene::new(&ctx, &state, &tags, TagTotals::of(&p.pos_mass, &tags.tags));
     let ranges = ColorRanges::of(&p.vel, None).for_mode(camera.color_mode);
     let overlay = CellOverlay::new(&ctx.device, webgrav::render::OFFSCREEN_FORMAT);
     let max_level = 2;

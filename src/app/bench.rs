@@ -582,16 +582,17 @@ async fn bench_frame(
     generate_ms: f64,
 ) -> Result<Value> {
     use crate::render::{
-        offscreen_target, shell_tags, Camera, ColorRanges, ComponentTags, Renderer, Scene,
-        TagTotals, Tone, OFFSCREEN_FORMAT,
+        offscreen_target, Camera, ColorRanges, ComponentTags, Renderer, Scene, TagTotals, Tone,
+        OFFSCREEN_FORMAT,
     };
     let (width, height) = FRAME_SIZE;
     let start = now_ms();
     let mut run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
+    let setup_ms = now_ms() - start;
     // As the page draws a Plummer sphere: tagged by mass shells.
     let components = ComponentTags::shells(&particles.pos_mass);
-    let totals = TagTotals::of(&particles.pos_mass, &shell_tags(&particles.pos_mass));
-    let scene = Scene::new(&ctx.device, run.display(), &components, totals);
+    let totals = TagTotals::of(&particles.pos_mass, &components.tags);
+    let scene = Scene::new(ctx, run.display(), &components, totals);
     let mut renderer = Renderer::new(&ctx.device, OFFSCREEN_FORMAT);
     let texture = offscreen_target(&ctx.device, (width, height), wgpu::TextureUsages::empty());
     let view = texture.create_view(&Default::default());
@@ -623,6 +624,7 @@ async fn bench_frame(
         ctx.queue.submit(Some(encoder.finish()));
         Ok(())
     };
+    let view_ms = now_ms() - start - setup_ms;
     run.queue(ctx, 1);
     draw(None)?;
     ctx.finish().await?;
@@ -676,7 +678,12 @@ async fn bench_frame(
         "frame_wall_ms": frame_wall_ms,
         "frames_per_s": 1e3 / frame_wall_ms,
         "first_frame_ms": first_frame_ms,
+        // The first frame's parts: the model, the run (upload, kernels,
+        // first forces), the view (shells, colour ranges, camera fit,
+        // renderer), and the rest (one step and one draw, waited for).
         "generate_ms": generate_ms,
+        "setup_ms": setup_ms,
+        "view_ms": view_ms,
     }))
 }
 
@@ -834,6 +841,9 @@ fn time_figures(line: &Value) -> Vec<(String, f64)> {
         "draw_gpu_ms",
         "frame_wall_ms",
         "first_frame_ms",
+        "generate_ms",
+        "setup_ms",
+        "view_ms",
     ] {
         if let Some(v) = line.get(key).and_then(Value::as_f64) {
             out.push((key.to_string(), v));

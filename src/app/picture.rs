@@ -269,7 +269,7 @@ fn scene(
     p: &Particles,
 ) -> Scene {
     let totals = TagTotals::of(&p.pos_mass, &components.tags);
-    Scene::new(&ctx.device, state, components, totals)
+    Scene::new(ctx, state, components, totals)
 }
 
 /// Renders (with `tree`'s cells where `view.cells` asks), reads back and

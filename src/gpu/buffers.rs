@@ -242,6 +242,26 @@ pub fn storage_buffer<T: bytemuck::Pod>(
     })
 }
 
+/// `storage_buffer`, written through the queue in the browser: there a
+/// buffer mapped at creation is first copied into the module by wgpu (an
+/// N-sized `Uint8Array::to_vec`, 8 of the 10 s of a 2^22-particle first
+/// frame in Chrome's engine, 2026-11-28), while `writeBuffer` reads the
+/// module's memory in place. Natively, mapped at creation (no copy).
+pub fn storage_buffer_written<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &str,
+    data: &[T],
+) -> wgpu::Buffer {
+    let bytes: &[u8] = bytemuck::cast_slice(data);
+    if !cfg!(target_arch = "wasm32") || bytes.is_empty() {
+        return storage_buffer(device, label, data);
+    }
+    let buffer = empty_storage_buffer(device, label, bytes.len() as u64);
+    queue.write_buffer(&buffer, 0, bytes);
+    buffer
+}
+
 /// Bytes uploaded at a time by `storage_buffer_in_pieces`.
 const UPLOAD_PIECE_BYTES: usize = 16 << 20;
 
@@ -249,7 +269,7 @@ const UPLOAD_PIECE_BYTES: usize = 16 << 20;
 /// staging buffers that take turns (one is filled while the other's copy
 /// runs): a large upload takes two pieces of host memory beside `data`, not
 /// a second copy of it, and allocates nothing per piece. In the browser,
-/// whose queue cannot be waited on, one piece.
+/// whose queue cannot be waited on, one `storage_buffer_written`.
 pub fn storage_buffer_in_pieces<T: bytemuck::Pod>(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -258,7 +278,7 @@ pub fn storage_buffer_in_pieces<T: bytemuck::Pod>(
 ) -> Result<wgpu::Buffer> {
     let bytes: &[u8] = bytemuck::cast_slice(data);
     if cfg!(target_arch = "wasm32") || bytes.len() <= UPLOAD_PIECE_BYTES {
-        return Ok(storage_buffer(device, label, data));
+        return Ok(storage_buffer_written(device, queue, label, data));
     }
     let buffer = empty_storage_buffer(device, label, bytes.len() as u64);
     let staging: Vec<wgpu::Buffer> = (0..2)

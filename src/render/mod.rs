@@ -27,7 +27,9 @@ pub mod splat;
 pub mod tonemap;
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{empty_storage_buffer, read_buffers, storage_buffer, uniform_buffer};
+use crate::gpu::buffers::{
+    empty_storage_buffer, read_buffers, storage_buffer_written, uniform_buffer,
+};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::layout::{
     AccPot, CameraUniform, Exposure, TagStyle, ToneUniform, Velocity, WORKGROUP_SIZE,
@@ -175,7 +177,7 @@ impl Scene {
     /// `components.tags[k]`); `totals` are the state's masses per tag
     /// (`TagTotals::of`, from the particles uploaded).
     pub fn new(
-        device: &wgpu::Device,
+        ctx: &GpuContext,
         state: &GpuParticles,
         components: &ComponentTags,
         totals: TagTotals,
@@ -186,7 +188,7 @@ impl Scene {
         let (styles, marked) = components.styles();
         Self {
             state: state.clone(),
-            tags: storage_buffer(device, "component tags", &tags),
+            tags: storage_buffer_written(&ctx.device, &ctx.queue, "component tags", &tags),
             styles,
             marked,
             totals,

@@ -138,12 +138,7 @@ impl AppState {
     fn install(&mut self, mut run: Run, particles: &Particles, components: ComponentTags) {
         run.sample_few_bodies();
         self.totals = TagTotals::of(&particles.pos_mass, &components.tags);
-        self.scene = Scene::new(
-            &self.ctx.device,
-            run.display(),
-            &components,
-            self.totals.clone(),
-        );
+        self.scene = Scene::new(&self.ctx, run.display(), &components, self.totals.clone());
         self.scenes_shown += 1;
         self.n = run.n();
         self.progress = run.progress();
@@ -384,7 +379,7 @@ impl WebApp {
         surface.configure(&ctx.device, &surface_config);
         let renderer = Renderer::new(&ctx.device, format);
         let totals = TagTotals::of(&particles.pos_mass, &tags.tags);
-        let scene = Scene::new(&ctx.device, run.display(), &tags, totals.clone());
+        let scene = Scene::new(&ctx, run.display(), &tags, totals.clone());
         let lost = Arc::new(Mutex::new(None));
         let lost_cb = lost.clone();
         ctx.device.set_device_lost_callback(move |reason, message| {
@@ -724,7 +719,7 @@ impl WebApp {
             if s.slot.epoch != epoch {
                 return Err(superseded());
             }
-            s.scene = Scene::new(&ctx.device, run.display(), &s.components, s.totals.clone());
+            s.scene = Scene::new(&ctx, run.display(), &s.components, s.totals.clone());
             s.scenes_shown += 1;
             s.picked = None;
             drop(s);
@@ -844,7 +839,7 @@ impl WebApp {
         let state = GpuParticles::upload(&s.ctx, p).map_err(js_err)?;
         let components = ComponentTags::of_kinds(snap.types.as_deref(), &p.pos_mass);
         let totals = TagTotals::of(&p.pos_mass, &components.tags);
-        let scene = Scene::new(&s.ctx.device, &state, &components, totals);
+        let scene = Scene::new(&s.ctx, &state, &components, totals);
         let (radii, _) = radii_and_view(&p.pos_mass);
         let out = js_sys::Object::new();
         set(&out, "name", name);
