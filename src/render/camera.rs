@@ -442,26 +442,48 @@ pub fn visible_sphere(
 
 /// The smallest key at which the weights of the keys up to it reach
 /// fraction `q` of all the weight (quickselect: linear in the count).
-pub fn weighted_quantile(mut v: Vec<(f64, f64)>, q: f64) -> f64 {
-    let mut target = q * v.iter().map(|x| x.1).sum::<f64>();
-    let mut s = &mut v[..];
-    loop {
-        match s.len() {
-            0 => return 0.0,
-            1 => return s[0].0,
-            len => {
-                let mid = len / 2;
-                s.select_nth_unstable_by(mid, |a, b| a.0.total_cmp(&b.0));
-                let below: f64 = s[..mid].iter().map(|x| x.1).sum();
+pub fn weighted_quantile(v: Vec<(f64, f64)>, q: f64) -> f64 {
+    weighted_quantiles(v, [q])[0]
+}
+
+/// `weighted_quantile` at each of `qs` from one quickselect that follows
+/// each fraction down its own side: every one meets the partitions and
+/// sums it would meet alone (the same key), and those they share are made
+/// once (the mass shells' three edges at 2^24 particles: one pass over
+/// the page's one core instead of three).
+pub fn weighted_quantiles<const K: usize>(mut v: Vec<(f64, f64)>, qs: [f64; K]) -> [f64; K] {
+    let total = v.iter().map(|x| x.1).sum::<f64>();
+    let mut wanted: Vec<(usize, f64)> = qs.iter().map(|q| q * total).enumerate().collect();
+    let mut out = [0.0; K];
+    descend(&mut v, &mut wanted, &mut out);
+    out
+}
+
+/// Finds the keys of `wanted` (output slot, weight still to cover) in `s`.
+fn descend(s: &mut [(f64, f64)], wanted: &mut [(usize, f64)], out: &mut [f64]) {
+    if wanted.is_empty() {
+        return;
+    }
+    match s.len() {
+        0 => wanted.iter().for_each(|&(k, _)| out[k] = 0.0),
+        1 => wanted.iter().for_each(|&(k, _)| out[k] = s[0].0),
+        len => {
+            let mid = len / 2;
+            s.select_nth_unstable_by(mid, |a, b| a.0.total_cmp(&b.0));
+            let below: f64 = s[..mid].iter().map(|x| x.1).sum();
+            let (mut left, mut right) = (Vec::new(), Vec::new());
+            for &(k, target) in wanted.iter() {
                 if below >= target {
-                    s = &mut s[..mid];
+                    left.push((k, target));
                 } else if below + s[mid].1 >= target {
-                    return s[mid].0;
+                    out[k] = s[mid].0;
                 } else {
-                    target -= below + s[mid].1;
-                    s = &mut s[mid + 1..];
+                    right.push((k, target - (below + s[mid].1)));
                 }
             }
+            let (lower, upper) = s.split_at_mut(mid);
+            descend(lower, &mut left, out);
+            descend(&mut upper[1..], &mut right, out);
         }
     }
 }
@@ -490,6 +512,22 @@ mod tests {
                 .0;
             assert_eq!(weighted_quantile(v.clone(), q), want, "q = {q}");
         }
+        // Several at once: each the key it is alone (here ties in the keys
+        // and unequal weights), in any order of the fractions.
+        let qs = [0.9, 0.25, 0.5, 0.75, 0.1, 1.0, 0.0];
+        let alone = qs.map(|q| {
+            let mut acc = 0.0;
+            sorted
+                .iter()
+                .find(|x| {
+                    acc += x.1;
+                    acc >= q * total
+                })
+                .unwrap()
+                .0
+        });
+        assert_eq!(weighted_quantiles(v.clone(), qs), alone);
+        assert_eq!(weighted_quantiles(Vec::new(), [0.5, 0.9]), [0.0, 0.0]);
     }
 
     #[test]

@@ -263,14 +263,13 @@ pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
     let r2: Vec<f64> = (pos_mass.iter())
         .map(|p| (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum())
         .collect();
-    let pairs = || -> Vec<(f64, f64)> {
-        r2.iter()
-            .zip(pos_mass)
-            .map(|(&r, p)| (r, p.mass as f64))
-            .collect()
-    };
+    let pairs: Vec<(f64, f64)> = r2
+        .iter()
+        .zip(pos_mass)
+        .map(|(&r, p)| (r, p.mass as f64))
+        .collect();
     // The radii (squared) within which each quarter of the mass ends.
-    let edges = [0.25, 0.5, 0.75].map(|q| super::camera::weighted_quantile(pairs(), q));
+    let edges = super::camera::weighted_quantiles(pairs, [0.25, 0.5, 0.75]);
     r2.iter()
         .map(|&r| edges.iter().filter(|&&e| r > e).count() as u32)
         .collect()
