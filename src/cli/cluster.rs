@@ -373,7 +373,7 @@ async fn initial_share(
         let particles = part.centred(centre_of_chunks(m.n, &sums));
         return Ok((RankParticles::of_range(&particles, 0..particles.len()), 0.0));
     }
-    let snap = a.initial.load_whole()?;
+    let snap = a.initial.load_whole().await?;
     Ok((RankParticles::equal_share(&snap.particles, r, p), snap.time))
 }
 

@@ -125,7 +125,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let ctx = GpuContext::headless().await?;
     say!("adapter: {}", ctx.adapter_summary());
-    let start = a.initial.load(&ctx, configs[0].solver())?;
+    let start = a.initial.load(&ctx, configs[0].solver()).await?;
     let p = &start.particles;
     let n = p.len();
     let foreign = a

@@ -251,18 +251,18 @@ impl InitialArgs {
     /// The initial state: the snapshot file, or the model, whose N is
     /// checked against the device (for `solver`) and the host's memory
     /// before anything is generated.
-    fn load(&self, ctx: &GpuContext, solver: SolverKind) -> Result<Snapshot> {
-        self.load_checked(Some(ctx), solver)
+    async fn load(&self, ctx: &GpuContext, solver: SolverKind) -> Result<Snapshot> {
+        self.load_checked(Some(ctx), solver).await
     }
 
     /// `load` for a run on several ranks: a model is generated whole (each
     /// rank keeps its share), so N is checked against the host alone.
     #[cfg(feature = "mpi")]
-    fn load_whole(&self) -> Result<Snapshot> {
-        self.load_checked(None, SolverKind::Tree)
+    async fn load_whole(&self) -> Result<Snapshot> {
+        self.load_checked(None, SolverKind::Tree).await
     }
 
-    fn load_checked(&self, ctx: Option<&GpuContext>, solver: SolverKind) -> Result<Snapshot> {
+    async fn load_checked(&self, ctx: Option<&GpuContext>, solver: SolverKind) -> Result<Snapshot> {
         if self.units.is_some() && self.input.is_none() {
             return Err(Error::InvalidParameter(
                 "--units converts an input file (--in); a model is generated in N-body units"
@@ -300,9 +300,7 @@ impl InitialArgs {
                 // With a device, the models it can sample are sampled there
                 // (a run's GPU; nothing else is queued on it yet).
                 let tagged = match ctx {
-                    Some(ctx) => {
-                        pollster::block_on(m.model.generate_on(ctx, m.n, m.seed, &m.params))?
-                    }
+                    Some(ctx) => m.model.generate_on(ctx, m.n, m.seed, &m.params).await?,
                     None => m.model.generate_with(m.n, m.seed, &m.params)?,
                 };
                 say!(

@@ -535,7 +535,7 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
         }
         _ => {
             let config = a.solver.config(a.step.dt)?;
-            let start = a.initial.load(&ctx, config.solver())?;
+            let start = a.initial.load(&ctx, config.solver()).await?;
             // Ids a format cannot hold are refused now, not after the run.
             snapshot::check_writable(
                 a.out.as_deref(),

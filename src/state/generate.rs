@@ -22,7 +22,7 @@ use crate::gpu::layout::{GenerateParams, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::GpuContext;
 use crate::state::galaxy::realization::PhasePoint;
-use crate::state::parallel::{for_each_pair, map_indices, map_into, SUM_CHUNK};
+use crate::state::parallel::{for_each_pair, map_into, sums_per_chunk, SUM_CHUNK};
 use crate::state::particles::Particles;
 use crate::state::plummer::{centre_of_chunks, MASS_CUT, SCALE_RADIUS};
 use crate::state::rng::stream_key;
@@ -66,8 +66,8 @@ pub async fn plummer(ctx: &GpuContext, n: usize, seed: u64, at_rest: bool) -> Re
     Ok(part.centred(frame))
 }
 
-/// The particles of chunks `chunks` (of `SUM_CHUNK` particles, as
-/// `plummer::plummer_chunks` counts them) of `plummer(n, seed, at_rest)`,
+/// The particles of chunks `chunks` (of `plummer::PLUMMER_CHUNK`
+/// particles) of `plummer(n, seed, at_rest)`,
 /// before the move to the centre-of-mass frame, with each chunk's sums:
 /// a rank of a run on several GPUs samples its own chunks on its GPU. The
 /// GPU samples in pieces of at most `piece` particles (the tests' small
@@ -142,19 +142,12 @@ pub async fn plummer_part(
         },
     )
     .await?;
-    // Σ x and Σ v of each chunk, in index order: the bits of the CPU's
-    // sums of these numbers.
+    // Σ x and Σ v of each chunk, in index order: the CPU's sums of these
+    // numbers.
     let (pm, v) = (&sampled.pos_mass, &sampled.vel);
-    let sums = map_indices(count.div_ceil(SUM_CHUNK), |c| {
-        let mut s = [0.0; 6];
-        for k in c * SUM_CHUNK..((c + 1) * SUM_CHUNK).min(count) {
-            let (x, u) = (pm[k].pos, v[k].vel);
-            for a in 0..3 {
-                s[a] += x[a] as f64;
-                s[3 + a] += u[a] as f64;
-            }
-        }
-        s
+    let sums = sums_per_chunk(count, |k| {
+        let (x, u) = (pm[k].pos, v[k].vel);
+        [x[0], x[1], x[2], u[0], u[1], u[2]].map(f64::from)
     });
     Ok(SampledPart {
         particles: sampled,

@@ -218,9 +218,7 @@ impl Model {
             Model::ColdCollapse => true,
             _ => return self.generate_with(n, seed, params),
         };
-        if n == 0 {
-            return Err(Error::InvalidParameter("N must be at least 1".into()));
-        }
+        // (N = 0 is refused by the device's particle count check.)
         Ok(one_component(
             generate::plummer(ctx, n, seed, at_rest).await?,
         ))

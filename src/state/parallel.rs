@@ -87,7 +87,18 @@ pub fn sum_by_chunks<const K: usize>(
     n: usize,
     f: impl Fn(usize) -> [f64; K] + Sync + Send,
 ) -> [f64; K] {
-    let partial = map_indices(n.div_ceil(SUM_CHUNK), |c| {
+    add_chunk_sums(&sums_per_chunk(n, f))
+}
+
+/// Σ f(k) over each `SUM_CHUNK` of consecutive k < n, in index order: the
+/// partial sums of `sum_by_chunks` (a model sampled in parts sums each
+/// part's chunks so, and `add_chunk_sums` of all of them in order gives
+/// the whole model's bits).
+pub fn sums_per_chunk<const K: usize>(
+    n: usize,
+    f: impl Fn(usize) -> [f64; K] + Sync + Send,
+) -> Vec<[f64; K]> {
+    map_indices(n.div_ceil(SUM_CHUNK), |c| {
         let mut s = [0.0; K];
         for k in c * SUM_CHUNK..((c + 1) * SUM_CHUNK).min(n) {
             let x = f(k);
@@ -96,9 +107,12 @@ pub fn sum_by_chunks<const K: usize>(
             }
         }
         s
-    });
-    partial
-        .iter()
+    })
+}
+
+/// The chunks' sums added in order.
+pub fn add_chunk_sums<const K: usize>(sums: &[[f64; K]]) -> [f64; K] {
+    sums.iter()
         .fold([0.0; K], |s, p| std::array::from_fn(|a| s[a] + p[a]))
 }
 
