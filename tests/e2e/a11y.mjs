@@ -119,7 +119,15 @@ async function keyboardChecks({ context, openApp, waitFor, check }) {
   // A letter on a focused button is not a hotkey; on the view it is.
   const steps = () => page.evaluate(() => window.webgrav.progress.steps);
   await page.evaluate(() => document.getElementById("fit").focus());
-  const s0 = await steps();
+  // The run toggled just above may still finish a step it had queued (seen
+  // once: 0 → 1 with no key): count from when the steps stand still.
+  let s0 = await steps();
+  for (let k = 0; k < 20; k++) {
+    await new Promise((r) => setTimeout(r, 500));
+    const again = await steps();
+    if (again === s0) break;
+    s0 = again;
+  }
   await page.keyboard.press("s");
   await new Promise((r) => setTimeout(r, 1500));
   const s1 = await steps();
