@@ -9,6 +9,9 @@
 @group(0) @binding(0) var<uniform> params: GenerateParams;
 @group(0) @binding(1) var<storage, read_write> pos_mass: array<PosMass>;
 @group(0) @binding(2) var<storage, read_write> vel: array<Velocity>;
+// A galaxy component's tables (src/state/generate.rs: SpheroidTable,
+// DiskTable): columns of params.nodes values each.
+@group(0) @binding(3) var<storage, read> tables: array<f32>;
 
 // --- 64- and 128-bit integers as 32-bit words (WGSL has no u64) ---
 // A u64 is vec2(low word, high word); a u128 is four words, low first.
@@ -159,4 +162,193 @@ fn plummer(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let u = unit_vector(&st) * (v * inverseSqrt(a));
     pos_mass[i] = PosMass(x, params.mass);
     vel[i] = Velocity(select(u, vec3<f32>(0.0), params.at_rest != 0u), 0.0);
+}
+
+// --- galaxy components from their tables (state/galaxy: Equilibrium::draw,
+// DiskEquilibrium::draw) ---
+
+// Value i of table column c.
+fn column(c: u32, i: u32) -> f32 {
+    return tables[c * params.nodes + i];
+}
+
+// The first node of column c (ascending) whose value is at least x, or
+// params.nodes if none: Rust's partition_point(|v| v < x).
+fn first_at_least(c: u32, x: f32) -> u32 {
+    var lo = 0u;
+    var hi = params.nodes;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        if column(c, mid) < x {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// The columns of a spheroid component's table (SpheroidTable).
+const RADIUS: u32 = 0u;
+const ENCLOSED: u32 = 1u;
+const PSI: u32 = 2u;
+const ENERGY: u32 = 3u;
+const DF: u32 = 4u;
+const BOUND: u32 = 5u;
+const PEAK_Q: u32 = 6u;
+
+// Tabulated::radius_of_fraction: inverse of the enclosed mass, linear in
+// ln r between nodes, a power law inside the first.
+fn radius_of_fraction(u: f32) -> f32 {
+    let last = params.nodes - 1u;
+    let m = u * column(ENCLOSED, last);
+    let e0 = column(ENCLOSED, 0u);
+    if m <= e0 {
+        return column(RADIUS, 0u) * pow(m / e0, params.inner_exponent);
+    }
+    // e[k - 1] < m <= e[k], so the segment has a length.
+    let k = min(first_at_least(ENCLOSED, m), last);
+    let t = (m - column(ENCLOSED, k - 1u)) / (column(ENCLOSED, k) - column(ENCLOSED, k - 1u));
+    return column(RADIUS, k - 1u) * pow(column(RADIUS, k) / column(RADIUS, k - 1u), t);
+}
+
+// Potential::psi_at: a power law between nodes (extrapolated inside the
+// grid), M/r outside it.
+fn psi_at(r: f32) -> f32 {
+    let last = params.nodes - 1u;
+    if r >= column(RADIUS, last) {
+        return params.total_mass / r;
+    }
+    // The node above r (partition_point(|x| x <= r), kept in 1..=last).
+    var lo = 0u;
+    var hi = params.nodes;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        if column(RADIUS, mid) <= r {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    let k = clamp(lo, 1u, last);
+    let t = log(r / column(RADIUS, k - 1u)) / log(column(RADIUS, k) / column(RADIUS, k - 1u));
+    let a = column(PSI, k - 1u);
+    return a * pow(column(PSI, k) / a, t);
+}
+
+// DistributionFunction::at: linear in ln E between nodes, falling linearly
+// to zero below the first. Energies a cored centre's nodes share in f32
+// take the lower node's value.
+fn df_at(e: f32) -> f32 {
+    if e <= 0.0 {
+        return 0.0;
+    }
+    let e0 = column(ENERGY, 0u);
+    if e <= e0 {
+        return column(DF, 0u) * e / e0;
+    }
+    let k = first_at_least(ENERGY, e);
+    if k >= params.nodes {
+        return column(DF, params.nodes - 1u);
+    }
+    let below = column(ENERGY, k - 1u);
+    let span = log(column(ENERGY, k) / below);
+    let t = select(0.0, clamp(log(e / below) / span, 0.0, 1.0), span > 0.0);
+    let f0 = column(DF, k - 1u);
+    return f0 + t * (column(DF, k) - f0);
+}
+
+// DistributionFunction::sample_speed: von Neumann rejection of
+// f(Psi - v^2/2) v^2 under the tabulated bound at or above psi.
+fn sample_speed(psi: f32, st: ptr<function, Stream>) -> f32 {
+    let v_esc = sqrt(2.0 * psi);
+    let k = first_at_least(ENERGY, psi);
+    var bound = params.bound_beyond;
+    var peak_q = column(PEAK_Q, params.nodes - 1u);
+    if k < params.nodes {
+        bound = column(BOUND, k);
+        peak_q = column(PEAK_Q, k);
+    }
+    if bound <= 0.0 {
+        // No bound orbits here (f = 0): the particle starts at rest.
+        return 0.0;
+    }
+    for (var i = 0u; i < SPEED_TRIES; i++) {
+        let q = uniform01(st);
+        if bound * uniform01(st) < df_at(psi * (1.0 - q * q)) * q * q {
+            return q * v_esc;
+        }
+    }
+    return peak_q * v_esc;
+}
+
+// Particle first + i of a spheroid component (Equilibrium::draw).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn spheroid(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let i = flat_index(wid, nwg, lid);
+    if i >= params.count {
+        return;
+    }
+    var st = particle_stream(vec2<u32>(params.key_lo, params.key_hi), params.first + i);
+    let r = radius_of_fraction(uniform_open(&st));
+    let v = sample_speed(psi_at(r), &st);
+    let x = unit_vector(&st) * r;
+    let u = unit_vector(&st) * v;
+    pos_mass[i] = PosMass(x, params.mass);
+    vel[i] = Velocity(u, 0.0);
+}
+
+// The columns of a disk's moment table (DiskTable), at R = (i + 1/2) spacing.
+const MEAN_VPHI: u32 = 0u;
+const SIGMA_R: u32 = 1u;
+const SIGMA_PHI: u32 = 2u;
+const SIGMA_Z: u32 = 3u;
+
+// Column c of the disk's table at radius r, linear between nodes, the
+// end nodes' values beyond them.
+fn moment_at(c: u32, r: f32) -> f32 {
+    let x = r / params.spacing - 0.5;
+    let k = u32(clamp(floor(x), 0.0, f32(params.nodes - 2u)));
+    let t = clamp(x - f32(k), 0.0, 1.0);
+    let a = column(c, k);
+    return a + t * (column(c, k + 1u) - a);
+}
+
+// Rng::gaussian: Box-Muller, one of the pair.
+fn gaussian(st: ptr<function, Stream>) -> f32 {
+    let r = sqrt(-2.0 * log(uniform_open(st)));
+    return r * cos(TWO_PI * uniform01(st));
+}
+
+// Particle first + i of a disk (DiskEquilibrium::draw).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn disk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let i = flat_index(wid, nwg, lid);
+    if i >= params.count {
+        return;
+    }
+    var st = particle_stream(vec2<u32>(params.key_lo, params.key_hi), params.first + i);
+    // R e^(-R/R_d) is the sum of two exponential deviates; beyond the
+    // edge (5e-4 of the draws) it is drawn again.
+    var r = params.max_radius;
+    for (var k = 0u; k < MAX_TRIES; k++) {
+        let trial = -params.scale_length * log(uniform_open(&st) * uniform_open(&st));
+        if trial <= params.max_radius {
+            r = trial;
+            break;
+        }
+    }
+    // z0 atanh(2u - 1), as z0/2 ln(u/(1 - u)): exact in f32 near u = 1.
+    let w = uniform_open(&st);
+    let z = 0.5 * params.scale_height * log(w / (1.0 - w));
+    let phi = TWO_PI * uniform01(&st);
+    let v_r = moment_at(SIGMA_R, r) * gaussian(&st);
+    let v_phi = moment_at(MEAN_VPHI, r) + moment_at(SIGMA_PHI, r) * gaussian(&st);
+    let v_z = moment_at(SIGMA_Z, r) * gaussian(&st);
+    let c = cos(phi);
+    let s = sin(phi);
+    pos_mass[i] = PosMass(vec3<f32>(r * c, r * s, z), params.mass);
+    vel[i] = Velocity(vec3<f32>(v_r * c - v_phi * s, v_r * s + v_phi * c, v_z), 0.0);
 }

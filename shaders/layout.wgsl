@@ -35,6 +35,20 @@ struct GenerateParams {
     at_rest: u32,
     mass_cut: f32,
     scale_radius: f32,
+    // Nodes of each column of a galaxy component's table.
+    nodes: u32,
+    // A spheroid's radius below its first node: enclosed mass to this power.
+    inner_exponent: f32,
+    // Mass of the whole model (Psi = M/r beyond the grid).
+    total_mass: f32,
+    // The speeds' rejection bound beyond the table's deepest energy.
+    bound_beyond: f32,
+    // A disk's scale length, scale height and edge.
+    scale_length: f32,
+    scale_height: f32,
+    max_radius: f32,
+    // Spacing in R of the disk's moment table (node i at (i + 1/2) of it).
+    spacing: f32,
 }
 
 // Parameters of the exact potential-energy kernel (src/state/energy.rs).

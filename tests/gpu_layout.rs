@@ -89,6 +89,14 @@ fn layouts_match_wgsl() {
             ("at_rest", offset_of!(GenerateParams, at_rest)),
             ("mass_cut", offset_of!(GenerateParams, mass_cut)),
             ("scale_radius", offset_of!(GenerateParams, scale_radius)),
+            ("nodes", offset_of!(GenerateParams, nodes)),
+            ("inner_exponent", offset_of!(GenerateParams, inner_exponent)),
+            ("total_mass", offset_of!(GenerateParams, total_mass)),
+            ("bound_beyond", offset_of!(GenerateParams, bound_beyond)),
+            ("scale_length", offset_of!(GenerateParams, scale_length)),
+            ("scale_height", offset_of!(GenerateParams, scale_height)),
+            ("max_radius", offset_of!(GenerateParams, max_radius)),
+            ("spacing", offset_of!(GenerateParams, spacing)),
         ],
     );
     check(

@@ -2,8 +2,10 @@
 //! distances on the enclosed mass), velocities against the Jeans equation
 //! (an independent route to the moments Eddington's f(E) must give), the
 //! virial ratio from the f64 direct sum, disk kinematics and Toomre Q, the
-//! Milky Way's components, and the merger's orbit; the Plummer sphere
-//! sampled on the GPU against the CPU's. Small N.
+//! Milky Way's components, and the merger's orbit. Each galaxy check runs
+//! on the CPU's sampler and on the GPU's (`generate::Gpu`), which must
+//! pass the same checks; the GPU's particles are also compared with the
+//! CPU's one by one, as the Plummer sphere's are. Small N.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -12,7 +14,7 @@ use webgrav::direct::reference;
 use webgrav::state::galaxy::catalog;
 use webgrav::state::galaxy::units::msun;
 use webgrav::state::galaxy::{
-    Component, DiskEquilibrium, Equilibrium, Realization, Shape, SphericalGalaxy,
+    Component, Cpu, DiskEquilibrium, Equilibrium, Realization, Sampler, Shape, SphericalGalaxy,
 };
 use webgrav::state::plummer::PLUMMER_CHUNK;
 use webgrav::state::{generate, plummer, Diagnostics, Model, Particles};
@@ -53,78 +55,109 @@ fn radii(g: &Realization, tag: u32) -> Vec<f64> {
 /// `n` particles of every extended component of `galaxy` about the model's
 /// own centre (`realize` moves them to the centre of mass, which the few
 /// particles far out in a Hernquist tail shift by ~√(a r_t / N)), with
-/// its tabulated equilibrium.
-fn sample(galaxy: &SphericalGalaxy, n: usize, seed: u64) -> (Equilibrium, Realization) {
+/// its tabulated equilibrium, drawn by `sampler`.
+fn sample(
+    galaxy: &SphericalGalaxy,
+    n: usize,
+    seed: u64,
+    sampler: &impl Sampler,
+) -> (Equilibrium, Realization) {
     let eq = Equilibrium::new(&galaxy.components, None);
     let mut g = Realization::default();
     for (k, c) in galaxy.components.iter().enumerate() {
         let tag = g.add_component(c.name);
         if eq.component(k).is_some() {
-            eq.sample(k, n, (c.mass / n as f64, tag), seed, &mut g);
+            let drawn = eq.sample(k, n, (c.mass / n as f64, tag), seed, (&mut g, sampler));
+            pollster::block_on(drawn).unwrap();
         }
     }
     (eq, g)
 }
 
+/// Runs `check` with the CPU's sampler and with a GPU's.
+macro_rules! on_both_samplers {
+    ($check:ident) => {{
+        println!("-- CPU");
+        $check(&Cpu);
+        println!("-- GPU");
+        let ctx = common::gpu();
+        $check(&generate::Gpu::new(&ctx));
+    }};
+}
+
+/// `realize_with` of any galaxy, waited for.
+fn drawn<T>(future: impl std::future::Future<Output = webgrav::Result<T>>) -> T {
+    pollster::block_on(future).unwrap()
+}
+
 #[test]
 fn spherical_models_sample_their_cumulative_mass() {
-    let n = 4000;
-    // Truncated far out (10⁴ scale radii), so M(<r) is the untruncated
-    // formula to ~1e-3 (Hernquist's mass beyond 10⁴ a) where it matters.
-    let (_, hernquist) = sample(
-        &catalog::single("stars", Shape::Hernquist { a: 1.0 }, 1e4),
-        n,
-        3,
-    );
-    let d = ks_distance(&radii(&hernquist, 0), |r| (r / (1.0 + r)).powi(2));
-    println!("Hernquist KS {d:.4} (bound {:.4})", ks_bound(n));
-    assert!(d < ks_bound(n));
+    fn check(s: &impl Sampler) {
+        let n = 4000;
+        // Truncated far out (10⁴ scale radii), so M(<r) is the untruncated
+        // formula to ~1e-3 (Hernquist's mass beyond 10⁴ a) where it matters.
+        let (_, hernquist) = sample(
+            &catalog::single("stars", Shape::Hernquist { a: 1.0 }, 1e4),
+            n,
+            3,
+            s,
+        );
+        let d = ks_distance(&radii(&hernquist, 0), |r| (r / (1.0 + r)).powi(2));
+        println!("Hernquist KS {d:.4} (bound {:.4})", ks_bound(n));
+        assert!(d < ks_bound(n));
 
-    let (_, plummer) = sample(
-        &catalog::single("stars", Shape::Plummer { a: 1.0 }, 1e3),
-        n,
-        4,
-    );
-    let d = ks_distance(&radii(&plummer, 0), |r| (r * r / (1.0 + r * r)).powf(1.5));
-    println!("Plummer KS {d:.4}");
-    assert!(d < ks_bound(n));
+        let (_, plummer) = sample(
+            &catalog::single("stars", Shape::Plummer { a: 1.0 }, 1e3),
+            n,
+            4,
+            s,
+        );
+        let d = ks_distance(&radii(&plummer, 0), |r| (r * r / (1.0 + r * r)).powf(1.5));
+        println!("Plummer KS {d:.4}");
+        assert!(d < ks_bound(n));
 
-    // NFW inside its truncation radius has exactly the NFW shape: the
-    // radii below r_t follow m(r)/m(r_t), m(x) = ln(1 + x) − x/(1 + x).
-    let c = 10.0;
-    let (_, nfw) = sample(&catalog::single("halo", Shape::Nfw { rs: 1.0 }, c), n, 5);
-    let inside: Vec<f64> = radii(&nfw, 0).into_iter().filter(|r| *r < c).collect();
-    let m = |x: f64| (1.0 + x).ln() - x / (1.0 + x);
-    let d = ks_distance(&inside, |r| m(r) / m(c));
-    println!("NFW KS {d:.4} ({} inside r_t)", inside.len());
-    assert!(d < ks_bound(inside.len()));
+        // NFW inside its truncation radius has exactly the NFW shape: the
+        // radii below r_t follow m(r)/m(r_t), m(x) = ln(1 + x) − x/(1 + x).
+        let c = 10.0;
+        let (_, nfw) = sample(&catalog::single("halo", Shape::Nfw { rs: 1.0 }, c), n, 5, s);
+        let inside: Vec<f64> = radii(&nfw, 0).into_iter().filter(|r| *r < c).collect();
+        let m = |x: f64| (1.0 + x).ln() - x / (1.0 + x);
+        let d = ks_distance(&inside, |r| m(r) / m(c));
+        println!("NFW KS {d:.4} ({} inside r_t)", inside.len());
+        assert!(d < ks_bound(inside.len()));
+    }
+    on_both_samplers!(check);
 }
 
 #[test]
 fn sersic_bulge_projects_to_its_effective_radius() {
-    // The Prugniel–Simien deprojection's projected half-mass radius is
-    // R_e to ~1 % (Lima Neto et al. 1999); the sample median of 4000
-    // projected radii scatters by ~2.5 % (1.25/(2 f(R_e) √N) for this
-    // profile), so 8 % is a 3σ bound with the deprojection's error.
-    for n_sersic in [1.0, 3.0, 4.0] {
-        let (_, g) = sample(
-            &catalog::single(
-                "bulge",
-                Shape::Sersic {
-                    re: 1.0,
-                    n: n_sersic,
-                },
-                1e3,
-            ),
-            4000,
-            6,
-        );
-        let mut projected: Vec<f64> = g.pos.iter().map(|p| p[0].hypot(p[1])).collect();
-        projected.sort_by(f64::total_cmp);
-        let median = projected[projected.len() / 2];
-        println!("Sérsic n = {n_sersic}: projected half-mass radius {median:.4}");
-        assert!((median - 1.0).abs() < 0.08, "n = {n_sersic}: {median}");
+    fn check(s: &impl Sampler) {
+        // The Prugniel–Simien deprojection's projected half-mass radius is
+        // R_e to ~1 % (Lima Neto et al. 1999); the sample median of 4000
+        // projected radii scatters by ~2.5 % (1.25/(2 f(R_e) √N) for this
+        // profile), so 8 % is a 3σ bound with the deprojection's error.
+        for n_sersic in [1.0, 3.0, 4.0] {
+            let (_, g) = sample(
+                &catalog::single(
+                    "bulge",
+                    Shape::Sersic {
+                        re: 1.0,
+                        n: n_sersic,
+                    },
+                    1e3,
+                ),
+                4000,
+                6,
+                s,
+            );
+            let mut projected: Vec<f64> = g.pos.iter().map(|p| p[0].hypot(p[1])).collect();
+            projected.sort_by(f64::total_cmp);
+            let median = projected[projected.len() / 2];
+            println!("Sérsic n = {n_sersic}: projected half-mass radius {median:.4}");
+            assert!((median - 1.0).abs() < 0.08, "n = {n_sersic}: {median}");
+        }
     }
+    on_both_samplers!(check);
 }
 
 /// A halo, a bulge and a black hole: the bulge's velocities depend on
@@ -171,35 +204,38 @@ fn jeans_table(eq: &Equilibrium, k: usize) -> impl Fn(f64) -> f64 {
 
 #[test]
 fn velocities_follow_the_jeans_equation_in_the_total_potential() {
-    // 5000 particles in each component.
-    let (eq, g) = sample(&halo_bulge_bh(), 5000, 7);
-    for (k, name) in [(0usize, "halo"), (1, "bulge")] {
-        let jeans = jeans_table(&eq, k);
-        // Radial bins of equal numbers of particles; in each, the mean v²
-        // against the mean Jeans ⟨v²⟩ at the particles' radii.
-        let mut parts: Vec<(f64, f64)> = (0..g.len())
-            .filter(|&i| g.tag[i] == k as u32)
-            .map(|i| (norm(g.pos[i]), norm(g.vel[i]).powi(2)))
-            .collect();
-        parts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let bins = 6;
-        let per = parts.len() / bins;
-        for b in 0..bins {
-            let bin = &parts[b * per..(b + 1) * per];
-            let measured = bin.iter().map(|p| p.1).sum::<f64>() / per as f64;
-            let expected = bin.iter().map(|p| jeans(p.0)).sum::<f64>() / per as f64;
-            // v² of an isotropic, nearly Maxwellian population has a
-            // relative standard deviation ≈ √(2/3): the bin mean's is
-            // √(2/(3 n)); 4 of those bound it (plus 2 % for the grid).
-            let tol = 4.0 * (2.0 / (3.0 * per as f64)).sqrt() + 0.02;
-            let r_mid = bin[per / 2].0;
-            println!(
-                "{name} r ≈ {r_mid:.3}: <v²> {measured:.4} Jeans {expected:.4} ({:+.3}, tol {tol:.3})",
-                measured / expected - 1.0
-            );
-            assert!((measured / expected - 1.0).abs() < tol, "{name} bin {b}");
+    fn check(s: &impl Sampler) {
+        // 5000 particles in each component.
+        let (eq, g) = sample(&halo_bulge_bh(), 5000, 7, s);
+        for (k, name) in [(0usize, "halo"), (1, "bulge")] {
+            let jeans = jeans_table(&eq, k);
+            // Radial bins of equal numbers of particles; in each, the mean v²
+            // against the mean Jeans ⟨v²⟩ at the particles' radii.
+            let mut parts: Vec<(f64, f64)> = (0..g.len())
+                .filter(|&i| g.tag[i] == k as u32)
+                .map(|i| (norm(g.pos[i]), norm(g.vel[i]).powi(2)))
+                .collect();
+            parts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let bins = 6;
+            let per = parts.len() / bins;
+            for b in 0..bins {
+                let bin = &parts[b * per..(b + 1) * per];
+                let measured = bin.iter().map(|p| p.1).sum::<f64>() / per as f64;
+                let expected = bin.iter().map(|p| jeans(p.0)).sum::<f64>() / per as f64;
+                // v² of an isotropic, nearly Maxwellian population has a
+                // relative standard deviation ≈ √(2/3): the bin mean's is
+                // √(2/(3 n)); 4 of those bound it (plus 2 % for the grid).
+                let tol = 4.0 * (2.0 / (3.0 * per as f64)).sqrt() + 0.02;
+                let r_mid = bin[per / 2].0;
+                println!(
+                    "{name} r ≈ {r_mid:.3}: <v²> {measured:.4} Jeans {expected:.4} ({:+.3}, tol {tol:.3})",
+                    measured / expected - 1.0
+                );
+                assert!((measured / expected - 1.0).abs() < tol, "{name} bin {b}");
+            }
         }
     }
+    on_both_samplers!(check);
 }
 
 /// 2K/|W| with W from the unsoftened f64 direct sum.
@@ -211,25 +247,28 @@ fn virial_ratio(g: &Realization) -> Diagnostics {
 
 #[test]
 fn spherical_models_are_in_virial_equilibrium_at_rest_and_centred() {
-    for (name, galaxy) in [
-        ("hernquist", catalog::hernquist()),
-        ("nfw", catalog::nfw()),
-        ("sersic", catalog::sersic()),
-        ("halo+bulge+bh", halo_bulge_bh()),
-    ] {
-        let g = galaxy.realize(3000, 8).unwrap();
-        let d = virial_ratio(&g);
-        println!(
-            "{name}: 2K/|W| = {:.4}, |p| = {:.2e}, |com| = {:.2e}",
-            d.virial_ratio,
-            norm(d.momentum),
-            norm(d.center_of_mass)
-        );
-        // W of N particles scatters by a few per cent for cuspy models
-        // (the innermost particles), K by ~1/√N.
-        assert!((d.virial_ratio - 1.0).abs() < 0.05, "{name}");
-        assert!(norm(d.momentum) < 1e-12 && norm(d.center_of_mass) < 1e-12);
+    fn check(s: &impl Sampler) {
+        for (name, galaxy) in [
+            ("hernquist", catalog::hernquist()),
+            ("nfw", catalog::nfw()),
+            ("sersic", catalog::sersic()),
+            ("halo+bulge+bh", halo_bulge_bh()),
+        ] {
+            let g = drawn(galaxy.realize_with(3000, 8, s));
+            let d = virial_ratio(&g);
+            println!(
+                "{name}: 2K/|W| = {:.4}, |p| = {:.2e}, |com| = {:.2e}",
+                d.virial_ratio,
+                norm(d.momentum),
+                norm(d.center_of_mass)
+            );
+            // W of N particles scatters by a few per cent for cuspy models
+            // (the innermost particles), K by ~1/√N.
+            assert!((d.virial_ratio - 1.0).abs() < 0.05, "{name}");
+            assert!(norm(d.momentum) < 1e-12 && norm(d.center_of_mass) < 1e-12);
+        }
     }
+    on_both_samplers!(check);
 }
 
 /// N for a test of every model: the few-body models have their own (a
@@ -415,14 +454,90 @@ fn plummer_sampled_on_the_gpu_is_the_cpu_model_to_f32_rounding() {
 }
 
 #[test]
+fn galaxies_sampled_on_the_gpu_are_the_cpu_models_to_f32_rounding() {
+    // Every galaxy model through `Model::generate_on` against the CPU's
+    // `generate_with`: the same components, tags and masses, and particle
+    // by particle the same positions and velocities but for f32 rounding
+    // (the tables' lookups in f32, the disk's moments interpolated) and the
+    // rare particle whose rejection test falls on the other side.
+    let ctx = common::gpu();
+    let params = webgrav::state::ModelParams::default();
+    for model in [
+        Model::Hernquist,
+        Model::Nfw,
+        Model::Sersic,
+        Model::DiskGalaxy,
+        Model::MilkyWay,
+        Model::GalaxyMerger,
+        Model::GalaxyCrash,
+        Model::MinorMergers,
+    ] {
+        let n = 6000;
+        let gpu = pollster::block_on(model.generate_on(&ctx, n, 3, &params)).unwrap();
+        let cpu = model.generate_with(n, 3, &params).unwrap();
+        let name = model.name();
+        assert_eq!(gpu.components, cpu.components, "{name}");
+        assert_eq!(gpu.tags, cpu.tags, "{name}");
+        let (g, c) = (&gpu.particles, &cpu.particles);
+        assert_eq!(g.id, c.id, "{name}");
+        assert!(g
+            .pos_mass
+            .iter()
+            .zip(&c.pos_mass)
+            .all(|(a, b)| a.mass == b.mass));
+        // Relative to the model's own scale: the median radius and speed.
+        let median = |v: Vec<f64>| {
+            let mut v = v;
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let wide = |x: [f32; 3]| x.map(f64::from);
+        let r_scale = median(c.pos_mass.iter().map(|p| norm(wide(p.pos))).collect());
+        let v_scale = median(c.vel.iter().map(|v| norm(wide(v.vel))).collect());
+        let apart = |a: [f32; 3], b: [f32; 3], scale: f64| {
+            let (a, b) = (wide(a), wide(b));
+            norm([a[0] - b[0], a[1] - b[1], a[2] - b[2]]) / (norm(b) + 1e-3 * scale)
+        };
+        let (mut differ, mut worst) = (0, 0.0f64);
+        for k in 0..n {
+            let d = apart(g.pos_mass[k].pos, c.pos_mass[k].pos, r_scale).max(apart(
+                g.vel[k].vel,
+                c.vel[k].vel,
+                v_scale,
+            ));
+            if d > 1e-3 {
+                differ += 1;
+            } else {
+                worst = worst.max(d);
+            }
+        }
+        println!("{name}: {differ} of {n} apart, the rest within {worst:.2e}");
+        assert!(differ <= n / 200 && worst < 1e-3, "{name}: {differ} apart");
+        // One adapter, one seed: the same bits.
+        let again = pollster::block_on(model.generate_on(&ctx, n, 3, &params)).unwrap();
+        assert_eq!(again, gpu, "{name}");
+    }
+    // N the device cannot hold is refused before anything is sampled.
+    let huge = ctx.max_elements(16) as usize + 1;
+    let refused = pollster::block_on(Model::MilkyWay.generate_on(&ctx, huge, 1, &params));
+    assert!(matches!(
+        refused,
+        Err(webgrav::Error::TooManyParticles { .. })
+    ));
+}
+
+#[test]
 fn milky_way_is_in_virial_equilibrium() {
-    // Halo, bulge and disk together (the disk's moments, the spheroid's
-    // f(E)): 2K/|W| within the few per cent the cusp's innermost
-    // particles scatter W by.
-    let g = catalog::milky_way(1.2).realize(4000, 12).unwrap();
-    let d = virial_ratio(&g);
-    println!("Milky Way: 2K/|W| = {:.4}", d.virial_ratio);
-    assert!((d.virial_ratio - 1.0).abs() < 0.05);
+    fn check(s: &impl Sampler) {
+        // Halo, bulge and disk together (the disk's moments, the spheroid's
+        // f(E)): 2K/|W| within the few per cent the cusp's innermost
+        // particles scatter W by.
+        let g = drawn(catalog::milky_way(1.2).realize_with(4000, 12, s));
+        let d = virial_ratio(&g);
+        println!("Milky Way: 2K/|W| = {:.4}", d.virial_ratio);
+        assert!((d.virial_ratio - 1.0).abs() < 0.05);
+    }
+    on_both_samplers!(check);
 }
 
 /// Mean and standard error of the mean.
@@ -435,77 +550,80 @@ fn mean_err(v: &[f64]) -> (f64, f64) {
 
 #[test]
 fn disk_follows_its_profile_and_toomre_q() {
-    let galaxy = common::small_disk_galaxy();
-    let eq = DiskEquilibrium::new(&galaxy);
-    let n = 20_000;
-    let mut g = Realization::default();
-    eq.sample_disk(n, (1.0 / n as f64, 0), (11, 0), &mut g);
-    let d = galaxy.disk;
+    fn check(s: &impl Sampler) {
+        let galaxy = common::small_disk_galaxy();
+        let eq = DiskEquilibrium::new(&galaxy);
+        let n = 20_000;
+        let mut g = Realization::default();
+        drawn(eq.sample_disk(n, (1.0 / n as f64, 0), (11, 0), (&mut g, s)));
+        let d = galaxy.disk;
 
-    // Surface density: cylindrical radii against the exponential's
-    // M(<R) = 1 − (1 + x)e^(−x), cut at 10 R_d; heights against sech²'s
-    // (1 + tanh(z/z₀))/2.
-    let big_r: Vec<f64> = g.pos.iter().map(|p| p[0].hypot(p[1])).collect();
-    let m = |x: f64| 1.0 - (1.0 + x) * (-x).exp();
-    let ks_r = ks_distance(&big_r, |r| m(r) / m(10.0));
-    let z: Vec<f64> = g.pos.iter().map(|p| p[2]).collect();
-    let ks_z = ks_distance(&z, |x| 0.5 * (1.0 + (x / d.scale_height).tanh()));
-    println!(
-        "disk KS: R {ks_r:.4}, z {ks_z:.4} (bound {:.4})",
-        ks_bound(n)
-    );
-    assert!(ks_r < ks_bound(n));
-    assert!(ks_z < ks_bound(n));
-
-    // Per annulus: v_R, v_φ, v_z of its particles.
-    let annulus = |lo: f64, hi: f64| -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
-        let (mut r, mut vr, mut vphi, mut vz) = (vec![], vec![], vec![], vec![]);
-        for (p, v) in g.pos.iter().zip(&g.vel) {
-            let rr = p[0].hypot(p[1]);
-            if (lo..hi).contains(&rr) {
-                let (c, s) = (p[0] / rr, p[1] / rr);
-                r.push(rr);
-                vr.push(v[0] * c + v[1] * s);
-                vphi.push(-v[0] * s + v[1] * c);
-                vz.push(v[2]);
-            }
-        }
-        (r, vr, vphi, vz)
-    };
-
-    // Toomre Q at 2.5 R_d from the sampled σ_R and Σ (counts in the
-    // annulus) and the model's κ: σ_R from ~2000 particles scatters by
-    // 1.6 %, Σ from their count by 2.2 %; 10 % is about 4σ.
-    let (lo, hi) = (2.25, 2.75);
-    let (r, vr, _, _) = annulus(lo, hi);
-    let sigma_r = (vr.iter().map(|v| v * v).sum::<f64>() / vr.len() as f64).sqrt();
-    let sigma = r.len() as f64 / n as f64 / (std::f64::consts::PI * (hi * hi - lo * lo));
-    let q = sigma_r * eq.kappa(2.5) / (3.36 * sigma);
-    println!("Toomre Q at 2.5 R_d: {q:.3} (requested {})", d.toomre_q);
-    assert!((q / d.toomre_q - 1.0).abs() < 0.1);
-
-    // Mean rotation and vertical dispersion against the model's moments
-    // averaged over each annulus' particles, within 4 standard errors
-    // (plus 1 % for the moments' variation across the annulus).
-    for (lo, hi) in [(0.8, 1.2), (2.25, 2.75), (4.0, 5.0)] {
-        let (r, _, vphi, vz) = annulus(lo, hi);
-        let model: Vec<_> = r.iter().map(|&x| eq.kinematics(x)).collect();
-        let (mean_vphi, err) = mean_err(&vphi);
-        let expected = model.iter().map(|k| k.mean_vphi).sum::<f64>() / r.len() as f64;
-        let vc = model.iter().map(|k| k.circular_speed).sum::<f64>() / r.len() as f64;
-        let sigma_z = (vz.iter().map(|v| v * v).sum::<f64>() / vz.len() as f64).sqrt();
-        let expected_z =
-            (model.iter().map(|k| k.sigma_z.powi(2)).sum::<f64>() / r.len() as f64).sqrt();
+        // Surface density: cylindrical radii against the exponential's
+        // M(<R) = 1 − (1 + x)e^(−x), cut at 10 R_d; heights against sech²'s
+        // (1 + tanh(z/z₀))/2.
+        let big_r: Vec<f64> = g.pos.iter().map(|p| p[0].hypot(p[1])).collect();
+        let m = |x: f64| 1.0 - (1.0 + x) * (-x).exp();
+        let ks_r = ks_distance(&big_r, |r| m(r) / m(10.0));
+        let z: Vec<f64> = g.pos.iter().map(|p| p[2]).collect();
+        let ks_z = ks_distance(&z, |x| 0.5 * (1.0 + (x / d.scale_height).tanh()));
         println!(
-            "R {lo}–{hi}: v̄_φ {mean_vphi:.4} ± {err:.4} (model {expected:.4}, v_c {vc:.4}), σ_z {sigma_z:.4} (model {expected_z:.4})"
+            "disk KS: R {ks_r:.4}, z {ks_z:.4} (bound {:.4})",
+            ks_bound(n)
         );
-        assert!((mean_vphi - expected).abs() < 4.0 * err + 0.01 * expected);
-        // Asymmetric drift: the disk lags the circular speed.
-        assert!(expected < vc);
-        // σ_z from n particles scatters by 1/√(2n).
-        let tol = 4.0 / (2.0 * vz.len() as f64).sqrt() + 0.01;
-        assert!((sigma_z / expected_z - 1.0).abs() < tol);
+        assert!(ks_r < ks_bound(n));
+        assert!(ks_z < ks_bound(n));
+
+        // Per annulus: v_R, v_φ, v_z of its particles.
+        let annulus = |lo: f64, hi: f64| -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+            let (mut r, mut vr, mut vphi, mut vz) = (vec![], vec![], vec![], vec![]);
+            for (p, v) in g.pos.iter().zip(&g.vel) {
+                let rr = p[0].hypot(p[1]);
+                if (lo..hi).contains(&rr) {
+                    let (c, s) = (p[0] / rr, p[1] / rr);
+                    r.push(rr);
+                    vr.push(v[0] * c + v[1] * s);
+                    vphi.push(-v[0] * s + v[1] * c);
+                    vz.push(v[2]);
+                }
+            }
+            (r, vr, vphi, vz)
+        };
+
+        // Toomre Q at 2.5 R_d from the sampled σ_R and Σ (counts in the
+        // annulus) and the model's κ: σ_R from ~2000 particles scatters by
+        // 1.6 %, Σ from their count by 2.2 %; 10 % is about 4σ.
+        let (lo, hi) = (2.25, 2.75);
+        let (r, vr, _, _) = annulus(lo, hi);
+        let sigma_r = (vr.iter().map(|v| v * v).sum::<f64>() / vr.len() as f64).sqrt();
+        let sigma = r.len() as f64 / n as f64 / (std::f64::consts::PI * (hi * hi - lo * lo));
+        let q = sigma_r * eq.kappa(2.5) / (3.36 * sigma);
+        println!("Toomre Q at 2.5 R_d: {q:.3} (requested {})", d.toomre_q);
+        assert!((q / d.toomre_q - 1.0).abs() < 0.1);
+
+        // Mean rotation and vertical dispersion against the model's moments
+        // averaged over each annulus' particles, within 4 standard errors
+        // (plus 1 % for the moments' variation across the annulus).
+        for (lo, hi) in [(0.8, 1.2), (2.25, 2.75), (4.0, 5.0)] {
+            let (r, _, vphi, vz) = annulus(lo, hi);
+            let model: Vec<_> = r.iter().map(|&x| eq.kinematics(x)).collect();
+            let (mean_vphi, err) = mean_err(&vphi);
+            let expected = model.iter().map(|k| k.mean_vphi).sum::<f64>() / r.len() as f64;
+            let vc = model.iter().map(|k| k.circular_speed).sum::<f64>() / r.len() as f64;
+            let sigma_z = (vz.iter().map(|v| v * v).sum::<f64>() / vz.len() as f64).sqrt();
+            let expected_z =
+                (model.iter().map(|k| k.sigma_z.powi(2)).sum::<f64>() / r.len() as f64).sqrt();
+            println!(
+                "R {lo}–{hi}: v̄_φ {mean_vphi:.4} ± {err:.4} (model {expected:.4}, v_c {vc:.4}), σ_z {sigma_z:.4} (model {expected_z:.4})"
+            );
+            assert!((mean_vphi - expected).abs() < 4.0 * err + 0.01 * expected);
+            // Asymmetric drift: the disk lags the circular speed.
+            assert!(expected < vc);
+            // σ_z from n particles scatters by 1/√(2n).
+            let tol = 4.0 / (2.0 * vz.len() as f64).sqrt() + 0.01;
+            assert!((sigma_z / expected_z - 1.0).abs() < tol);
+        }
     }
+    on_both_samplers!(check);
 }
 
 #[test]
@@ -528,84 +646,92 @@ fn milky_way_has_the_gordon_bell_masses_in_equal_mass_particles() {
 
 #[test]
 fn merger_galaxies_start_on_the_requested_orbit() {
-    let merger = catalog::bonsai_merger(3.0, 10.0);
-    let g = merger.realize(2402, 4).unwrap();
-    let (m1, m2) = (merger.primary.total_mass(), merger.secondary.total_mass());
-    // Centre of mass and velocity of each galaxy, by its tags' names.
-    let part = |prefix: &str| {
-        let (mut m, mut x, mut v) = (0.0, [0.0; 3], [0.0; 3]);
-        for k in 0..g.len() {
-            if g.components[g.tag[k] as usize].starts_with(prefix) {
-                m += g.mass[k];
-                for a in 0..3 {
-                    x[a] += g.mass[k] * g.pos[k][a];
-                    v[a] += g.mass[k] * g.vel[k][a];
+    fn check(s: &impl Sampler) {
+        let merger = catalog::bonsai_merger(3.0, 10.0);
+        let g = drawn(merger.realize_with(2402, 4, s));
+        let (m1, m2) = (merger.primary.total_mass(), merger.secondary.total_mass());
+        // Centre of mass and velocity of each galaxy, by its tags' names.
+        let part = |prefix: &str| {
+            let (mut m, mut x, mut v) = (0.0, [0.0; 3], [0.0; 3]);
+            for k in 0..g.len() {
+                if g.components[g.tag[k] as usize].starts_with(prefix) {
+                    m += g.mass[k];
+                    for a in 0..3 {
+                        x[a] += g.mass[k] * g.pos[k][a];
+                        v[a] += g.mass[k] * g.vel[k][a];
+                    }
                 }
             }
-        }
-        (m, x.map(|c| c / m), v.map(|c| c / m))
-    };
-    let (ma, xa, va) = part("primary");
-    let (mb, xb, vb) = part("secondary");
-    println!("galaxy masses {ma:.3} {mb:.3} (model {m1} {m2})");
-    let dx: [f64; 3] = std::array::from_fn(|a| xb[a] - xa[a]);
-    let dv: [f64; 3] = std::array::from_fn(|a| vb[a] - va[a]);
-    let d = norm(dx);
-    // Parabolic: v = √(2M/d) and specific angular momentum √(2 M r_p).
-    let m = m1 + m2;
-    let h = norm([
-        dx[1] * dv[2] - dx[2] * dv[1],
-        dx[2] * dv[0] - dx[0] * dv[2],
-        dx[0] * dv[1] - dx[1] * dv[0],
-    ]);
-    println!(
-        "separation {d:.4}, |Δv| {:.5} (Kepler {:.5})",
-        norm(dv),
-        (2.0 * m / d).sqrt()
-    );
-    assert!((d / merger.orbit.separation - 1.0).abs() < 1e-9);
-    assert!((norm(dv) / (2.0 * m / d).sqrt() - 1.0).abs() < 1e-9);
-    assert!((h / (2.0 * m * merger.orbit.pericenter).sqrt() - 1.0).abs() < 1e-9);
-    let (_, com, vcom) = part("");
-    assert!(norm(com) < 1e-9 && norm(vcom) < 1e-12, "{com:?} {vcom:?}");
-    // One black hole per galaxy.
-    let holes = g
-        .components
-        .iter()
-        .filter(|c| c.ends_with("black hole"))
-        .count();
-    assert_eq!(holes, 2);
+            (m, x.map(|c| c / m), v.map(|c| c / m))
+        };
+        let (ma, xa, va) = part("primary");
+        let (mb, xb, vb) = part("secondary");
+        println!("galaxy masses {ma:.3} {mb:.3} (model {m1} {m2})");
+        let dx: [f64; 3] = std::array::from_fn(|a| xb[a] - xa[a]);
+        let dv: [f64; 3] = std::array::from_fn(|a| vb[a] - va[a]);
+        let d = norm(dx);
+        // Parabolic: v = √(2M/d) and specific angular momentum √(2 M r_p).
+        let m = m1 + m2;
+        let h = norm([
+            dx[1] * dv[2] - dx[2] * dv[1],
+            dx[2] * dv[0] - dx[0] * dv[2],
+            dx[0] * dv[1] - dx[1] * dv[0],
+        ]);
+        println!(
+            "separation {d:.4}, |Δv| {:.5} (Kepler {:.5})",
+            norm(dv),
+            (2.0 * m / d).sqrt()
+        );
+        assert!((d / merger.orbit.separation - 1.0).abs() < 1e-9);
+        assert!((norm(dv) / (2.0 * m / d).sqrt() - 1.0).abs() < 1e-9);
+        assert!((h / (2.0 * m * merger.orbit.pericenter).sqrt() - 1.0).abs() < 1e-9);
+        let (_, com, vcom) = part("");
+        assert!(norm(com) < 1e-9 && norm(vcom) < 1e-12, "{com:?} {vcom:?}");
+        // One black hole per galaxy.
+        let holes = g
+            .components
+            .iter()
+            .filter(|c| c.ends_with("black hole"))
+            .count();
+        assert_eq!(holes, 2);
+    }
+    on_both_samplers!(check);
 }
 
 #[test]
 fn minor_merger_satellites_are_bound_and_share_the_particle_mass() {
-    let mm = catalog::minor_mergers(8);
-    let g = mm.realize(3000, 9).unwrap();
-    // Each galaxy's particles have one mass, its mass over its count from
-    // the split of N by mass: equal across galaxies to a particle in the
-    // smallest (~170 particles here).
-    let m = g.mass[0];
-    assert!(g.mass.iter().all(|&x| (x / m - 1.0).abs() < 0.01));
-    let m_primary = mm.primary.total_mass();
-    for k in 1..=mm.count {
-        let prefix = format!("satellite {k} ");
-        let idx: Vec<usize> = (0..g.len())
-            .filter(|&i| g.components[g.tag[i] as usize].starts_with(&prefix))
-            .collect();
-        let ms: f64 = idx.iter().map(|&i| g.mass[i]).sum();
-        assert!(
-            (ms / (mm.mass_ratio * m_primary) - 1.0).abs() < 0.05,
-            "{k}: {ms}"
-        );
-        let x: [f64; 3] =
-            std::array::from_fn(|a| idx.iter().map(|&i| g.mass[i] * g.pos[i][a]).sum::<f64>() / ms);
-        let v: [f64; 3] =
-            std::array::from_fn(|a| idx.iter().map(|&i| g.mass[i] * g.vel[i][a]).sum::<f64>() / ms);
-        // Bound to the primary as point masses (the centre of mass moved
-        // the primary by less than the satellites' spread of radii).
-        let energy = 0.5 * norm(v).powi(2) - m_primary / norm(x);
-        assert!(energy < 0.0, "satellite {k}: E = {energy}");
+    fn check(s: &impl Sampler) {
+        let mm = catalog::minor_mergers(8);
+        let g = drawn(mm.realize_with(3000, 9, s));
+        // Each galaxy's particles have one mass, its mass over its count from
+        // the split of N by mass: equal across galaxies to a particle in the
+        // smallest (~170 particles here).
+        let m = g.mass[0];
+        assert!(g.mass.iter().all(|&x| (x / m - 1.0).abs() < 0.01));
+        let m_primary = mm.primary.total_mass();
+        for k in 1..=mm.count {
+            let prefix = format!("satellite {k} ");
+            let idx: Vec<usize> = (0..g.len())
+                .filter(|&i| g.components[g.tag[i] as usize].starts_with(&prefix))
+                .collect();
+            let ms: f64 = idx.iter().map(|&i| g.mass[i]).sum();
+            assert!(
+                (ms / (mm.mass_ratio * m_primary) - 1.0).abs() < 0.05,
+                "{k}: {ms}"
+            );
+            let x: [f64; 3] = std::array::from_fn(|a| {
+                idx.iter().map(|&i| g.mass[i] * g.pos[i][a]).sum::<f64>() / ms
+            });
+            let v: [f64; 3] = std::array::from_fn(|a| {
+                idx.iter().map(|&i| g.mass[i] * g.vel[i][a]).sum::<f64>() / ms
+            });
+            // Bound to the primary as point masses (the centre of mass moved
+            // the primary by less than the satellites' spread of radii).
+            let energy = 0.5 * norm(v).powi(2) - m_primary / norm(x);
+            assert!(energy < 0.0, "satellite {k}: E = {energy}");
+        }
     }
+    on_both_samplers!(check);
 }
 
 #[test]

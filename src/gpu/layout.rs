@@ -104,6 +104,21 @@ pub struct GenerateParams {
     /// `state::plummer`'s mass cut and scale radius.
     pub mass_cut: f32,
     pub scale_radius: f32,
+    /// Nodes of each column of the galaxy component's table.
+    pub nodes: u32,
+    /// A spheroid's radius below its first node goes as the enclosed mass
+    /// to this power (1/(3 + the inner density slope)).
+    pub inner_exponent: f32,
+    /// Mass of the whole model (Ψ = M/r beyond the grid).
+    pub total_mass: f32,
+    /// The speeds' rejection bound beyond the table's deepest energy.
+    pub bound_beyond: f32,
+    /// A disk's scale length, scale height and edge.
+    pub scale_length: f32,
+    pub scale_height: f32,
+    pub max_radius: f32,
+    /// Spacing in R of the disk's moment table (node i at (i + ½) of it).
+    pub spacing: f32,
 }
 
 /// Uniform of the leapfrog kernels.

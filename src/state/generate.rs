@@ -15,25 +15,32 @@
 //! gives the same bits every time.
 
 use crate::error::Result;
-use crate::gpu::buffers::{empty_storage_buffer, read_pieces_with, records, uniform_buffer};
+use crate::gpu::buffers::{
+    empty_storage_buffer, read_pieces_with, records, storage_buffer_written, uniform_buffer,
+};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{Binding, Kernel, Slot};
+use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::{GenerateParams, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::GpuContext;
+use crate::state::galaxy::disk::DiskKinematics;
+use crate::state::galaxy::eddington::SPEED_TRIES;
 use crate::state::galaxy::realization::PhasePoint;
-use crate::state::parallel::{for_each_pair, map_into, sums_per_chunk, SUM_CHUNK};
+use crate::state::galaxy::sampler::{Sampler, Slots};
+use crate::state::galaxy::{DiskEquilibrium, Equilibrium};
+use crate::state::parallel::{for_each_pair, map_indices, map_into, sums_per_chunk, SUM_CHUNK};
 use crate::state::particles::Particles;
 use crate::state::plummer::{centre_of_chunks, MASS_CUT, SCALE_RADIUS};
 use crate::state::rng::stream_key;
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::ops::Range;
 
 const GENERATE_WGSL: &str = include_str!("../../shaders/generate.wgsl");
 
 /// The composed WGSL of the generator.
 pub fn wgsl() -> String {
-    compose(&[], GENERATE_WGSL)
+    compose(&[("SPEED_TRIES", SPEED_TRIES)], GENERATE_WGSL)
 }
 
 /// The binding contract of `shaders/generate.wgsl`.
@@ -41,6 +48,7 @@ pub const BINDINGS: &[Slot] = &[
     ("params", Binding::Uniform),
     ("pos_mass", Binding::StorageReadWrite),
     ("vel", Binding::StorageReadWrite),
+    ("tables", Binding::StorageRead),
 ];
 
 /// Particles per piece natively (64 MiB per array; two staging sets take
@@ -95,52 +103,30 @@ pub async fn plummer_part(
             sums: Vec::new(),
         });
     }
-    let device = &ctx.device;
-    let kernel = Kernel::new(device, "generate", &wgsl(), "plummer", BINDINGS);
+    let kernel = Kernel::new(&ctx.device, "generate", &wgsl(), "plummer", BINDINGS);
     let key = stream_key(seed, 0);
-    let piece = piece.min(ctx.max_elements(RECORD)).min(count as u64).max(1);
-    let params = uniform_buffer(device, "generate params", &GenerateParams::default());
-    let pos_mass = empty_storage_buffer(device, "generated positions", piece * RECORD);
-    let vel = empty_storage_buffer(device, "generated velocities", piece * RECORD);
-    let bind = kernel.bind(device, &[&params, &pos_mass, &vel]);
-    let sample = |encoder: &mut wgpu::CommandEncoder, at: u64, count: u64| {
-        // Applied before the submission that holds this piece.
-        ctx.queue.write_buffer(
-            &params,
-            0,
-            bytemuck::bytes_of(&GenerateParams {
-                key_lo: key as u32,
-                key_hi: (key >> 32) as u32,
-                first: (first as u64 + at) as u32,
-                count: count as u32,
-                mass: (1.0 / n as f64) as f32,
-                at_rest: at_rest as u32,
-                mass_cut: MASS_CUT as f32,
-                scale_radius: SCALE_RADIUS as f32,
-            }),
-        );
-        let mut pass = encoder.begin_compute_pass(&Default::default());
-        kernel.dispatch(
-            &mut pass,
-            &bind,
-            dispatch_size(device, count as u32, WORKGROUP_SIZE),
-        );
+    let params = GenerateParams {
+        key_lo: key as u32,
+        key_hi: (key >> 32) as u32,
+        first: first as u32,
+        mass: (1.0 / n as f64) as f32,
+        at_rest: at_rest as u32,
+        mass_cut: MASS_CUT as f32,
+        scale_radius: SCALE_RADIUS as f32,
+        ..Default::default()
     };
-    read_pieces_with(
-        device,
-        &ctx.queue,
-        &[(&pos_mass, RECORD), (&vel, RECORD)],
-        count as u64,
+    // The Plummer sphere reads no table.
+    let no_table = empty_storage_buffer(&ctx.device, "no table", 16);
+    let run = Pieces {
+        kernel: &kernel,
+        tables: &no_table,
+        params,
         piece,
-        Some(&sample),
-        |at, bytes| {
-            let (pm, v): (Cow<[PosMass]>, Cow<[Velocity]>) = (records(bytes[0]), records(bytes[1]));
-            let at = at as usize;
-            map_into(&mut sampled.pos_mass[at..at + pm.len()], &pm, |x| *x);
-            map_into(&mut sampled.vel[at..at + v.len()], &v, |x| *x);
-            true
-        },
-    )
+    };
+    run.sample(ctx, count as u64, |at, pm, v| {
+        map_into(&mut sampled.pos_mass[at..at + pm.len()], pm, |x| *x);
+        map_into(&mut sampled.vel[at..at + v.len()], v, |x| *x);
+    })
     .await?;
     // Σ x and Σ v of each chunk, in index order: the CPU's sums of these
     // numbers.
@@ -174,5 +160,182 @@ impl SampledPart {
             u.vel = shift(u.vel, vcom);
         });
         self.particles
+    }
+}
+
+/// One run of a generator's entry point over `count` particles in pieces.
+struct Pieces<'a> {
+    kernel: &'a Kernel,
+    tables: &'a wgpu::Buffer,
+    /// The parameters; `first` is the run's first particle, `count` is
+    /// set per piece.
+    params: GenerateParams,
+    /// Particles per piece at most.
+    piece: u64,
+}
+
+impl Pieces<'_> {
+    /// Samples the particles and hands each piece's records to
+    /// `land(index of its first in the run, positions, velocities)`.
+    async fn sample(
+        &self,
+        ctx: &GpuContext,
+        count: u64,
+        mut land: impl FnMut(usize, &[PosMass], &[Velocity]),
+    ) -> Result<()> {
+        let device = &ctx.device;
+        let piece = self.piece.min(ctx.max_elements(RECORD)).min(count).max(1);
+        let params = uniform_buffer(device, "generate params", &self.params);
+        let pos_mass = empty_storage_buffer(device, "generated positions", piece * RECORD);
+        let vel = empty_storage_buffer(device, "generated velocities", piece * RECORD);
+        let bind = self
+            .kernel
+            .bind(device, &[&params, &pos_mass, &vel, self.tables]);
+        let sample = |encoder: &mut wgpu::CommandEncoder, at: u64, count: u64| {
+            // Applied before the submission that holds this piece.
+            let p = GenerateParams {
+                first: (self.params.first as u64 + at) as u32,
+                count: count as u32,
+                ..self.params
+            };
+            ctx.queue.write_buffer(&params, 0, bytemuck::bytes_of(&p));
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let groups = dispatch_size(device, count as u32, WORKGROUP_SIZE);
+            self.kernel.dispatch(&mut pass, &bind, groups);
+        };
+        read_pieces_with(
+            device,
+            &ctx.queue,
+            &[(&pos_mass, RECORD), (&vel, RECORD)],
+            count,
+            piece,
+            Some(&sample),
+            |at, bytes| {
+                let (pm, v): (Cow<[PosMass]>, Cow<[Velocity]>) =
+                    (records(bytes[0]), records(bytes[1]));
+                land(at as usize, &pm, &v);
+                true
+            },
+        )
+        .await
+    }
+}
+
+/// Nodes of a disk's moment table: its spacing (the edge over 4096, 0.0024
+/// scale lengths) puts linear interpolation within ~1e-6 of the moments.
+const DISK_NODES: usize = 4096;
+
+/// Draws galaxy components on a GPU (`galaxy::Sampler`): the CPU's
+/// streams, the CPU's tables in f32, the CPU's draws evaluated in f32
+/// (`shaders/generate.wgsl`). A disk's moments, which the CPU evaluates
+/// at each radius (Bessel functions, κ by differences), come from a table
+/// of `DISK_NODES` radii.
+pub struct Gpu<'a> {
+    ctx: &'a GpuContext,
+    /// The spheroid and disk kernels, built at their first use.
+    kernels: OnceCell<[Kernel; 2]>,
+}
+
+impl<'a> Gpu<'a> {
+    pub fn new(ctx: &'a GpuContext) -> Self {
+        Self {
+            ctx,
+            kernels: OnceCell::new(),
+        }
+    }
+
+    fn kernel(&self, which: usize) -> &Kernel {
+        &self.kernels.get_or_init(|| {
+            let device = &self.ctx.device;
+            let module = shader_module(device, "generate", &wgsl());
+            ["spheroid", "disk"]
+                .map(|entry| Kernel::from_module(device, entry, &module, entry, BINDINGS))
+        })[which]
+    }
+
+    /// Runs `kernel` over the slots from streams (`seed`, `stream`) with
+    /// the columns `tables` and the parameters `params` (key, `first` and
+    /// `count` set here), the f32 results widened into the slots.
+    async fn fill(
+        &self,
+        (kernel, tables): (&Kernel, &[f32]),
+        params: GenerateParams,
+        (seed, stream): (u64, u64),
+        out: Slots<'_>,
+    ) -> Result<()> {
+        let ctx = self.ctx;
+        let tables = storage_buffer_written(&ctx.device, &ctx.queue, "galaxy tables", tables);
+        let key = stream_key(seed, stream);
+        let run = Pieces {
+            kernel,
+            tables: &tables,
+            params: GenerateParams {
+                key_lo: key as u32,
+                key_hi: (key >> 32) as u32,
+                first: 0,
+                ..params
+            },
+            piece: PIECE,
+        };
+        let widen = |x: [f32; 3]| x.map(f64::from);
+        run.sample(ctx, out.pos.len() as u64, |at, pm, v| {
+            map_into(&mut out.pos[at..at + pm.len()], pm, |x| widen(x.pos));
+            map_into(&mut out.vel[at..at + v.len()], v, |x| widen(x.vel));
+        })
+        .await
+    }
+}
+
+impl Sampler for Gpu<'_> {
+    async fn spheroid(&self, eq: &Equilibrium, k: usize, seed: u64, out: Slots<'_>) -> Result<()> {
+        let (table, df) = eq.component(k).expect("a component with a profile");
+        let pot = &eq.potential;
+        // Columns in the order of generate.wgsl's RADIUS .. PEAK_Q.
+        let nodes: Vec<_> = df.nodes().collect();
+        let columns: [Vec<f64>; 7] = [
+            pot.r.clone(),
+            table.enclosed.clone(),
+            pot.psi.clone(),
+            nodes.iter().map(|d| d.energy).collect(),
+            nodes.iter().map(|d| d.f).collect(),
+            nodes.iter().map(|d| d.bound).collect(),
+            nodes.iter().map(|d| d.peak_q).collect(),
+        ];
+        let params = GenerateParams {
+            nodes: pot.r.len() as u32,
+            inner_exponent: (1.0 / (3.0 + table.inner_slope())) as f32,
+            total_mass: *pot.enclosed.last().expect("a grid") as f32,
+            bound_beyond: df.bound_beyond() as f32,
+            ..Default::default()
+        };
+        let tables: Vec<f32> = columns.iter().flatten().map(|&x| x as f32).collect();
+        self.fill((self.kernel(0), &tables), params, (seed, k as u64), out)
+            .await
+    }
+
+    async fn disk(&self, eq: &DiskEquilibrium, stream: (u64, u64), out: Slots<'_>) -> Result<()> {
+        let d = &eq.disk;
+        let spacing = d.max_radius / DISK_NODES as f64;
+        let moments = map_indices(DISK_NODES, |i| eq.kinematics((i as f64 + 0.5) * spacing));
+        // Columns in the order of generate.wgsl's MEAN_VPHI .. SIGMA_Z.
+        let mut tables = Vec::with_capacity(4 * DISK_NODES);
+        for column in [
+            |m: &DiskKinematics| m.mean_vphi,
+            |m: &DiskKinematics| m.sigma_r,
+            |m: &DiskKinematics| m.sigma_phi,
+            |m: &DiskKinematics| m.sigma_z,
+        ] {
+            tables.extend(moments.iter().map(|m| column(m) as f32));
+        }
+        let params = GenerateParams {
+            nodes: DISK_NODES as u32,
+            scale_length: d.scale_length as f32,
+            scale_height: d.scale_height as f32,
+            max_radius: d.max_radius as f32,
+            spacing: spacing as f32,
+            ..Default::default()
+        };
+        self.fill((self.kernel(1), &tables), params, stream, out)
+            .await
     }
 }

@@ -1,12 +1,13 @@
 //! The initial-condition models behind the one `--model` choice.
 
 use super::few_body;
+use super::galaxy::sampler::{now, Cpu, Sampler};
 use super::galaxy::{catalog, Realization};
 use super::generate;
 use super::particles::Particles;
 use super::plummer::plummer;
 use crate::error::{Error, Result};
-use crate::gpu::layout::Velocity;
+use crate::gpu::layout::{PosMass, Velocity};
 use crate::gpu::GpuContext;
 
 /// An initial-condition model; a model added here is available to the CLI
@@ -201,11 +202,12 @@ impl Model {
         self.generate_with(n, seed, &ModelParams::default())
     }
 
-    /// `generate_with`, with the models that have a GPU sampler (the
-    /// Plummer sphere and the cold collapse, `state::generate`) sampled on
-    /// `ctx`'s GPU: the CPU's model to f32 rounding, in a fraction of the
-    /// time (the page has one core, the CLI's largest models 10^8
-    /// particles).
+    /// `generate_with`, sampled on `ctx`'s GPU: the Plummer sphere and
+    /// the cold collapse by `state::generate::plummer`, the galaxies'
+    /// components by `generate::Gpu` (the few-body models have a handful
+    /// of bodies and stay on the CPU). The CPU's model to f32 rounding, in
+    /// a fraction of the time (the page has one core, the CLI's largest
+    /// models 10^8 particles).
     pub async fn generate_on(
         self,
         ctx: &GpuContext,
@@ -213,35 +215,59 @@ impl Model {
         seed: u64,
         params: &ModelParams,
     ) -> Result<Tagged> {
-        let at_rest = match self {
-            Model::Plummer => false,
-            Model::ColdCollapse => true,
-            _ => return self.generate_with(n, seed, params),
-        };
-        // (N = 0 is refused by the device's particle count check.)
-        Ok(one_component(
-            generate::plummer(ctx, n, seed, at_rest).await?,
-        ))
+        // Refused before anything is sampled (N = 0 among them).
+        ctx.check_particle_count(n as u64, std::mem::size_of::<PosMass>() as u64)?;
+        match self {
+            Model::Plummer | Model::ColdCollapse => {
+                let at_rest = self == Model::ColdCollapse;
+                Ok(one_component(
+                    generate::plummer(ctx, n, seed, at_rest).await?,
+                ))
+            }
+            _ => {
+                self.generate_by(n, seed, params, &generate::Gpu::new(ctx))
+                    .await
+            }
+        }
     }
 
     /// `n` particles of this model with parameters `params` and their
     /// components, deterministic for `seed`.
     pub fn generate_with(self, n: usize, seed: u64, params: &ModelParams) -> Result<Tagged> {
+        now(self.generate_by(n, seed, params, &Cpu))
+    }
+
+    /// `generate_with`, the galaxies' particles drawn by `sampler`.
+    async fn generate_by(
+        self,
+        n: usize,
+        seed: u64,
+        params: &ModelParams,
+        sampler: &impl Sampler,
+    ) -> Result<Tagged> {
         if n == 0 {
             return Err(Error::InvalidParameter("N must be at least 1".into()));
         }
         let p = params;
         let one = one_component;
+        let s = sampler;
         Ok(match self {
             Model::Plummer => one(plummer(n, seed)),
             Model::ColdCollapse => one(cold_collapse(n, seed)),
-            Model::Hernquist => catalog::hernquist().realize(n, seed)?.into(),
-            Model::Nfw => catalog::nfw().realize(n, seed)?.into(),
-            Model::Sersic => catalog::sersic().realize(n, seed)?.into(),
-            Model::DiskGalaxy => catalog::disk_galaxy(p.toomre_q).realize(n, seed)?.into(),
-            Model::MilkyWay => catalog::milky_way(p.toomre_q).realize(n, seed)?.into(),
+            Model::Hernquist => catalog::hernquist().realize_with(n, seed, s).await?.into(),
+            Model::Nfw => catalog::nfw().realize_with(n, seed, s).await?.into(),
+            Model::Sersic => catalog::sersic().realize_with(n, seed, s).await?.into(),
+            Model::DiskGalaxy => catalog::disk_galaxy(p.toomre_q)
+                .realize_with(n, seed, s)
+                .await?
+                .into(),
+            Model::MilkyWay => catalog::milky_way(p.toomre_q)
+                .realize_with(n, seed, s)
+                .await?
+                .into(),
             Model::GalaxyMerger => catalog::bonsai_merger(p.mass_ratio, p.pericenter)
-                .realize(n, seed)?
+                .realize_with(n, seed, s)
+                .await?
                 .into(),
             Model::GalaxyCrash => catalog::galaxy_crash(
                 p.mass_ratio,
@@ -250,10 +276,12 @@ impl Model {
                 p.halo_mass,
                 p.toomre_q,
             )?
-            .realize(n, seed)?
+            .realize_with(n, seed, s)
+            .await?
             .into(),
             Model::MinorMergers => catalog::minor_mergers(p.satellites as usize)
-                .realize(n, seed)?
+                .realize_with(n, seed, s)
+                .await?
                 .into(),
             Model::Planets => {
                 // Each body its own component, named.

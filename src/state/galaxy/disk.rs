@@ -26,11 +26,13 @@
 //! rotation to the same Q and structure.
 
 use super::bessel::{i0e, i1e, k0e, k1e};
-use super::realization::Realization;
+use super::realization::{PhasePoint, Realization};
+use super::sampler::{now, Cpu, Sampler};
 use super::spherical::{
     equal_mass_counts, masses, sample_components, validate, Component, Equilibrium, ExtraMass,
 };
 use crate::error::{Error, Result};
+use crate::state::rng::Rng;
 
 /// Toomre's constant for a stellar disk: Q = σ_R κ / (3.36 G Σ).
 pub const TOOMRE_STELLAR: f64 = 3.36;
@@ -175,35 +177,45 @@ impl DiskEquilibrium {
     }
 
     /// Appends `count` disk particles of mass `mass` each, rotating about
-    /// +z, particle i from stream (`seed`, `stream`, i).
-    pub fn sample_disk(
+    /// +z, particle i from stream (`seed`, `stream`, i), drawn by
+    /// `sampler`.
+    pub async fn sample_disk(
         &self,
         count: usize,
         (mass, tag): (f64, u32),
-        (seed, stream): (u64, u64),
-        out: &mut Realization,
-    ) {
+        stream: (u64, u64),
+        (out, sampler): (&mut Realization, &impl Sampler),
+    ) -> Result<()> {
+        let slots = out.add_slots(count, (mass, tag));
+        if count == 0 {
+            return Ok(());
+        }
+        sampler.disk(self, stream, slots).await
+    }
+
+    /// One disk particle from its stream: R from the exponential (cut at
+    /// the disk's edge), z from sech², velocities Gaussian about the
+    /// moments at R.
+    pub fn draw(&self, rng: &mut Rng) -> PhasePoint {
         let d = &self.disk;
-        out.sample(count, (mass, tag), (seed, stream), |rng| {
-            // R e^(−R/R_d) is the sum of two exponential deviates.
-            let r = loop {
-                let r = -d.scale_length * (rng.uniform_open() * rng.uniform_open()).ln();
-                if r <= d.max_radius {
-                    break r;
-                }
-            };
-            let z = d.scale_height * (2.0 * rng.uniform_open() - 1.0).atanh();
-            let phi = 2.0 * std::f64::consts::PI * rng.uniform();
-            let k = self.kinematics(r);
-            let v_r = k.sigma_r * rng.gaussian();
-            let v_phi = k.mean_vphi + k.sigma_phi * rng.gaussian();
-            let v_z = k.sigma_z * rng.gaussian();
-            let (s, c) = phi.sin_cos();
-            (
-                [r * c, r * s, z],
-                [v_r * c - v_phi * s, v_r * s + v_phi * c, v_z],
-            )
-        });
+        // R e^(−R/R_d) is the sum of two exponential deviates.
+        let r = loop {
+            let r = -d.scale_length * (rng.uniform_open() * rng.uniform_open()).ln();
+            if r <= d.max_radius {
+                break r;
+            }
+        };
+        let z = d.scale_height * (2.0 * rng.uniform_open() - 1.0).atanh();
+        let phi = 2.0 * std::f64::consts::PI * rng.uniform();
+        let k = self.kinematics(r);
+        let v_r = k.sigma_r * rng.gaussian();
+        let v_phi = k.mean_vphi + k.sigma_phi * rng.gaussian();
+        let v_z = k.sigma_z * rng.gaussian();
+        let (s, c) = phi.sin_cos();
+        (
+            [r * c, r * s, z],
+            [v_r * c - v_phi * s, v_r * s + v_phi * c, v_z],
+        )
     }
 }
 
@@ -216,6 +228,16 @@ impl DiskGalaxy {
     /// spheroid components, in the centre-of-mass frame, deterministic for
     /// `seed`.
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
+        now(self.realize_with(n, seed, &Cpu))
+    }
+
+    /// `realize`, the particles drawn by `sampler`.
+    pub async fn realize_with(
+        &self,
+        n: usize,
+        seed: u64,
+        sampler: &impl Sampler,
+    ) -> Result<Realization> {
         validate(&self.spheroid)?;
         let d = &self.disk;
         let lengths = [d.scale_length, d.scale_height, d.q_radius, d.max_radius];
@@ -231,11 +253,20 @@ impl DiskGalaxy {
         let n_disk = counts.pop().expect("the disk");
         let eq = DiskEquilibrium::new(self);
         let mut out = Realization::default();
-        sample_components(&eq.spheroid, &self.spheroid, (counts, mass), seed, &mut out);
+        let split = (counts, mass);
+        sample_components(
+            &eq.spheroid,
+            &self.spheroid,
+            split,
+            seed,
+            (&mut out, sampler),
+        )
+        .await?;
         // The disk's stream follows the spheroid components'.
         let tag = out.add_component("disk");
-        let stream = self.spheroid.len() as u64;
-        eq.sample_disk(n_disk, (mass, tag), (seed, stream), &mut out);
+        let stream = (seed, self.spheroid.len() as u64);
+        eq.sample_disk(n_disk, (mass, tag), stream, (&mut out, sampler))
+            .await?;
         out.center();
         Ok(out)
     }

@@ -69,6 +69,12 @@ impl Tabulated {
         self.norm * self.profile.density(r)
     }
 
+    /// Logarithmic slope of the density inside the first node (the power
+    /// law `radius_of_fraction` follows there).
+    pub fn inner_slope(&self) -> f64 {
+        self.inner_slope
+    }
+
     pub fn mass(&self) -> f64 {
         *self.enclosed.last().expect("grid")
     }
@@ -170,6 +176,22 @@ const ENVELOPE_POINTS: usize = 64;
 /// by far less than this.
 const ENVELOPE_MARGIN: f64 = 1.2;
 
+/// Trials of the speed's rejection before the peak's speed is taken
+/// (acceptance is ~1/2, so only a broken envelope ever gets there).
+pub const SPEED_TRIES: u32 = 1000;
+
+/// One node of a distribution function's table, for a sampler that
+/// evaluates it elsewhere (the GPU's, `state::generate`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DfNode {
+    pub energy: f64,
+    pub f: f64,
+    /// The rejection bound of the speeds at Ψ = `energy` and the speed
+    /// (over the escape speed) of the peak under it.
+    pub bound: f64,
+    pub peak_q: f64,
+}
+
 impl DistributionFunction {
     /// Eddington's inversion of `component` in `potential` (see the module
     /// comment). Negative values, which a component may have where its
@@ -243,6 +265,22 @@ impl DistributionFunction {
         )
     }
 
+    /// The table, node by node (ascending energies).
+    pub fn nodes(&self) -> impl Iterator<Item = DfNode> + '_ {
+        (0..self.energy.len()).map(|i| DfNode {
+            energy: self.energy[i],
+            f: self.f[i],
+            bound: ENVELOPE_MARGIN * self.peak[i].value,
+            peak_q: self.peak[i].q,
+        })
+    }
+
+    /// The rejection bound beyond the table's deepest energy (the
+    /// centre's extrapolation): the margin over the largest f.
+    pub fn bound_beyond(&self) -> f64 {
+        ENVELOPE_MARGIN * self.f.iter().copied().fold(0.0, f64::max)
+    }
+
     /// A peak that bounds the speed distribution at `psi`: the one at the
     /// node at or above it (f(E)(1 − E/Ψ) grows with Ψ at every E, so the
     /// peak does), or where `psi` is beyond the table (the centre's
@@ -290,7 +328,7 @@ impl DistributionFunction {
         let bound = ENVELOPE_MARGIN * peak.value;
         // Acceptance is ~1/2; a thousand failures would mean a broken
         // envelope, and the peak is then the best answer there is.
-        for _ in 0..1000 {
+        for _ in 0..SPEED_TRIES {
             let q = rng.uniform();
             if bound * rng.uniform() < self.speed_density(psi, q) {
                 return q * v_esc;

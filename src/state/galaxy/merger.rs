@@ -7,6 +7,7 @@
 
 use super::disk::DiskGalaxy;
 use super::realization::{rotation, split_count, Realization};
+use super::sampler::{now, Cpu, Sampler};
 use super::spherical::SphericalGalaxy;
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
@@ -27,9 +28,19 @@ impl Galaxy {
     }
 
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
+        now(self.realize_with(n, seed, &Cpu))
+    }
+
+    /// `realize`, the particles drawn by `sampler`.
+    pub async fn realize_with(
+        &self,
+        n: usize,
+        seed: u64,
+        sampler: &impl Sampler,
+    ) -> Result<Realization> {
         match self {
-            Galaxy::Spherical(g) => g.realize(n, seed),
-            Galaxy::Disk(g) => g.realize(n, seed),
+            Galaxy::Spherical(g) => g.realize_with(n, seed, sampler).await,
+            Galaxy::Disk(g) => g.realize_with(n, seed, sampler).await,
         }
     }
 }
@@ -123,6 +134,16 @@ impl Merger {
     /// `n` particles: tags of the primary ("primary halo", ...), then
     /// the secondary's ("secondary halo", ...).
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
+        now(self.realize_with(n, seed, &Cpu))
+    }
+
+    /// `realize`, the particles drawn by `sampler`.
+    pub async fn realize_with(
+        &self,
+        n: usize,
+        seed: u64,
+        sampler: &impl Sampler,
+    ) -> Result<Realization> {
         let (m1, m2) = (self.primary.total_mass(), self.secondary.total_mass());
         let (rel_x, rel_v) = self.orbit.relative_state(m1 + m2)?;
         let counts = split_count(n, &[self.primary_share, 1.0 - self.primary_share]);
@@ -142,7 +163,9 @@ impl Merger {
             ),
         ];
         for (k, ((galaxy, spin, f, prefix), count)) in parts.into_iter().zip(counts).enumerate() {
-            let mut g = galaxy.realize(count, seed.wrapping_add(k as u64))?;
+            let mut g = galaxy
+                .realize_with(count, seed.wrapping_add(k as u64), sampler)
+                .await?;
             g.rotate(&rotation(spin.inclination, spin.azimuth));
             g.shift(rel_x.map(|x| f * x), rel_v.map(|v| f * v));
             out.append(g, prefix);
@@ -174,16 +197,28 @@ impl MinorMergers {
     /// `n` particles of equal mass across all galaxies; tags of the
     /// primary, then "satellite k halo", ... for each satellite.
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
+        now(self.realize_with(n, seed, &Cpu))
+    }
+
+    /// `realize`, the particles drawn by `sampler`.
+    pub async fn realize_with(
+        &self,
+        n: usize,
+        seed: u64,
+        sampler: &impl Sampler,
+    ) -> Result<Realization> {
         let m_primary = self.primary.total_mass();
         let m_sat = self.mass_ratio * m_primary;
         let mut weights = vec![m_primary];
         weights.extend(std::iter::repeat_n(m_sat, self.count));
         let counts = split_count(n, &weights);
-        let mut out = self.primary.realize(counts[0], seed)?;
+        let mut out = self.primary.realize_with(counts[0], seed, sampler).await?;
         let mut rng = Rng::new(seed ^ 0x5a7e_1117e5);
         for (k, &count) in counts[1..].iter().enumerate() {
             let sat = (self.satellite)(m_sat);
-            let mut g = sat.realize(count, seed.wrapping_add(1 + k as u64))?;
+            let mut g = sat
+                .realize_with(count, seed.wrapping_add(1 + k as u64), sampler)
+                .await?;
             let r = self.radii.0 + (self.radii.1 - self.radii.0) * rng.uniform();
             let f = self.speed_fraction.0
                 + (self.speed_fraction.1 - self.speed_fraction.0) * rng.uniform();

@@ -12,6 +12,7 @@ pub mod eddington;
 pub mod merger;
 pub mod profile;
 pub mod realization;
+pub mod sampler;
 pub mod spherical;
 pub mod units;
 
@@ -19,4 +20,5 @@ pub use disk::{Disk, DiskEquilibrium, DiskGalaxy};
 pub use merger::{Galaxy, Merger, MinorMergers, Orbit, Spin};
 pub use profile::{Profile, Shape};
 pub use realization::Realization;
+pub use sampler::{Cpu, Sampler};
 pub use spherical::{Component, Equilibrium, SphericalGalaxy};

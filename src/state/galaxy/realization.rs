@@ -2,10 +2,10 @@
 //! galaxy generators build, shift, rotate and combine before it becomes
 //! f32 `Particles`.
 
+use super::sampler::Slots;
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::parallel::{for_each_pair, sum_by_chunks};
 use crate::state::particles::Particles;
-use crate::state::rng::Rng;
 
 /// Particles of a model, each tagged with the index of its component in
 /// `components` (e.g. "halo", "disk", "bulge", "black hole").
@@ -63,25 +63,19 @@ impl Realization {
         self.tag.push(tag);
     }
 
-    /// Appends `count` particles of mass `mass` tagged `tag`, particle i
-    /// at the (position, velocity) that `draw` makes of its own stream
-    /// `Rng::for_particle(seed, stream, i)`, on every core.
-    pub fn sample(
-        &mut self,
-        count: usize,
-        (mass, tag): (f64, u32),
-        (seed, stream): (u64, u64),
-        draw: impl Fn(&mut Rng) -> PhasePoint + Sync + Send,
-    ) {
+    /// Appends `count` particles of mass `mass` tagged `tag`, at the
+    /// origin, and returns their slots for a `Sampler` to fill.
+    pub fn add_slots(&mut self, count: usize, (mass, tag): (f64, u32)) -> Slots<'_> {
         let start = self.len();
         let end = start + count;
         self.pos.resize(end, [0.0; 3]);
         self.vel.resize(end, [0.0; 3]);
         self.mass.resize(end, mass);
         self.tag.resize(end, tag);
-        for_each_pair(&mut self.pos[start..], &mut self.vel[start..], |i, x, v| {
-            (*x, *v) = draw(&mut Rng::for_particle(seed, stream, i as u64));
-        });
+        Slots {
+            pos: &mut self.pos[start..],
+            vel: &mut self.vel[start..],
+        }
     }
 
     pub fn total_mass(&self) -> f64 {

@@ -6,8 +6,10 @@
 
 use super::eddington::{log_grid, DistributionFunction, Potential, Tabulated, GRID_NODES};
 use super::profile::{Profile, Shape};
-use super::realization::{split_count, Realization};
+use super::realization::{split_count, PhasePoint, Realization};
+use super::sampler::{now, Cpu, Sampler};
 use crate::error::{Error, Result};
+use crate::state::rng::Rng;
 
 /// What a component is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -151,31 +153,35 @@ impl Equilibrium {
     }
 
     /// Appends `count` particles of component `k` (mass `mass` each,
-    /// tagged `tag`): a point mass at the origin at rest, or positions from
-    /// the component's density and speeds from its f(E), both isotropic,
-    /// particle i from its own stream of `seed` (the component's index is
-    /// the stream's key).
-    pub fn sample(
+    /// tagged `tag`), drawn by `sampler`: a point mass at the origin at
+    /// rest, or positions from the component's density and speeds from its
+    /// f(E), both isotropic, particle i from its own stream of `seed` (the
+    /// component's index is the stream's key).
+    pub async fn sample(
         &self,
         k: usize,
         count: usize,
         (mass, tag): (f64, u32),
         seed: u64,
-        out: &mut Realization,
-    ) {
-        let Some((table, df)) = &self.tables[k] else {
-            for _ in 0..count {
-                out.push([0.0; 3], [0.0; 3], mass, tag);
-            }
-            return;
-        };
-        out.sample(count, (mass, tag), (seed, k as u64), |rng| {
-            let r = table.radius_of_fraction(rng.uniform_open());
-            let v = df.sample_speed(self.potential.psi_at(r), rng);
-            let pos = rng.unit_vector().map(|x| x * r);
-            let vel = rng.unit_vector().map(|x| x * v);
-            (pos, vel)
-        });
+        (out, sampler): (&mut Realization, &impl Sampler),
+    ) -> Result<()> {
+        let slots = out.add_slots(count, (mass, tag));
+        if self.tables[k].is_none() || count == 0 {
+            return Ok(());
+        }
+        sampler.spheroid(self, k, seed, slots).await
+    }
+
+    /// One particle of spheroid component `k` (which has a profile) from
+    /// its stream: the radius inside which a uniform fraction of its mass
+    /// lies, a speed from f(E) there, two isotropic directions.
+    pub fn draw(&self, k: usize, rng: &mut Rng) -> PhasePoint {
+        let (table, df) = self.tables[k].as_ref().expect("a component with a profile");
+        let r = table.radius_of_fraction(rng.uniform_open());
+        let v = df.sample_speed(self.potential.psi_at(r), rng);
+        let pos = rng.unit_vector().map(|x| x * r);
+        let vel = rng.unit_vector().map(|x| x * v);
+        (pos, vel)
     }
 }
 
@@ -216,14 +222,14 @@ pub fn masses(components: &[Component]) -> Vec<(f64, bool)> {
 
 /// Samples every component of `components` (of `eq`) with `counts`
 /// particles, extended ones of mass `mass` each, into `out`, from the
-/// streams of `seed`.
-pub fn sample_components(
+/// streams of `seed`, with `sampler`.
+pub async fn sample_components(
     eq: &Equilibrium,
     components: &[Component],
     (counts, mass): (Vec<usize>, f64),
     seed: u64,
-    out: &mut Realization,
-) {
+    (out, sampler): (&mut Realization, &impl Sampler),
+) -> Result<()> {
     for (k, (c, count)) in components.iter().zip(counts).enumerate() {
         let tag = out.add_component(c.name);
         let m = if c.kind == Kind::PointMass {
@@ -231,8 +237,9 @@ pub fn sample_components(
         } else {
             mass
         };
-        eq.sample(k, count, (m, tag), seed, out);
+        eq.sample(k, count, (m, tag), seed, (out, sampler)).await?;
     }
+    Ok(())
 }
 
 /// Checks what the tables assume: positive finite masses and lengths.
@@ -262,6 +269,16 @@ impl SphericalGalaxy {
     /// `n` particles (one mass in the extended components), in
     /// the centre-of-mass frame, deterministic for `seed`.
     pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
+        now(self.realize_with(n, seed, &Cpu))
+    }
+
+    /// `realize`, the particles drawn by `sampler`.
+    pub async fn realize_with(
+        &self,
+        n: usize,
+        seed: u64,
+        sampler: &impl Sampler,
+    ) -> Result<Realization> {
         validate(&self.components)?;
         if self.components.iter().all(|c| c.kind == Kind::PointMass) {
             return Err(Error::InvalidParameter(
@@ -271,7 +288,7 @@ impl SphericalGalaxy {
         let split = equal_mass_counts(&masses(&self.components), n)?;
         let eq = Equilibrium::new(&self.components, None);
         let mut out = Realization::default();
-        sample_components(&eq, &self.components, split, seed, &mut out);
+        sample_components(&eq, &self.components, split, seed, (&mut out, sampler)).await?;
         out.center();
         Ok(out)
     }
