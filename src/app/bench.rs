@@ -22,7 +22,7 @@ use crate::gpu::{DispatchSizing, GpuContext};
 use crate::hermite::{Body, HermiteGpu, Order, Precision, Sinks};
 use crate::run::{mean_interactions, Run, RunConfig, RunParams, SolverKind};
 use crate::state::stats::median;
-use crate::state::{GpuParticles, Model, Particles};
+use crate::state::{GpuParticles, Model, Particles, Tagged};
 use serde_json::{json, Map, Value};
 
 /// What a benchmark times.
@@ -80,8 +80,11 @@ pub struct KernelShape {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BenchSpec {
     pub kind: BenchKind,
-    /// Particles (a Plummer sphere from `seed`).
+    /// Particles of `model` from `seed`.
     pub n: usize,
+    /// The model benchmarked (a Plummer sphere unless asked), generated as
+    /// the page and the CLI generate it: on the GPU.
+    pub model: Model,
     /// Timed repetitions (the median is reported).
     pub repeat: u32,
     pub eps: f32,
@@ -106,6 +109,7 @@ impl BenchSpec {
         Self {
             kind,
             n,
+            model: Model::Plummer,
             repeat: 5,
             eps: 0.01,
             seed: 1,
@@ -147,7 +151,7 @@ impl BenchSpec {
 impl BenchSpec {
     /// A configuration from a JSON object with the CLI's option names:
     /// `{"bench": "tree", "n": 262144, "theta": 0.75, "alpha": 0.1}`
-    /// (also `repeat`, `eps`, `seed`, `dt`, `rebuild`, `precision`,
+    /// (also `model`, `repeat`, `eps`, `seed`, `dt`, `rebuild`, `precision`,
     /// `active`, and the direct kernel's `threads`, `ipt`, `unroll`); what
     /// is absent takes `new`'s default. How the browser
     /// engine lab (`tests/browser-engine/`) asks the web build for exactly
@@ -160,6 +164,7 @@ impl BenchSpec {
         const KEYS: &[&str] = &[
             "bench",
             "n",
+            "model",
             "repeat",
             "eps",
             "seed",
@@ -210,6 +215,12 @@ impl BenchSpec {
         };
         let n = uint("n")?.ok_or_else(|| bad("\"n\" is missing".into()))? as usize;
         let mut spec = Self::new(kind, n);
+        if let Some(m) = obj.get("model") {
+            let name = m
+                .as_str()
+                .ok_or_else(|| bad(format!("model must be a name, got {m}")))?;
+            spec.model = Model::from_name(name)?;
+        }
         if let Some(r) = uint("repeat")? {
             spec.repeat = u32::try_from(r).map_err(|_| bad(format!("repeat {r} is too large")))?;
         }
@@ -304,21 +315,23 @@ pub async fn run(
     super::host::check_host_memory(spec.n as u64, spec.kind.solver())?;
     let start = now_ms();
     // As the page and the CLI generate it: on the GPU.
-    let particles: Particles = Model::Plummer
+    let model = spec
+        .model
         .generate_on(ctx, spec.n, spec.seed, &Default::default())
-        .await?
-        .particles;
+        .await?;
     let generate_ms = now_ms() - start;
+    let particles = &model.particles;
     let lines = if spec.kind == BenchKind::Frame {
-        vec![bench_frame(ctx, &particles, spec, generate_ms).await?]
+        vec![bench_frame(ctx, &model, spec, generate_ms).await?]
     } else if spec.on_hermite_kernel() {
-        bench_hermite(ctx, &particles, spec).await?
+        bench_hermite(ctx, particles, spec).await?
     } else if spec.kind == BenchKind::Tree {
-        vec![bench_tree(ctx, &particles, spec).await?]
+        vec![bench_tree(ctx, particles, spec).await?]
     } else {
-        vec![bench_direct(ctx, &particles, spec).await?]
+        vec![bench_direct(ctx, particles, spec).await?]
     };
     for mut line in lines {
+        line["model"] = spec.model.name().into();
         describe(&mut line, ctx, host);
         emit(line)?;
     }
@@ -577,7 +590,7 @@ pub const FRAME_SIZE: (u32, u32) = (1920, 1080);
 /// (`first_frame_ms`, what a visitor waits for once the page has its GPU).
 async fn bench_frame(
     ctx: &GpuContext,
-    particles: &Particles,
+    model: &Tagged,
     spec: &BenchSpec,
     generate_ms: f64,
 ) -> Result<Value> {
@@ -586,11 +599,13 @@ async fn bench_frame(
         OFFSCREEN_FORMAT,
     };
     let (width, height) = FRAME_SIZE;
+    let particles = &model.particles;
     let start = now_ms();
     let mut run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
     let setup_ms = now_ms() - start;
-    // As the page draws a Plummer sphere: tagged by mass shells.
-    let components = ComponentTags::shells(&particles.pos_mass);
+    // As the page tags a model: by components, or a Plummer sphere by
+    // mass shells.
+    let components = ComponentTags::of_model(model);
     let totals = TagTotals::of(&particles.pos_mass, &components.tags);
     let scene = Scene::new(ctx, run.display(), &components, totals);
     let mut renderer = Renderer::new(&ctx.device, OFFSCREEN_FORMAT);
@@ -784,6 +799,15 @@ pub struct Ratio {
 fn identity(line: &Value) -> Option<String> {
     let bench = line.get("bench")?.as_str()?;
     let mut id = format!("{bench} n={}", line.get("n")?);
+    // A model other than the Plummer sphere (absent in files written
+    // before models could be chosen).
+    if let Some(m) = line
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|&m| m != "plummer")
+    {
+        id += &format!(" {m}");
+    }
     if let Some(t) = line.get("theta").and_then(Value::as_f64) {
         id += &format!(" θ={}", (t * 1e4).round() / 1e4);
     }
@@ -973,7 +997,13 @@ mod tests {
             (BenchKind::Hermite6, Precision::DsFast)
         );
         assert_eq!(h.active, [16, 1024]);
+        let m = BenchSpec::from_json(&json!({"bench": "frame", "n": 8, "model": "milky-way"}));
+        assert_eq!(m.unwrap().model, Model::MilkyWay);
         for (bad, says) in [
+            (
+                json!({"bench": "frame", "n": 4, "model": "spiral"}),
+                "unknown model 'spiral'",
+            ),
             (json!({"bench": "tree"}), "\"n\" is missing"),
             (json!({"bench": "fmm", "n": 4}), "must be direct, tree"),
             (

@@ -8,6 +8,7 @@ use crate::app::bench::{self, BenchKind, BenchSpec, Host, KernelShape};
 use crate::error::Result;
 use crate::gpu::{DispatchSizing, GpuContext, SubgroupUse};
 use crate::hermite::Precision;
+use crate::state::Model;
 use clap::{Args, ValueEnum};
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -41,6 +42,10 @@ pub struct BenchArgs {
     eps: f32,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The model benchmarked, generated on the GPU as `run` generates it
+    /// (its default parameters).
+    #[arg(long, default_value = "plummer", value_parser = parse_model)]
+    model: Model,
     /// Opening angle(s) of `bench tree` (repeat the flag for several).
     #[arg(long, default_values_t = [0.75f32], allow_negative_numbers = true)]
     theta: Vec<f32>,
@@ -141,6 +146,7 @@ fn specs(a: &BenchArgs) -> Vec<BenchSpec> {
                     repeat: a.repeat,
                     eps: a.eps,
                     seed: a.seed,
+                    model: a.model,
                     theta,
                     alpha,
                     dt: a.dt,
@@ -182,4 +188,8 @@ pub async fn bench(a: BenchArgs) -> Result<()> {
         bench::run(&ctx, s, &host, &mut |line| emit(line)).await?;
     }
     Ok(())
+}
+
+fn parse_model(name: &str) -> std::result::Result<Model, String> {
+    Model::from_name(name).map_err(|e| e.to_string())
 }

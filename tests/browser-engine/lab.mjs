@@ -56,6 +56,12 @@ const SETS = {
   // The first frame at the largest N issue 47 names (its model sampled
   // on the GPU).
   "first-frames": [16777216].map((n) => ({ bench: "frame", n })),
+  // The galaxies' first frames (their components sampled on the GPU).
+  "galaxy-frames": [
+    ...[16384, 1048576, 4194304].map((n) => ({ bench: "frame", n, model: "milky-way" })),
+    { bench: "frame", n: 1048576, model: "galaxy-crash" },
+    { bench: "frame", n: 1048576, model: "minor-mergers" },
+  ],
   // Native only: indirect dispatches against the default strided ones, and
   // the portable walk against the subgroup walk.
   "native-variants": [262144, 1048576, 4194304].flatMap((n) => [
@@ -100,7 +106,7 @@ function args() {
 // A spec as `webgrav bench` flags.
 function cliArgs(spec) {
   const flags = { n: "-n", repeat: "--repeat", eps: "--eps", seed: "--seed", theta: "--theta",
-    alpha: "--alpha", dt: "--dt", rebuild: "--rebuild", precision: "--precision",
+    alpha: "--alpha", dt: "--dt", rebuild: "--rebuild", precision: "--precision", model: "--model",
     threads: "--threads", ipt: "--ipt", unroll: "--unroll" };
   const out = ["bench", spec.bench, ...(spec.flags || [])];
   for (const [k, v] of Object.entries(spec)) {
