@@ -582,74 +582,113 @@ async fn bench_tree(ctx: &GpuContext, particles: &Particles, spec: &BenchSpec) -
 /// The page's canvas size the frame benchmark draws at (a desktop window).
 pub const FRAME_SIZE: (u32, u32) = (1920, 1080);
 
-/// The page's frames on a tree run: the draw pass alone (GPU time,
-/// median of `repeat`), 64 frames of one step plus a draw each, with at
-/// most two frames queued as a browser's frame pacing allows
-/// (`frame_wall_ms`: the frame rate the GPU and host sustain), and the
-/// first frame: generation, run set-up, one step and one draw, waited for
-/// (`first_frame_ms`, what a visitor waits for once the page has its GPU).
-async fn bench_frame(
-    ctx: &GpuContext,
-    model: &Tagged,
-    spec: &BenchSpec,
-    generate_ms: f64,
-) -> Result<Value> {
-    use crate::render::{
-        offscreen_target, Camera, ColorRanges, ComponentTags, Renderer, Scene, TagTotals, Tone,
-        OFFSCREEN_FORMAT,
-    };
-    let (width, height) = FRAME_SIZE;
-    let particles = &model.particles;
-    let start = now_ms();
-    let mut run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
-    let setup_ms = now_ms() - start;
-    // As the page tags a model: by components, or a Plummer sphere by
-    // mass shells.
-    let components = ComponentTags::of_model(model);
-    let totals = TagTotals::of(&particles.pos_mass, &components.tags);
-    let scene = Scene::new(ctx, run.display(), &components, totals);
-    let mut renderer = Renderer::new(&ctx.device, OFFSCREEN_FORMAT);
-    let texture = offscreen_target(&ctx.device, (width, height), wgpu::TextureUsages::empty());
-    let view = texture.create_view(&Default::default());
-    // The page's view of a new model: fitted to its mass.
-    let mut camera = Camera::default();
-    let (center, radius) = super::readout::view_sphere(&particles.pos_mass);
-    camera.fit(center, radius, width, height);
-    let range = ColorRanges::of(&particles.vel, None).for_mode(camera.color_mode);
-    let tone = Tone::for_map(camera.map);
-    // One draw (splat, exposure, tone map) in a submission of its own, as
-    // the page's; bracketed by the clock's timestamps where given.
-    let mut draw = |mut clock: Option<&mut BatchClock>| -> Result<()> {
+/// A model as the page shows it: its run, its scene and the view fitted
+/// to it, drawn offscreen at `FRAME_SIZE`.
+struct PageFrame {
+    run: Run,
+    scene: crate::render::Scene,
+    renderer: crate::render::Renderer,
+    target: wgpu::TextureView,
+    camera: crate::render::Camera,
+    range: [f32; 2],
+    tone: crate::render::Tone,
+    /// Milliseconds of the run's set-up (upload, kernels, first forces)
+    /// and of the view (tags, colour ranges, camera fit, renderer).
+    setup_ms: f64,
+    view_ms: f64,
+}
+
+impl PageFrame {
+    /// Sets up `model` as the page does for a new model.
+    async fn new(ctx: &GpuContext, model: &Tagged, spec: &BenchSpec) -> Result<Self> {
+        use crate::render::{
+            offscreen_target, Camera, ColorRanges, ComponentTags, Renderer, Scene, TagTotals, Tone,
+            OFFSCREEN_FORMAT,
+        };
+        let particles = &model.particles;
+        let start = now_ms();
+        let run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
+        let setup_ms = now_ms() - start;
+        // As the page tags a model: by components, or a Plummer sphere by
+        // mass shells.
+        let components = ComponentTags::of_model(model);
+        let totals = TagTotals::of(&particles.pos_mass, &components.tags);
+        let scene = Scene::new(ctx, run.display(), &components, totals);
+        let renderer = Renderer::new(&ctx.device, OFFSCREEN_FORMAT);
+        let texture = offscreen_target(&ctx.device, FRAME_SIZE, wgpu::TextureUsages::empty());
+        // The page's view of a new model: fitted to its mass.
+        let mut camera = Camera::default();
+        let (center, radius) = super::readout::view_sphere(&particles.pos_mass);
+        camera.fit(center, radius, FRAME_SIZE.0, FRAME_SIZE.1);
+        let range = ColorRanges::of(&particles.vel, None).for_mode(camera.color_mode);
+        Ok(Self {
+            run,
+            scene,
+            renderer,
+            target: texture.create_view(&Default::default()),
+            tone: Tone::for_map(camera.map),
+            camera,
+            range,
+            setup_ms,
+            view_ms: now_ms() - start - setup_ms,
+        })
+    }
+
+    /// One draw (splat, exposure, tone map) in a submission of its own, as
+    /// the page's; bracketed by the clock's timestamps where given.
+    fn draw(&mut self, ctx: &GpuContext, mut clock: Option<&mut BatchClock>) -> Result<()> {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let slot = clock.as_deref_mut().and_then(|c| c.begin(&mut encoder));
-        renderer.draw(
+        self.renderer.draw(
             &ctx.device,
             &ctx.queue,
             &mut encoder,
-            &view,
-            (width, height),
-            &scene,
-            &camera,
-            range,
-            &tone,
+            &self.target,
+            FRAME_SIZE,
+            &self.scene,
+            &self.camera,
+            self.range,
+            &self.tone,
         )?;
         if let (Some(c), Some(k)) = (clock, slot) {
             c.end(&mut encoder, k);
         }
         ctx.queue.submit(Some(encoder.finish()));
         Ok(())
-    };
-    let view_ms = now_ms() - start - setup_ms;
-    run.queue(ctx, 1);
-    draw(None)?;
-    ctx.finish().await?;
+    }
+
+    /// A step and a draw, waited for: the first frame's end.
+    async fn first_frame(&mut self, ctx: &GpuContext) -> Result<()> {
+        self.run.queue(ctx, 1);
+        self.draw(ctx, None)?;
+        ctx.finish().await
+    }
+}
+
+/// The page's frames on a tree run: the draw pass alone (GPU time,
+/// median of `repeat`), 64 frames of one step plus a draw each, with at
+/// most two frames queued as a browser's frame pacing allows
+/// (`frame_wall_ms`: the frame rate the GPU and host sustain), the first
+/// frame: generation, run set-up, one step and one draw, waited for
+/// (`first_frame_ms`, what a visitor waits for once the page has its GPU),
+/// and the same for the next model on the same device (`next_model_ms`:
+/// what a visitor waits for after changing the model or N).
+async fn bench_frame(
+    ctx: &GpuContext,
+    model: &Tagged,
+    spec: &BenchSpec,
+    generate_ms: f64,
+) -> Result<Value> {
+    let start = now_ms();
+    let mut page = PageFrame::new(ctx, model, spec).await?;
+    page.first_frame(ctx).await?;
     let first_frame_ms = generate_ms + (now_ms() - start);
-    run.fit_tree_levels(ctx).await?;
+    page.run.fit_tree_levels(ctx).await?;
     let mut failed = Ok(());
     warm_up(ctx, || {
-        run.queue(ctx, 1);
+        page.run.queue(ctx, 1);
         if failed.is_ok() {
-            failed = draw(None);
+            failed = page.draw(ctx, None);
         }
     })
     .await?;
@@ -657,7 +696,7 @@ async fn bench_frame(
     // The draw passes alone.
     let mut clock = BatchClock::new(ctx, spec.repeat);
     for _ in 0..spec.repeat {
-        draw(clock.as_mut())?;
+        page.draw(ctx, clock.as_mut())?;
         ctx.finish().await?;
     }
     let mut draw_ms = match &clock {
@@ -673,20 +712,34 @@ async fn bench_frame(
             ctx.wait_for(in_flight.pop_front().expect("two queued"))
                 .await?;
         }
-        run.queue(ctx, 1);
-        draw(None)?;
+        page.run.queue(ctx, 1);
+        page.draw(ctx, None)?;
         in_flight.push_back(ctx.mark());
     }
     ctx.finish().await?;
     let frame_wall_ms = (now_ms() - begin) / FRAMES as f64;
+    let (setup_ms, view_ms) = (page.setup_ms, page.view_ms);
+    drop(page);
+    // The next model (another seed) on the same device, as the page
+    // starts it when its settings change.
+    let begin = now_ms();
+    let next = spec
+        .model
+        .generate_on(ctx, spec.n, spec.seed + 1, &Default::default())
+        .await?;
+    PageFrame::new(ctx, &next, spec)
+        .await?
+        .first_frame(ctx)
+        .await?;
+    let next_model_ms = now_ms() - begin;
     Ok(json!({
         "bench": "frame",
-        "n": particles.len(),
+        "n": model.particles.len(),
         "theta": spec.theta,
         "alpha": spec.alpha,
         "eps": spec.eps,
-        "width": width,
-        "height": height,
+        "width": FRAME_SIZE.0,
+        "height": FRAME_SIZE.1,
         "timing": if clock.is_some() { "gpu-timestamp" } else { "wall" },
         "repeat": spec.repeat,
         "draw_gpu_ms": (!draw_ms.is_empty()).then(|| median(&mut draw_ms)),
@@ -699,6 +752,7 @@ async fn bench_frame(
         "generate_ms": generate_ms,
         "setup_ms": setup_ms,
         "view_ms": view_ms,
+        "next_model_ms": next_model_ms,
     }))
 }
 

@@ -2,6 +2,7 @@
 //! Works natively (Vulkan/Metal/DX12; lavapipe on machines without a GPU)
 //! and in the browser (WebGPU); nothing here depends on the platform.
 
+use super::kernel_cache::DeviceKernels;
 use crate::error::{Error, Result};
 
 /// Largest workgroup the kernels use; an adapter must allow at least this.
@@ -136,7 +137,17 @@ pub struct GpuContext {
     /// Pairwise interactions one submission may hold (see
     /// `submission_budget`); lower it to test the splitting.
     pub interactions_per_submission: f64,
+    /// The device's built pipelines (`kernel_cache`), forgotten with the
+    /// last clone of this context.
+    _kernels: Shared<DeviceKernels>,
 }
+
+/// Shared between a context's clones (wgpu's objects are `Send` natively
+/// only).
+#[cfg(not(target_arch = "wasm32"))]
+type Shared<T> = std::sync::Arc<T>;
+#[cfg(target_arch = "wasm32")]
+type Shared<T> = std::rc::Rc<T>;
 
 /// Pairwise interactions one submission may hold so that it runs for well
 /// under a second, the time after which browsers and drivers reset a
@@ -345,6 +356,7 @@ impl GpuContext {
             adapter_info
         };
         let subgroup_sizes = has_subgroups.then_some(sizes);
+        let kernels = Shared::new(DeviceKernels(device.clone()));
         Ok(Self {
             limits_request: request,
             interactions_per_submission: submission_budget(adapter_info.device_type),
@@ -356,6 +368,7 @@ impl GpuContext {
             has_f64,
             subgroup_sizes,
             subgroups: SubgroupUse::Auto,
+            _kernels: kernels,
         })
     }
 

@@ -6,6 +6,8 @@
 //! itself (naga reflection), so a mismatch fails a native test instead of
 //! a browser tab.
 
+use super::kernel_cache;
+
 /// Stride of the slots of a `Binding::UniformDynamic` buffer: WebGPU's
 /// minimum uniform offset alignment.
 pub const DYNAMIC_SLOT: u64 = 256;
@@ -112,7 +114,9 @@ fn wgsl_module<'a>(label: &'a str, source: &'a str) -> wgpu::ShaderModuleDescrip
 /// The shader module of WGSL `source` (for kernels that share a module:
 /// `Kernel::from_module` takes its entry points).
 pub fn shader_module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
-    device.create_shader_module(wgsl_module(label, source))
+    kernel_cache::module(device, source, None, || {
+        device.create_shader_module(wgsl_module(label, source))
+    })
 }
 
 /// As `shader_module`, with the given runtime checks (see
@@ -126,11 +130,14 @@ pub unsafe fn shader_module_with_checks(
     source: &str,
     checks: wgpu::ShaderRuntimeChecks,
 ) -> wgpu::ShaderModule {
-    // SAFETY: the caller's promise is this function's contract.
-    unsafe { device.create_shader_module_trusted(wgsl_module(label, source), checks) }
+    kernel_cache::module(device, source, Some(format!("{checks:?}")), || {
+        // SAFETY: the caller's promise is this function's contract.
+        unsafe { device.create_shader_module_trusted(wgsl_module(label, source), checks) }
+    })
 }
 
-/// A compute pipeline and the layout of its bind group 0.
+/// A compute pipeline and the layout of its bind group 0. Built once per
+/// device, module, entry point and contract (`kernel_cache`).
 pub struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
@@ -186,19 +193,22 @@ impl Kernel {
         entry: &str,
         bindings: &'static [Slot],
     ) -> Self {
-        let layout = bind_group_layout(device, label, bindings, wgpu::ShaderStages::COMPUTE);
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(label),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(label),
-            layout: Some(&pipeline_layout),
-            module,
-            entry_point: Some(entry),
-            compilation_options: Default::default(),
-            cache: None,
+        let (pipeline, layout) = kernel_cache::pipeline(device, module, (entry, bindings), || {
+            let layout = bind_group_layout(device, label, bindings, wgpu::ShaderStages::COMPUTE);
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&pipeline_layout),
+                module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            (pipeline, layout)
         });
         Self {
             pipeline,

@@ -7,6 +7,7 @@ pub mod buffers;
 pub mod context;
 pub mod ds;
 pub mod kernel;
+pub mod kernel_cache;
 pub mod layout;
 pub mod shader;
 pub mod timing;

@@ -214,10 +214,12 @@ impl MinorMergers {
         let counts = split_count(n, &weights);
         let mut out = self.primary.realize_with(counts[0], seed, sampler).await?;
         let mut rng = Rng::new(seed ^ 0x5a7e_1117e5);
+        // The satellites are one galaxy: its tables are made once.
+        let sat = (self.satellite)(m_sat);
+        let sat_eq = sat.equilibrium()?;
         for (k, &count) in counts[1..].iter().enumerate() {
-            let sat = (self.satellite)(m_sat);
             let mut g = sat
-                .realize_with(count, seed.wrapping_add(1 + k as u64), sampler)
+                .realize_from(&sat_eq, count, seed.wrapping_add(1 + k as u64), sampler)
                 .await?;
             let r = self.radii.0 + (self.radii.1 - self.radii.0) * rng.uniform();
             let f = self.speed_fraction.0

@@ -279,16 +279,34 @@ impl SphericalGalaxy {
         seed: u64,
         sampler: &impl Sampler,
     ) -> Result<Realization> {
+        let eq = self.equilibrium()?;
+        self.realize_from(&eq, n, seed, sampler).await
+    }
+
+    /// The galaxy's tables (its potential and every component's f(E)),
+    /// once its components are checked: what `realize_from` samples, and
+    /// what several copies of one galaxy share (`MinorMergers`).
+    pub fn equilibrium(&self) -> Result<Equilibrium> {
         validate(&self.components)?;
         if self.components.iter().all(|c| c.kind == Kind::PointMass) {
             return Err(Error::InvalidParameter(
                 "a spherical galaxy needs an extended component".into(),
             ));
         }
+        Ok(Equilibrium::new(&self.components, None))
+    }
+
+    /// `realize_with` from this galaxy's `equilibrium`.
+    pub async fn realize_from(
+        &self,
+        eq: &Equilibrium,
+        n: usize,
+        seed: u64,
+        sampler: &impl Sampler,
+    ) -> Result<Realization> {
         let split = equal_mass_counts(&masses(&self.components), n)?;
-        let eq = Equilibrium::new(&self.components, None);
         let mut out = Realization::default();
-        sample_components(&eq, &self.components, split, seed, (&mut out, sampler)).await?;
+        sample_components(eq, &self.components, split, seed, (&mut out, sampler)).await?;
         out.center();
         Ok(out)
     }

@@ -1,0 +1,115 @@
+//! Shader modules and compute pipelines built once per device. Building a
+//! pipeline compiles its shader (WGSL to the driver's code), which is most
+//! of what setting up a solver costs: ~20 pipelines, 0.3–1.4 s, for the
+//! tree on an H100 or in Chrome's engine (BENCHMARKS.md). A page that
+//! starts another model, a parallel run that redraws its domains and a
+//! test that builds a second solver reuse what the first built.
+//!
+//! The cache is per thread (wgpu's objects are not `Send` in the browser)
+//! and holds the device in its keys; `DeviceKernels`, which every clone of
+//! a `GpuContext` shares, forgets its device's entries when the last clone
+//! goes, so a dropped device is freed.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+#[derive(PartialEq, Eq, Hash)]
+struct ModuleKey {
+    device: wgpu::Device,
+    source: String,
+    /// `Debug` of the runtime checks (None: WebGPU's own).
+    checks: Option<String>,
+}
+
+#[derive(PartialEq, Eq, Hash)]
+struct PipelineKey {
+    device: wgpu::Device,
+    module: wgpu::ShaderModule,
+    entry: String,
+    /// Where the kernel's static binding contract lives (one address, one
+    /// contract, so one bind-group layout).
+    bindings: usize,
+}
+
+#[derive(Default)]
+struct Cache {
+    modules: HashMap<ModuleKey, wgpu::ShaderModule>,
+    pipelines: HashMap<PipelineKey, (wgpu::ComputePipeline, wgpu::BindGroupLayout)>,
+}
+
+thread_local! {
+    static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+}
+
+/// The module of `source` with `checks` on `device`, built by `build` the
+/// first time it is asked for on this thread.
+pub fn module(
+    device: &wgpu::Device,
+    source: &str,
+    checks: Option<String>,
+    build: impl FnOnce() -> wgpu::ShaderModule,
+) -> wgpu::ShaderModule {
+    let key = ModuleKey {
+        device: device.clone(),
+        source: source.to_string(),
+        checks,
+    };
+    if let Some(m) = CACHE.with_borrow(|c| c.modules.get(&key).cloned()) {
+        return m;
+    }
+    // Built outside the borrow: a build never re-enters the cache, but
+    // wgpu may call back (error scopes) while it compiles.
+    let m = build();
+    CACHE.with_borrow_mut(|c| c.modules.insert(key, m.clone()));
+    m
+}
+
+/// The pipeline of `entry` of `module` with group 0 of the binding
+/// contract `bindings` (a `'static` list, told by its address), built by
+/// `build` the first time it is asked for on this thread.
+pub fn pipeline<T>(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    (entry, bindings): (&str, &'static [T]),
+    build: impl FnOnce() -> (wgpu::ComputePipeline, wgpu::BindGroupLayout),
+) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+    let key = PipelineKey {
+        device: device.clone(),
+        module: module.clone(),
+        entry: entry.to_string(),
+        bindings: bindings.as_ptr() as usize,
+    };
+    if let Some(p) = CACHE.with_borrow(|c| c.pipelines.get(&key).cloned()) {
+        return p;
+    }
+    let p = build();
+    CACHE.with_borrow_mut(|c| c.pipelines.insert(key, p.clone()));
+    p
+}
+
+/// How many modules and pipelines this thread holds for `device`.
+pub fn held(device: &wgpu::Device) -> (usize, usize) {
+    CACHE.with_borrow(|c| {
+        (
+            c.modules.keys().filter(|k| &k.device == device).count(),
+            c.pipelines.keys().filter(|k| &k.device == device).count(),
+        )
+    })
+}
+
+/// A device's share of the cache: dropped with the last `GpuContext` that
+/// holds it, it forgets the device's modules and pipelines (on the
+/// thread that drops it, where they were built).
+pub struct DeviceKernels(pub wgpu::Device);
+
+impl Drop for DeviceKernels {
+    fn drop(&mut self) {
+        // (At a thread's exit the cache may be gone already.)
+        let _ = CACHE.try_with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                c.modules.retain(|k, _| k.device != self.0);
+                c.pipelines.retain(|k, _| k.device != self.0);
+            }
+        });
+    }
+}
