@@ -11,7 +11,7 @@ use pollster::block_on;
 use webgrav::cluster::comm::{Comm, ThreadComm};
 use webgrav::cluster::decomposition::{decompose, RankParticles};
 use webgrav::cluster::let_tree::EssentialTree;
-use webgrav::cluster::run::{upload, ClusterDiagnostics, ClusterParams, ClusterRun};
+use webgrav::cluster::run::{upload, ClusterDiagnostics, ClusterParams, ClusterRun, Rebalance};
 use webgrav::cluster::solver::{DistributedTree, EvaluationReport};
 use webgrav::direct::reference::{acc_errors, forces, pot_errors};
 use webgrav::gpu::layout::AccPot;
@@ -211,7 +211,7 @@ fn a_short_run_on_ranks_conserves_energy_and_follows_one_rank() {
             alpha: 0.0,
         },
         dt: 1.0 / 128.0,
-        rebalance_every: 4,
+        rebalance: Rebalance::Every(4),
     };
     let steps = 16;
     let (start1, end1, one) = run_on_ranks(1, &particles, params, steps);

@@ -19,7 +19,7 @@ use super::{emit, say};
 use crate::cluster::comm::{allgather_records, Comm};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
-use crate::cluster::run::{ClusterParams, ClusterRun};
+use crate::cluster::run::{ClusterParams, ClusterRun, Rebalance};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
@@ -35,13 +35,6 @@ use crate::state::plummer::{centre_of_chunks, PLUMMER_CHUNK};
 use crate::state::Model;
 use crate::tree::TreeConfig;
 use std::process::ExitCode;
-
-/// Steps between decompositions of a parallel run: a decomposition reads
-/// back, moves and uploads every particle and sets the solver up anew
-/// (12 s at 2^24 per H200, 2026-11-28), so it is amortised over many
-/// steps; the domains drift slowly in between (the trees exchanged stay
-/// right for any domains, only larger).
-pub const REBALANCE_EVERY: u64 = 64;
 
 /// `webgrav run` started by `mpirun`: on every rank with several, as one
 /// process (`run::run`) with one.
@@ -160,7 +153,7 @@ fn check(a: &RunArgs, resumed: Option<&Checkpoint>) -> Result<Plan> {
                 alpha: p.alpha,
             },
             dt,
-            rebalance_every: REBALANCE_EVERY,
+            rebalance: Rebalance::WhenItPays,
         },
         steps: if a.t_end == start.0 {
             0
@@ -450,6 +443,8 @@ fn log_line(
             "import": most(3),
             "rebalance": most(8),
         },
+        // Decompositions so far (the same on every rank).
+        "redraws": run.redraws,
         "exported_cells": sum(4),
         "exported_particles": sum(5),
         "imported_cells": sum(6),

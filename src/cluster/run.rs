@@ -1,7 +1,7 @@
 //! A leapfrog run of the tree code on every rank of a parallel run: the
 //! kick-drift-kick of `run::leapfrog` on each rank's particles with the
-//! forces of `solver::DistributedTree`, the domains redrawn every
-//! `rebalance_every` steps from the work of the last walk.
+//! forces of `solver::DistributedTree`, the domains redrawn from the work
+//! of the last walk (`Rebalance`).
 
 use super::comm::{allgather_records, Comm};
 use super::decomposition::{decompose, RankParticles};
@@ -21,8 +21,24 @@ use crate::tree::TreeConfig;
 pub struct ClusterParams {
     pub tree: TreeConfig,
     pub dt: f64,
-    /// Steps between decompositions (0: only at the start).
-    pub rebalance_every: u64,
+    pub rebalance: Rebalance,
+}
+
+/// When a parallel run redraws its domains. Between redraws particles
+/// cross the domains' edges, so the edges blur and the trees the ranks
+/// exchange grow (0.5 → 1.1 M particles in 24 steps at 2^20 per H200,
+/// BENCHMARKS.md); a redraw makes them small again, at the price of
+/// moving every particle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rebalance {
+    /// Every k steps (0: only at the start).
+    Every(u64),
+    /// When the time the steps since the last redraw lost to the drift
+    /// (each step's wall time over the fastest of them, the slowest rank's
+    /// sum) exceeds what that redraw cost (the slowest rank's): the
+    /// ski-rental rule, whose overhead is at most twice the best
+    /// schedule's whatever the drift.
+    WhenItPays,
 }
 
 /// What a rank holds of a run, and the run's progress.
@@ -41,6 +57,12 @@ pub struct ClusterRun {
     /// Seconds of the last decomposition (read-back, exchange, upload and
     /// the solver's set-up).
     pub rebalance_s: f64,
+    /// Decompositions since the start (the first one included).
+    pub redraws: u64,
+    /// `Rebalance::WhenItPays`'s account since the last redraw: the
+    /// fastest step, and the seconds the steps took beyond it.
+    fastest_step_s: f64,
+    lost_s: f64,
 }
 
 /// Every rank's state summed: conserved quantities and counts.
@@ -86,6 +108,9 @@ impl ClusterRun {
             base_steps: steps,
             steps,
             rebalance_s: clock.elapsed().as_secs_f64(),
+            redraws: 1,
+            fastest_step_s: f64::INFINITY,
+            lost_s: 0.0,
         };
         run.solver.evaluate_fresh(ctx, comm).await?;
         Ok(run)
@@ -116,6 +141,7 @@ impl ClusterRun {
 
     /// One kick-drift-kick step of every rank (called by all together).
     pub async fn step(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
+        let clock = std::time::Instant::now();
         let d = &ctx.device;
         let mut encoder = d.create_command_encoder(&Default::default());
         self.leapfrog.encode_kick_drift(d, &mut encoder, None);
@@ -125,11 +151,25 @@ impl ClusterRun {
         self.leapfrog.encode_kick(d, &mut encoder, None);
         ctx.queue.submit(Some(encoder.finish()));
         self.steps += 1;
-        let every = self.params.rebalance_every;
-        if every > 0 && self.steps.is_multiple_of(every) {
+        if self.redraw_due(comm, clock.elapsed().as_secs_f64()) {
             self.rebalance(ctx, comm).await?;
         }
         Ok(())
+    }
+
+    /// Whether the domains are redrawn after a step of `step_s` seconds on
+    /// this rank: the same answer on every rank (from what they all see).
+    fn redraw_due(&mut self, comm: &dyn Comm, step_s: f64) -> bool {
+        match self.params.rebalance {
+            Rebalance::Every(k) => k > 0 && self.steps.is_multiple_of(k),
+            Rebalance::WhenItPays => {
+                self.fastest_step_s = self.fastest_step_s.min(step_s);
+                self.lost_s += step_s - self.fastest_step_s;
+                let all = allgather_records(comm, &[self.lost_s, self.rebalance_s]);
+                let most = |k: usize| all.iter().map(|v| v[k]).fold(0.0, f64::max);
+                most(0) > most(1)
+            }
+        }
     }
 
     /// Redraws the domains from the work of the last walk and moves the
@@ -145,6 +185,8 @@ impl ClusterRun {
         self.state = state;
         self.ids = ids;
         self.rebalance_s = clock.elapsed().as_secs_f64();
+        self.redraws += 1;
+        (self.fastest_step_s, self.lost_s) = (f64::INFINITY, 0.0);
         Ok(())
     }
 

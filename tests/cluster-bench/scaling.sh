@@ -9,14 +9,14 @@
 # run` on every GPU of the host with N per GPU (weak) and with N in all
 # (strong). Every line is JSON (the runs' log lines carry "ranks"): a log
 # line every 8 steps, whose wall_s_per_step is the mean of those 8 (the
-# domains are redrawn after step 16, so the third line is of balanced
-# domains); STEPS steps (default 24), θ = THETA (default 0.75, the
-# opening-angle MAC).
+# log line's "redraws" counts the decompositions so far); STEPS steps
+# (default 24), θ = THETA (default 0.75, the opening-angle MAC); WEBGRAV
+# names another build to run (e.g. an older commit's, beside this one).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 for f in .gl/*.deb; do dpkg -x "$f" / ; done
 ldconfig
-w=.benchx/webgrav
+w=${WEBGRAV:-.benchx/webgrav}
 chmod +x "$w"
 gpus=$(nvidia-smi -L | wc -l)
 steps=${STEPS:-24}
