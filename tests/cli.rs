@@ -653,9 +653,15 @@ fn galaxy_crash_takes_its_model_options() {
         halo_mass: 5.0,
         ..Default::default()
     };
-    let model = webgrav::state::Model::GalaxyCrash
-        .generate_with(2000, 3, &params)
-        .unwrap();
+    // The CLI samples the model on its GPU: the same adapter gives the
+    // same bits.
+    let model = pollster::block_on(webgrav::state::Model::GalaxyCrash.generate_on(
+        &common::gpu(),
+        2000,
+        3,
+        &params,
+    ))
+    .unwrap();
     let snap = webgrav::snapshot::read_file(&out).unwrap();
     let (a, b) = (&snap.particles, &model.particles);
     assert_eq!(a.len(), b.len());

@@ -59,10 +59,35 @@ pub struct ClusterRun {
     pub rebalance_s: f64,
     /// Decompositions since the start (the first one included).
     pub redraws: u64,
-    /// `Rebalance::WhenItPays`'s account since the last redraw: the
-    /// fastest step, and the seconds the steps took beyond it.
-    fastest_step_s: f64,
-    lost_s: f64,
+    /// `Rebalance::WhenItPays`'s account since the last redraw.
+    drift: DriftAccount,
+}
+
+/// The time steps lost to the domains' drift since the last redraw: each
+/// step's wall time over the fastest step since then (the one nearest the
+/// redraw, when the trees exchanged were smallest).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DriftAccount {
+    fastest_s: f64,
+    pub lost_s: f64,
+}
+
+impl Default for DriftAccount {
+    fn default() -> Self {
+        Self {
+            fastest_s: f64::INFINITY,
+            lost_s: 0.0,
+        }
+    }
+}
+
+impl DriftAccount {
+    /// Counts a step of `step_s` seconds; the seconds lost so far.
+    pub fn note(&mut self, step_s: f64) -> f64 {
+        self.fastest_s = self.fastest_s.min(step_s);
+        self.lost_s += step_s - self.fastest_s;
+        self.lost_s
+    }
 }
 
 /// Every rank's state summed: conserved quantities and counts.
@@ -109,8 +134,7 @@ impl ClusterRun {
             steps,
             rebalance_s: clock.elapsed().as_secs_f64(),
             redraws: 1,
-            fastest_step_s: f64::INFINITY,
-            lost_s: 0.0,
+            drift: DriftAccount::default(),
         };
         run.solver.evaluate_fresh(ctx, comm).await?;
         Ok(run)
@@ -163,9 +187,8 @@ impl ClusterRun {
         match self.params.rebalance {
             Rebalance::Every(k) => k > 0 && self.steps.is_multiple_of(k),
             Rebalance::WhenItPays => {
-                self.fastest_step_s = self.fastest_step_s.min(step_s);
-                self.lost_s += step_s - self.fastest_step_s;
-                let all = allgather_records(comm, &[self.lost_s, self.rebalance_s]);
+                let lost = self.drift.note(step_s);
+                let all = allgather_records(comm, &[lost, self.rebalance_s]);
                 let most = |k: usize| all.iter().map(|v| v[k]).fold(0.0, f64::max);
                 most(0) > most(1)
             }
@@ -186,7 +209,7 @@ impl ClusterRun {
         self.ids = ids;
         self.rebalance_s = clock.elapsed().as_secs_f64();
         self.redraws += 1;
-        (self.fastest_step_s, self.lost_s) = (f64::INFINITY, 0.0);
+        self.drift = DriftAccount::default();
         Ok(())
     }
 
@@ -370,4 +393,32 @@ fn from_bytes(bytes: &[u8]) -> Result<RankParticles> {
         id: bytemuck::pod_collect_to_vec(take(8)),
         work: vec![1.0; n],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DriftAccount;
+
+    #[test]
+    fn drift_pays_for_a_redraw_after_the_steps_lost_what_it_cost() {
+        // Steps slowing by 1 ms each from 20 ms (the trees growing): after
+        // k steps 0 + 1 + … + (k − 1) ms are lost, past a 100 ms redraw at
+        // the 15th (105 ms).
+        let mut drift = DriftAccount::default();
+        let due = (1..=40)
+            .find(|&k| drift.note(0.020 + 0.001 * (k - 1) as f64) > 0.100)
+            .unwrap();
+        assert_eq!(due, 15);
+        // Steady steps lose nothing, whatever their order: no redraw.
+        let mut steady = DriftAccount::default();
+        for k in 0..1000 {
+            steady.note(0.020 + if k % 2 == 0 { 0.0 } else { 1e-9 });
+        }
+        assert!(steady.lost_s < 1e-5, "{}", steady.lost_s);
+        // A first slow step (say, a cold start) counts against the faster
+        // ones only from when they come.
+        let mut cold = DriftAccount::default();
+        cold.note(0.5);
+        assert_eq!(cold.note(0.02), 0.0);
+    }
 }

@@ -6,9 +6,14 @@
 //! test that builds a second solver reuse what the first built.
 //!
 //! The cache is per thread (wgpu's objects are not `Send` in the browser)
-//! and holds the device in its keys; `DeviceKernels`, which every clone of
-//! a `GpuContext` shares, forgets its device's entries when the last clone
-//! goes, so a dropped device is freed.
+//! and holds the device in its keys. It serves only devices registered on
+//! the thread by their `GpuContext` (`DeviceKernels`, which every clone of
+//! a context shares, and which forgets its device's entries when the last
+//! clone goes, so a dropped device is freed), and only while no other
+//! live device there compares equal: wgpu-core tells devices apart by an
+//! id that is unique within one `wgpu::Instance` only, and contexts may be
+//! opened on instances of their own (`GpuContext::with_limits`). Any other
+//! device builds its kernels afresh, as before the cache.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -33,8 +38,22 @@ struct PipelineKey {
 
 #[derive(Default)]
 struct Cache {
+    /// Contexts opened on this thread per device id (more than one: ids
+    /// of two instances collide, and the cache stands aside).
+    registered: HashMap<wgpu::Device, u32>,
     modules: HashMap<ModuleKey, wgpu::ShaderModule>,
     pipelines: HashMap<PipelineKey, (wgpu::ComputePipeline, wgpu::BindGroupLayout)>,
+}
+
+impl Cache {
+    fn serves(&self, device: &wgpu::Device) -> bool {
+        self.registered.get(device) == Some(&1)
+    }
+
+    fn forget(&mut self, device: &wgpu::Device) {
+        self.modules.retain(|k, _| &k.device != device);
+        self.pipelines.retain(|k, _| &k.device != device);
+    }
 }
 
 thread_local! {
@@ -49,6 +68,9 @@ pub fn module(
     checks: Option<String>,
     build: impl FnOnce() -> wgpu::ShaderModule,
 ) -> wgpu::ShaderModule {
+    if !CACHE.with_borrow(|c| c.serves(device)) {
+        return build();
+    }
     let key = ModuleKey {
         device: device.clone(),
         source: source.to_string(),
@@ -73,6 +95,9 @@ pub fn pipeline<T>(
     (entry, bindings): (&str, &'static [T]),
     build: impl FnOnce() -> (wgpu::ComputePipeline, wgpu::BindGroupLayout),
 ) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+    if !CACHE.with_borrow(|c| c.serves(device)) {
+        return build();
+    }
     let key = PipelineKey {
         device: device.clone(),
         module: module.clone(),
@@ -97,18 +122,39 @@ pub fn held(device: &wgpu::Device) -> (usize, usize) {
     })
 }
 
-/// A device's share of the cache: dropped with the last `GpuContext` that
-/// holds it, it forgets the device's modules and pipelines (on the
-/// thread that drops it, where they were built).
-pub struct DeviceKernels(pub wgpu::Device);
+/// A device's share of the cache, made when its `GpuContext` is opened
+/// (on the thread whose kernels it will cache): dropped with the last
+/// clone of that context, it forgets the device's modules and pipelines.
+pub struct DeviceKernels(wgpu::Device);
+
+impl DeviceKernels {
+    pub fn register(device: &wgpu::Device) -> Self {
+        CACHE.with_borrow_mut(|c| {
+            let count = c.registered.entry(device.clone()).or_insert(0);
+            *count += 1;
+            if *count > 1 {
+                // Another instance's device has this id: neither is
+                // served from here on, and what was cached may be either's.
+                c.forget(device);
+            }
+        });
+        Self(device.clone())
+    }
+}
 
 impl Drop for DeviceKernels {
     fn drop(&mut self) {
-        // (At a thread's exit the cache may be gone already.)
+        // (At a thread's exit the cache may be gone already; dropped on
+        // another thread, the device is not registered there.)
         let _ = CACHE.try_with(|c| {
             if let Ok(mut c) = c.try_borrow_mut() {
-                c.modules.retain(|k, _| k.device != self.0);
-                c.pipelines.retain(|k, _| k.device != self.0);
+                if let Some(count) = c.registered.get_mut(&self.0) {
+                    *count -= 1;
+                    if *count == 0 {
+                        c.registered.remove(&self.0);
+                    }
+                    c.forget(&self.0);
+                }
             }
         });
     }

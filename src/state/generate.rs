@@ -26,8 +26,8 @@ use crate::gpu::GpuContext;
 use crate::state::galaxy::disk::DiskKinematics;
 use crate::state::galaxy::eddington::SPEED_TRIES;
 use crate::state::galaxy::realization::PhasePoint;
-use crate::state::galaxy::sampler::{Sampler, Slots};
-use crate::state::galaxy::{DiskEquilibrium, Equilibrium};
+use crate::state::galaxy::realization::Slots;
+use crate::state::galaxy::{DiskEquilibrium, DiskSampler, Equilibrium, SpheroidSampler};
 use crate::state::parallel::{for_each_pair, map_indices, map_into, sums_per_chunk, SUM_CHUNK};
 use crate::state::particles::Particles;
 use crate::state::plummer::{centre_of_chunks, MASS_CUT, SCALE_RADIUS};
@@ -286,7 +286,7 @@ impl<'a> Gpu<'a> {
     }
 }
 
-impl Sampler for Gpu<'_> {
+impl SpheroidSampler for Gpu<'_> {
     async fn spheroid(&self, eq: &Equilibrium, k: usize, seed: u64, out: Slots<'_>) -> Result<()> {
         let (table, df) = eq.component(k).expect("a component with a profile");
         let pot = &eq.potential;
@@ -312,7 +312,9 @@ impl Sampler for Gpu<'_> {
         self.fill((self.kernel(0), &tables), params, (seed, k as u64), out)
             .await
     }
+}
 
+impl DiskSampler for Gpu<'_> {
     async fn disk(&self, eq: &DiskEquilibrium, stream: (u64, u64), out: Slots<'_>) -> Result<()> {
         let d = &eq.disk;
         let spacing = d.max_radius / DISK_NODES as f64;

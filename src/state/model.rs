@@ -1,7 +1,8 @@
 //! The initial-condition models behind the one `--model` choice.
 
 use super::few_body;
-use super::galaxy::sampler::{now, Cpu, Sampler};
+use super::galaxy::sampler::{now, Cpu};
+use super::galaxy::Sampler;
 use super::galaxy::{catalog, Realization};
 use super::generate;
 use super::particles::Particles;

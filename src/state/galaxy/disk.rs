@@ -26,13 +26,15 @@
 //! rotation to the same Q and structure.
 
 use super::bessel::{i0e, i1e, k0e, k1e};
-use super::realization::{PhasePoint, Realization};
-use super::sampler::{now, Cpu, Sampler};
+use super::realization::{PhasePoint, Realization, Slots};
+use super::sampler::{now, Cpu};
 use super::spherical::{
     equal_mass_counts, masses, sample_components, validate, Component, Equilibrium, ExtraMass,
+    SpheroidSampler,
 };
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
+use std::future::Future;
 
 /// Toomre's constant for a stellar disk: Q = σ_R κ / (3.36 G Σ).
 pub const TOOMRE_STELLAR: f64 = 3.36;
@@ -90,6 +92,30 @@ impl Disk {
         2.0 * self.mass / self.scale_length * y * y * (i0e(y) * k0e(y) - i1e(y) * k1e(y))
     }
 }
+
+/// Draws the particles of a disk (`sampler`'s module says where).
+pub trait DiskSampler {
+    /// The disk of `eq`, particle i from stream `Rng::for_particle(seed,
+    /// stream, i)` of `stream` = (seed, stream) (`DiskEquilibrium::draw`).
+    fn disk(
+        &self,
+        eq: &DiskEquilibrium,
+        stream: (u64, u64),
+        out: Slots<'_>,
+    ) -> impl Future<Output = Result<()>>;
+}
+
+impl DiskSampler for Cpu {
+    async fn disk(&self, eq: &DiskEquilibrium, stream: (u64, u64), out: Slots<'_>) -> Result<()> {
+        Cpu::fill(stream, out, |rng| eq.draw(rng));
+        Ok(())
+    }
+}
+
+/// Draws every kind of component a galaxy has.
+pub trait Sampler: SpheroidSampler + DiskSampler {}
+
+impl<T: SpheroidSampler + DiskSampler> Sampler for T {}
 
 /// A disk in spherical components, e.g. an NFW halo, a bulge and a black
 /// hole; tags: the spheroid's components in order, then "disk".
@@ -184,7 +210,7 @@ impl DiskEquilibrium {
         count: usize,
         (mass, tag): (f64, u32),
         stream: (u64, u64),
-        (out, sampler): (&mut Realization, &impl Sampler),
+        (out, sampler): (&mut Realization, &impl DiskSampler),
     ) -> Result<()> {
         let slots = out.add_slots(count, (mass, tag));
         if count == 0 {

@@ -5,9 +5,9 @@
 //! of the haloes at the start makes the true orbit decay a little
 //! faster). Everything ends in the centre-of-mass frame.
 
-use super::disk::DiskGalaxy;
+use super::disk::{DiskGalaxy, Sampler};
 use super::realization::{rotation, split_count, Realization};
-use super::sampler::{now, Cpu, Sampler};
+use super::sampler::{now, Cpu};
 use super::spherical::SphericalGalaxy;
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;

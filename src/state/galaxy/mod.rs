@@ -16,9 +16,9 @@ pub mod sampler;
 pub mod spherical;
 pub mod units;
 
-pub use disk::{Disk, DiskEquilibrium, DiskGalaxy};
+pub use disk::{Disk, DiskEquilibrium, DiskGalaxy, DiskSampler, Sampler};
 pub use merger::{Galaxy, Merger, MinorMergers, Orbit, Spin};
 pub use profile::{Profile, Shape};
 pub use realization::Realization;
-pub use sampler::{Cpu, Sampler};
-pub use spherical::{Component, Equilibrium, SphericalGalaxy};
+pub use sampler::Cpu;
+pub use spherical::{Component, Equilibrium, SphericalGalaxy, SpheroidSampler};

@@ -2,7 +2,6 @@
 //! galaxy generators build, shift, rotate and combine before it becomes
 //! f32 `Particles`.
 
-use super::sampler::Slots;
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::parallel::{for_each_pair, sum_by_chunks};
 use crate::state::particles::Particles;
@@ -20,6 +19,14 @@ pub struct Realization {
 
 /// One particle's position and velocity, as a sampler draws them.
 pub type PhasePoint = ([f64; 3], [f64; 3]);
+
+/// The slots of one component's particles in a `Realization`
+/// (`add_slots`): a sampler puts particle i of the component at `pos[i]`,
+/// `vel[i]`.
+pub struct Slots<'a> {
+    pub pos: &'a mut [[f64; 3]],
+    pub vel: &'a mut [[f64; 3]],
+}
 
 /// A 3×3 rotation matrix, rows first.
 pub type Rotation = [[f64; 3]; 3];

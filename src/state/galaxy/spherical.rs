@@ -6,10 +6,11 @@
 
 use super::eddington::{log_grid, DistributionFunction, Potential, Tabulated, GRID_NODES};
 use super::profile::{Profile, Shape};
-use super::realization::{split_count, PhasePoint, Realization};
-use super::sampler::{now, Cpu, Sampler};
+use super::realization::{split_count, PhasePoint, Realization, Slots};
+use super::sampler::{now, Cpu};
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
+use std::future::Future;
 
 /// What a component is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -163,7 +164,7 @@ impl Equilibrium {
         count: usize,
         (mass, tag): (f64, u32),
         seed: u64,
-        (out, sampler): (&mut Realization, &impl Sampler),
+        (out, sampler): (&mut Realization, &impl SpheroidSampler),
     ) -> Result<()> {
         let slots = out.add_slots(count, (mass, tag));
         if self.tables[k].is_none() || count == 0 {
@@ -182,6 +183,28 @@ impl Equilibrium {
         let pos = rng.unit_vector().map(|x| x * r);
         let vel = rng.unit_vector().map(|x| x * v);
         (pos, vel)
+    }
+}
+
+/// Draws the particles of a spheroid component (`sampler`'s module says
+/// where).
+pub trait SpheroidSampler {
+    /// Spheroid component `k` of `eq`, particle i from stream
+    /// `Rng::for_particle(seed, k, i)`: radii from its density, speeds
+    /// from its f(E), both isotropic (`Equilibrium::draw`).
+    fn spheroid(
+        &self,
+        eq: &Equilibrium,
+        k: usize,
+        seed: u64,
+        out: Slots<'_>,
+    ) -> impl Future<Output = Result<()>>;
+}
+
+impl SpheroidSampler for Cpu {
+    async fn spheroid(&self, eq: &Equilibrium, k: usize, seed: u64, out: Slots<'_>) -> Result<()> {
+        Cpu::fill((seed, k as u64), out, |rng| eq.draw(k, rng));
+        Ok(())
     }
 }
 
@@ -228,7 +251,7 @@ pub async fn sample_components(
     components: &[Component],
     (counts, mass): (Vec<usize>, f64),
     seed: u64,
-    (out, sampler): (&mut Realization, &impl Sampler),
+    (out, sampler): (&mut Realization, &impl SpheroidSampler),
 ) -> Result<()> {
     for (k, (c, count)) in components.iter().zip(counts).enumerate() {
         let tag = out.add_component(c.name);
@@ -277,7 +300,7 @@ impl SphericalGalaxy {
         &self,
         n: usize,
         seed: u64,
-        sampler: &impl Sampler,
+        sampler: &impl SpheroidSampler,
     ) -> Result<Realization> {
         let eq = self.equilibrium()?;
         self.realize_from(&eq, n, seed, sampler).await
@@ -302,7 +325,7 @@ impl SphericalGalaxy {
         eq: &Equilibrium,
         n: usize,
         seed: u64,
-        sampler: &impl Sampler,
+        sampler: &impl SpheroidSampler,
     ) -> Result<Realization> {
         let split = equal_mass_counts(&masses(&self.components), n)?;
         let mut out = Realization::default();
