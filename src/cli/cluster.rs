@@ -413,6 +413,10 @@ fn log_line(
         r.imported.cells as f64,
         r.imported.particles as f64,
         run.rebalance_s,
+        run.redraw_parts.read_s,
+        run.redraw_parts.decompose_s,
+        run.redraw_parts.upload_s,
+        run.redraw_parts.setup_s,
     ];
     let all = allgather_records(comm, &mine);
     if comm.rank() != 0 {
@@ -442,6 +446,11 @@ fn log_line(
             "exchange": most(2),
             "import": most(3),
             "rebalance": most(8),
+            // The last redraw's parts.
+            "rebalance_read": most(9),
+            "rebalance_decompose": most(10),
+            "rebalance_upload": most(11),
+            "rebalance_setup": most(12),
         },
         // Decompositions so far (the same on every rank).
         "redraws": run.redraws,

@@ -14,6 +14,7 @@ use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::state::Particles;
 use crate::tree::layout::{Bounds, MAX_DEPTH};
 use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
 
 /// Samples each rank contributes per rank of the run: enough that the
 /// work of a domain is within about 1/SAMPLES_PER_RANK of the mean.
@@ -82,14 +83,18 @@ struct Sample {
 
 /// The cube around every rank's particles (one gather of boxes).
 pub fn global_bounds(comm: &dyn Comm, pos_mass: &[PosMass]) -> Bounds {
-    let mut lo = [f32::MAX; 3];
-    let mut hi = [f32::MIN; 3];
-    for p in pos_mass {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p.pos[k]);
-            hi[k] = hi[k].max(p.pos[k]);
-        }
-    }
+    type Box3 = ([f32; 3], [f32; 3]);
+    let merge = |(lo, hi): Box3, (l, h): Box3| -> Box3 {
+        (
+            std::array::from_fn(|k| lo[k].min(l[k])),
+            std::array::from_fn(|k| hi[k].max(h[k])),
+        )
+    };
+    let empty = || ([f32::MAX; 3], [f32::MIN; 3]);
+    let (lo, hi) = pos_mass
+        .par_iter()
+        .fold(empty, |b, p| merge(b, (p.pos, p.pos)))
+        .reduce(empty, merge);
     let boxes = allgather_records(comm, &[lo, hi]);
     let mut b = Bounds {
         lo: [f32::MAX, f32::MAX, f32::MAX, 0.0],
@@ -109,7 +114,7 @@ pub fn global_bounds(comm: &dyn Comm, pos_mass: &[PosMass]) -> Bounds {
 fn splitters(comm: &dyn Comm, keys: &[u64], work: &[f32]) -> Vec<u64> {
     let p = comm.size();
     let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_unstable_by_key(|&i| keys[i]);
+    order.par_sort_unstable_by_key(|&i| keys[i]);
     let total: f64 = work.iter().map(|&w| w as f64).sum();
     // A sample where the cumulative work passes each multiple of total/S,
     // carrying total/S.
@@ -159,7 +164,7 @@ pub fn decompose(comm: &dyn Comm, mine: RankParticles) -> Result<RankParticles> 
     let bounds = global_bounds(comm, &mine.pos_mass);
     let keys: Vec<u64> = mine
         .pos_mass
-        .iter()
+        .par_iter()
         .map(|q| hilbert_key(q.pos, &bounds))
         .collect();
     let mut cuts = splitters(comm, &keys, &mine.work);
@@ -178,39 +183,43 @@ pub fn decompose(comm: &dyn Comm, mine: RankParticles) -> Result<RankParticles> 
             )));
         }
     }
-    let mut outgoing: Vec<Vec<Migrant>> = vec![Vec::new(); p];
-    for (i, &r) in dest.iter().enumerate() {
-        outgoing[r].push(Migrant {
-            pos_mass: mine.pos_mass[i],
-            vel: mine.vel[i],
-            acc_pot: mine.acc_pot[i],
-            id: mine.id[i],
-            work: mine.work[i],
-            _pad: 0,
-        });
-    }
+    // Each rank's migrants, gathered on every core (a pass per rank).
+    let migrant = |i: usize| Migrant {
+        pos_mass: mine.pos_mass[i],
+        vel: mine.vel[i],
+        acc_pot: mine.acc_pot[i],
+        id: mine.id[i],
+        work: mine.work[i],
+        _pad: 0,
+    };
+    let outgoing: Vec<Vec<u8>> = (0..p)
+        .map(|r| {
+            let going: Vec<Migrant> = (0..dest.len())
+                .into_par_iter()
+                .filter(|&i| dest[i] == r)
+                .map(migrant)
+                .collect();
+            bytemuck::cast_slice(&going).to_vec()
+        })
+        .collect();
     drop(mine);
-    let incoming = comm.alltoall(
-        outgoing
-            .into_iter()
-            .map(|m| bytemuck::cast_slice(&m).to_vec())
-            .collect(),
-    );
-    let mut out = RankParticles::default();
-    for bytes in incoming {
-        for m in bytemuck::pod_collect_to_vec::<u8, Migrant>(&bytes) {
-            out.pos_mass.push(m.pos_mass);
-            out.vel.push(m.vel);
-            out.acc_pot.push(m.acc_pot);
-            out.id.push(m.id);
-            out.work.push(m.work);
-        }
-    }
-    Ok(out)
+    let incoming = comm.alltoall(outgoing);
+    let arrived: Vec<Migrant> = incoming
+        .iter()
+        .flat_map(|bytes| bytemuck::pod_collect_to_vec::<u8, Migrant>(bytes))
+        .collect();
+    drop(incoming);
+    Ok(RankParticles {
+        pos_mass: arrived.par_iter().map(|m| m.pos_mass).collect(),
+        vel: arrived.par_iter().map(|m| m.vel).collect(),
+        acc_pot: arrived.par_iter().map(|m| m.acc_pot).collect(),
+        id: arrived.par_iter().map(|m| m.id).collect(),
+        work: arrived.par_iter().map(|m| m.work).collect(),
+    })
 }
 
 fn destinations(keys: &[u64], cuts: &[u64]) -> Vec<usize> {
-    keys.iter()
+    keys.par_iter()
         .map(|k| cuts.partition_point(|&c| c <= *k))
         .collect()
 }

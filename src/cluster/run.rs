@@ -55,8 +55,9 @@ pub struct ClusterRun {
     base_steps: u64,
     steps: u64,
     /// Seconds of the last decomposition (read-back, exchange, upload and
-    /// the solver's set-up).
+    /// the solver's set-up), and its parts.
     pub rebalance_s: f64,
+    pub redraw_parts: RedrawParts,
     /// Decompositions since the start (the first one included).
     pub redraws: u64,
     /// `Rebalance::WhenItPays`'s account since the last redraw.
@@ -90,6 +91,25 @@ impl DriftAccount {
     }
 }
 
+/// Seconds of a decomposition's parts on one rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RedrawParts {
+    /// The particles, their forces and their work read back.
+    pub read_s: f64,
+    /// Keys, splitters and the exchange (`decompose`).
+    pub decompose_s: f64,
+    /// The new particles uploaded.
+    pub upload_s: f64,
+    /// The solver and the integrator set up for them.
+    pub setup_s: f64,
+}
+
+impl RedrawParts {
+    pub fn total(&self) -> f64 {
+        self.read_s + self.decompose_s + self.upload_s + self.setup_s
+    }
+}
+
 /// Every rank's state summed: conserved quantities and counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ClusterDiagnostics {
@@ -118,11 +138,12 @@ impl ClusterRun {
                 params.dt
             )));
         }
+        let mut parts = RedrawParts::default();
+        let (state, ids) = redistribute(ctx, comm, mine, &mut parts)?;
         let clock = std::time::Instant::now();
-        let mine = decompose(comm, mine)?;
-        let (state, ids) = upload(ctx, mine)?;
         let solver = DistributedTree::new(ctx, &state, params.tree)?;
         let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt as f32);
+        parts.setup_s = clock.elapsed().as_secs_f64();
         let mut run = Self {
             state,
             solver,
@@ -132,7 +153,10 @@ impl ClusterRun {
             base_time: time,
             base_steps: steps,
             steps,
-            rebalance_s: clock.elapsed().as_secs_f64(),
+            // What a redraw will cost, but for the first set-up's kernels
+            // (built once: `gpu::kernel_cache`), until one is measured.
+            rebalance_s: parts.decompose_s + parts.upload_s,
+            redraw_parts: parts,
             redraws: 1,
             drift: DriftAccount::default(),
         };
@@ -199,15 +223,19 @@ impl ClusterRun {
     /// particles (their forces travel with them: the next step kicks with
     /// them).
     pub async fn rebalance(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
+        let mut parts = RedrawParts::default();
         let clock = std::time::Instant::now();
         let mine = self.local_particles(ctx, true).await?;
-        let mine = decompose(comm, mine)?;
-        let (state, ids) = upload(ctx, mine)?;
+        parts.read_s = clock.elapsed().as_secs_f64();
+        let (state, ids) = redistribute(ctx, comm, mine, &mut parts)?;
+        let clock = std::time::Instant::now();
         self.solver = DistributedTree::new(ctx, &state, self.params.tree)?;
         self.leapfrog = Leapfrog::new(&ctx.device, &state, self.params.dt as f32);
+        parts.setup_s = clock.elapsed().as_secs_f64();
         self.state = state;
         self.ids = ids;
-        self.rebalance_s = clock.elapsed().as_secs_f64();
+        self.rebalance_s = parts.total();
+        self.redraw_parts = parts;
         self.redraws += 1;
         self.drift = DriftAccount::default();
         Ok(())
@@ -353,6 +381,22 @@ impl ClusterRun {
 
 /// Uploads a rank's particles (forces included, for the next kick).
 /// Its particles on the GPU in their order, and their global ids.
+/// `decompose` then `upload`, timed into `parts`.
+fn redistribute(
+    ctx: &GpuContext,
+    comm: &dyn Comm,
+    mine: RankParticles,
+    parts: &mut RedrawParts,
+) -> Result<(GpuParticles, Vec<u64>)> {
+    let clock = std::time::Instant::now();
+    let mine = decompose(comm, mine)?;
+    parts.decompose_s = clock.elapsed().as_secs_f64();
+    let clock = std::time::Instant::now();
+    let uploaded = upload(ctx, mine)?;
+    parts.upload_s = clock.elapsed().as_secs_f64();
+    Ok(uploaded)
+}
+
 pub fn upload(ctx: &GpuContext, mine: RankParticles) -> Result<(GpuParticles, Vec<u64>)> {
     let local = StateReadback {
         index: (0..mine.len() as u32).collect(),

@@ -142,22 +142,6 @@ pub struct GpuContext {
     _kernels: Shared<DeviceKernels>,
 }
 
-/// The instance devices come from: natively the process's one, so no two
-/// live devices share an id (wgpu-core tells devices apart by their id
-/// within an instance, and `kernel_cache` keys by device); in the browser
-/// a new one (there every device has an identifier of its own).
-fn instance() -> wgpu::Instance {
-    let new =
-        || wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
-        INSTANCE.get_or_init(new).clone()
-    }
-    #[cfg(target_arch = "wasm32")]
-    new()
-}
-
 /// Shared between a context's clones (wgpu's objects are `Send` natively
 /// only).
 #[cfg(not(target_arch = "wasm32"))]
@@ -263,7 +247,8 @@ impl GpuContext {
     /// there are (lavapipe: every rank shares it).
     #[cfg(not(target_arch = "wasm32"))]
     pub async fn headless_on_gpu(k: usize) -> Result<Self> {
-        let instance = instance();
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
         let discrete: Vec<&wgpu::Adapter> = adapters
             .iter()
@@ -396,7 +381,8 @@ impl GpuContext {
     /// of a dispatch (`with_workgroup_limit`), with the limits
     /// `WEBGRAV_LIMITS` asks for (`LimitsRequest::from_env`).
     pub async fn headless_with_workgroup_limit(max_workgroups: Option<u32>) -> Result<Self> {
-        let instance = instance();
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         Self::open(&instance, None, max_workgroups, LimitsRequest::from_env()?).await
     }
 
