@@ -105,6 +105,12 @@ fn next_u64(st: ptr<function, Stream>) -> vec2<u32> {
     return rotr64(xsl, r[3] >> 26u);
 }
 
+// The stream of this dispatch's particle i (particle first + i of the
+// model's component).
+fn stream_of(i: u32) -> Stream {
+    return particle_stream(vec2<u32>(params.key_lo, params.key_hi), params.first + i);
+}
+
 // Uniform in [0, 1): the top 24 of the 53 bits the CPU uses.
 fn uniform01(st: ptr<function, Stream>) -> f32 {
     return f32(next_u64(st).y >> 8u) * (1.0 / 16777216.0);
@@ -134,13 +140,10 @@ const MAX_TRIES: u32 = 4096u;
 // Particle first + i of the Plummer sphere (state/plummer.rs:
 // plummer_particle), before the move to its centre-of-mass frame.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn plummer(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-           @builtin(local_invocation_index) lid: u32) {
+fn plummer(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i = flat_index(wid, nwg, lid);
-    if i >= params.count {
-        return;
-    }
-    var st = particle_stream(vec2<u32>(params.key_lo, params.key_hi), params.first + i);
+    if i >= params.count { return; }
+    var st = stream_of(i);
     // Radius from the inverted cumulative mass m(r) = r³/(1+r²)^(3/2).
     let m = uniform_open(&st) * params.mass_cut;
     let r = inverseSqrt(pow(m, -2.0 / 3.0) - 1.0);
@@ -284,13 +287,10 @@ fn sample_speed(psi: f32, st: ptr<function, Stream>) -> f32 {
 
 // Particle first + i of a spheroid component (Equilibrium::draw).
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn spheroid(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-            @builtin(local_invocation_index) lid: u32) {
+fn spheroid(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i = flat_index(wid, nwg, lid);
-    if i >= params.count {
-        return;
-    }
-    var st = particle_stream(vec2<u32>(params.key_lo, params.key_hi), params.first + i);
+    if i >= params.count { return; }
+    var st = stream_of(i);
     let r = radius_of_fraction(uniform_open(&st));
     let v = sample_speed(psi_at(r), &st);
     let x = unit_vector(&st) * r;
@@ -323,13 +323,10 @@ fn gaussian(st: ptr<function, Stream>) -> f32 {
 
 // Particle first + i of a disk (DiskEquilibrium::draw).
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn disk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+fn disk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i = flat_index(wid, nwg, lid);
-    if i >= params.count {
-        return;
-    }
-    var st = particle_stream(vec2<u32>(params.key_lo, params.key_hi), params.first + i);
+    if i >= params.count { return; }
+    var st = stream_of(i);
     // R e^(-R/R_d) is the sum of two exponential deviates; beyond the
     // edge (5e-4 of the draws) it is drawn again.
     var r = params.max_radius;

@@ -12,6 +12,7 @@ use webgrav::render::map::Units;
 use webgrav::run::params::{model_params, validate_model_params};
 use webgrav::state::galaxy::catalog::{self, crash_galaxy, galaxy_crash, CRASH_HALO};
 use webgrav::state::galaxy::units::msun;
+use webgrav::state::galaxy::RealizeOnCpu;
 use webgrav::state::galaxy::{Galaxy, Realization};
 use webgrav::state::{Diagnostics, Model, ModelParams};
 

@@ -10,6 +10,7 @@ mod common;
 use pollster::block_on;
 use webgrav::app::analysis;
 use webgrav::run::{Run, RunParams, SolverKind};
+use webgrav::state::galaxy::RealizeOnCpu;
 use webgrav::state::galaxy::{
     Component, DiskEquilibrium, Galaxy, Merger, Orbit, Shape, SphericalGalaxy, Spin,
 };

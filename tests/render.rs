@@ -17,6 +17,7 @@ use webgrav::render::{
     render_offscreen, shell_tags, upload, Camera, ColorMode, ColorRanges, ComponentTags, MapKind,
     Offscreen, Scene, TagTotals, Tone, HIST_BINS, MARKER_COLOR, MARKER_RADIUS,
 };
+use webgrav::state::galaxy::RealizeOnCpu;
 use webgrav::state::plummer::SCALE_RADIUS;
 use webgrav::state::{Model, Particles, Tagged};
 

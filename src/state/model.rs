@@ -2,8 +2,8 @@
 
 use super::few_body;
 use super::galaxy::sampler::{now, Cpu};
-use super::galaxy::Sampler;
 use super::galaxy::{catalog, Realization};
+use super::galaxy::{Realize, Sampler};
 use super::generate;
 use super::particles::Particles;
 use super::plummer::plummer;

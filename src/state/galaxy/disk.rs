@@ -27,7 +27,7 @@
 
 use super::bessel::{i0e, i1e, k0e, k1e};
 use super::realization::{PhasePoint, Realization, Slots};
-use super::sampler::{now, Cpu};
+use super::sampler::{Cpu, Realize};
 use super::spherical::{
     equal_mass_counts, masses, sample_components, validate, Component, Equilibrium, ExtraMass,
     SpheroidSampler,
@@ -249,21 +249,13 @@ impl DiskGalaxy {
     pub fn total_mass(&self) -> f64 {
         self.disk.mass + self.spheroid.iter().map(|c| c.mass).sum::<f64>()
     }
+}
 
-    /// `n` particles with equal masses in the disk and the extended
-    /// spheroid components, in the centre-of-mass frame, deterministic for
-    /// `seed`.
-    pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
-        now(self.realize_with(n, seed, &Cpu))
-    }
-
-    /// `realize`, the particles drawn by `sampler`.
-    pub async fn realize_with(
-        &self,
-        n: usize,
-        seed: u64,
-        sampler: &impl Sampler,
-    ) -> Result<Realization> {
+/// `n` particles with equal masses in the disk and the extended
+/// spheroid components, in the centre-of-mass frame, deterministic for
+/// `seed`.
+impl<S: Sampler> Realize<S> for DiskGalaxy {
+    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
         validate(&self.spheroid)?;
         let d = &self.disk;
         let lengths = [d.scale_length, d.scale_height, d.q_radius, d.max_radius];

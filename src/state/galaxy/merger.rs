@@ -7,7 +7,7 @@
 
 use super::disk::{DiskGalaxy, Sampler};
 use super::realization::{rotation, split_count, Realization};
-use super::sampler::{now, Cpu};
+use super::sampler::Realize;
 use super::spherical::SphericalGalaxy;
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
@@ -24,23 +24,6 @@ impl Galaxy {
         match self {
             Galaxy::Spherical(g) => g.total_mass(),
             Galaxy::Disk(g) => g.total_mass(),
-        }
-    }
-
-    pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
-        now(self.realize_with(n, seed, &Cpu))
-    }
-
-    /// `realize`, the particles drawn by `sampler`.
-    pub async fn realize_with(
-        &self,
-        n: usize,
-        seed: u64,
-        sampler: &impl Sampler,
-    ) -> Result<Realization> {
-        match self {
-            Galaxy::Spherical(g) => g.realize_with(n, seed, sampler).await,
-            Galaxy::Disk(g) => g.realize_with(n, seed, sampler).await,
         }
     }
 }
@@ -130,20 +113,41 @@ pub struct Merger {
     pub primary_share: f64,
 }
 
-impl Merger {
-    /// `n` particles: tags of the primary ("primary halo", ...), then
-    /// the secondary's ("secondary halo", ...).
-    pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
-        now(self.realize_with(n, seed, &Cpu))
-    }
+impl Merger {}
 
-    /// `realize`, the particles drawn by `sampler`.
-    pub async fn realize_with(
-        &self,
-        n: usize,
-        seed: u64,
-        sampler: &impl Sampler,
-    ) -> Result<Realization> {
+/// A primary galaxy with `count` satellites, each a copy of `satellite`
+/// at `mass_ratio` of the primary's mass, on random bound orbits: start
+/// positions isotropic at radii uniform in `radii`, velocities isotropic
+/// with speeds a uniform fraction in `speed_fraction` of the circular
+/// speed √(M/r) of the primary's total mass, so they plunge on orbits
+/// of many pericentres and arrive at different times.
+#[derive(Clone, Debug)]
+pub struct MinorMergers {
+    pub primary: Galaxy,
+    /// A satellite's model at the primary's mass (scaled by `mass_ratio`:
+    /// masses by it, lengths by its cube root).
+    pub satellite: fn(f64) -> SphericalGalaxy,
+    pub count: usize,
+    pub mass_ratio: f64,
+    pub radii: (f64, f64),
+    pub speed_fraction: (f64, f64),
+}
+
+impl MinorMergers {}
+
+impl<S: Sampler> Realize<S> for Galaxy {
+    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
+        match self {
+            Galaxy::Spherical(g) => g.realize_with(n, seed, sampler).await,
+            Galaxy::Disk(g) => g.realize_with(n, seed, sampler).await,
+        }
+    }
+}
+
+/// `n` particles: tags of the primary ("primary halo", ...), then
+/// the secondary's ("secondary halo", ...).
+impl<S: Sampler> Realize<S> for Merger {
+    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
         let (m1, m2) = (self.primary.total_mass(), self.secondary.total_mass());
         let (rel_x, rel_v) = self.orbit.relative_state(m1 + m2)?;
         let counts = split_count(n, &[self.primary_share, 1.0 - self.primary_share]);
@@ -175,38 +179,10 @@ impl Merger {
     }
 }
 
-/// A primary galaxy with `count` satellites, each a copy of `satellite`
-/// at `mass_ratio` of the primary's mass, on random bound orbits: start
-/// positions isotropic at radii uniform in `radii`, velocities isotropic
-/// with speeds a uniform fraction in `speed_fraction` of the circular
-/// speed √(M/r) of the primary's total mass, so they plunge on orbits
-/// of many pericentres and arrive at different times.
-#[derive(Clone, Debug)]
-pub struct MinorMergers {
-    pub primary: Galaxy,
-    /// A satellite's model at the primary's mass (scaled by `mass_ratio`:
-    /// masses by it, lengths by its cube root).
-    pub satellite: fn(f64) -> SphericalGalaxy,
-    pub count: usize,
-    pub mass_ratio: f64,
-    pub radii: (f64, f64),
-    pub speed_fraction: (f64, f64),
-}
-
-impl MinorMergers {
-    /// `n` particles of equal mass across all galaxies; tags of the
-    /// primary, then "satellite k halo", ... for each satellite.
-    pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
-        now(self.realize_with(n, seed, &Cpu))
-    }
-
-    /// `realize`, the particles drawn by `sampler`.
-    pub async fn realize_with(
-        &self,
-        n: usize,
-        seed: u64,
-        sampler: &impl Sampler,
-    ) -> Result<Realization> {
+/// `n` particles of equal mass across all galaxies; tags of the
+/// primary, then "satellite k halo", ... for each satellite.
+impl<S: Sampler> Realize<S> for MinorMergers {
+    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
         let m_primary = self.primary.total_mass();
         let m_sat = self.mass_ratio * m_primary;
         let mut weights = vec![m_primary];

@@ -20,5 +20,5 @@ pub use disk::{Disk, DiskEquilibrium, DiskGalaxy, DiskSampler, Sampler};
 pub use merger::{Galaxy, Merger, MinorMergers, Orbit, Spin};
 pub use profile::{Profile, Shape};
 pub use realization::Realization;
-pub use sampler::Cpu;
+pub use sampler::{Cpu, Realize, RealizeOnCpu};
 pub use spherical::{Component, Equilibrium, SphericalGalaxy, SpheroidSampler};

@@ -11,7 +11,8 @@
 //! read-backs (in the browser, through the event loop); with `Cpu` their
 //! futures are ready at once, which `now` relies on.
 
-use super::realization::{PhasePoint, Slots};
+use super::realization::{PhasePoint, Realization, Slots};
+use crate::error::Result;
 use crate::state::parallel::for_each_pair;
 use crate::state::rng::Rng;
 use std::future::Future;
@@ -32,6 +33,27 @@ impl Cpu {
         });
     }
 }
+
+/// A galaxy model whose particles a sampler `S` draws.
+pub trait Realize<S> {
+    /// `n` particles in the centre-of-mass frame, deterministic for
+    /// `seed`, drawn by `sampler`.
+    fn realize_with(
+        &self,
+        n: usize,
+        seed: u64,
+        sampler: &S,
+    ) -> impl Future<Output = Result<Realization>>;
+}
+
+/// `Realize::realize_with` on the CPU, at once (the reference; Python).
+pub trait RealizeOnCpu: Realize<Cpu> {
+    fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
+        now(self.realize_with(n, seed, &Cpu))
+    }
+}
+
+impl<T: Realize<Cpu>> RealizeOnCpu for T {}
 
 /// The value of a future that is ready when first polled: a generator
 /// run with `Cpu`, which never waits.

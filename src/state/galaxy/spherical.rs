@@ -7,7 +7,7 @@
 use super::eddington::{log_grid, DistributionFunction, Potential, Tabulated, GRID_NODES};
 use super::profile::{Profile, Shape};
 use super::realization::{split_count, PhasePoint, Realization, Slots};
-use super::sampler::{now, Cpu};
+use super::sampler::{Cpu, Realize};
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
 use std::future::Future;
@@ -289,23 +289,6 @@ pub fn validate(components: &[Component]) -> Result<()> {
 }
 
 impl SphericalGalaxy {
-    /// `n` particles (one mass in the extended components), in
-    /// the centre-of-mass frame, deterministic for `seed`.
-    pub fn realize(&self, n: usize, seed: u64) -> Result<Realization> {
-        now(self.realize_with(n, seed, &Cpu))
-    }
-
-    /// `realize`, the particles drawn by `sampler`.
-    pub async fn realize_with(
-        &self,
-        n: usize,
-        seed: u64,
-        sampler: &impl SpheroidSampler,
-    ) -> Result<Realization> {
-        let eq = self.equilibrium()?;
-        self.realize_from(&eq, n, seed, sampler).await
-    }
-
     /// The galaxy's tables (its potential and every component's f(E)),
     /// once its components are checked: what `realize_from` samples, and
     /// what several copies of one galaxy share (`MinorMergers`).
@@ -336,5 +319,13 @@ impl SphericalGalaxy {
 
     pub fn total_mass(&self) -> f64 {
         self.components.iter().map(|c| c.mass).sum()
+    }
+}
+/// `n` particles (one mass in the extended components), in
+/// the centre-of-mass frame, deterministic for `seed`.
+impl<S: SpheroidSampler> Realize<S> for SphericalGalaxy {
+    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
+        let eq = self.equilibrium()?;
+        self.realize_from(&eq, n, seed, sampler).await
     }
 }
