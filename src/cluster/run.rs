@@ -70,7 +70,7 @@ pub struct ClusterRun {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DriftAccount {
     fastest_s: f64,
-    pub lost_s: f64,
+    lost_s: f64,
 }
 
 impl Default for DriftAccount {
@@ -379,8 +379,6 @@ impl ClusterRun {
     }
 }
 
-/// Uploads a rank's particles (forces included, for the next kick).
-/// Its particles on the GPU in their order, and their global ids.
 /// `decompose` then `upload`, timed into `parts`.
 fn redistribute(
     ctx: &GpuContext,
@@ -397,6 +395,8 @@ fn redistribute(
     Ok(uploaded)
 }
 
+/// Uploads a rank's particles (forces included, for the next kick).
+/// Its particles on the GPU in their order, and their global ids.
 pub fn upload(ctx: &GpuContext, mine: RankParticles) -> Result<(GpuParticles, Vec<u64>)> {
     let local = StateReadback {
         index: (0..mine.len() as u32).collect(),

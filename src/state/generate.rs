@@ -24,7 +24,7 @@ use crate::gpu::layout::{GenerateParams, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::GpuContext;
 use crate::state::galaxy::disk::DiskKinematics;
-use crate::state::galaxy::eddington::SPEED_TRIES;
+use crate::state::galaxy::eddington::{DfNode, SPEED_TRIES};
 use crate::state::galaxy::realization::PhasePoint;
 use crate::state::galaxy::realization::Slots;
 use crate::state::galaxy::{DiskEquilibrium, DiskSampler, Equilibrium, SpheroidSampler};
@@ -286,21 +286,25 @@ impl<'a> Gpu<'a> {
     }
 }
 
+/// Appends one f32 column per field of `rows`, in the order of `fields`.
+fn push_columns<T>(tables: &mut Vec<f32>, rows: &[T], fields: &[fn(&T) -> f64]) {
+    for field in fields {
+        tables.extend(rows.iter().map(|r| field(r) as f32));
+    }
+}
+
 impl SpheroidSampler for Gpu<'_> {
     async fn spheroid(&self, eq: &Equilibrium, k: usize, seed: u64, out: Slots<'_>) -> Result<()> {
         let (table, df) = eq.component(k).expect("a component with a profile");
         let pot = &eq.potential;
         // Columns in the order of generate.wgsl's RADIUS .. PEAK_Q.
-        let nodes: Vec<_> = df.nodes().collect();
-        let columns: [Vec<f64>; 7] = [
-            pot.r.clone(),
-            table.enclosed.clone(),
-            pot.psi.clone(),
-            nodes.iter().map(|d| d.energy).collect(),
-            nodes.iter().map(|d| d.f).collect(),
-            nodes.iter().map(|d| d.bound).collect(),
-            nodes.iter().map(|d| d.peak_q).collect(),
-        ];
+        let nodes: Vec<DfNode> = df.nodes().collect();
+        let mut tables = Vec::with_capacity(7 * nodes.len());
+        for column in [&pot.r, &table.enclosed, &pot.psi] {
+            tables.extend(column.iter().map(|&x| x as f32));
+        }
+        let fields: [fn(&DfNode) -> f64; 4] = [|d| d.energy, |d| d.f, |d| d.bound, |d| d.peak_q];
+        push_columns(&mut tables, &nodes, &fields);
         let params = GenerateParams {
             nodes: pot.r.len() as u32,
             inner_exponent: (1.0 / (3.0 + table.inner_slope())) as f32,
@@ -308,7 +312,6 @@ impl SpheroidSampler for Gpu<'_> {
             bound_beyond: df.bound_beyond() as f32,
             ..Default::default()
         };
-        let tables: Vec<f32> = columns.iter().flatten().map(|&x| x as f32).collect();
         self.fill((self.kernel(0), &tables), params, (seed, k as u64), out)
             .await
     }
@@ -321,14 +324,13 @@ impl DiskSampler for Gpu<'_> {
         let moments = map_indices(DISK_NODES, |i| eq.kinematics((i as f64 + 0.5) * spacing));
         // Columns in the order of generate.wgsl's MEAN_VPHI .. SIGMA_Z.
         let mut tables = Vec::with_capacity(4 * DISK_NODES);
-        for column in [
-            |m: &DiskKinematics| m.mean_vphi,
-            |m: &DiskKinematics| m.sigma_r,
-            |m: &DiskKinematics| m.sigma_phi,
-            |m: &DiskKinematics| m.sigma_z,
-        ] {
-            tables.extend(moments.iter().map(|m| column(m) as f32));
-        }
+        let fields: [fn(&DiskKinematics) -> f64; 4] = [
+            |m| m.mean_vphi,
+            |m| m.sigma_r,
+            |m| m.sigma_phi,
+            |m| m.sigma_z,
+        ];
+        push_columns(&mut tables, &moments, &fields);
         let params = GenerateParams {
             nodes: DISK_NODES as u32,
             scale_length: d.scale_length as f32,

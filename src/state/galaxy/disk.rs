@@ -251,10 +251,10 @@ impl DiskGalaxy {
     }
 }
 
-/// `n` particles with equal masses in the disk and the extended
-/// spheroid components, in the centre-of-mass frame, deterministic for
-/// `seed`.
 impl<S: Sampler> Realize<S> for DiskGalaxy {
+    /// `n` particles with equal masses in the disk and the extended
+    /// spheroid components, in the centre-of-mass frame, deterministic for
+    /// `seed`.
     async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
         validate(&self.spheroid)?;
         let d = &self.disk;

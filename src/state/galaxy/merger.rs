@@ -28,6 +28,15 @@ impl Galaxy {
     }
 }
 
+impl<S: Sampler> Realize<S> for Galaxy {
+    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
+        match self {
+            Galaxy::Spherical(g) => g.realize_with(n, seed, sampler).await,
+            Galaxy::Disk(g) => g.realize_with(n, seed, sampler).await,
+        }
+    }
+}
+
 /// A two-body orbit in the xy plane, angular momentum along +z.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Orbit {
@@ -113,40 +122,9 @@ pub struct Merger {
     pub primary_share: f64,
 }
 
-impl Merger {}
-
-/// A primary galaxy with `count` satellites, each a copy of `satellite`
-/// at `mass_ratio` of the primary's mass, on random bound orbits: start
-/// positions isotropic at radii uniform in `radii`, velocities isotropic
-/// with speeds a uniform fraction in `speed_fraction` of the circular
-/// speed √(M/r) of the primary's total mass, so they plunge on orbits
-/// of many pericentres and arrive at different times.
-#[derive(Clone, Debug)]
-pub struct MinorMergers {
-    pub primary: Galaxy,
-    /// A satellite's model at the primary's mass (scaled by `mass_ratio`:
-    /// masses by it, lengths by its cube root).
-    pub satellite: fn(f64) -> SphericalGalaxy,
-    pub count: usize,
-    pub mass_ratio: f64,
-    pub radii: (f64, f64),
-    pub speed_fraction: (f64, f64),
-}
-
-impl MinorMergers {}
-
-impl<S: Sampler> Realize<S> for Galaxy {
-    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
-        match self {
-            Galaxy::Spherical(g) => g.realize_with(n, seed, sampler).await,
-            Galaxy::Disk(g) => g.realize_with(n, seed, sampler).await,
-        }
-    }
-}
-
-/// `n` particles: tags of the primary ("primary halo", ...), then
-/// the secondary's ("secondary halo", ...).
 impl<S: Sampler> Realize<S> for Merger {
+    /// `n` particles: tags of the primary ("primary halo", ...), then
+    /// the secondary's ("secondary halo", ...).
     async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
         let (m1, m2) = (self.primary.total_mass(), self.secondary.total_mass());
         let (rel_x, rel_v) = self.orbit.relative_state(m1 + m2)?;
@@ -179,9 +157,27 @@ impl<S: Sampler> Realize<S> for Merger {
     }
 }
 
-/// `n` particles of equal mass across all galaxies; tags of the
-/// primary, then "satellite k halo", ... for each satellite.
+/// A primary galaxy with `count` satellites, each a copy of `satellite`
+/// at `mass_ratio` of the primary's mass, on random bound orbits: start
+/// positions isotropic at radii uniform in `radii`, velocities isotropic
+/// with speeds a uniform fraction in `speed_fraction` of the circular
+/// speed √(M/r) of the primary's total mass, so they plunge on orbits
+/// of many pericentres and arrive at different times.
+#[derive(Clone, Debug)]
+pub struct MinorMergers {
+    pub primary: Galaxy,
+    /// A satellite's model at the primary's mass (scaled by `mass_ratio`:
+    /// masses by it, lengths by its cube root).
+    pub satellite: fn(f64) -> SphericalGalaxy,
+    pub count: usize,
+    pub mass_ratio: f64,
+    pub radii: (f64, f64),
+    pub speed_fraction: (f64, f64),
+}
+
 impl<S: Sampler> Realize<S> for MinorMergers {
+    /// `n` particles of equal mass across all galaxies; tags of the
+    /// primary, then "satellite k halo", ... for each satellite.
     async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
         let m_primary = self.primary.total_mass();
         let m_sat = self.mass_ratio * m_primary;

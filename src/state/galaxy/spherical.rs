@@ -321,9 +321,10 @@ impl SphericalGalaxy {
         self.components.iter().map(|c| c.mass).sum()
     }
 }
-/// `n` particles (one mass in the extended components), in
-/// the centre-of-mass frame, deterministic for `seed`.
+
 impl<S: SpheroidSampler> Realize<S> for SphericalGalaxy {
+    /// `n` particles (one mass in the extended components), in
+    /// the centre-of-mass frame, deterministic for `seed`.
     async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
         let eq = self.equilibrium()?;
         self.realize_from(&eq, n, seed, sampler).await
