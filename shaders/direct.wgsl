@@ -200,8 +200,12 @@ fn forces(
     if (IPT > 15u) {
         x15 = sink(first + 15u * THREADS, n);
     }
-    for (var base = 0u; base < n; base += THREADS) {
-        let j = base + lid;
+    // Both loops count by 1 to a bound set before them (tiles, then loop
+    // trips of UNROLL sources): Tint knows such loops end and adds no trip
+    // counter of its own, and proves the tile's indices in bounds.
+    let tiles = (n + THREADS - 1u) / THREADS;
+    for (var t = 0u; t < tiles; t++) {
+        let j = t * THREADS + lid;
         // Padding past n: zero mass, contributes nothing.
         var src = vec4<f32>(0.0);
         if (j < n) {
@@ -211,7 +215,8 @@ fn forces(
         workgroupBarrier();
         tile[lid] = src;
         workgroupBarrier();
-        for (var k = 0u; k < THREADS; k += UNROLL) {
+        for (var trip = 0u; trip < THREADS / UNROLL; trip++) {
+            let k = trip * UNROLL;
             source(tile[k], eps2);
             if (UNROLL > 1u) {
                 source(tile[k + 1u], eps2);

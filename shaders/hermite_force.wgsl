@@ -45,11 +45,22 @@ const NO_ID: u32 = 0xffffffffu;
 // f32::MAX (hex: a decimal literal may round above it, which Tint rejects).
 const FAR: f32 = 0x1.fffffep+127f;
 
-var<workgroup> tile_pos: array<vec4<f32>, HT>;
-var<workgroup> tile_lo: array<vec3<f32>, HT>;
-var<workgroup> tile_vel: array<vec3<f32>, HT>;
-var<workgroup> tile_acc: array<vec3<f32>, HT>;
-var<workgroup> tile_id: array<u32, HT>;
+// One staged source, read as a whole record: a browser's compiler checks
+// the bounds of every array access it cannot prove in range (WebGPU's
+// robustness; pages cannot turn it off), so one array of records costs
+// one check per source where an array per field cost five. The loops over
+// a tile count to the constant HT, which Tint's integer range analysis
+// proves in bounds, so where Chrome runs that analysis no check remains.
+struct Source {
+    // High words of the position, and the mass (0 for padding).
+    pos: vec4<f32>,
+    lo: vec3<f32>,
+    id: u32,
+    vel: vec3<f32>,
+    acc: vec3<f32>,
+}
+
+var<workgroup> tile: array<Source, HT>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn gather(
@@ -65,16 +76,14 @@ fn gather(
     ip[k] = IParticle(p.pos_hi, p.id, p.pos_lo, 0.0, p.vel, 0u, p.acc, 0u, p.vel_lo, 0u);
 }
 
-// Source p into entry k of the tile.
-fn stage(k: u32, p: PredJ) {
-    tile_pos[k] = vec4<f32>(p.pos_hi, p.mass);
-    tile_lo[k] = p.pos_lo;
-    tile_vel[k] = p.vel;
-    tile_acc[k] = p.acc;
-    tile_id[k] = p.id;
+// Source p into entry k of the tile; a padding entry (`real` false) keeps
+// p's position and id but no mass, so it adds exactly zero to every sum
+// and, at p's own distance, never wins the nearest neighbour from p.
+fn stage(k: u32, p: PredJ, real: bool) {
+    tile[k] = Source(vec4<f32>(p.pos_hi, select(0.0, p.mass, real)), p.pos_lo, p.id, p.vel, p.acc);
 }
 
-// One source k of the staged tile acting on sink `me`.
+// Staged source s acting on sink `me`.
 struct Interaction {
     acc_pot: vec4<f32>,
     jerk: vec3<f32>,
@@ -85,15 +94,15 @@ struct Interaction {
     other: bool,
 }
 
-fn interaction(k: u32, me: IParticle, eps2: f32, one: f32) -> Interaction {
-    let s = tile_pos[k];
+fn interaction(src: Source, me: IParticle, eps2: f32, one: f32) -> Interaction {
+    let s = src.pos;
     var dr: vec3<f32>;
     if (DS == 1u) {
-        dr = ds3_diff(s.xyz, tile_lo[k], me.pos_hi, me.pos_lo, one);
+        dr = ds3_diff(s.xyz, src.lo, me.pos_hi, me.pos_lo, one);
     } else {
         dr = s.xyz - me.pos_hi;
     }
-    let jid = tile_id[k];
+    let jid = src.id;
     let other = jid != me.id;
     let d2 = dot(dr, dr);
     let r2 = d2 + eps2;
@@ -112,12 +121,12 @@ fn interaction(k: u32, me: IParticle, eps2: f32, one: f32) -> Interaction {
     let a = mr3 * dr;
     var out = Interaction(vec4<f32>(a, -mr), vec3<f32>(0.0), vec3<f32>(0.0), d2, jid, other);
     if (ORDER >= 4u) {
-        let dv = tile_vel[k] - me.vel;
+        let dv = src.vel - me.vel;
         let alpha = dot(dr, dv) * rinv2;
         let jj = mr3 * dv - (3.0 * alpha) * a;
         out.jerk = jj;
         if (ORDER == 6u) {
-            let da = tile_acc[k] - me.acc;
+            let da = src.acc - me.acc;
             let beta = (dot(dv, dv) + dot(dr, da)) * rinv2 + alpha * alpha;
             out.snap = mr3 * da - (6.0 * alpha) * jj - (3.0 * beta) * a;
         }
@@ -174,6 +183,14 @@ fn split_range(wid: vec3<u32>) -> vec2<u32> {
     return vec2<u32>(j_begin, min(j_begin + params.chunk, params.nj));
 }
 
+// How many tiles of HT sources cover the split's sources `js`. The loops
+// over tiles count them one by one: a loop that steps by 1 to a bound set
+// before it is one Tint knows to end, where a loop stepping by HT gets a
+// counter of its own that is checked on every trip.
+fn tiles_of(js: vec2<u32>) -> u32 {
+    return (js.y - js.x + HT - 1u) / HT;
+}
+
 // Sink i (wid.x HT + lid), or for invocations past ni the last sink:
 // those still stage sources (every invocation must reach the barriers)
 // but never store.
@@ -181,14 +198,14 @@ fn sink_of(i: u32) -> IParticle {
     return ip[min(i, params.ni - 1u)];
 }
 
-// Stages sources [base, base + HT) (clamped below j_end) for the
-// workgroup; returns how many of them are real.
-fn stage_tile(base: u32, j_end: u32, lid: u32) -> u32 {
+// Stages sources [base, base + HT) for the workgroup; entries at j_end
+// and past it are padding (source j_end - 1 without mass), so the loops
+// over a tile always run HT entries.
+fn stage_tile(base: u32, j_end: u32, lid: u32) {
     let p = pred[min(base + lid, j_end - 1u)];
     workgroupBarrier();
-    stage(lid, p);
+    stage(lid, p, base + lid < j_end);
     workgroupBarrier();
-    return min(HT, j_end - base);
 }
 
 @compute @workgroup_size(HT)
@@ -208,13 +225,14 @@ fn force(
     var sn = Ds3(vec3<f32>(0.0), vec3<f32>(0.0));
     var nn_d2 = FAR;
     var nn_id = NO_ID;
-    for (var base = js.x; base < j_end; base += HT) {
-        let count = stage_tile(base, j_end, lid);
+    let tiles = tiles_of(js);
+    for (var t = 0u; t < tiles; t++) {
+        stage_tile(js.x + t * HT, j_end, lid);
         if (DSG == 1u) {
             // Every interaction straight into the sums (a loop of its
             // own: the nested form below cost `ds` a third on an H100).
-            for (var k = 0u; k < count; k++) {
-                let c = interaction(k, me, eps2, one);
+            for (var k = 0u; k < HT; k++) {
+                let c = interaction(tile[k], me, eps2, one);
                 ap = ds4_add_f(ap, c.acc_pot, one);
                 if (ORDER >= 4u) {
                     jk = ds3_add_f(jk, c.jerk, one);
@@ -228,13 +246,13 @@ fn force(
                 }
             }
         } else {
-            for (var run = 0u; run < count; run += DSG) {
+            // Runs of DSG entries (DSG divides HT), each summed in f32.
+            for (var run = 0u; run < HT / DSG; run++) {
                 var ga = vec4<f32>(0.0);
                 var gj = vec3<f32>(0.0);
                 var gs = vec3<f32>(0.0);
-                let run_end = min(run + DSG, count);
-                for (var k = run; k < run_end; k++) {
-                    let c = interaction(k, me, eps2, one);
+                for (var q = 0u; q < DSG; q++) {
+                    let c = interaction(tile[run * DSG + q], me, eps2, one);
                     ga += c.acc_pot;
                     gj += c.jerk;
                     gs += c.snap;
@@ -329,12 +347,12 @@ fn force_lanes(
         // This invocation stages row lid / L of its own lane's run.
         let p = pred[min(run_begin + base + lid / lanes, nj - 1u)];
         workgroupBarrier();
-        stage(lid, p);
+        stage(lid, p, true);
         workgroupBarrier();
         let first = run_begin + base;
         let count = select(0u, min(rows, run_end - first), first < run_end);
         for (var k = 0u; k < count; k++) {
-            add_interaction(&sums, interaction(k * lanes + lane, me, eps2, one), one);
+            add_interaction(&sums, interaction(tile[k * lanes + lane], me, eps2, one), one);
         }
     }
     let acc = merge_lanes(sums_result(sums), lid, lane, lanes, one);

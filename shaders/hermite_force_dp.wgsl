@@ -162,10 +162,11 @@ fn force_ds64(
     var sn = vec3<f64>(0.0lf);
     var nn_d2 = FAR;
     var nn_id = NO_ID;
-    for (var base = js.x; base < js.y; base += HT) {
-        let count = stage_tile(base, js.y, lid);
-        for (var k = 0u; k < count; k++) {
-            let c = interaction(k, me, eps2, one);
+    let tiles = tiles_of(js);
+    for (var t = 0u; t < tiles; t++) {
+        stage_tile(js.x + t * HT, js.y, lid);
+        for (var k = 0u; k < HT; k++) {
+            let c = interaction(tile[k], me, eps2, one);
             ap += vec4<f64>(c.acc_pot);
             if (ORDER >= 4u) {
                 jk += vec3<f64>(c.jerk);

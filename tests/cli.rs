@@ -165,6 +165,35 @@ fn bench_prints_a_json_line() {
     assert!(["gpu-timestamp", "wall"].contains(&v["timing"].as_str().unwrap()));
 }
 
+// `bench hermite4 --no-f64` runs `ds` as a page must (WebGPU has no f64):
+// double-single two-sums, where the adapter's f64 sums are the default.
+#[test]
+fn bench_no_f64_runs_ds_as_a_page_does() {
+    let ds_sums = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "hermite4",
+            "-n",
+            "256",
+            "--repeat",
+            "1",
+            "--precision",
+            "ds",
+        ];
+        args.extend(extra);
+        let (ok, stdout, stderr) = webgrav(&args);
+        assert!(ok, "{stderr}");
+        let v: serde_json::Value =
+            serde_json::from_str(stdout.lines().next().expect("one line")).expect("JSON");
+        v["ds_sums"].as_str().expect("ds_sums").to_string()
+    };
+    assert_eq!(ds_sums(&["--no-f64"]), "double-single");
+    let info = webgrav(&["info"]).1;
+    if info.contains("shader f64 (--precision dp): true") {
+        assert_eq!(ds_sums(&[]), "f64");
+    }
+}
+
 // `bench tree`: per-phase times, the wall time of a step waited for alone
 // and of steps run as a run runs them, and interactions.
 #[test]

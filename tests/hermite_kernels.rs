@@ -55,6 +55,39 @@ fn ds_kernels_match_f64_and_beat_f32() {
     assert_hermite_ds_bounds(&ds, &f);
 }
 
+// 1000 sources fill 7 tiles of 128 and part of an eighth: the force loop
+// still runs the whole tile, whose 24 padding entries are the last source
+// again without its mass. They add nothing (the same bounds as 1024
+// sources) and never take the nearest neighbour, in every precision.
+#[test]
+fn a_part_filled_last_tile_adds_nothing() {
+    let n = 1000;
+    let bodies = hermite_bodies(n, EPS);
+    let all: Vec<usize> = (0..n).collect();
+    let ctx = common::gpu();
+    let errors = |precision| {
+        pollster::block_on(hermite_errors(
+            &ctx,
+            &bodies,
+            EPS,
+            Order::Six,
+            precision,
+            &all,
+            None,
+        ))
+    };
+    let (ds, f, fast) = (
+        errors(Precision::Ds),
+        errors(Precision::F32),
+        errors(Precision::DsFast),
+    );
+    assert_hermite_f32_bounds(&f);
+    assert_hermite_ds_bounds(&ds, &f);
+    for (e, what) in [(&ds, "ds"), (&f, "f32"), (&fast, "ds-fast")] {
+        assert_eq!(e.nn_wrong, 0, "{what}: nearest neighbours differ");
+    }
+}
+
 // A small active block (36 of 1024) with the j-range split into 8 pieces
 // reduced on the GPU: same bounds as the whole DS evaluation (measured acc
 // max 1.7e-7, pot max 1.4e-8, jerk max 6e-7), so the split and the

@@ -74,6 +74,11 @@ pub struct BenchArgs {
     /// workgroups striding over it, to compare the two.
     #[arg(long)]
     indirect: bool,
+    /// Leave f64 out of the shaders, as every browser must (WebGPU has no
+    /// f64): `ds` then adds its interactions by double-single two-sums, as
+    /// a page does, instead of to f64 sums.
+    #[arg(long)]
+    no_f64: bool,
     #[command(flatten)]
     direct: DirectBenchArgs,
 }
@@ -182,6 +187,9 @@ pub async fn bench(a: BenchArgs) -> Result<()> {
     }
     if a.indirect {
         ctx.dispatch_sizing = DispatchSizing::Indirect;
+    }
+    if a.no_f64 {
+        ctx.has_f64 = false;
     }
     let host = Host::native();
     for s in &specs {

@@ -144,6 +144,9 @@ impl Precision {
     }
 }
 
+// The force loop takes a tile's HT sources in runs of `run_length`.
+const _: () = assert!(HT.is_multiple_of(32));
+
 /// The composed WGSL of one kernel variant; with `f64` also the f64 entry
 /// points (`force_ds64`, `force_dp`, `reduce_dp`), which only adapters with
 /// f64 in shaders can build (`Dp` needs them).
@@ -501,8 +504,8 @@ impl HermiteGpu {
         let d = &self.ctx.device;
         let label = format!("hermite force {order:?} {}", precision.name());
         // SAFETY: every index of the module is in bounds by construction:
-        // workgroup tiles by the invocation index (< HT) and k < count <=
-        // HT; sources clamped below j_end <= nj <= the store's size; sinks
+        // workgroup tiles by the invocation index (< HT) and k < HT (or
+        // run * DSG + q < HT, DSG dividing HT); sources clamped below j_end <= nj <= the store's size; sinks
         // clamped below ni <= ni_cap, the size of ip, active and results;
         // active addresses checked below nj in `encode`; partial sums at
         // split * ni_stride + i < nsplit * ni_stride, which

@@ -24,7 +24,10 @@ import { fileURLToPath } from "node:url";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const LAB = path.resolve(process.env.WEBGRAV_LAB || path.join(HERE, "../../.lab"));
-const NATIVE = path.join(LAB, "webgrav");
+// LAB_NATIVE and LAB_PKG (a folder of LAB) pick another native binary or
+// web build, e.g. the one before a change, in the same job.
+const NATIVE = path.join(LAB, process.env.LAB_NATIVE || "webgrav");
+const PKG = process.env.LAB_PKG || "pkg";
 
 // The configurations of issue 35, in the CLI's option names (`bench` is the
 // subcommand); each runs natively and in the browser engine.
@@ -80,6 +83,11 @@ const SETS = {
   "direct-shapes": [
     [256, 8, 4], [256, 4, 4], [256, 8, 2], [256, 4, 2], [128, 8, 4], [256, 2, 4],
   ].map(([threads, ipt, unroll]) => ({ bench: "direct", n: 1048576, threads, ipt, unroll })),
+  // Native only (LAB_ARGS="--only native"): `ds` with the two-sums a
+  // browser must use (no f64 in WebGPU), the bound for the browser's `ds`.
+  "ds-two-sums": ["hermite4", "hermite6"].flatMap((bench) =>
+    [16384, 32768, 65536, 131072].map((n) => ({ bench, n, precision: "ds", flags: ["--no-f64"] })),
+  ),
   // The browser's walk paths at the sizes where they differ natively.
   walks: [262144, 1048576].flatMap((n) => [
     { bench: "tree", n, walk: "portable" },
@@ -137,7 +145,7 @@ async function browserEngine() {
   Object.defineProperty(globalThis, "navigator", {
     value: { gpu, userAgent: ENGINE }, configurable: true, writable: true,
   });
-  wg = await import(path.join(LAB, "pkg", "webgrav.js"));
+  wg = await import(path.join(LAB, PKG, "webgrav.js"));
   return wg;
 }
 
