@@ -83,7 +83,7 @@ fn stage(k: u32, p: PredJ, real: bool) {
     tile[k] = Source(vec4<f32>(p.pos_hi, select(0.0, p.mass, real)), p.pos_lo, p.id, p.vel, p.acc);
 }
 
-// Staged source s acting on sink `me`.
+// What one staged source does to sink `me`.
 struct Interaction {
     acc_pot: vec4<f32>,
     jerk: vec3<f32>,
@@ -183,12 +183,12 @@ fn split_range(wid: vec3<u32>) -> vec2<u32> {
     return vec2<u32>(j_begin, min(j_begin + params.chunk, params.nj));
 }
 
-// How many tiles of HT sources cover the split's sources `js`. The loops
-// over tiles count them one by one: a loop that steps by 1 to a bound set
-// before it is one Tint knows to end, where a loop stepping by HT gets a
-// counter of its own that is checked on every trip.
+// How many tiles of HT sources cover the split's sources `js` (none for
+// an empty split). The loops over tiles count them one by one: a loop
+// that steps by 1 to a bound set before it is one Tint knows to end, where
+// a loop stepping by HT gets a counter of its own, checked on every trip.
 fn tiles_of(js: vec2<u32>) -> u32 {
-    return (js.y - js.x + HT - 1u) / HT;
+    return select(0u, (js.y - js.x + HT - 1u) / HT, js.y > js.x);
 }
 
 // Sink i (wid.x HT + lid), or for invocations past ni the last sink:

@@ -191,10 +191,11 @@ impl DirectSolver {
     ) -> Self {
         config.validate();
         // SAFETY: every index is in bounds by construction: the tile by the
-        // invocation index (< THREADS) and k + u < THREADS (THREADS a
-        // multiple of UNROLL, both powers of two); sinks clamped below n or
-        // stored only below n; sources read only below n. The loops count
-        // up to n < 2^31 in steps of THREADS and to THREADS. Without
+        // invocation index (< THREADS) and k + u < THREADS (k = trip *
+        // UNROLL, THREADS a multiple of UNROLL, both powers of two); sinks
+        // clamped below n or stored only below n; sources read only below
+        // n. The loops count tiles (ceil(n / THREADS), n < 2^31) and trips
+        // (THREADS / UNROLL) by 1. Without
         // wgpu's clamps and loop counters the inner loop is leaner.
         let kernel = |softened: bool| unsafe {
             Kernel::new_with_checks(
