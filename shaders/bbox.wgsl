@@ -30,7 +30,7 @@ const BIG: f32 = 3.0e38;
 // Workgroups of partial_bounds: at least BBOX_PARTICLES_PER_GROUP particles
 // each, at most BBOX_GROUPS (the same formula as tree::bbox::groups_for).
 fn bbox_groups() -> u32 {
-    return clamp((params.n + BBOX_PARTICLES_PER_GROUP - 1u) / BBOX_PARTICLES_PER_GROUP, 1u, BBOX_GROUPS);
+    return clamp(div_ceil(params.n, BBOX_PARTICLES_PER_GROUP), 1u, BBOX_GROUPS);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -204,7 +204,7 @@ fn split_tile_cell(c: u32, end: u32, lid: u32, level: u32) {
             // At most the device's workgroups per dimension: past them
             // (0.3 N cells at N > 2^24 on a 65,535 limit) the level's
             // workgroups stride over the rest.
-            let tiles = (next_cells + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+            let tiles = div_ceil(next_cells, WORKGROUP_SIZE);
             atomicMax(&next_dispatch.level_args[level + 1u].x, min(tiles, level_params.max_workgroups));
             atomicMax(&counters.depth, level + 1u);
         }

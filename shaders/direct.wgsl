@@ -201,9 +201,9 @@ fn forces(
         x15 = sink(first + 15u * THREADS, n);
     }
     // Both loops count by 1 to a bound set before them (tiles, then loop
-    // trips of UNROLL sources): Tint knows such loops end and adds no trip
-    // counter of its own, and proves the tile's indices in bounds.
-    let tiles = (n + THREADS - 1u) / THREADS;
+    // trips of UNROLL sources, `div_ceil`), and Tint proves the tile's
+    // indices in bounds.
+    let tiles = div_ceil(n, THREADS);
     for (var t = 0u; t < tiles; t++) {
         let j = t * THREADS + lid;
         // Padding past n: zero mass, contributes nothing.

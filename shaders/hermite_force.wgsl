@@ -184,11 +184,9 @@ fn split_range(wid: vec3<u32>) -> vec2<u32> {
 }
 
 // How many tiles of HT sources cover the split's sources `js` (none for
-// an empty split). The loops over tiles count them one by one: a loop
-// that steps by 1 to a bound set before it is one Tint knows to end, where
-// a loop stepping by HT gets a counter of its own, checked on every trip.
+// an empty split); the loops over tiles count them by 1 (`div_ceil`).
 fn tiles_of(js: vec2<u32>) -> u32 {
-    return select(0u, (js.y - js.x + HT - 1u) / HT, js.y > js.x);
+    return select(0u, div_ceil(js.y - js.x, HT), js.y > js.x);
 }
 
 // Sink i (wid.x HT + lid), or for invocations past ni the last sink:
@@ -380,7 +378,7 @@ fn reduce(
     let i = min(i_raw, params.ni - 1u);
     let lane = g % lanes;
     let one = params.one;
-    let per = (params.nsplit + lanes - 1u) / lanes;
+    let per = div_ceil(params.nsplit, lanes);
     let s0 = min(lane * per, params.nsplit);
     let s1 = min(s0 + per, params.nsplit);
     var acc = sums_result(no_sums());

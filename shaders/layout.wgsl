@@ -205,6 +205,14 @@ fn flat_index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wid.y * nwg.x + wid.x) * WORKGROUP_SIZE + lid;
 }
 
+// ceil(a / b) for b > 0 (a + b - 1 below 2^32): tiles or trips of b that
+// cover a. Loops over such a count step by 1 to a bound set before them,
+// which Tint (a browser's compiler) knows to end: a loop stepping by b
+// gets a trip counter of its own, checked on every trip.
+fn div_ceil(a: u32, b: u32) -> u32 {
+    return (a + b - 1u) / b;
+}
+
 // --- radix sort ---
 
 // Parameters of one digit pass of the radix sort (src/tree/sort.rs).

@@ -8,7 +8,7 @@ const GROUP_BOXES_PER_WORKGROUP: u32 = WORKGROUP_SIZE / GROUP_BOX_LANES;
 // GROUP_BOXES_PER_WORKGROUP groups, at most `max_workgroups` (the device's
 // limit per dimension; the workgroups stride over further tiles).
 fn group_box_args(groups: u32, max_workgroups: u32) -> DispatchArgs {
-    let workgroups = (groups + GROUP_BOXES_PER_WORKGROUP - 1u) / GROUP_BOXES_PER_WORKGROUP;
+    let workgroups = div_ceil(groups, GROUP_BOXES_PER_WORKGROUP);
     return DispatchArgs(min(workgroups, max_workgroups), 1u, 1u);
 }
 

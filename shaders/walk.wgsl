@@ -117,18 +117,6 @@ struct PairAccum {
     b1: Accum,
 }
 
-// How many trips of `step` cover `len` (ceil(len / step)). The loops over
-// groups and over a level's chunks count trips by 1 to a bound set before
-// the loop: a browser's compiler (Tint) knows such a loop ends, where a
-// loop stepping by a variable amount gets a trip counter of its own; and
-// natively this walk is 3-4 % faster for it (H200, 2^20 and 2^22). The
-// same form for the list evaluations' loops and a counted binary search
-// in `listed_particle` were 4-11 % slower there (BENCHMARKS.md), so those
-// keep their shape.
-fn loop_trips(len: u32, step: u32) -> u32 {
-    return (len + step - 1u) / step;
-}
-
 fn add(a: Accum, b: Accum) -> Accum {
     return Accum(a.acc + b.acc, a.pot + b.pot);
 }
@@ -386,7 +374,12 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane, subgroups: u32) {
     // most its share ceil(groups / workgroups), so that together they take
     // every group (and no invocation runs unboundedly long: some drivers,
     // e.g. lavapipe, cap the loop iterations of one invocation).
-    let fair_share = loop_trips(workgroupUniformLoad(&group_count), nwg);
+    // The loops over groups and over a level's chunks count trips by 1
+    // (`div_ceil`): natively this walk is 3-4 % faster for it (H200, 2^20
+    // and 2^22). The same form for the list evaluations' loops and a
+    // counted binary search in `listed_particle` were 4-15 % slower there
+    // (BENCHMARKS.md), so those keep their shape.
+    let fair_share = div_ceil(workgroupUniformLoad(&group_count), nwg);
     // CPU adapters: the rest in later dispatches (src/tree/walk.rs).
     let cap = params.walk_share_cap;
     let share = select(fair_share, min(fair_share, cap), cap > 0u);
@@ -439,7 +432,7 @@ fn walk_groups(wid: u32, nwg: u32, lane: Lane, subgroups: u32) {
         // The level's entries stay put while it is walked (children go to
         // the other half), so each chunk's cells are loaded one chunk ahead.
         var ahead = frontier_probe(cur, lid, cur_len);
-        let chunks = loop_trips(cur_len, WALK_LANES);
+        let chunks = div_ceil(cur_len, WALK_LANES);
         for (var k = 0u; k < chunks; k++) {
             let chunk = k * WALK_LANES;
             let probe = ahead;

@@ -135,7 +135,7 @@ impl Precision {
     /// 3x more energy in the 6th-order accuracy test, BENCHMARKS.md); f32
     /// sums a staged tile at a time, as plain f32 addition is no less
     /// exact that way.
-    pub fn run_length(self) -> u32 {
+    pub const fn run_length(self) -> u32 {
         match self {
             Precision::Ds | Precision::Dp => 1,
             Precision::DsFast => 32,
@@ -145,7 +145,13 @@ impl Precision {
 }
 
 // The force loop takes a tile's HT sources in runs of `run_length`.
-const _: () = assert!(HT.is_multiple_of(32));
+const _: () = {
+    let mut k = 0;
+    while k < Precision::ALL.len() {
+        assert!(HT.is_multiple_of(Precision::ALL[k].run_length()));
+        k += 1;
+    }
+};
 
 /// The composed WGSL of one kernel variant; with `f64` also the f64 entry
 /// points (`force_ds64`, `force_dp`, `reduce_dp`), which only adapters with
@@ -505,9 +511,10 @@ impl HermiteGpu {
         let label = format!("hermite force {order:?} {}", precision.name());
         // SAFETY: every index of the module is in bounds by construction:
         // workgroup tiles by the invocation index (< HT) and k < HT (or
-        // run * DSG + q < HT, DSG dividing HT); sources clamped below j_end <= nj <= the store's size; sinks
-        // clamped below ni <= ni_cap, the size of ip, active and results;
-        // active addresses checked below nj in `encode`; partial sums at
+        // run * DSG + q < HT, DSG dividing HT); sources clamped below
+        // j_end <= nj <= the store's size; sinks clamped below ni <=
+        // ni_cap, the size of ip, active and results; active addresses
+        // checked below nj in `encode`; partial sums at
         // split * ni_stride + i < nsplit * ni_stride, which
         // `set_target_workgroups` allocates; `force_lanes` stages and reads
         // tile entries below RW <= HT (k < RW / lanes); the lane sums of
