@@ -48,9 +48,27 @@ pub async fn run_under_mpirun(a: RunArgs) -> Result<ExitCode> {
     run(a, comm, resumed).await
 }
 
+/// Keeps the memory the process frees for its next allocations, as Open
+/// MPI's own advice for fast transfers has it (`MALLOC_MMAP_MAX_=0`,
+/// `MALLOC_TRIM_THRESHOLD_=-1`): every step allocates and frees tens of
+/// megabytes (the trees on their way, the messages), which glibc would
+/// otherwise map afresh and fault in page by page, at about 1 GB/s on the
+/// H200 host; kept, the steps of a 2^25-particle run on two GPUs took half
+/// the time (BENCHMARKS.md, issue 46).
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets the allocator's parameters (under its
+    // lock).
+    unsafe {
+        libc::mallopt(libc::M_MMAP_MAX, 0);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, -1);
+    }
+}
+
 /// Runs `a` (or continues `resumed`, read by every rank) on the ranks of
 /// `comm` (every rank calls it).
 async fn run(a: RunArgs, comm: MpiComm, resumed: Option<Checkpoint>) -> Result<ExitCode> {
+    keep_freed_memory();
     let root = comm.rank() == 0;
     let checked = check(&a, resumed.as_ref());
     let plan = match checked {
@@ -417,6 +435,9 @@ fn log_line(
         run.redraw_parts.decompose_s,
         run.redraw_parts.upload_s,
         run.redraw_parts.setup_s,
+        r.cut_read_s,
+        r.import_assemble_s,
+        r.exchange_wait_s,
     ];
     let all = allgather_records(comm, &mine);
     if comm.rank() != 0 {
@@ -451,6 +472,10 @@ fn log_line(
             "rebalance_decompose": most(10),
             "rebalance_upload": most(11),
             "rebalance_setup": most(12),
+            // Parts of "cut" and "import".
+            "cut_read": most(13),
+            "import_assemble": most(14),
+            "exchange_wait": most(15),
         },
         // Decompositions so far (the same on every rank).
         "redraws": run.redraws,

@@ -8,6 +8,7 @@
 //! array, since the walk reads its groups' own particles from there too.
 
 use super::let_tree::{EssentialTree, TAKEN};
+use super::staging::StagingWriter;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::empty_storage_buffer;
 use crate::gpu::layout::PosMass;
@@ -16,42 +17,53 @@ use crate::tree::layout::{CellProps, TreeCell, TreeCounters};
 use crate::tree::walk::{TreeWalk, WalkSources, WalkedTree, IMPORTED_SPILL};
 use crate::tree::TreeBuffers;
 
-/// The imported trees as one: cells and moments (root first) and the
-/// particles that follow the `n_local` local ones.
+/// The imported trees' cells as one tree: cells and moments, root first.
+/// (Their particles follow the local ones, tree after tree, as they came.)
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct AssembledTree {
+pub struct AssembledCells {
     pub cells: Vec<TreeCell>,
     pub props: Vec<CellProps>,
-    pub particles: Vec<PosMass>,
 }
 
-/// Puts the non-empty `trees` under one root (see the module's comment).
-/// `None` when there is nothing to walk.
-pub fn assemble(trees: &[EssentialTree], n_local: u32) -> Option<AssembledTree> {
+/// Cells and particles of the non-empty `trees` under one root (see the
+/// module's comment); `None` when there is nothing to walk.
+pub fn assembled_size(trees: &[EssentialTree]) -> Option<(usize, usize)> {
+    let kept = trees.iter().filter(|t| !t.cells.is_empty());
+    let (cells, particles) = kept.fold((0, 0), |(c, p), t| {
+        (c + t.cells.len(), p + t.particles.len())
+    });
+    (cells > 0).then_some((1 + cells, particles))
+}
+
+/// Puts the non-empty `trees` under one root, writing its cells and their
+/// moments into slices of `assembled_size`'s cells; their particles are
+/// to follow the `n_local` local ones, tree after tree.
+pub fn assemble_into(
+    trees: &[EssentialTree],
+    n_local: u32,
+    cells: &mut [TreeCell],
+    props: &mut [CellProps],
+) {
     let trees: Vec<&EssentialTree> = trees.iter().filter(|t| !t.cells.is_empty()).collect();
-    if trees.is_empty() {
-        return None;
-    }
     let roots = trees.len() as u32;
-    let total_cells = 1 + trees.iter().map(|t| t.cells.len()).sum::<usize>();
-    let mut cells = vec![TreeCell::default(); total_cells];
-    let mut props = vec![CellProps::default(); total_cells];
-    let mut particles = Vec::with_capacity(trees.iter().map(|t| t.particles.len()).sum());
     let (mut count, mut mass) = (0u32, 0.0f32);
     let mut base = 1 + roots;
+    let mut first_particle = 0usize;
     for (k, t) in trees.iter().enumerate() {
-        let first_particle = n_local + particles.len() as u32;
-        // Root to slot 1 + k, the rest after all roots, in order.
+        // The tree's root goes to slot 1 + k, the rest of its cells after
+        // every root, in their order.
         let slot = |i: u32| if i == 0 { 1 + k as u32 } else { base + i - 1 };
+        let particle_base = n_local + first_particle as u32;
         for (i, c) in t.cells.iter().enumerate() {
             let mut cell = c.cell;
             if cell.child_count > 0 {
                 cell.first_child = slot(cell.first_child);
             } else if cell.first_child == TAKEN {
+                // A multipole: a leaf with no particles to the walk.
                 cell.first_child = 0;
                 cell.start = 0;
             } else {
-                cell.start += first_particle;
+                cell.start += particle_base;
             }
             let at = slot(i as u32) as usize;
             cells[at] = cell;
@@ -59,7 +71,7 @@ pub fn assemble(trees: &[EssentialTree], n_local: u32) -> Option<AssembledTree> 
         }
         count = count.saturating_add(t.cells[0].cell.count);
         mass += t.cells[0].props.com_mass[3];
-        particles.extend_from_slice(&t.particles);
+        first_particle += t.particles.len();
         base += t.cells.len() as u32 - 1;
     }
     cells[0] = TreeCell {
@@ -68,16 +80,12 @@ pub fn assemble(trees: &[EssentialTree], n_local: u32) -> Option<AssembledTree> 
         first_child: 1,
         child_count: roots,
     };
+    // Opened by every group: an infinite opening radius.
     props[0] = CellProps {
         com_mass: [0.0, 0.0, 0.0, mass],
         quad_diag: [0.0, 0.0, 0.0, f32::MAX],
         quad_off: [0.0; 4],
     };
-    Some(AssembledTree {
-        cells,
-        props,
-        particles,
-    })
 }
 
 /// What the last import held.
@@ -97,6 +105,12 @@ pub struct ImportedTrees {
     cell_capacity: u64,
     particle_capacity: u64,
     pub last: ImportCounts,
+    /// The assembled tree on the host and its way to the GPU, both kept
+    /// from one step to the next.
+    assembled: AssembledCells,
+    upload: StagingWriter,
+    /// Seconds the last import spent assembling the trees on the host.
+    pub last_assemble_s: f64,
 }
 
 impl ImportedTrees {
@@ -131,6 +145,9 @@ impl ImportedTrees {
             cell_capacity,
             particle_capacity,
             last: ImportCounts::default(),
+            assembled: AssembledCells::default(),
+            upload: StagingWriter::new("imported trees upload"),
+            last_assemble_s: 0.0,
         }
     }
 
@@ -168,13 +185,14 @@ impl ImportedTrees {
         encoder: &mut wgpu::CommandEncoder,
     ) -> Result<()> {
         let n = b.state.n as u64;
-        let Some(tree) = assemble(trees, b.state.n) else {
+        let Some((cells, imported)) = assembled_size(trees) else {
             self.last = ImportCounts::default();
+            self.last_assemble_s = 0.0;
             return Ok(());
         };
         let d = &ctx.device;
-        let cells = tree.cells.len() as u64;
-        let particles = n + tree.particles.len() as u64;
+        let (cells, imported) = (cells as u64, imported as u64);
+        let particles = n + imported;
         let limit = ctx
             .max_elements(std::mem::size_of::<CellProps>() as u64)
             .min(ctx.max_elements(std::mem::size_of::<PosMass>() as u64));
@@ -183,9 +201,8 @@ impl ImportedTrees {
                 n,
                 max: n,
                 reason: format!(
-                    "the trees imported from the other ranks ({cells} cells, {} particles) \
-                     exceed one storage buffer",
-                    tree.particles.len()
+                    "the trees imported from the other ranks ({cells} cells, {imported} \
+                     particles) exceed one storage buffer"
                 ),
             });
         }
@@ -212,16 +229,30 @@ impl ImportedTrees {
                 },
             );
         }
-        let q = &ctx.queue;
-        q.write_buffer(&self.cells, 0, bytemuck::cast_slice(&tree.cells));
-        q.write_buffer(&self.props, 0, bytemuck::cast_slice(&tree.props));
-        if !tree.particles.is_empty() {
-            q.write_buffer(
-                &self.pos_mass,
-                n * std::mem::size_of::<PosMass>() as u64,
-                bytemuck::cast_slice(&tree.particles),
-            );
-        }
+        let clock = std::time::Instant::now();
+        let host = &mut self.assembled;
+        host.cells.resize(cells as usize, TreeCell::default());
+        host.props.resize(cells as usize, CellProps::default());
+        assemble_into(trees, b.state.n, &mut host.cells, &mut host.props);
+        let root = host.cells[0];
+        self.upload.write(
+            d,
+            &ctx.queue,
+            &[
+                (&self.cells, 0, vec![bytemuck::cast_slice(&host.cells)]),
+                (&self.props, 0, vec![bytemuck::cast_slice(&host.props)]),
+                (
+                    &self.pos_mass,
+                    n * std::mem::size_of::<PosMass>() as u64,
+                    trees
+                        .iter()
+                        .filter(|t| !t.cells.is_empty())
+                        .map(|t| bytemuck::cast_slice(&t.particles))
+                        .collect(),
+                ),
+            ],
+        )?;
+        self.last_assemble_s = clock.elapsed().as_secs_f64();
         // The local particles (the groups' own) head the array, and the
         // groups are handed out afresh; `overflow` reports spills.
         encoder.copy_buffer_to_buffer(
@@ -242,9 +273,9 @@ impl ImportedTrees {
         self.walk.encode(encoder, None);
         self.last = ImportCounts {
             // The root's children: the trees that were not empty.
-            trees: tree.cells[0].child_count,
+            trees: root.child_count,
             cells,
-            particles: tree.particles.len() as u64,
+            particles: imported,
         };
         Ok(())
     }

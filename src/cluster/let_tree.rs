@@ -3,6 +3,7 @@
 //! submission, then two read-backs (the counts, then the cells and
 //! particles they name). Outputs that do not fit grow and are cut again.
 
+use super::staging::StagingReader;
 use super::summary::{COARSE_BOXES, DOMAIN_BOXES, FINE_BOXES};
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
@@ -152,6 +153,11 @@ pub struct LetCutter {
     /// The domains' boxes, DOMAIN_BOXES each.
     targets: wgpu::Buffer,
     bind: wgpu::BindGroup,
+    /// The trees' read-back, kept from one cut to the next.
+    readback: StagingReader,
+    /// Seconds the last cut spent reading its trees back and framing them
+    /// as messages (after their counts were read).
+    pub last_read_s: f64,
 }
 
 impl LetCutter {
@@ -197,6 +203,8 @@ impl LetCutter {
             cell_capacity,
             particle_capacity,
             bind,
+            readback: StagingReader::new("LET read-back"),
+            last_read_s: 0.0,
         }
     }
 
@@ -251,13 +259,16 @@ impl LetCutter {
     /// The local essential trees of the tree in `b` (built, with
     /// `counters` read back after its build) for the domains whose boxes
     /// are `targets` (DOMAIN_BOXES each), in their order, as messages
-    /// (`EssentialTree::message`).
+    /// (`EssentialTree::message`). `meanwhile` is called once the trees'
+    /// copy to the host is queued: what it queues runs on the GPU while
+    /// the host reads them.
     pub async fn cut(
         &mut self,
         ctx: &GpuContext,
         b: &TreeBuffers,
         counters: &TreeCounters,
         targets: &[DomainSummary],
+        meanwhile: impl FnOnce(),
     ) -> Result<Vec<Vec<u8>>> {
         assert_eq!(
             targets.len() % DOMAIN_BOXES as usize,
@@ -266,6 +277,7 @@ impl LetCutter {
         );
         let domains = targets.len() / DOMAIN_BOXES as usize;
         if domains == 0 {
+            meanwhile();
             return Ok(Vec::new());
         }
         let levels = levels_of(counters);
@@ -355,37 +367,33 @@ impl LetCutter {
                 self.rebind(d, b);
                 continue;
             }
+            let read = std::time::Instant::now();
             begins.push([head.cells, head.particles]);
-            let cell_size = std::mem::size_of::<LetCell>() as u64;
-            let particle_size = std::mem::size_of::<PosMass>() as u64;
-            let mut ranges = Vec::new();
-            if head.cells > 0 {
-                ranges.push((&self.cells_out, 0, head.cells as u64 * cell_size));
-            }
-            if head.particles > 0 {
-                ranges.push((
-                    &self.particles_out,
-                    0,
-                    head.particles as u64 * particle_size,
-                ));
-            }
-            let data = read_buffer_ranges(d, &ctx.queue, &ranges).await?;
-            let (cell_bytes, particle_bytes) = match head.cells {
-                0 => (&[][..], &[][..]),
-                _ => (&data[0][..], data.get(1).map_or(&[][..], |p| &p[..])),
-            };
-            return Ok((0..domains)
-                .map(|k| {
-                    let cs = std::mem::size_of::<LetCell>();
-                    let ps = std::mem::size_of::<PosMass>();
-                    let (c0, c1) = (begins[k][0] as usize, begins[k + 1][0] as usize);
-                    let (p0, p1) = (begins[k][1] as usize, begins[k + 1][1] as usize);
-                    EssentialTree::message(
-                        &cell_bytes[c0 * cs..c1 * cs],
-                        &particle_bytes[p0 * ps..p1 * ps],
-                    )
+            let (cs, ps) = (
+                std::mem::size_of::<LetCell>(),
+                std::mem::size_of::<PosMass>(),
+            );
+            let ranges = [
+                (&self.cells_out, 0, head.cells as u64 * cs as u64),
+                (&self.particles_out, 0, head.particles as u64 * ps as u64),
+            ];
+            let messages = self
+                .readback
+                .read(d, &ctx.queue, &ranges, meanwhile, |data| {
+                    (0..domains)
+                        .map(|k| {
+                            let (c0, c1) = (begins[k][0] as usize, begins[k + 1][0] as usize);
+                            let (p0, p1) = (begins[k][1] as usize, begins[k + 1][1] as usize);
+                            EssentialTree::message(
+                                &data[0][c0 * cs..c1 * cs],
+                                &data[1][p0 * ps..p1 * ps],
+                            )
+                        })
+                        .collect()
                 })
-                .collect());
+                .await?;
+            self.last_read_s = read.elapsed().as_secs_f64();
+            return Ok(messages);
         }
     }
 

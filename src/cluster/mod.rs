@@ -10,7 +10,9 @@
 //! - `solver`: the local walk runs on the GPU while the trees travel,
 //!   then `imports` walks the received trees like the local one;
 //! - `comm`: the collective operations, over MPI (`mpi`, feature `mpi`)
-//!   or between threads.
+//!   or between threads;
+//! - `staging`: the host-visible buffers those trees pass through, kept
+//!   from one step to the next.
 
 pub mod comm;
 pub mod decomposition;
@@ -20,4 +22,5 @@ pub mod let_tree;
 pub mod mpi;
 pub mod run;
 pub mod solver;
+pub mod staging;
 pub mod summary;

@@ -26,11 +26,18 @@ pub struct EvaluationReport {
     pub build_s: f64,
     /// Summaries gathered and local essential trees cut and read back.
     pub cut_s: f64,
+    /// The part of `cut_s` that read the trees back and framed them.
+    pub cut_read_s: f64,
     /// The exchange of the trees, which runs while the GPU walks the
     /// local tree.
     pub exchange_s: f64,
+    /// The part of `exchange_s` spent waiting for the other ranks to be
+    /// ready to exchange.
+    pub exchange_wait_s: f64,
     /// Received trees checked, assembled and uploaded, their walk queued.
     pub import_s: f64,
+    /// The part of `import_s` that assembled the trees on the host.
+    pub import_assemble_s: f64,
 }
 
 pub struct DistributedTree {
@@ -119,18 +126,20 @@ impl DistributedTree {
             .iter()
             .flat_map(|&r| all[r].iter().copied())
             .collect();
+        // The local walk runs while the trees are read back and travel.
+        let tree = &self.tree;
+        let walk_locally = || {
+            let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("cluster local walk"),
+            });
+            tree.encode_walk(&mut encoder, None);
+            q.submit(Some(encoder.finish()));
+        };
         let messages = self
             .cutter
-            .cut(ctx, &self.tree.buffers, &counters, &summaries)
+            .cut(ctx, &tree.buffers, &counters, &summaries, walk_locally)
             .await?;
         let cut = Instant::now();
-
-        // The local walk runs while the trees travel.
-        let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("cluster local walk"),
-        });
-        self.tree.encode_walk(&mut encoder, None);
-        q.submit(Some(encoder.finish()));
         let (mut exported_cells, mut exported_particles) = (0, 0);
         let mut outgoing = vec![Vec::new(); p];
         for (message, &r) in messages.into_iter().zip(&targets) {
@@ -139,6 +148,10 @@ impl DistributedTree {
             exported_particles += particles;
             outgoing[r] = message;
         }
+        // Timed apart: the wait for the slowest rank to reach the exchange,
+        // then the transfer itself.
+        comm.barrier();
+        let all_ready = Instant::now();
         let incoming = comm.alltoall(outgoing);
         let exchanged = Instant::now();
 
@@ -162,8 +175,11 @@ impl DistributedTree {
             imported: self.imports.last,
             build_s: secs(started, built),
             cut_s: secs(built, cut),
+            cut_read_s: self.cutter.last_read_s,
             exchange_s: secs(cut, exchanged),
+            exchange_wait_s: secs(cut, all_ready),
             import_s: secs(exchanged, imported),
+            import_assemble_s: self.imports.last_assemble_s,
         };
         Ok(())
     }

@@ -11,7 +11,8 @@
 # line every 8 steps, whose wall_s_per_step is the mean of those 8 (the
 # log line's "redraws" counts the decompositions so far); STEPS steps
 # (default 24), θ = THETA (default 0.75, the opening-angle MAC); WEBGRAV
-# names another build to run (e.g. an older commit's, beside this one).
+# names another build to run (e.g. an older commit's, beside this one);
+# MPI_ARGS adds options to mpirun (e.g. Open MPI's MCA settings).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 for f in .gl/*.deb; do dpkg -x "$f" / ; done
@@ -24,7 +25,7 @@ theta=${THETA:-0.75}
 dt=0.0078125
 t_end=$(python3 -c "print($steps * $dt)")
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >&2
-mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none -np $gpus"
+mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none ${MPI_ARGS:-} -np $gpus"
 for n in "$@"; do
   echo "== one GPU, N = $n" >&2
   "$w" bench tree -n "$n" --theta "$theta" --alpha 0 --repeat 3
