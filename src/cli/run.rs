@@ -522,6 +522,7 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
     let ctx = GpuContext::headless().await?;
     say!("adapter: {}", ctx.adapter_summary());
     let clock = now_ms();
+    let mut state_ready = clock;
     let mut run = match (resumed, &a.resume) {
         (Some(c), Some(path)) => {
             let run = Run::from_checkpoint(&ctx, c, path).await?;
@@ -536,6 +537,7 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
         _ => {
             let config = a.solver.config(a.step.dt)?;
             let start = a.initial.load(&ctx, config.solver()).await?;
+            state_ready = now_ms();
             // Ids a format cannot hold are refused now, not after the run.
             snapshot::check_writable(
                 a.out.as_deref(),
@@ -546,6 +548,11 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
             run.set_types(start.types)?;
             run
         }
+    };
+    let start = StartClock {
+        began: clock,
+        state_ready,
+        solver_ready: now_ms(),
     };
     run.set_request(value(&Request::of(&a)))?;
     if let Some(s) = series.as_mut() {
@@ -560,7 +567,7 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
         .map(|l| Log::open(l, resumed_at))
         .transpose()
     {
-        Ok(mut log) => integrate(&a, &ctx, &mut run, clock, &mut series, &mut log).await,
+        Ok(mut log) => integrate(&a, &ctx, &mut run, start, &mut series, &mut log).await,
         Err(e) => Err(e),
     };
     if let Some(s) = series.as_mut() {
@@ -693,11 +700,20 @@ async fn write_checkpoint(path: &str, ctx: &GpuContext, run: &mut Run) -> Result
 /// Integrates to --t-end with the log, the series and the checkpoints, on
 /// the grid of the run's origin; the last read-out, or `None` when a
 /// signal stopped it.
+/// When a run's start reached each of its stages (`now_ms`): the initial
+/// state made or read, the solver set up (its first forces queued).
+#[derive(Clone, Copy)]
+struct StartClock {
+    began: f64,
+    state_ready: f64,
+    solver_ready: f64,
+}
+
 async fn integrate(
     a: &RunArgs,
     ctx: &GpuContext,
     run: &mut Run,
-    clock: f64,
+    started: StartClock,
     series: &mut Option<Series>,
     log: &mut Option<Log>,
 ) -> Result<Option<Readout>> {
@@ -706,6 +722,16 @@ async fn integrate(
     // The first read-out is the energy reference of the log (a resumed
     // run keeps the one of its checkpoint).
     let first = run.readout(ctx).await?;
+    let ready = now_ms();
+    let clock = started.began;
+    say!(
+        "ready in {:.2} s: initial state {:.2} s, solver set up {:.2} s, first forces \
+         and read-out {:.2} s",
+        (ready - clock) * 1e-3,
+        (started.state_ready - clock) * 1e-3,
+        (started.solver_ready - started.state_ready) * 1e-3,
+        (ready - started.solver_ready) * 1e-3
+    );
     // The deepest block-step level taken at the read-outs after steps
     // (logs, snapshots, checkpoints; not the first read-out's: levels are
     // set by the steps). Only block steps have levels.
