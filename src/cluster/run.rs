@@ -198,6 +198,13 @@ impl ClusterRun {
         let mut encoder = d.create_command_encoder(&Default::default());
         self.leapfrog.encode_kick(d, &mut encoder, None);
         ctx.queue.submit(Some(encoder.finish()));
+        // The step's walks done before its time is taken: left queued, they
+        // would count in the next step's, and the first step after a
+        // redraw (which waits for the GPU) would look the fastest by their
+        // time, so the drift's account would call for redraws after two
+        // steps where the GPU's work is the larger part. The next step's
+        // build would wait for them anyway.
+        self.solver.finish(ctx).await?;
         self.steps += 1;
         if self.redraw_due(comm, clock.elapsed().as_secs_f64()) {
             self.rebalance(ctx, comm).await?;
