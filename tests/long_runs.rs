@@ -611,10 +611,17 @@ fn a_second_signal_says_what_it_leaves() {
         let _ = std::fs::remove_dir_all(d.join("snapshots"));
         let _ = std::fs::remove_file(d.join("c.ckpt"));
         let child = spawn_webgrav_in(&d, &words(line));
+        // The first checkpoint follows the first step; on a software
+        // adapter shared with other tests that has taken over a minute.
         let begun = Instant::now();
-        while !d.join("c.ckpt").exists() && begun.elapsed() < Duration::from_secs(60) {
+        while !d.join("c.ckpt").exists() && begun.elapsed() < Duration::from_secs(600) {
             std::thread::sleep(Duration::from_millis(20));
         }
+        assert!(
+            d.join("c.ckpt").exists(),
+            "no checkpoint within {:?}",
+            begun.elapsed()
+        );
         std::thread::sleep(Duration::from_millis(100));
         let pid = child.id().to_string();
         Command::new("sh")
