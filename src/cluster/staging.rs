@@ -30,6 +30,28 @@ fn layout(sizes: &[u64]) -> (Vec<u64>, u64) {
     (offsets, at.max(ALIGN))
 }
 
+/// Which way a staging buffer carries bytes.
+#[derive(Clone, Copy, PartialEq)]
+enum Direction {
+    Read,
+    Write,
+}
+
+/// A staging buffer for `total` bytes and a quarter more; one to write
+/// into is born mapped (no wait for its first map).
+fn grown(device: &wgpu::Device, label: &str, total: u64, direction: Direction) -> wgpu::Buffer {
+    let usage = match direction {
+        Direction::Read => wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        Direction::Write => wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+    };
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: (total + total / 4).next_multiple_of(ALIGN),
+        usage,
+        mapped_at_creation: direction == Direction::Write,
+    })
+}
+
 fn mapping_failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Readback(format!("{what}: {e}"))
 }
@@ -70,12 +92,7 @@ impl StagingReader {
         let sizes: Vec<u64> = sources.iter().map(|s| s.2).collect();
         let (offsets, total) = layout(&sizes);
         if self.buffer.as_ref().is_none_or(|b| b.size() < total) {
-            self.buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(self.label),
-                size: (total + total / 4).next_multiple_of(ALIGN),
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }));
+            self.buffer = Some(grown(device, self.label, total, Direction::Read));
         }
         let staging = self.buffer.as_ref().expect("made above");
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -151,13 +168,7 @@ impl StagingWriter {
             .collect();
         let (offsets, total) = layout(&sizes);
         if self.buffer.as_ref().is_none_or(|b| b.size() < total) {
-            // Born mapped: no wait for a first map.
-            self.buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(self.label),
-                size: (total + total / 4).next_multiple_of(ALIGN),
-                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: true,
-            }));
+            self.buffer = Some(grown(device, self.label, total, Direction::Write));
             self.last_copy = None;
         } else {
             let staging = self.buffer.as_ref().expect("checked above");
