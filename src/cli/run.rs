@@ -744,9 +744,11 @@ async fn integrate(
             s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
         }
     }
-    // A read-out that is kept would keep its state from being reused by
-    // the next one (`Run::readout`).
-    drop(first);
+    // Kept only while no step has been queued since: a run that ends where
+    // it starts (`--t-end` its start time) reports it rather than reading
+    // the same state twice. Any other read-out drops it first (a kept one
+    // would keep its state from being reused: `Run::readout`).
+    let mut first = Some(first);
     let p = *run.config().params();
     say!(
         "N = {}, solver {}, eps {}, {} from t = {start} to t = {}",
@@ -794,7 +796,13 @@ async fn integrate(
         }
         t = target;
         let end = at(t, a.t_end);
-        let r = run.readout(ctx).await?;
+        let unchanged = first
+            .take()
+            .filter(|f| f.steps == run.steps() && f.snapshot.time == run.time());
+        let r = match unchanged {
+            Some(f) => f,
+            None => run.readout(ctx).await?,
+        };
         deepest_seen = deepest_seen.max(r.block_levels.as_deref().and_then(deepest_occupied));
         if !said_off_grid && !at(r.snapshot.time, t) {
             // Hermite block steps end where the particles' steps allow;

@@ -6,15 +6,12 @@
 //! was asked for and is otherwise reused.
 
 use crate::error::{Error, Result};
-use rayon::prelude::*;
+use crate::gpu::buffers::copy_to_mapped;
 
 /// Offsets of the ranges within a staging buffer: a multiple of this (wgpu
 /// maps at 8-byte offsets and copies at 4; 256 keeps every record type
 /// aligned for `bytemuck`).
 const ALIGN: u64 = 256;
-
-/// Bytes one core copies into a staging buffer at a time.
-const COPY_PIECE: usize = 4 << 20;
 
 /// Where each of `sizes` starts in one buffer, and the buffer's size.
 fn layout(sizes: &[u64]) -> (Vec<u64>, u64) {
@@ -55,14 +52,6 @@ fn grown(device: &wgpu::Device, label: &str, total: u64, direction: Direction) -
 fn mapping_failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Readback(format!("{what}: {e}"))
 }
-
-/// A piece of a mapped range that one thread writes: wgpu's `WriteOnly`
-/// of a slice is not `Send` (its impl asks for a sized target).
-struct Disjoint<'a>(wgpu::WriteOnly<'a, [u8]>);
-
-// SAFETY: the pieces are disjoint ranges (`split_at`) of one mapping that
-// outlives the parallel copy; each is written by one thread, once.
-unsafe impl Send for Disjoint<'_> {}
 
 /// Reads byte ranges of GPU buffers into one kept MAP_READ buffer.
 pub struct StagingReader {
@@ -192,7 +181,7 @@ impl StagingWriter {
             let mut view = staging
                 .get_mapped_range_mut(..)
                 .map_err(|e| mapping_failed(self.label, e))?;
-            // Every source piece beside its place, cut to COPY_PIECE bytes.
+            // Every source piece beside its place.
             let mut copies = Vec::new();
             let (mut rest, mut at) = (view.slice(..), 0u64);
             for ((_, _, pieces), (&o, &size)) in ranges.iter().zip(offsets.iter().zip(&sizes)) {
@@ -200,16 +189,12 @@ impl StagingWriter {
                 let (mut dst, tail) = tail.split_at(size as usize);
                 (rest, at) = (tail, o + size);
                 for piece in pieces {
-                    for src in piece.chunks(COPY_PIECE) {
-                        let (d, more) = dst.split_at(src.len());
-                        copies.push((Disjoint(d), src));
-                        dst = more;
-                    }
+                    let (d, more) = dst.split_at(piece.len());
+                    copies.push((d, *piece));
+                    dst = more;
                 }
             }
-            copies
-                .into_par_iter()
-                .for_each(|(mut dst, src)| dst.0.copy_from_slice(src));
+            copy_to_mapped(copies);
         }
         staging.unmap();
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {

@@ -242,12 +242,14 @@ pub fn upload(
     particles: &Particles,
     potentials: Option<&[f32]>,
 ) -> Result<GpuParticles> {
-    GpuParticles::upload_with(ctx, particles, |_| match potentials {
-        Some(pot) => pot
-            .iter()
-            .map(|&pot| AccPot { acc: [0.0; 3], pot })
-            .collect(),
-        None => vec![AccPot::default()],
+    GpuParticles::upload_with(ctx, particles, |_| {
+        Some(match potentials {
+            Some(pot) => pot
+                .iter()
+                .map(|&pot| AccPot { acc: [0.0; 3], pot })
+                .collect(),
+            None => vec![AccPot::default()],
+        })
     })
 }
 

@@ -237,25 +237,29 @@ pub const MAX_MAGNITUDE: f32 = 1e15;
 /// naming the first particle that is out of range.
 pub fn check_range(particles: &Particles) -> Result<()> {
     let p = particles;
-    for k in 0..p.len() {
-        let x = p.pos_mass[k].pos;
-        let v = p.vel[k].vel;
-        let big = |a: [f32; 3]| a.iter().any(|c| c.abs() > MAX_MAGNITUDE);
-        if big(x) || big(v) {
-            let (what, a) = if big(x) {
-                ("position", x)
-            } else {
-                ("velocity", v)
-            };
-            return Err(Error::InvalidParameter(format!(
-                "particle {} has {what} {a:?}, beyond the {MAX_MAGNITUDE:e} the GPU's f32 \
-                 arithmetic can square and sum; webgrav works in N-body units (G = 1, \
-                 systems of size ~1): is the file in other units?",
-                p.id.get(k).copied().unwrap_or(k as u64)
-            )));
-        }
-    }
-    Ok(())
+    // Checked on every core a chunk at a time; the first particle out of
+    // range in index order is the one named, as in turn.
+    const CHUNK: usize = 1 << 16;
+    let big = |a: [f32; 3]| a.iter().any(|c| c.abs() > MAX_MAGNITUDE);
+    let first_out = crate::state::parallel::map_indices(p.len().div_ceil(CHUNK), |c| {
+        (c * CHUNK..((c + 1) * CHUNK).min(p.len()))
+            .find(|&k| big(p.pos_mass[k].pos) || big(p.vel[k].vel))
+    });
+    let Some(k) = first_out.into_iter().flatten().next() else {
+        return Ok(());
+    };
+    let (x, v) = (p.pos_mass[k].pos, p.vel[k].vel);
+    let (what, a) = if big(x) {
+        ("position", x)
+    } else {
+        ("velocity", v)
+    };
+    Err(Error::InvalidParameter(format!(
+        "particle {} has {what} {a:?}, beyond the {MAX_MAGNITUDE:e} the GPU's f32 \
+         arithmetic can square and sum; webgrav works in N-body units (G = 1, \
+         systems of size ~1): is the file in other units?",
+        p.id.get(k).copied().unwrap_or(k as u64)
+    )))
 }
 
 /// The first particle of a read-out whose state is not finite.

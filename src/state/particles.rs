@@ -3,7 +3,9 @@
 //! binds). Layouts come from `gpu::layout`.
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{read_pieces, read_vec, records, storage_buffer_in_pieces};
+use crate::gpu::buffers::{
+    empty_storage_buffer, read_pieces, read_vec, records, storage_buffer_in_pieces,
+};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
 
@@ -100,12 +102,13 @@ impl StateArray {
     pub const ALL: [StateArray; 4] = [Self::PosMass, Self::Vel, Self::AccPot, Self::Index];
 }
 
-/// Particles per piece of a state's read-back (13 MiB; in the browser
-/// more than any N, one piece).
+/// Particles per piece of a state's read-back (52 MiB: the host's share
+/// of each piece's wait then stays small; in the browser more than any
+/// N, one piece).
 pub(crate) const READ_PIECE: u64 = if cfg!(target_arch = "wasm32") {
     1 << 32
 } else {
-    1 << 18
+    1 << 20
 };
 
 /// Bytes of GPU memory per particle of the state arrays.
@@ -131,16 +134,17 @@ impl GpuParticles {
     /// Uploads `particles`, refusing an N the device cannot hold before any
     /// allocation.
     pub fn upload(ctx: &GpuContext, particles: &Particles) -> Result<Self> {
-        Self::upload_with(ctx, particles, |n| vec![AccPot::default(); n])
+        Self::upload_with(ctx, particles, |_| None)
     }
 
     /// `upload` with the forces and potentials `acc_pot(N)` gives (a
     /// picture's: its potentials, or one element where it has none), made
-    /// only once N has been checked.
+    /// only once N has been checked; `None`: N zeroed records, made on the
+    /// GPU (new buffers are zeroed), not uploaded.
     pub fn upload_with(
         ctx: &GpuContext,
         particles: &Particles,
-        acc_pot: impl FnOnce(usize) -> Vec<AccPot>,
+        acc_pot: impl FnOnce(usize) -> Option<Vec<AccPot>>,
     ) -> Result<Self> {
         particles.validate().map_err(Error::InvalidParameter)?;
         let n = particles.len() as u64;
@@ -157,7 +161,12 @@ impl GpuParticles {
             n: n as u32,
             pos_mass: storage_buffer_in_pieces(d, q, "pos_mass", &particles.pos_mass)?,
             vel: storage_buffer_in_pieces(d, q, "vel", &particles.vel)?,
-            acc_pot: storage_buffer_in_pieces(d, q, "acc_pot", &acc_pot(n as usize))?,
+            acc_pot: match acc_pot(n as usize) {
+                Some(a) => storage_buffer_in_pieces(d, q, "acc_pot", &a)?,
+                None => {
+                    empty_storage_buffer(d, "acc_pot", n * std::mem::size_of::<AccPot>() as u64)
+                }
+            },
             id: storage_buffer_in_pieces(d, q, "id", &(0..n as u32).collect::<Vec<u32>>())?,
         })
     }
