@@ -438,6 +438,11 @@ fn log_line(
         r.cut_read_s,
         r.import_assemble_s,
         r.exchange_wait_s,
+        run.redraw_parts.decompose.keys_s,
+        run.redraw_parts.decompose.cuts_s,
+        run.redraw_parts.decompose.pack_s,
+        run.redraw_parts.decompose.alltoall_s,
+        run.redraw_parts.decompose.gather_s,
     ];
     let all = allgather_records(comm, &mine);
     if comm.rank() != 0 {
@@ -472,6 +477,12 @@ fn log_line(
             "rebalance_decompose": most(10),
             "rebalance_upload": most(11),
             "rebalance_setup": most(12),
+            // Parts of "rebalance_decompose".
+            "rebalance_keys": most(16),
+            "rebalance_cuts": most(17),
+            "rebalance_pack": most(18),
+            "rebalance_alltoall": most(19),
+            "rebalance_gather": most(20),
             // Parts of "cut" and "import".
             "cut_read": most(13),
             "import_assemble": most(14),

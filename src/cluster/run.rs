@@ -4,7 +4,7 @@
 //! of the last walk (`Rebalance`).
 
 use super::comm::{allgather_records, Comm};
-use super::decomposition::{decompose, RankParticles};
+use super::decomposition::{decompose_timed, DecomposeParts, RankParticles};
 use super::solver::{DistributedTree, EvaluationReport};
 use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
@@ -15,6 +15,7 @@ use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
 use crate::state::particles::StateReadback;
 use crate::state::{GpuParticles, Particles};
 use crate::tree::TreeConfig;
+use rayon::prelude::*;
 
 /// Settings of a parallel tree run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,6 +99,8 @@ pub struct RedrawParts {
     pub read_s: f64,
     /// Keys, splitters and the exchange (`decompose`).
     pub decompose_s: f64,
+    /// `decompose`'s parts.
+    pub decompose: DecomposeParts,
     /// The new particles uploaded.
     pub upload_s: f64,
     /// The solver and the integrator set up for them.
@@ -258,6 +261,7 @@ impl ClusterRun {
     ) -> Result<RankParticles> {
         self.solver.finish(ctx).await?;
         let s = self.state.read(ctx).await?;
+        // (Mapped on every core: 2^24 particles a rank.)
         let work = if with_work {
             // Cell interactions cost about twice a particle's (a
             // quadrupole's terms).
@@ -265,14 +269,14 @@ impl ClusterRun {
                 .tree
                 .interaction_counts(ctx)
                 .await?
-                .iter()
+                .par_iter()
                 .map(|c| c.pp as f32 + 2.0 * c.pc as f32)
                 .collect()
         } else {
             vec![1.0; s.pos_mass.len()]
         };
         Ok(RankParticles {
-            id: s.index.iter().map(|&i| self.ids[i as usize]).collect(),
+            id: s.index.par_iter().map(|&i| self.ids[i as usize]).collect(),
             pos_mass: s.pos_mass,
             vel: s.vel,
             acc_pot: s.acc_pot,
@@ -394,7 +398,7 @@ fn redistribute(
     parts: &mut RedrawParts,
 ) -> Result<(GpuParticles, Vec<u64>)> {
     let clock = std::time::Instant::now();
-    let mine = decompose(comm, mine)?;
+    let mine = decompose_timed(comm, mine, &mut parts.decompose)?;
     parts.decompose_s = clock.elapsed().as_secs_f64();
     let clock = std::time::Instant::now();
     let uploaded = upload(ctx, mine)?;
