@@ -350,12 +350,17 @@ fn transform_lanes(mut x: [[u32; LANES]; 3]) -> [u64; LANES] {
     let mut q = 1u32 << (MAX_DEPTH - 1);
     while q > 1 {
         let pm = q - 1;
-        for i in 0..3 {
-            for l in 0..LANES {
-                let set = 0u32.wrapping_sub((x[i][l] & q != 0) as u32);
-                let t = (x[0][l] ^ x[i][l]) & pm & !set;
-                x[0][l] ^= (pm & set) | t;
-                x[i][l] ^= t;
+        let [x0, x1, x2] = &mut x;
+        // Axis 0 itself: only the inversion does anything.
+        for a in x0.iter_mut() {
+            *a ^= pm & 0u32.wrapping_sub((*a & q != 0) as u32);
+        }
+        for xi in [x1, x2] {
+            for (a, b) in x0.iter_mut().zip(xi.iter_mut()) {
+                let set = 0u32.wrapping_sub((*b & q != 0) as u32);
+                let t = (*a ^ *b) & pm & !set;
+                *a ^= (pm & set) | t;
+                *b ^= t;
             }
         }
         q >>= 1;
