@@ -52,6 +52,21 @@ pub fn map_into<T: Sync, U: Send>(dst: &mut [U], src: &[T], f: impl Fn(&T) -> U 
     dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)).for_each(each);
 }
 
+/// `dst.copy_from_slice(src)`, on every core a MiB at a time natively.
+pub fn copy<T: bytemuck::Pod + Send + Sync>(dst: &mut [T], src: &[T]) {
+    assert_eq!(dst.len(), src.len(), "slices of one length");
+    let piece = ((1 << 20) / std::mem::size_of::<T>().max(1)).max(1);
+    #[cfg(not(target_arch = "wasm32"))]
+    dst.par_chunks_mut(piece)
+        .zip(src.par_chunks(piece))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+    #[cfg(target_arch = "wasm32")]
+    {
+        let _ = piece;
+        dst.copy_from_slice(src);
+    }
+}
+
 /// Sorts `v` by `cmp`, stably (the order of equal elements kept): on
 /// every core natively, the same order as in turn.
 pub fn sort_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {

@@ -3,11 +3,10 @@
 //! binds). Layouts come from `gpu::layout`.
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{
-    empty_storage_buffer, read_pieces, read_vec, records, storage_buffer_in_pieces,
-};
+use crate::gpu::buffers::{empty_storage_buffer, read_pieces, read_vec, storage_buffer_in_pieces};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
+use crate::state::parallel::copy;
 
 /// N particles on the CPU, in N-body units; `id[k]` is the particle's
 /// permanent identity (kept through snapshots and reorderings).
@@ -197,11 +196,14 @@ impl GpuParticles {
     /// loop may queue steps while a map is pending, the state is one piece.
     pub async fn read(&self, ctx: &GpuContext) -> Result<StateReadback> {
         let n = self.n as usize;
+        // Zeroed arrays the pieces are copied into on every core (one
+        // core's copies and page faults were most of a redraw's read at
+        // 2^24 particles a rank).
         let mut s = StateReadback {
-            pos_mass: Vec::with_capacity(n),
-            vel: Vec::with_capacity(n),
-            acc_pot: Vec::with_capacity(n),
-            index: Vec::with_capacity(n),
+            pos_mass: bytemuck::zeroed_vec(n),
+            vel: bytemuck::zeroed_vec(n),
+            acc_pot: bytemuck::zeroed_vec(n),
+            index: bytemuck::zeroed_vec(n),
         };
         let sources = StateArray::ALL.map(|a| self.array(a));
         read_pieces(
@@ -210,11 +212,13 @@ impl GpuParticles {
             &sources,
             n as u64,
             READ_PIECE,
-            |_, b| {
-                s.pos_mass.extend_from_slice(&records(b[0]));
-                s.vel.extend_from_slice(&records(b[1]));
-                s.acc_pot.extend_from_slice(&records(b[2]));
-                s.index.extend_from_slice(&records(b[3]));
+            |first, b| {
+                let at = first as usize;
+                let place = |dst: &mut [u8], src: &[u8]| copy(&mut dst[..src.len()], src);
+                place(bytemuck::cast_slice_mut(&mut s.pos_mass[at..]), b[0]);
+                place(bytemuck::cast_slice_mut(&mut s.vel[at..]), b[1]);
+                place(bytemuck::cast_slice_mut(&mut s.acc_pot[at..]), b[2]);
+                place(bytemuck::cast_slice_mut(&mut s.index[at..]), b[3]);
                 true
             },
         )

@@ -864,10 +864,23 @@ impl TreeSolver {
 
     /// Per-particle interaction counts of the last walk — a read-back.
     pub async fn interaction_counts(&self, ctx: &GpuContext) -> Result<Vec<InteractionCount>> {
-        let mut v =
-            read_vec::<InteractionCount>(&ctx.device, &ctx.queue, &self.buffers.interactions)
-                .await?;
-        v.truncate(self.buffers.state.n as usize);
-        Ok(v)
+        let n = self.buffers.state.n as u64;
+        let size = std::mem::size_of::<InteractionCount>() as u64;
+        // Copied into place on every core: a redraw reads 2^24 a rank.
+        let mut counts: Vec<InteractionCount> = bytemuck::zeroed_vec(n as usize);
+        read_pieces(
+            &ctx.device,
+            &ctx.queue,
+            &[(&self.buffers.interactions, size)],
+            n,
+            1 << 20,
+            |first, b| {
+                let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut counts[first as usize..]);
+                crate::state::parallel::copy(&mut dst[..b[0].len()], b[0]);
+                true
+            },
+        )
+        .await?;
+        Ok(counts)
     }
 }
