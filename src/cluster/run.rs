@@ -239,7 +239,11 @@ impl ClusterRun {
         parts.read_s = clock.elapsed().as_secs_f64();
         let (state, ids) = redistribute(ctx, comm, mine, &mut parts)?;
         let clock = std::time::Instant::now();
+        // The report stays the last evaluation's (a log line after a redraw
+        // showed the new solver's empty one).
+        let last = self.solver.last;
         self.solver = DistributedTree::new(ctx, &state, self.params.tree)?;
+        self.solver.last = last;
         self.leapfrog = Leapfrog::new(&ctx.device, &state, self.params.dt as f32);
         parts.setup_s = clock.elapsed().as_secs_f64();
         self.state = state;
