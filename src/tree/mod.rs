@@ -867,13 +867,14 @@ impl TreeSolver {
         let n = self.buffers.state.n as u64;
         let size = std::mem::size_of::<InteractionCount>() as u64;
         // Copied into place on every core: a redraw reads 2^24 a rank.
+        // Pieces as a state's read-back has them (one in the browser).
         let mut counts: Vec<InteractionCount> = bytemuck::zeroed_vec(n as usize);
         read_pieces(
             &ctx.device,
             &ctx.queue,
             &[(&self.buffers.interactions, size)],
             n,
-            1 << 20,
+            crate::state::particles::READ_PIECE,
             |first, b| {
                 let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut counts[first as usize..]);
                 crate::state::parallel::copy(&mut dst[..b[0].len()], b[0]);

@@ -153,7 +153,10 @@ async function openApp(context, query, viewport) {
   });
   page.on("requestfailed", (r) => page.problems.push(`failed: ${r.url()}`));
   page.on("response", (r) => { if (r.status() >= 400) page.problems.push(`${r.status()}: ${r.url()}`); });
-  await page.goto(BASE + query);
+  // Loading may wait minutes' share of a busy software adapter (a heavy
+  // lesson's page just closed once took Chromium past the default 30 s
+  // in the suite); the start itself is bounded below.
+  await page.goto(BASE + query, { timeout: 90000 });
   await waitFor(page, () => window.webgrav && (window.webgrav.ready || window.webgrav.error), null, 60000, `page ${query} starts`);
   const error = await page.evaluate(() => window.webgrav.error);
   if (error) check(`page ${query} starts`, false, error);
