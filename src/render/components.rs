@@ -7,6 +7,7 @@
 //! faint and cold, black holes ringed rather than lit; satellites and a
 //! merger's secondary are told apart by hue.
 
+use super::camera::{sample_indices, weighted_quantiles, VIEW_SAMPLE};
 use super::MAX_TAGS;
 use crate::gpu::layout::{PosMass, TagStyle};
 use crate::state::{kinds_of_components, Tagged, KINDS};
@@ -248,7 +249,8 @@ impl ComponentTags {
 /// Component tags of a one-component state: the quarter of the mass, by
 /// radius about the centre of mass, that each particle starts in (0: the
 /// innermost quarter ... 3: the outermost), so mixing shows over time.
-/// Linear in N: three weighted selections of the radii, no sort.
+/// Linear in N: the quarters' edges from one weighted selection of a
+/// sample's radii (`VIEW_SAMPLE`), no sort.
 pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
     let total: f64 = pos_mass.iter().map(|p| p.mass as f64).sum();
     if pos_mass.is_empty() || total <= 0.0 {
@@ -260,17 +262,16 @@ pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
             *c += p.mass as f64 * x as f64 / total;
         }
     }
-    let r2: Vec<f64> = (pos_mass.iter())
-        .map(|p| (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum())
-        .collect();
-    let pairs: Vec<(f64, f64)> = r2
-        .iter()
-        .zip(pos_mass)
-        .map(|(&r, p)| (r, p.mass as f64))
+    let r2 = |p: &PosMass| -> f64 { (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum() };
+    let pairs: Vec<(f64, f64)> = sample_indices(pos_mass.len(), VIEW_SAMPLE)
+        .map(|k| (r2(&pos_mass[k]), pos_mass[k].mass as f64))
         .collect();
     // The radii (squared) within which each quarter of the mass ends.
-    let edges = super::camera::weighted_quantiles(pairs, [0.25, 0.5, 0.75]);
-    r2.iter()
-        .map(|&r| edges.iter().filter(|&&e| r > e).count() as u32)
+    let edges = weighted_quantiles(pairs, [0.25, 0.5, 0.75]);
+    (pos_mass.iter())
+        .map(|p| {
+            let r = r2(p);
+            edges.iter().filter(|&&e| r > e).count() as u32
+        })
         .collect()
 }

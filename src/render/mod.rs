@@ -182,13 +182,23 @@ impl Scene {
         components: &ComponentTags,
         totals: TagTotals,
     ) -> Self {
-        let mut tags = components.tags.clone();
-        // WebGPU wants a non-empty buffer.
-        tags.resize((state.n as usize).max(1), 0);
+        // One tag a particle, and WebGPU wants a non-empty buffer; copied
+        // only where the tags are not that already (64 MB at 2^24).
+        let len = (state.n as usize).max(1);
+        let padded: Vec<u32>;
+        let tags = match components.tags.len() == len {
+            true => &components.tags,
+            false => {
+                padded = (0..len)
+                    .map(|k| components.tags.get(k).copied().unwrap_or(0))
+                    .collect();
+                &padded
+            }
+        };
         let (styles, marked) = components.styles();
         Self {
             state: state.clone(),
-            tags: storage_buffer_written(&ctx.device, &ctx.queue, "component tags", &tags),
+            tags: storage_buffer_written(&ctx.device, &ctx.queue, "component tags", tags),
             styles,
             marked,
             totals,
@@ -612,30 +622,30 @@ impl Default for ColorRanges {
 }
 
 impl ColorRanges {
-    /// Ranges of a state; potentials are optional (not computed yet). Time
-    /// linear in N (selection, not sorting).
+    /// Ranges of a state; potentials are optional (not computed yet).
+    /// Percentiles of a sample (`camera::VIEW_SAMPLE`): a fixed time at
+    /// any N.
     pub fn of(vel: &[Velocity], acc_pot: Option<&[AccPot]>) -> Self {
         let mut r = Self::default();
-        let speeds: Vec<f32> = vel
-            .iter()
-            .map(|v| (v.vel[0] * v.vel[0] + v.vel[1] * v.vel[1] + v.vel[2] * v.vel[2]).sqrt())
-            .collect();
+        let speeds = sampled(vel, |v| {
+            (v.vel[0] * v.vel[0] + v.vel[1] * v.vel[1] + v.vel[2] * v.vel[2]).sqrt()
+        });
         if let Some([lo, hi]) = percentiles(speeds) {
             r.speed = [lo, if hi > lo { hi } else { lo + 1.0 }];
         }
-        if let Some(pot) = acc_pot {
-            if let Some([lo, hi]) = percentiles(pot.iter().map(|a| a.pot).collect()) {
-                if hi > lo {
-                    r.potential = [hi, lo];
-                }
-            }
+        match acc_pot {
+            Some(pot) => r.with_potentials_of(sampled(pot, |a| a.pot)),
+            None => r,
         }
-        r
     }
 
     /// Ranges with the potentials of `pot` (in any order).
-    pub fn with_potentials(mut self, pot: &[f32]) -> Self {
-        if let Some([lo, hi]) = percentiles(pot.to_vec()) {
+    pub fn with_potentials(self, pot: &[f32]) -> Self {
+        self.with_potentials_of(sampled(pot, |&x| x))
+    }
+
+    fn with_potentials_of(mut self, pot: Vec<f32>) -> Self {
+        if let Some([lo, hi]) = percentiles(pot) {
             if hi > lo {
                 self.potential = [hi, lo];
             }
@@ -652,8 +662,16 @@ impl ColorRanges {
     }
 }
 
+/// `value` of about `VIEW_SAMPLE` of `items` (`camera::sample_indices`):
+/// what colour ranges are taken from.
+fn sampled<T>(items: &[T], value: impl Fn(&T) -> f32) -> Vec<f32> {
+    (camera::sample_indices(items.len(), camera::VIEW_SAMPLE))
+        .map(|k| value(&items[k]))
+        .collect()
+}
+
 /// 1st and 99th percentiles of the finite values, if any (two selections:
-/// linear in N).
+/// linear in their count).
 fn percentiles(mut v: Vec<f32>) -> Option<[f32; 2]> {
     v.retain(|x| x.is_finite());
     if v.is_empty() {

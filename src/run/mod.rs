@@ -362,16 +362,12 @@ pub struct Run {
 /// only different from other runs').
 pub fn new_run_id() -> u64 {
     static COUNT: AtomicU64 = AtomicU64::new(0);
-    let mut id = now_bits() ^ COUNT.fetch_add(1, Ordering::SeqCst).rotate_left(48);
+    let id = now_bits() ^ COUNT.fetch_add(1, Ordering::SeqCst).rotate_left(48);
     #[cfg(not(target_arch = "wasm32"))]
-    {
-        id ^= (std::process::id() as u64).rotate_left(32);
-    }
+    let id = id ^ (std::process::id() as u64).rotate_left(32);
     // A finaliser (splitmix64's): nearby inputs give unrelated ids; 0
     // means "unknown" in checkpoints.
-    id = (id ^ (id >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    id = (id ^ (id >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (id ^ (id >> 31)).max(1)
+    crate::state::rng::mix(id).max(1)
 }
 
 #[cfg(not(target_arch = "wasm32"))]
