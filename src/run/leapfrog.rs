@@ -186,9 +186,11 @@ fn block_config(p: &RunParams) -> BlockConfig {
 impl LeapfrogEngine {
     /// Uploads `particles` and queues the first force evaluation, so the
     /// state is ready to step. `params` must be valid (`RunConfig`) and its
-    /// solver direct or tree.
+    /// solver direct or tree; `particles` valid (`Particles::validate`, as
+    /// `Run::from_particles` checks them).
     pub fn new(ctx: &GpuContext, particles: &Particles, params: RunParams) -> Result<Self> {
-        let engine = Self::with_state(ctx, GpuParticles::upload(ctx, particles)?, params)?;
+        let state = GpuParticles::upload_validated(ctx, particles)?;
+        let engine = Self::with_state(ctx, state, params)?;
         engine.queue_forces(ctx);
         Ok(engine)
     }

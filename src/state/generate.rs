@@ -14,7 +14,7 @@
 //! checks both, and the distribution itself). On one adapter a seed
 //! gives the same bits every time.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::buffers::{
     empty_storage_buffer, read_pieces_with, records, storage_buffer_written, uniform_buffer,
 };
@@ -28,7 +28,9 @@ use crate::state::galaxy::eddington::{DfNode, SPEED_TRIES};
 use crate::state::galaxy::realization::PhasePoint;
 use crate::state::galaxy::realization::Slots;
 use crate::state::galaxy::{DiskEquilibrium, DiskSampler, Equilibrium, SpheroidSampler};
-use crate::state::parallel::{for_each_pair, map_indices, map_into, sums_per_chunk, SUM_CHUNK};
+use crate::state::parallel::{
+    fill_piece, for_each_pair, map_indices, map_into, sums_per_chunk, vec_for_pieces, SUM_CHUNK,
+};
 use crate::state::particles::Particles;
 use crate::state::plummer::{centre_of_chunks, MASS_CUT, SCALE_RADIUS};
 use crate::state::rng::stream_key;
@@ -92,9 +94,8 @@ pub async fn plummer_part(
     let first = (chunks.start * SUM_CHUNK).min(n);
     let count = (chunks.end * SUM_CHUNK).min(n) - first;
     let mut sampled = Particles {
-        // Zeroed memory the pieces fault in as they land (on every core).
-        pos_mass: bytemuck::zeroed_vec(count),
-        vel: bytemuck::zeroed_vec(count),
+        pos_mass: vec_for_pieces(count),
+        vel: vec_for_pieces(count),
         id: (first as u64..(first + count) as u64).collect(),
     };
     if count == 0 {
@@ -124,10 +125,16 @@ pub async fn plummer_part(
         piece,
     };
     run.sample(ctx, count as u64, |at, pm, v| {
-        map_into(&mut sampled.pos_mass[at..at + pm.len()], pm, |x| *x);
-        map_into(&mut sampled.vel[at..at + v.len()], v, |x| *x);
+        fill_piece(&mut sampled.pos_mass, at, pm);
+        fill_piece(&mut sampled.vel, at, v);
     })
     .await?;
+    if sampled.pos_mass.len() != count || sampled.vel.len() != count {
+        return Err(Error::Readback(format!(
+            "{} of {count} sampled particles came back",
+            sampled.pos_mass.len().min(sampled.vel.len())
+        )));
+    }
     // Σ x and Σ v of each chunk, in index order: the CPU's sums of these
     // numbers.
     let (pm, v) = (&sampled.pos_mass, &sampled.vel);

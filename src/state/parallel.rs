@@ -67,6 +67,28 @@ pub fn copy<T: bytemuck::Pod + Send + Sync>(dst: &mut [T], src: &[T]) {
     }
 }
 
+/// A vector for `n` records that pieces fill in order (`fill_piece`):
+/// natively zeroed memory the pieces fault in on every core; in the
+/// browser (one core) an empty one they are appended to, since zeroing
+/// it first is a pass of its own (0.23 s for a model of 2^24 there).
+pub fn vec_for_pieces<T: bytemuck::Pod>(n: usize) -> Vec<T> {
+    if cfg!(target_arch = "wasm32") {
+        Vec::with_capacity(n)
+    } else {
+        bytemuck::zeroed_vec(n)
+    }
+}
+
+/// Puts piece `src` at record `at` of `v` (`vec_for_pieces`), the
+/// pieces in order.
+pub fn fill_piece<T: bytemuck::Pod + Send + Sync>(v: &mut Vec<T>, at: usize, src: &[T]) {
+    if v.len() == at {
+        v.extend_from_slice(src);
+    } else {
+        copy(&mut v[at..at + src.len()], src);
+    }
+}
+
 /// Sorts `v` by `cmp`, stably (the order of equal elements kept): on
 /// every core natively, the same order as in turn.
 pub fn sort_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
