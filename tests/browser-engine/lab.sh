@@ -7,7 +7,8 @@
 # LAB_ARGS (e.g. "--only browser"), DAWN_FLAGS (Dawn's toggles, for
 # experiments: a page gets Chrome's defaults), LAB_NATIVE and LAB_PKG (the
 # native binary, .lab/NAME[.xz], and the web build, .lab/DIR, e.g. those
-# before a change) pass through to lab.mjs.
+# before a change) pass through to lab.mjs; LAB_NODE_FLAGS to Node (e.g.
+# "--cpu-prof --cpu-prof-dir=DIR": read the profiles with profile.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for f in .gl/*.deb; do dpkg -x "$f" /; done
