@@ -50,9 +50,10 @@ fn largest_position_difference(a: &Snapshot, b: &Snapshot) -> f64 {
 #[test]
 fn ranks_under_mpirun_follow_one_gpu() {
     let dir = common::fresh_dir("cluster_mpi_follow");
-    let args = run_args(&["--out", "one.csv"]);
+    let args = run_args(&["--out", "one.csv", "--log-every", "0.03125"]);
     let one = common::webgrav_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(one.status.success(), "{}", common::text(&one.stderr));
+    let one_gpu_line = common::log_lines(&common::text(&one.stdout))[0].clone();
     let one = snapshot::read_file(dir.join("one.csv").to_str().unwrap()).unwrap();
     for np in [2, 3] {
         let out = format!("p{np}.csv");
@@ -74,7 +75,19 @@ fn ranks_under_mpirun_follow_one_gpu() {
             assert_eq!(line["n"], 3000);
             assert!(line["rank_n_min"].as_u64().unwrap() > 0);
             // Measured: 1e-5 and below (the leapfrog's and the MAC's error).
-            assert!(line["dE_rel"].as_f64().unwrap() < 1e-4, "{line}");
+            assert!(line["rel_energy_error"].as_f64().unwrap() < 1e-4, "{line}");
+            // Every field of a one-GPU tree run's line, under its name
+            // (its GPU phases and interaction counts are its own).
+            let fields = one_gpu_line.as_object().expect("a JSON object");
+            for key in fields.keys() {
+                let own = ["phase_ms", "pp_per_particle", "pc_per_particle"];
+                assert!(
+                    own.contains(&key.as_str()) || line.get(key).is_some(),
+                    "{key}: {line}"
+                );
+            }
+            assert_eq!(line["potential_sum"], "solver-f32");
+            assert!(line["rel_energy_error_max"].as_f64() >= line["rel_energy_error"].as_f64());
         }
         let mine = snapshot::read_file(dir.join(&out).to_str().unwrap()).unwrap();
         assert_eq!(mine.time, one.time);

@@ -29,6 +29,7 @@ use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
 use crate::snapshot::{self, Format};
 use crate::state::diagnostics::Diagnostics;
+use crate::state::energy::PotentialSum;
 use crate::state::generate;
 use crate::state::particles::StateReadback;
 use crate::state::plummer::{centre_of_chunks, PLUMMER_CHUNK};
@@ -257,7 +258,11 @@ async fn run_checked(
             let d = run.diagnostics(&ctx, comm).await?;
             de_max = de_max.max(d.diagnostics.energy_error(&start.diagnostics));
             let wall = steps_clock.elapsed().as_secs_f64();
-            let line = log_line(comm, &run, &d, &start, wall / since_log as f64)?;
+            let times = LogTimes {
+                step_s: wall / since_log as f64,
+                wall_s: run_clock.elapsed().as_secs_f64(),
+            };
+            let line = log_line(comm, &run, &d, &start, de_max, times)?;
             if let (true, Some(line)) = (root, line) {
                 emit(&line)?;
                 if let Some(l) = log.as_mut() {
@@ -413,12 +418,20 @@ pub fn part_name(time: f64, rank: usize) -> String {
 
 /// The log line (rank 0 gets it; every rank takes part): the run's
 /// conserved quantities, and the slowest rank's phases of the last step.
+/// A log line's clocks: the mean wall time of the steps since the last
+/// line, and the run's wall time so far.
+struct LogTimes {
+    step_s: f64,
+    wall_s: f64,
+}
+
 fn log_line(
     comm: &dyn Comm,
     run: &ClusterRun,
     d: &crate::cluster::run::ClusterDiagnostics,
     start: &crate::cluster::run::ClusterDiagnostics,
-    step_s: f64,
+    de_max: f64,
+    times: LogTimes,
 ) -> Result<Option<serde_json::Value>> {
     let r = run.report();
     let mine = [
@@ -450,22 +463,31 @@ fn log_line(
     }
     let most = |k: usize| all.iter().map(|v| v[k]).fold(0.0, f64::max);
     let sum = |k: usize| all.iter().map(|v| v[k]).sum::<f64>();
-    let e = &d.diagnostics;
+    let (e, e0) = (&d.diagnostics, &start.diagnostics);
+    let norm = |v: [f64; 3]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let dl = std::array::from_fn(|k| e.angular_momentum[k] - e0.angular_momentum[k]);
     Ok(Some(serde_json::json!({
+        // A one-GPU run's fields (`cli::run`'s log line), so that one
+        // script reads the logs of both...
         "t": run.time(),
-        "step": run.steps(),
+        "steps": run.steps(),
+        "energy": e.total,
+        "kinetic": e.kinetic,
+        "potential": e.potential,
+        "rel_energy_error": e.energy_error(e0),
+        "rel_energy_error_max": de_max,
+        "virial_ratio": e.virial_ratio,
+        "potential_sum": PotentialSum::Solver.name(),
+        "momentum": norm(e.momentum),
+        "angular_momentum": norm(e.angular_momentum),
+        "angular_momentum_change": norm(dl),
+        "wall_s": times.wall_s,
+        // ... and the ranks'.
         "ranks": comm.size(),
         "n": d.particles,
         "rank_n_min": d.fewest,
         "rank_n_max": d.most,
-        "E": e.total,
-        "K": e.kinetic,
-        "W": e.potential,
-        "dE_rel": e.energy_error(&start.diagnostics),
-        "p": e.momentum,
-        "L": e.angular_momentum,
-        "virial": e.virial_ratio,
-        "wall_s_per_step": step_s,
+        "wall_s_per_step": times.step_s,
         "phases_max_s": {
             "build": most(0),
             "cut": most(1),
