@@ -14,7 +14,7 @@
 //! of one GPU's (gathered, written by rank 0), which resume on any number
 //! of ranks or on one GPU. The rest is refused by name.
 
-use super::run::{check_outputs, resolve, run_resolved, value, Log, Request, RunArgs};
+use super::run::{check_outputs, norm, resolve, run_resolved, value, Log, Request, RunArgs};
 use super::{emit, say};
 use crate::cluster::comm::{allgather_records, Comm};
 use crate::cluster::decomposition::RankParticles;
@@ -416,8 +416,6 @@ pub fn part_name(time: f64, rank: usize) -> String {
     format!("snap_{time:010.4}-{rank}")
 }
 
-/// The log line (rank 0 gets it; every rank takes part): the run's
-/// conserved quantities, and the slowest rank's phases of the last step.
 /// A log line's clocks: the mean wall time of the steps since the last
 /// line, and the run's wall time so far.
 struct LogTimes {
@@ -425,6 +423,8 @@ struct LogTimes {
     wall_s: f64,
 }
 
+/// The log line (rank 0 gets it; every rank takes part): the run's
+/// conserved quantities, and the slowest rank's phases of the last step.
 fn log_line(
     comm: &dyn Comm,
     run: &ClusterRun,
@@ -464,7 +464,6 @@ fn log_line(
     let most = |k: usize| all.iter().map(|v| v[k]).fold(0.0, f64::max);
     let sum = |k: usize| all.iter().map(|v| v[k]).sum::<f64>();
     let (e, e0) = (&d.diagnostics, &start.diagnostics);
-    let norm = |v: [f64; 3]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
     let dl = std::array::from_fn(|k| e.angular_momentum[k] - e0.angular_momentum[k]);
     Ok(Some(serde_json::json!({
         // A one-GPU run's fields (`cli::run`'s log line), so that one

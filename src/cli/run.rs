@@ -868,7 +868,8 @@ fn deepest_occupied(levels: &[u64]) -> Option<usize> {
     levels.iter().rposition(|&n| n > 0)
 }
 
-fn norm(v: [f64; 3]) -> f64 {
+/// |v|.
+pub(super) fn norm(v: [f64; 3]) -> f64 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
 

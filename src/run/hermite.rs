@@ -46,14 +46,15 @@ pub struct HermiteEngine {
 
 impl HermiteEngine {
     /// The integrator of `particles` at run time `time` (computes the
-    /// first forces, hence async).
+    /// first forces, hence async); `particles` valid
+    /// (`Particles::validate`, as `Run::from_particles` checks them).
     pub async fn new(
         ctx: &GpuContext,
         particles: &Particles,
         time: f64,
         params: RunParams,
     ) -> Result<Self> {
-        let display = GpuParticles::upload(ctx, particles)?;
+        let display = GpuParticles::upload_validated(ctx, particles)?;
         let sim = HermiteSimulation::new(ctx, particles, hermite_config(&params), 0.0).await?;
         Ok(Self {
             sim,
