@@ -1,12 +1,14 @@
 // The softened potential of every particle from a state given in
-// double-single (driven by src/direct/energy.rs), for the energies a run
+// double-single (driven by src/state/energy.rs), for the energies a run
 // reports: phi_i = -sum_{j != i} m_j / sqrt(|x_j - x_i|^2 + eps^2), with
 // every step in double-single arithmetic, so each term is good to ~1e-14
 // relative and the sum (all terms of one sign) too. Composed after ds.wgsl,
 // whose reassociation guard `one` every error term below goes through.
 //
 // One invocation per sink, ET sinks per workgroup, ET sources staged at a
-// time in workgroup memory (hi: x, y, z, m; lo: their remainders).
+// time in workgroup memory (hi: x, y, z, m; lo: their remainders). The
+// sinks are a run of the sources (every particle, or one rank's among all
+// ranks'); pot holds theirs only.
 
 @group(0) @binding(0) var<uniform> params: EnergyParams;
 @group(0) @binding(1) var<storage, read> src_hi: array<vec4<f32>>;
@@ -101,10 +103,11 @@ fn potentials(
     // A chunk of more workgroups than one dimension holds comes as a 2-D
     // grid (gpu::context::dispatch_size); its few extra ones repeat the
     // next chunk's sinks, writing the same values.
-    let i = (params.first_group + wid.y * nwg.x + wid.x) * ET + lid;
-    // Sinks past n still stage sources (every invocation must reach the
-    // barriers) but never store.
-    let me = min(i, n - 1u);
+    let s = (params.first_group + wid.y * nwg.x + wid.x) * ET + lid;
+    let i = params.sink_first + s;
+    // Sinks past the last still stage sources (every invocation must reach
+    // the barriers) but never store.
+    let me = params.sink_first + min(s, params.sinks - 1u);
     let xh = src_hi[me].xyz;
     let xl = src_lo[me].xyz;
     var sum = vec2<f32>(0.0);
@@ -119,7 +122,7 @@ fn potentials(
             sum = dd_add(sum, term(k, base + k == i, xh, xl, eps2, one), one);
         }
     }
-    if (i < n) {
-        pot[i] = -sum;
+    if (s < params.sinks) {
+        pot[s] = -sum;
     }
 }

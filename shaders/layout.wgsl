@@ -61,9 +61,10 @@ struct EnergyParams {
     eps2_lo: f32,
     // 1.0 from memory: the reassociation guard of ds.wgsl.
     one: f32,
+    // The sinks: `sinks` sources from `sink_first` on.
+    sink_first: u32,
+    sinks: u32,
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 // Parameters of one force evaluation with the direct kernel.

@@ -53,7 +53,8 @@ fn ranks_under_mpirun_follow_one_gpu() {
     let args = run_args(&["--out", "one.csv", "--log-every", "0.03125"]);
     let one = common::webgrav_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(one.status.success(), "{}", common::text(&one.stderr));
-    let one_gpu_line = common::log_lines(&common::text(&one.stdout))[0].clone();
+    let one_gpu_lines = common::log_lines(&common::text(&one.stdout));
+    let (one_gpu_line, one_gpu_end) = (one_gpu_lines[0].clone(), one_gpu_lines[1].clone());
     let one = snapshot::read_file(dir.join("one.csv").to_str().unwrap()).unwrap();
     for np in [2, 3] {
         let out = format!("p{np}.csv");
@@ -86,9 +87,24 @@ fn ranks_under_mpirun_follow_one_gpu() {
                     "{key}: {line}"
                 );
             }
-            assert_eq!(line["potential_sum"], "solver-f32");
+            // 3000 particles: summed precisely on the host, as on one GPU.
+            assert_eq!(line["potential_sum"], "host-f64");
+            assert_eq!(line["potential_sum"], one_gpu_line["potential_sum"]);
             assert!(line["rel_energy_error_max"].as_f64() >= line["rel_energy_error"].as_f64());
         }
+        // Issue 46's consistency across P, the potential summed alike:
+        // |dE/E| near one GPU's (measured on lavapipe: 1.43–1.44e-5 on 2
+        // ranks, 1.37–1.39e-5 on 3, 1.49e-5 on one GPU). The redraws
+        // follow the clock here, so the bound leaves room for the trees a
+        // busy machine's redraws make; `tests/cluster.rs` holds the
+        // issue's 10 % with redraws on a fixed schedule.
+        let de = |l: &serde_json::Value| l["rel_energy_error"].as_f64().unwrap();
+        let (mine, one_gpu) = (de(&lines[1]), de(&one_gpu_end));
+        eprintln!("{np} ranks: |dE/E| {mine:e} after 8 steps (one GPU: {one_gpu:e})");
+        assert!(
+            (mine - one_gpu).abs() <= 0.2 * one_gpu,
+            "{np} ranks: |dE/E| {mine:e}, one GPU {one_gpu:e}"
+        );
         let mine = snapshot::read_file(dir.join(&out).to_str().unwrap()).unwrap();
         assert_eq!(mine.time, one.time);
         let worst = largest_position_difference(&mine, &one);

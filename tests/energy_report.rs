@@ -10,7 +10,9 @@ mod common;
 use pollster::block_on;
 use webgrav::hermite::Precision;
 use webgrav::run::{write_state, Readout, Run, RunParams, SolverKind};
-use webgrav::state::energy::{potentials_f64, PotentialKernel, PotentialSum};
+use webgrav::state::energy::{
+    potentials_f64, potentials_f64_of, PotentialKernel, PotentialRule, PotentialSum,
+};
 use webgrav::state::Model;
 
 /// (mass, position, velocity) of every particle of a CSV snapshot, each
@@ -192,6 +194,16 @@ fn double_single_potentials_match_the_f64_sum() {
                 "offset {offset} eps {eps}: worst relative error {worst:e}"
             );
             assert!(dw <= 1e-14, "offset {offset} eps {eps}: W off by {dw:e}");
+            // A run of sinks among all the sources (a rank's own particles
+            // in a parallel report): those sinks' potentials, bit for bit
+            // and on the host as well.
+            for sinks in [0..129, 300..301, 571..700] {
+                let part =
+                    block_on(kernel.potentials_of(&ctx, &mass, &pos, eps, sinks.clone())).unwrap();
+                assert_eq!(part, gpu[sinks.clone()], "{sinks:?}");
+                let host = potentials_f64_of(&mass, &pos, eps, sinks.clone());
+                assert_eq!(host, reference[sinks.clone()], "{sinks:?}");
+            }
         }
     }
 }
@@ -266,9 +278,40 @@ fn read_outs_for_forces_sum_no_energy() {
             ..RunParams::default()
         };
         let mut run = block_on(Run::new(&ctx, &p, 0.0, params.validate().unwrap())).unwrap();
-        run.report_solver_energy();
+        run.set_potential_rule(PotentialRule::Solver);
         let r = block_on(run.readout(&ctx)).unwrap();
         assert_eq!(r.potential_sum, PotentialSum::Solver, "{}", solver.name());
         assert!(r.diagnostics.potential < 0.0, "{}", solver.name());
     }
+}
+
+// `--potential-sum exact`: a tree run above the host's bound sums its
+// state's potential precisely (on the GPU) when asked, so that runs whose
+// trees differ (one GPU and several, two θ) compare by their states'
+// energies; back to `auto`, the same state's report is the tree's again.
+#[test]
+fn tree_runs_sum_the_exact_potential_when_asked() {
+    let ctx = common::gpu();
+    let params = RunParams {
+        solver: SolverKind::Tree,
+        eps: 0.01,
+        ..RunParams::default()
+    };
+    let p = Model::Plummer.generate(4500, 3).unwrap();
+    let mut run = block_on(Run::new(&ctx, &p, 0.0, params.validate().unwrap())).unwrap();
+    run.set_potential_rule(PotentialRule::Exact);
+    let exact = block_on(run.readout(&ctx)).unwrap();
+    assert_eq!(exact.potential_sum, PotentialSum::GpuDoubleSingle);
+    let q = &exact.snapshot.particles.pos_mass;
+    let mass: Vec<f64> = q.iter().map(|q| q.mass as f64).collect();
+    let pos: Vec<[f64; 3]> = q.iter().map(|q| q.pos.map(f64::from)).collect();
+    // (The run's ε is an f32.)
+    let phi = potentials_f64(&mass, &pos, 0.01f32 as f64);
+    let w: f64 = 0.5 * phi.iter().zip(&mass).map(|(f, m)| f * m).sum::<f64>();
+    let dw = rel(exact.diagnostics.potential, w);
+    assert!(dw < 1e-13, "W off by {dw:e}");
+    run.set_potential_rule(PotentialRule::Auto);
+    let auto = block_on(run.readout(&ctx)).unwrap();
+    assert_eq!(auto.potential_sum, PotentialSum::Solver);
+    assert_ne!(auto.diagnostics.potential, exact.diagnostics.potential);
 }

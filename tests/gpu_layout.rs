@@ -108,9 +108,9 @@ fn layouts_match_wgsl() {
             ("eps2_hi", offset_of!(EnergyParams, eps2_hi)),
             ("eps2_lo", offset_of!(EnergyParams, eps2_lo)),
             ("one", offset_of!(EnergyParams, one)),
+            ("sink_first", offset_of!(EnergyParams, sink_first)),
+            ("sinks", offset_of!(EnergyParams, sinks)),
             ("_pad0", offset_of!(EnergyParams, _pad0)),
-            ("_pad1", offset_of!(EnergyParams, _pad1)),
-            ("_pad2", offset_of!(EnergyParams, _pad2)),
         ],
     );
     check(

@@ -116,6 +116,7 @@ fn a_resumed_run_continues_its_own_series_and_log() {
     assert_eq!(names(&d.join("parts")), names(&d.join("whole")));
     let read_log = |s: &str| log_lines(&std::fs::read_to_string(d.join(s)).unwrap());
     assert_eq!(read_log("parts.log"), read_log("whole.log"));
+    assert_eq!(read_log("parts.log")[0]["potential_sum"], "solver-f32");
     assert_eq!(read_log("whole.log").len(), 8);
     // A new run into that series: refused, nothing touched.
     let before = std::fs::read(d.join("parts/index.json")).unwrap();
@@ -670,13 +671,15 @@ fn a_second_signal_says_what_it_leaves() {
 // outputs, schedules), so the printed advice, a bare `--resume`, finishes
 // the run: the same --out bytes, log and series as the run that went on.
 // An option given with --resume replaces the stored one and says so.
+// (The energies' potential is asked for too: the log's energy reference,
+// kept in the checkpoint, was summed that way.)
 #[test]
 fn a_bare_resume_finishes_the_run_as_it_was_asked() {
     let d = dir("bare-resume");
     let asked = |name: &str| {
         format!(
             "--t-end 4 --out {name}.csv --log {name}.log --log-every 0.0625 \
-             --snap-every 0.5 --snap-format csv --snap-dir {name}"
+             --snap-every 0.5 --snap-format csv --snap-dir {name} --potential-sum solver"
         )
     };
     ok(webgrav(&d, &run(&asked("whole"))));
@@ -726,6 +729,7 @@ fn a_bare_resume_finishes_the_run_as_it_was_asked() {
     );
     let read_log = |s: &str| log_lines(&std::fs::read_to_string(d.join(s)).unwrap());
     assert_eq!(read_log("parts.log"), read_log("whole.log"));
+    assert_eq!(read_log("parts.log")[0]["potential_sum"], "solver-f32");
     assert_eq!(index(&d.join("parts")), index(&d.join("whole")));
     std::fs::remove_dir_all(&d).unwrap();
 }

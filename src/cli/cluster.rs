@@ -8,7 +8,8 @@
 //! What a parallel run offers today: a model (a Plummer sphere sampled in
 //! parallel, each rank its own chunks; other models generated on every
 //! rank, which keeps its share) or an input file, the tree with θ or α,
-//! shared leapfrog steps, the run log, the end state gathered into one
+//! shared leapfrog steps, the run log (its energies summed as
+//! `--potential-sum` says, as on one GPU), the end state gathered into one
 //! `--out` file, a series of per-rank parts named as Bonsai names them
 //! (`--snap-every` with `--bonsai-names`), and checkpoints in the format
 //! of one GPU's (gathered, written by rank 0), which resume on any number
@@ -29,7 +30,6 @@ use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
 use crate::snapshot::{self, Format};
 use crate::state::diagnostics::Diagnostics;
-use crate::state::energy::PotentialSum;
 use crate::state::generate;
 use crate::state::particles::StateReadback;
 use crate::state::plummer::{centre_of_chunks, PLUMMER_CHUNK};
@@ -218,7 +218,8 @@ async fn run_checked(
         _ => None,
     };
     let mut run = ClusterRun::new(&ctx, comm, mine, start_at, plan.params).await?;
-    let mut start = run.diagnostics(&ctx, comm).await?;
+    let rule = a.potential_sum.rule();
+    let mut start = run.diagnostics(&ctx, comm, rule).await?;
     // Energies are measured from the run's very start, through resumes.
     if let Some(e0) = e0 {
         start.diagnostics = e0;
@@ -255,7 +256,7 @@ async fn run_checked(
         }
         let log_now = (plan.log_steps > 0 && step % plan.log_steps == 0) || step == plan.steps;
         if log_now {
-            let d = run.diagnostics(&ctx, comm).await?;
+            let d = run.diagnostics(&ctx, comm, rule).await?;
             de_max = de_max.max(d.diagnostics.energy_error(&start.diagnostics));
             let wall = steps_clock.elapsed().as_secs_f64();
             let times = LogTimes {
@@ -476,7 +477,7 @@ fn log_line(
         "rel_energy_error": e.energy_error(e0),
         "rel_energy_error_max": de_max,
         "virial_ratio": e.virial_ratio,
-        "potential_sum": PotentialSum::Solver.name(),
+        "potential_sum": d.potential_sum.name(),
         "momentum": norm(e.momentum),
         "angular_momentum": norm(e.angular_momentum),
         "angular_momentum_change": norm(dl),

@@ -14,6 +14,7 @@ use crate::gpu::GpuContext;
 use crate::run::params::alpha_given;
 use crate::run::{Run, SolverKind};
 use crate::snapshot;
+use crate::state::energy::PotentialRule;
 use crate::state::stats::ErrorStats;
 use clap::{Args, ValueEnum};
 use std::collections::HashMap;
@@ -153,7 +154,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
         let mut run = Run::new(&ctx, p, start.time, *config).await?;
         // Forces only: no energy sum (an N² one would cost more than the
         // tree's forces).
-        run.report_solver_energy();
+        run.set_potential_rule(PotentialRule::Solver);
         let r = run.readout(&ctx).await?;
         if k + 1 == configs.len() {
             if let Some(path) = &a.out {

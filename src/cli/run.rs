@@ -27,8 +27,8 @@ use crate::run::schedule::{at, check_end, next_on_grid, on_grid, shown, whole_st
 use crate::run::SolverKind;
 use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
-use crate::state::energy::PotentialSum;
-use clap::Args;
+use crate::state::energy::{PotentialRule, PotentialSum};
+use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -50,6 +50,14 @@ pub struct RunArgs {
     /// run's start time, also after a resume.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub(super) log_every: f64,
+    /// The potential behind the reported energies: auto (the precise N²
+    /// sum where it costs no more than a few steps: tree runs up to 4096
+    /// particles, direct ones up to 2^17, Hermite always; else the
+    /// solver's own), solver (the solver's own always) or exact (the
+    /// precise sum always, N² work a report: to compare runs whose
+    /// solvers differ, such as a tree on one GPU and on several).
+    #[arg(long, value_enum, default_value_t = PotentialArg::Auto)]
+    pub(super) potential_sum: PotentialArg,
     /// Also write the run log to this file (JSON lines): replaced when a
     /// new run starts, continued by a resumed one (its lines after the
     /// checkpoint's time dropped).
@@ -90,6 +98,28 @@ pub struct RunArgs {
     /// checks; filled by `cli::main`.
     #[arg(skip)]
     pub given: Vec<String>,
+}
+
+/// `--potential-sum`'s choices (`state::energy::PotentialRule`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum PotentialArg {
+    #[default]
+    Auto,
+    Solver,
+    Exact,
+}
+
+impl PotentialArg {
+    pub(super) fn rule(self) -> PotentialRule {
+        match self {
+            PotentialArg::Auto => PotentialRule::Auto,
+            PotentialArg::Solver => PotentialRule::Solver,
+            PotentialArg::Exact => PotentialRule::Exact,
+        }
+    }
 }
 
 /// Most events (log lines, snapshots, checkpoints) of one kind a run may
@@ -375,6 +405,10 @@ pub(super) async fn run_resolved(a: RunArgs, resumed: Option<Checkpoint>) -> Res
 pub(super) struct Request {
     t_end: f64,
     log_every: f64,
+    /// (Checkpoints before 2026-11-29 lack it: their runs summed the
+    /// potential as `auto` does.)
+    #[serde(default)]
+    potential_sum: PotentialArg,
     log: Option<String>,
     snap_every: f64,
     snap_dir: String,
@@ -390,6 +424,7 @@ impl Request {
         Self {
             t_end: a.t_end,
             log_every: a.log_every,
+            potential_sum: a.potential_sum,
             log: a.log.clone(),
             snap_every: a.snap_every,
             snap_dir: a.snap_dir.clone(),
@@ -438,6 +473,8 @@ fn take_request(a: &mut RunArgs, stored: &str, path: &str) -> Result<()> {
     }
     take!(t_end, "--t-end");
     take!(log_every, "--log-every");
+    // The checkpoint's energy reference was summed this way.
+    take!(potential_sum, "--potential-sum");
     take!(log, "--log");
     take!(snap_every, "--snap-every");
     take!(snap_dir, "--snap-dir");
@@ -554,6 +591,7 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
         state_ready,
         solver_ready: now_ms(),
     };
+    run.set_potential_rule(a.potential_sum.rule());
     run.set_request(value(&Request::of(&a)))?;
     if let Some(s) = series.as_mut() {
         s.set_run_id(run.run_id());
@@ -939,7 +977,7 @@ fn report(r: &Readout, wall_s: f64) {
     if r.potential_sum == PotentialSum::Solver {
         say!(
             "potential energy from the solver's own f32 potentials (the tree's are \
-             approximate): a precise N^2 sum would cost more than the run"
+             approximate); --potential-sum exact sums it precisely, at N^2 work a report"
         );
     }
     if e0.total == 0.0 {

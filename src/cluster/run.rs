@@ -12,6 +12,9 @@ use crate::gpu::GpuContext;
 use crate::run::leapfrog::Leapfrog;
 use crate::snapshot::Snapshot;
 use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
+use crate::state::energy::{
+    precise_potentials_of, PotentialKernel, PotentialRule, PotentialSum, HOST_MAX,
+};
 use crate::state::particles::StateReadback;
 use crate::state::{GpuParticles, Particles};
 use crate::tree::TreeConfig;
@@ -63,6 +66,9 @@ pub struct ClusterRun {
     pub redraws: u64,
     /// `Rebalance::WhenItPays`'s account since the last redraw.
     drift: DriftAccount,
+    /// The precise potentials' kernel of the energy reports (built at its
+    /// first use).
+    energy_kernel: Option<PotentialKernel>,
 }
 
 /// The time steps lost to the domains' drift since the last redraw: each
@@ -117,6 +123,8 @@ impl RedrawParts {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ClusterDiagnostics {
     pub diagnostics: Diagnostics,
+    /// How the potential energy was summed.
+    pub potential_sum: PotentialSum,
     pub particles: u64,
     /// Fewest and most particles of a rank.
     pub fewest: u64,
@@ -162,6 +170,7 @@ impl ClusterRun {
             redraw_parts: parts,
             redraws: 1,
             drift: DriftAccount::default(),
+            energy_kernel: None,
         };
         run.solver.evaluate_fresh(ctx, comm).await?;
         Ok(run)
@@ -288,18 +297,63 @@ impl ClusterRun {
         })
     }
 
-    /// Energies and momenta of the whole system (every rank together).
+    /// Energies and momenta of the whole system (every rank together), the
+    /// potential summed as `rule` says, as a one-GPU run's: the precise
+    /// way (every rank gathers every particle's mass and position and sums
+    /// its own particles' potentials against all of them: in f64 on the
+    /// host up to `energy::HOST_MAX` in all, in double-single on its GPU
+    /// above, so P ranks share the N² work) or from the solver's own
+    /// potentials (each rank's local tree and imported ones).
     pub async fn diagnostics(
-        &self,
+        &mut self,
         ctx: &GpuContext,
         comm: &dyn Comm,
+        rule: PotentialRule,
     ) -> Result<ClusterDiagnostics> {
         self.solver.finish(ctx).await?;
         let s = self.state.read(ctx).await?;
+        let counts = allgather_records(comm, &[s.pos_mass.len() as u64]);
+        let counts: Vec<u64> = counts.iter().map(|c| c[0]).collect();
+        let particles: u64 = counts.iter().sum();
+        let precise = match rule {
+            PotentialRule::Solver => false,
+            PotentialRule::Exact => true,
+            PotentialRule::Auto => particles <= HOST_MAX as u64,
+        };
         let mut sum = DiagnosticsSum::default();
-        for k in 0..s.pos_mass.len() {
-            sum.add_record(&s.pos_mass[k], &s.vel[k], &s.acc_pot[k]);
-        }
+        let potential_sum = if precise {
+            let mine: Vec<[f64; 4]> = s
+                .pos_mass
+                .iter()
+                .map(|p| [p.pos[0], p.pos[1], p.pos[2], p.mass].map(f64::from))
+                .collect();
+            let all = allgather_records(comm, &mine).concat();
+            drop(mine);
+            let mass: Vec<f64> = all.iter().map(|a| a[3]).collect();
+            let pos: Vec<[f64; 3]> = all.iter().map(|a| [a[0], a[1], a[2]]).collect();
+            drop(all);
+            // This rank's particles, in rank order among all.
+            let first: u64 = counts[..comm.rank()].iter().sum();
+            let sinks = first as usize..(first as usize + s.pos_mass.len());
+            let (pot, how) = precise_potentials_of(
+                ctx,
+                &mut self.energy_kernel,
+                &mass,
+                &pos,
+                self.params.tree.eps as f64,
+                sinks.clone(),
+            )
+            .await?;
+            for ((k, p), v) in sinks.zip(pot).zip(&s.vel) {
+                sum.add(mass[k], pos[k], v.vel.map(f64::from), p);
+            }
+            how
+        } else {
+            for k in 0..s.pos_mass.len() {
+                sum.add_record(&s.pos_mass[k], &s.vel[k], &s.acc_pot[k]);
+            }
+            PotentialSum::Solver
+        };
         let all = allgather_records(comm, &sum.to_lanes());
         let mut total = DiagnosticsSum::default();
         for lanes in &all {
@@ -307,11 +361,10 @@ impl ClusterRun {
                 &lanes[..].try_into().expect("15 lanes"),
             ));
         }
-        let counts = allgather_records(comm, &[s.pos_mass.len() as u64]);
-        let counts: Vec<u64> = counts.iter().map(|c| c[0]).collect();
         Ok(ClusterDiagnostics {
             diagnostics: total.finish(),
-            particles: counts.iter().sum(),
+            potential_sum,
+            particles,
             fewest: counts.iter().copied().min().unwrap_or(0),
             most: counts.iter().copied().max().unwrap_or(0),
         })

@@ -79,9 +79,10 @@ pub struct EnergyParams {
     pub eps2_lo: f32,
     /// 1.0, opaque to the shader compiler (see `shaders/ds.wgsl`).
     pub one: f32,
+    /// The sinks: `sinks` sources from `sink_first` on.
+    pub sink_first: u32,
+    pub sinks: u32,
     pub _pad0: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
 }
 
 /// Uniform of the model generator (`shaders/generate.wgsl`).

@@ -24,7 +24,7 @@ use crate::gpu::timing::{BatchClock, PhaseTimer, Phases};
 use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
-use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialSum};
+use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialRule, PotentialSum};
 use crate::state::few_body::{Sample, MAX_TRACKED_BODIES};
 use crate::state::parallel::{map_chunks, map_into};
 use crate::state::{Diagnostics, DiagnosticsSum, GpuParticles, Particles, StateArray};
@@ -909,11 +909,15 @@ impl Run {
         }
     }
 
-    /// Reports energies from the solver's own potentials from now on, with
-    /// no N² sum (`PotentialSum::Solver`): for read-outs whose energies
-    /// nobody reads (`webgrav forces`).
-    pub fn report_solver_energy(&mut self) {
-        self.energy.precise = false;
+    /// Which potential the energy reports sum from now on: the precise
+    /// sum where it is cheap (the default), the solver's own
+    /// (`PotentialSum::Solver`, for read-outs whose energies nobody reads:
+    /// `webgrav forces`), or the precise one always.
+    pub fn set_potential_rule(&mut self, rule: PotentialRule) {
+        if self.energy.rule != rule {
+            self.energy.rule = rule;
+            self.energy.last = None;
+        }
     }
 
     /// Keeps `request` (what the run was asked to do beyond its physics,
@@ -1146,10 +1150,11 @@ impl Run {
                 // copied into place on every core, the diagnostics summed
                 // over them in fixed chunks and the chunks' sums added in
                 // order (the same bits on any number of cores).
-                let precise_max = match &l.solver {
-                    _ if !self.energy.precise => 0,
-                    ForceSolver::Tree(_) => crate::state::energy::HOST_MAX,
-                    ForceSolver::Direct(_) => EXACT_ENERGY_MAX,
+                let precise_max = match (self.energy.rule, &l.solver) {
+                    (PotentialRule::Solver, _) => 0,
+                    (PotentialRule::Exact, _) => usize::MAX,
+                    (PotentialRule::Auto, ForceSolver::Tree(_)) => crate::state::energy::HOST_MAX,
+                    (PotentialRule::Auto, ForceSolver::Direct(_)) => EXACT_ENERGY_MAX,
                 };
                 let mut sum = (n > precise_max).then(DiagnosticsSum::default);
                 checked
@@ -1229,7 +1234,7 @@ impl Run {
                     return Err(e);
                 }
                 let state = h.sim.state_f64();
-                let energy_of = if self.energy.precise {
+                let energy_of = if self.energy.rule != PotentialRule::Solver {
                     EnergyOf::State(state.clone())
                 } else {
                     // The integrator's own double-single potentials.
@@ -1338,24 +1343,13 @@ enum EnergyOf {
 /// The energies of a run's reports: the potential kernel, built at its
 /// first use, and the last report's diagnostics (read-outs of an unchanged
 /// state, as the Python package makes for each accessor, reuse them).
+#[derive(Default)]
 struct EnergyReport {
     kernel: Option<PotentialKernel>,
-    /// Whether the potential is summed the precise way where the run's
-    /// size allows (see `EXACT_ENERGY_MAX`), or always the solver's own
-    /// (`Run::report_solver_energy`).
-    precise: bool,
+    /// Which potential is summed (`Run::set_potential_rule`).
+    rule: PotentialRule,
     /// (steps, time bits) of the state, its diagnostics and their sum.
     last: Option<((u64, u64), Diagnostics, PotentialSum)>,
-}
-
-impl Default for EnergyReport {
-    fn default() -> Self {
-        Self {
-            kernel: None,
-            precise: true,
-            last: None,
-        }
-    }
 }
 
 impl EnergyReport {

@@ -15,6 +15,7 @@ use crate::gpu::layout::EnergyParams;
 use crate::gpu::GpuContext;
 use crate::state::stats::map_indices;
 use crate::state::Diagnostics;
+use std::ops::Range;
 use wgpu::util::DeviceExt;
 
 const ENERGY_WGSL: &str = include_str!("../../shaders/energy.wgsl");
@@ -44,6 +45,22 @@ pub enum PotentialSum {
     Solver,
 }
 
+/// Which potential a run's energy reports sum (`webgrav run
+/// --potential-sum`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PotentialRule {
+    /// The precise sum where it costs no more than a few of the run's
+    /// steps (`run::EXACT_ENERGY_MAX`), else the solver's own.
+    #[default]
+    Auto,
+    /// Always the solver's own potentials (reports nobody reads).
+    Solver,
+    /// Always the precise sum, whatever N: an N² sum per report, for
+    /// comparing runs whose solvers' own potentials differ (a tree on one
+    /// GPU and on several, two opening angles).
+    Exact,
+}
+
 impl PotentialSum {
     /// The name in logs.
     pub fn name(self) -> &'static str {
@@ -71,9 +88,19 @@ pub const BINDINGS: &[Slot] = &[
 /// Softened potential φ_i = −Σ_{j≠i} m_j / √(r² + ε²) of every particle,
 /// in f64 on the host (coincident pairs without softening are skipped).
 pub fn potentials_f64(mass: &[f64], pos: &[[f64; 3]], eps: f64) -> Vec<f64> {
+    potentials_f64_of(mass, pos, eps, 0..pos.len())
+}
+
+/// `potentials_f64` of the particles `sinks` only (all still sources).
+pub fn potentials_f64_of(
+    mass: &[f64],
+    pos: &[[f64; 3]],
+    eps: f64,
+    sinks: Range<usize>,
+) -> Vec<f64> {
     let eps2 = eps * eps;
-    let all: Vec<usize> = (0..pos.len()).collect();
-    map_indices(&all, |i| {
+    let sinks: Vec<usize> = sinks.collect();
+    map_indices(&sinks, |i| {
         let mut phi = 0.0;
         for (j, (m, x)) in mass.iter().zip(pos).enumerate() {
             let d = [x[0] - pos[i][0], x[1] - pos[i][1], x[2] - pos[i][2]];
@@ -107,8 +134,25 @@ impl PotentialKernel {
         pos: &[[f64; 3]],
         eps: f64,
     ) -> Result<Vec<f64>> {
+        self.potentials_of(ctx, mass, pos, eps, 0..pos.len()).await
+    }
+
+    /// `potentials` of the particles `sinks` only (all still sources: a
+    /// rank's own particles among every rank's).
+    pub async fn potentials_of(
+        &self,
+        ctx: &GpuContext,
+        mass: &[f64],
+        pos: &[[f64; 3]],
+        eps: f64,
+        sinks: Range<usize>,
+    ) -> Result<Vec<f64>> {
         let n = pos.len();
+        assert!(sinks.end <= n, "sinks {sinks:?} beyond {n} particles");
         ctx.check_particle_count(n as u64, 32)?;
+        if sinks.is_empty() {
+            return Ok(Vec::new());
+        }
         let (device, queue) = (&ctx.device, &ctx.queue);
         let (mut hi, mut lo) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for (x, &m) in pos.iter().zip(mass) {
@@ -118,8 +162,8 @@ impl PotentialKernel {
         }
         let src_hi = storage_buffer(device, "energy sources hi", &hi);
         let src_lo = storage_buffer(device, "energy sources lo", &lo);
-        let pot = storage_buffer(device, "energy potentials", &vec![[0f32; 2]; n]);
-        let groups = (n as u32).div_ceil(ET);
+        let pot = storage_buffer(device, "energy potentials", &vec![[0f32; 2]; sinks.len()]);
+        let groups = (sinks.len() as u32).div_ceil(ET);
         let budget = ctx.interactions_per_submission / DS_COST;
         let per_chunk = ((budget / (ET as f64 * n as f64)).floor() as u32).clamp(1, groups);
         let chunks = groups.div_ceil(per_chunk);
@@ -129,6 +173,8 @@ impl PotentialKernel {
             let p = EnergyParams {
                 n: n as u32,
                 first_group: k * per_chunk,
+                sink_first: sinks.start as u32,
+                sinks: sinks.len() as u32,
                 eps2_hi,
                 eps2_lo,
                 one: 1.0,
@@ -183,12 +229,26 @@ pub async fn precise_potentials(
     pos: &[[f64; 3]],
     eps: f64,
 ) -> Result<(Vec<f64>, PotentialSum)> {
+    precise_potentials_of(ctx, kernel, mass, pos, eps, 0..pos.len()).await
+}
+
+/// `precise_potentials` of the particles `sinks` only (all still sources),
+/// the way chosen by the number of sources.
+pub async fn precise_potentials_of(
+    ctx: &GpuContext,
+    kernel: &mut Option<PotentialKernel>,
+    mass: &[f64],
+    pos: &[[f64; 3]],
+    eps: f64,
+    sinks: Range<usize>,
+) -> Result<(Vec<f64>, PotentialSum)> {
     if pos.len() <= HOST_MAX {
-        return Ok((potentials_f64(mass, pos, eps), PotentialSum::HostF64));
+        let pot = potentials_f64_of(mass, pos, eps, sinks);
+        return Ok((pot, PotentialSum::HostF64));
     }
     let k = kernel.get_or_insert_with(|| PotentialKernel::new(&ctx.device));
     Ok((
-        k.potentials(ctx, mass, pos, eps).await?,
+        k.potentials_of(ctx, mass, pos, eps, sinks).await?,
         PotentialSum::GpuDoubleSingle,
     ))
 }
