@@ -8,7 +8,8 @@
 // One invocation per sink, ET sinks per workgroup, ET sources staged at a
 // time in workgroup memory (hi: x, y, z, m; lo: their remainders). The
 // sinks are a run of the sources (every particle, or one rank's among all
-// ranks'); pot holds theirs only.
+// ranks'); pot holds theirs only. Each dispatch sums one run of sources
+// into pot (a dispatch over all of them would run for seconds at large N).
 
 @group(0) @binding(0) var<uniform> params: EnergyParams;
 @group(0) @binding(1) var<storage, read> src_hi: array<vec4<f32>>;
@@ -100,29 +101,31 @@ fn potentials(
     let one = params.one;
     let n = params.n;
     let eps2 = vec2<f32>(params.eps2_hi, params.eps2_lo);
-    // A chunk of more workgroups than one dimension holds comes as a 2-D
-    // grid (gpu::context::dispatch_size); its few extra ones repeat the
-    // next chunk's sinks, writing the same values.
-    let s = (params.first_group + wid.y * nwg.x + wid.x) * ET + lid;
+    // Every sink in one dispatch, as a 2-D grid where they need more
+    // workgroups than one dimension holds (gpu::context::dispatch_size);
+    // the grid's few extra workgroups hold no sink.
+    let s = (wid.y * nwg.x + wid.x) * ET + lid;
     let i = params.sink_first + s;
     // Sinks past the last still stage sources (every invocation must reach
     // the barriers) but never store.
     let me = params.sink_first + min(s, params.sinks - 1u);
     let xh = src_hi[me].xyz;
     let xl = src_lo[me].xyz;
+    // This dispatch's run of sources, its sum added to the runs' before.
+    let end = min(params.src_first + params.src_count, n);
     var sum = vec2<f32>(0.0);
-    for (var base = 0u; base < n; base += ET) {
-        let j = min(base + lid, n - 1u);
+    for (var base = params.src_first; base < end; base += ET) {
+        let j = min(base + lid, end - 1u);
         workgroupBarrier();
         tile_hi[lid] = src_hi[j];
         tile_lo[lid] = src_lo[j];
         workgroupBarrier();
-        let count = min(ET, n - base);
+        let count = min(ET, end - base);
         for (var k = 0u; k < count; k++) {
             sum = dd_add(sum, term(k, base + k == i, xh, xl, eps2, one), one);
         }
     }
     if (s < params.sinks) {
-        pot[s] = -sum;
+        pot[s] = dd_add(pot[s], -sum, one);
     }
 }

@@ -54,17 +54,17 @@ struct GenerateParams {
 // Parameters of the exact potential-energy kernel (src/state/energy.rs).
 struct EnergyParams {
     n: u32,
-    // First workgroup (sink block) of this dispatch.
-    first_group: u32,
+    // The sources of this dispatch: src_count from src_first on.
+    src_first: u32,
+    src_count: u32,
+    // The sinks: `sinks` sources from `sink_first` on.
+    sink_first: u32,
+    sinks: u32,
     // Softening squared as a double-single pair.
     eps2_hi: f32,
     eps2_lo: f32,
     // 1.0 from memory: the reassociation guard of ds.wgsl.
     one: f32,
-    // The sinks: `sinks` sources from `sink_first` on.
-    sink_first: u32,
-    sinks: u32,
-    _pad0: u32,
 }
 
 // Parameters of one force evaluation with the direct kernel.

@@ -104,13 +104,13 @@ fn layouts_match_wgsl() {
         size_of::<EnergyParams>(),
         &[
             ("n", offset_of!(EnergyParams, n)),
-            ("first_group", offset_of!(EnergyParams, first_group)),
+            ("src_first", offset_of!(EnergyParams, src_first)),
+            ("src_count", offset_of!(EnergyParams, src_count)),
+            ("sink_first", offset_of!(EnergyParams, sink_first)),
+            ("sinks", offset_of!(EnergyParams, sinks)),
             ("eps2_hi", offset_of!(EnergyParams, eps2_hi)),
             ("eps2_lo", offset_of!(EnergyParams, eps2_lo)),
             ("one", offset_of!(EnergyParams, one)),
-            ("sink_first", offset_of!(EnergyParams, sink_first)),
-            ("sinks", offset_of!(EnergyParams, sinks)),
-            ("_pad0", offset_of!(EnergyParams, _pad0)),
         ],
     );
     check(

@@ -72,17 +72,17 @@ pub struct DirectParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct EnergyParams {
     pub n: u32,
-    /// First workgroup (sink block) of this dispatch.
-    pub first_group: u32,
+    /// The sources of this dispatch: `src_count` from `src_first` on.
+    pub src_first: u32,
+    pub src_count: u32,
+    /// The sinks: `sinks` sources from `sink_first` on.
+    pub sink_first: u32,
+    pub sinks: u32,
     /// ε² as a double-single pair.
     pub eps2_hi: f32,
     pub eps2_lo: f32,
     /// 1.0, opaque to the shader compiler (see `shaders/ds.wgsl`).
     pub one: f32,
-    /// The sinks: `sinks` sources from `sink_first` on.
-    pub sink_first: u32,
-    pub sinks: u32,
-    pub _pad0: u32,
 }
 
 /// Uniform of the model generator (`shaders/generate.wgsl`).

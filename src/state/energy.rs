@@ -16,7 +16,6 @@ use crate::gpu::GpuContext;
 use crate::state::stats::map_indices;
 use crate::state::Diagnostics;
 use std::ops::Range;
-use wgpu::util::DeviceExt;
 
 const ENERGY_WGSL: &str = include_str!("../../shaders/energy.wgsl");
 
@@ -26,6 +25,10 @@ const ET: u32 = 128;
 /// Largest N whose potentials are summed on the host (N² f64 pair terms in
 /// threads: a few ms at 4096); above, on the GPU.
 pub const HOST_MAX: usize = 4096;
+
+/// Dynamic uniform slots of the potential kernel's parameters (one per
+/// dispatch), rewritten for each batch of dispatches.
+const PARAMS_SLOTS: u32 = 256;
 
 /// Interactions of the double-single kernel that cost as much as one of
 /// the f32 force kernels (to size its submissions).
@@ -163,42 +166,53 @@ impl PotentialKernel {
         let src_hi = storage_buffer(device, "energy sources hi", &hi);
         let src_lo = storage_buffer(device, "energy sources lo", &lo);
         let pot = storage_buffer(device, "energy potentials", &vec![[0f32; 2]; sinks.len()]);
-        let groups = (sinks.len() as u32).div_ceil(ET);
+        // Every sink in each dispatch (a GPU full of them), against a run of
+        // `span` sources, the runs' sums added up in the sinks' potentials:
+        // a dispatch holds at most the submission budget. (Split by sinks
+        // instead, a dispatch at 2^20 held 93 workgroups and an H200 took
+        // 27 s.) The span depends on N only, so a run of sinks gets the
+        // bits the whole would.
         let budget = ctx.interactions_per_submission / DS_COST;
-        let per_chunk = ((budget / (ET as f64 * n as f64)).floor() as u32).clamp(1, groups);
-        let chunks = groups.div_ceil(per_chunk);
+        let span = ((budget / n as f64 / ET as f64).floor() as u32).max(1) * ET;
+        let runs = (n as u32).div_ceil(span);
         let (eps2_hi, eps2_lo) = split(eps * eps);
-        let mut bytes = vec![0u8; (chunks as u64 * DYNAMIC_SLOT) as usize];
-        for k in 0..chunks {
-            let p = EnergyParams {
-                n: n as u32,
-                first_group: k * per_chunk,
-                sink_first: sinks.start as u32,
-                sinks: sinks.len() as u32,
-                eps2_hi,
-                eps2_lo,
-                one: 1.0,
-                ..Default::default()
-            };
-            let at = (k as u64 * DYNAMIC_SLOT) as usize;
-            bytes[at..at + std::mem::size_of::<EnergyParams>()]
-                .copy_from_slice(bytemuck::bytes_of(&p));
-        }
-        let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("energy params"),
-            contents: &bytes,
-            usage: wgpu::BufferUsages::UNIFORM,
+            size: PARAMS_SLOTS as u64 * DYNAMIC_SLOT,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
         });
         let bind = self.kernel.bind(device, &[&params, &src_hi, &src_lo, &pot]);
-        for k in 0..chunks {
-            let mut encoder = device.create_command_encoder(&Default::default());
-            {
-                let mut pass = encoder.begin_compute_pass(&Default::default());
-                let g = per_chunk.min(groups - k * per_chunk);
-                self.kernel
-                    .dispatch_in_slot(&mut pass, &bind, k, dispatch_size(device, g, 1));
+        let groups = dispatch_size(device, sinks.len() as u32, ET);
+        for first_run in (0..runs).step_by(PARAMS_SLOTS as usize) {
+            let batch = PARAMS_SLOTS.min(runs - first_run);
+            let mut bytes = vec![0u8; (batch as u64 * DYNAMIC_SLOT) as usize];
+            for k in 0..batch {
+                let p = EnergyParams {
+                    n: n as u32,
+                    src_first: (first_run + k) * span,
+                    src_count: span,
+                    sink_first: sinks.start as u32,
+                    sinks: sinks.len() as u32,
+                    eps2_hi,
+                    eps2_lo,
+                    one: 1.0,
+                };
+                let at = (k as u64 * DYNAMIC_SLOT) as usize;
+                bytes[at..at + std::mem::size_of::<EnergyParams>()]
+                    .copy_from_slice(bytemuck::bytes_of(&p));
             }
-            queue.submit(Some(encoder.finish()));
+            // (Written before the next submission, after the last one's
+            // dispatches read the slots.)
+            queue.write_buffer(&params, 0, &bytes);
+            for k in 0..batch {
+                let mut encoder = device.create_command_encoder(&Default::default());
+                {
+                    let mut pass = encoder.begin_compute_pass(&Default::default());
+                    self.kernel.dispatch_in_slot(&mut pass, &bind, k, groups);
+                }
+                queue.submit(Some(encoder.finish()));
+            }
         }
         let out: Vec<[f32; 2]> = read_vec(device, queue, &pot).await?;
         Ok(out.iter().map(|p| p[0] as f64 + p[1] as f64).collect())

@@ -8,9 +8,10 @@
 # repository root with .gl/ and .benchx/webgrav carried (built with
 # `cargo build --release --no-default-features --features mpi`):
 #   bash tests/cluster-bench/agreement.sh N [N ...]
-# stdout: each run's end line (JSON) with "P", "N", "alpha" and "rule"
-# added; stderr: the runs' own (its "first forces and read-out" includes
-# the start's exact sum).
+# stdout: each run's log lines (JSON: at the end, or every LOG_EVERY of
+# simulated time) with "P", "N", "alpha" and "rule" added; stderr: the
+# runs' own (its "first forces and read-out" includes the start's exact
+# sum). ALPHAS and RULES choose others than "0 0.1" and "exact solver".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 for f in .gl/*.deb; do dpkg -x "$f" / ; done
@@ -28,10 +29,10 @@ for line in sys.stdin:
         print(json.dumps({**t, **json.loads(line)}), flush=True)' "$@"
 }
 for n in "$@"; do
-  for alpha in 0 0.1; do
-    for rule in exact solver; do
+  for alpha in ${ALPHAS:-0 0.1}; do
+    for rule in ${RULES:-exact solver}; do
       args=(run --model plummer -n "$n" --seed 7 --theta 0.75 --alpha "$alpha" --rebuild 1
-        --dt $dt --t-end 0.5 --log-every 0.5 --potential-sum "$rule")
+        --dt $dt --t-end 0.5 --log-every "${LOG_EVERY:-0.5}" --potential-sum "$rule")
       echo "== one GPU, N = $n, alpha $alpha, $rule" >&2
       "$w" "${args[@]}" | tag 1 "$n" "$alpha" "$rule"
       echo "== $gpus GPUs, N = $n, alpha $alpha, $rule" >&2
