@@ -176,6 +176,25 @@ fn times_must_be_finite_and_say_so() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+// A one-GPU run has no domains to redraw: `--redraw-every` (for runs under
+// mpirun) is refused by name, not ignored; `--potential-sum` takes only
+// its three choices.
+#[test]
+fn options_of_other_runs_are_refused() {
+    let d = dir("other-runs");
+    let m = refused(webgrav_in(&d, &["run", "-n", "64", "--redraw-every", "4"]));
+    assert!(
+        m.contains("--redraw-every is for runs on several ranks"),
+        "{m}"
+    );
+    let m = refused(webgrav_in(
+        &d,
+        &["run", "-n", "64", "--potential-sum", "best"],
+    ));
+    assert!(m.contains("auto") && m.contains("exact"), "{m}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 // Item 8: `analyze` checks its outputs against each other, by any name.
 #[test]
 fn analyze_outputs_are_not_one_file() {

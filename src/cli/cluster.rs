@@ -172,7 +172,9 @@ fn check(a: &RunArgs, resumed: Option<&Checkpoint>) -> Result<Plan> {
                 alpha: p.alpha,
             },
             dt,
-            rebalance: Rebalance::WhenItPays,
+            rebalance: a
+                .redraw_every
+                .map_or(Rebalance::WhenItPays, Rebalance::Every),
         },
         steps: if a.t_end == start.0 {
             0

@@ -94,6 +94,12 @@ pub struct RunArgs {
     /// Output snapshot (.tipsy, .bonsai or .csv).
     #[arg(long)]
     pub(super) out: Option<String>,
+    /// A run on several ranks (under mpirun) redraws its domains every
+    /// this many steps (0: only at the start); by default when the time
+    /// the steps lose to the domains' drift exceeds a redraw's cost. A
+    /// resumed run takes it anew.
+    #[arg(long)]
+    pub(super) redraw_every: Option<u64>,
     /// The arguments given on the command line (ids), which `--resume`
     /// checks; filled by `cli::main`.
     #[arg(skip)]
@@ -542,6 +548,12 @@ pub(super) fn check_outputs(a: &RunArgs) -> Result<()> {
 }
 
 async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode> {
+    if a.redraw_every.is_some() {
+        return Err(Error::InvalidParameter(
+            "--redraw-every is for runs on several ranks (under mpirun); one GPU has no domains"
+                .into(),
+        ));
+    }
     check_outputs(&a)?;
     if let Some(c) = &resumed {
         // Ids the --out format cannot hold are refused now, not after the run.
