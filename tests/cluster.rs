@@ -169,6 +169,19 @@ fn damaged_trees_are_refused() {
     }
 }
 
+/// θ = 0.6, dt = 1/128.
+fn short_run_params(rebalance: Rebalance) -> ClusterParams {
+    ClusterParams {
+        tree: TreeConfig {
+            theta: 0.6,
+            eps: EPS,
+            alpha: 0.0,
+        },
+        dt: 1.0 / 128.0,
+        rebalance,
+    }
+}
+
 /// `steps` steps on `p` ranks: the diagnostics before and after (the
 /// potential summed by `rule`), and the end state gathered on rank 0.
 fn run_on_ranks(
@@ -205,15 +218,7 @@ fn run_on_ranks(
 #[test]
 fn a_short_run_on_ranks_conserves_energy_and_follows_one_rank() {
     let particles = Model::Plummer.generate(4096, 5).unwrap();
-    let params = ClusterParams {
-        tree: TreeConfig {
-            theta: 0.6,
-            eps: EPS,
-            alpha: 0.0,
-        },
-        dt: 1.0 / 128.0,
-        rebalance: Rebalance::Every(4),
-    };
+    let params = short_run_params(Rebalance::Every(4));
     // 4096 particles: the potential summed precisely (on the host), as
     // on one GPU.
     let steps = (16, PotentialRule::Auto);
@@ -254,15 +259,7 @@ fn a_short_run_on_ranks_conserves_energy_and_follows_one_rank() {
 #[test]
 fn ranks_sum_the_precise_potential_together() {
     let particles = Model::Plummer.generate(4500, 6).unwrap();
-    let params = ClusterParams {
-        tree: TreeConfig {
-            theta: 0.6,
-            eps: EPS,
-            alpha: 0.0,
-        },
-        dt: 1.0 / 128.0,
-        rebalance: Rebalance::Every(0),
-    };
+    let params = short_run_params(Rebalance::Every(0));
     let mass: Vec<f64> = particles.pos_mass.iter().map(|p| p.mass as f64).collect();
     let pos: Vec<[f64; 3]> = particles
         .pos_mass

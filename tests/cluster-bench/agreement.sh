@@ -12,13 +12,9 @@
 # simulated time) with "P", "N", "alpha" and "rule" added; stderr: the
 # runs' own (its "first forces and read-out" includes the start's exact
 # sum). ALPHAS and RULES choose others than "0 0.1" and "exact solver".
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-for f in .gl/*.deb; do dpkg -x "$f" / ; done
-ldconfig
+source "$(dirname "$0")/gpu-host.sh"
 w=${WEBGRAV:-.benchx/webgrav}
 chmod +x "$w"
-gpus=$(nvidia-smi -L | wc -l)
 dt=0.0078125
 mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none -np $gpus"
 tag() {

@@ -12,12 +12,8 @@
 # codes run a Plummer sphere of N per GPU on every GPU (θ = 0.75,
 # ε = 0.01, dt = 1/128, 24 steps): webgrav's log lines (JSON, a line per 8
 # steps) and Bonsai's per-step wall times from its `iter=` lines.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-for f in .gl/*.deb; do dpkg -x "$f" / ; done
-ldconfig
+source "$(dirname "$0")/gpu-host.sh"
 export PATH=$PATH:/usr/local/cuda/bin
-gpus=$(nvidia-smi -L | wc -l)
 inc=$(mpicxx --showme:incdirs | tr ' ' '\n' | sed '/^$/d; s/^/-I/' | tr '\n' ' ')
 libs="$(mpicxx --showme:libdirs | tr ' ' '\n' | sed '/^$/d; s/^/-L/' | tr '\n' ' ') \
 $(mpicxx --showme:libs | tr ' ' '\n' | sed '/^$/d; s/^/-l/' | tr '\n' ' ')"

@@ -10,10 +10,7 @@
 # --features mpi`), on a host with two GPUs:
 #   bash tests/cluster-bench/redraws.sh
 # Each line: |dE/E| at each log line, the redraws, wall seconds per step.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-for f in .gl/*.deb; do dpkg -x "$f" / ; done
-ldconfig
+source "$(dirname "$0")/gpu-host.sh"
 w=${WEBGRAV:-.benchx/webgrav}
 chmod +x "$w"
 mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2"

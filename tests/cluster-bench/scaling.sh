@@ -13,13 +13,9 @@
 # (default 24), θ = THETA (default 0.75, the opening-angle MAC); WEBGRAV
 # names another build to run (e.g. an older commit's, beside this one);
 # MPI_ARGS adds options to mpirun (e.g. Open MPI's MCA settings).
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-for f in .gl/*.deb; do dpkg -x "$f" / ; done
-ldconfig
+source "$(dirname "$0")/gpu-host.sh"
 w=${WEBGRAV:-.benchx/webgrav}
 chmod +x "$w"
-gpus=$(nvidia-smi -L | wc -l)
 steps=${STEPS:-24}
 theta=${THETA:-0.75}
 dt=0.0078125

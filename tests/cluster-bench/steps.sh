@@ -8,11 +8,7 @@
 # For each N (in all) and build: `mpirun -np GPUS .benchx/BUILD run` of a
 # Plummer sphere, θ = 0.75 (opening-angle MAC), dt = 1/128, STEPS steps
 # (default 48), a JSON log line every 8 with the slowest rank's phases.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-for f in .gl/*.deb; do dpkg -x "$f" / ; done
-ldconfig
-gpus=$(nvidia-smi -L | wc -l)
+source "$(dirname "$0")/gpu-host.sh"
 steps=${STEPS:-48}
 dt=0.0078125
 mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none ${MPI_ARGS:-} -np $gpus"
