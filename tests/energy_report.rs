@@ -166,14 +166,17 @@ fn large_runs_sum_the_energy_on_the_gpu() {
 // closer than the state's position precision allows would be off by more:
 // double-single positions carry 48 bits, f64 53.) Also where the sources
 // come in several runs, one a dispatch (a GPU's budget at large N: here a
-// budget of 2.5 tiles of sources against every sink, so three runs, the
-// last short).
+// budget of two and a half tiles of sources against every sink, so runs
+// of two tiles, three of them, the last short).
 #[test]
 fn double_single_potentials_match_the_f64_sum() {
     let whole = common::gpu();
     let mut split = whole.clone();
     split.interactions_per_submission = 8.0 * 700.0 * 128.0 * 2.5;
-    for ctx in [whole, split] {
+    // And a budget far beyond the sources (few particles, a fast GPU).
+    let mut unbounded = whole.clone();
+    unbounded.interactions_per_submission = 1e30;
+    for ctx in [whole, split, unbounded] {
         potentials_match_the_f64_sum(&ctx);
     }
 }

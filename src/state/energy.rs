@@ -172,8 +172,11 @@ impl PotentialKernel {
         // instead, a dispatch at 2^20 held 93 workgroups and an H200 took
         // 27 s.) The span depends on N only, so a run of sinks gets the
         // bits the whole would.
+        // (Never more tiles than the sources fill: a few particles on a
+        // fast GPU would ask for more than a u32 holds.)
         let budget = ctx.interactions_per_submission / DS_COST;
-        let span = ((budget / n as f64 / ET as f64).floor() as u32).max(1) * ET;
+        let tiles = (n as u32).div_ceil(ET);
+        let span = ((budget / n as f64 / ET as f64).floor() as u32).clamp(1, tiles) * ET;
         let runs = (n as u32).div_ceil(span);
         let (eps2_hi, eps2_lo) = split(eps * eps);
         let params = device.create_buffer(&wgpu::BufferDescriptor {
