@@ -315,11 +315,8 @@ impl ClusterRun {
         let counts = allgather_records(comm, &[s.pos_mass.len() as u64]);
         let counts: Vec<u64> = counts.iter().map(|c| c[0]).collect();
         let particles: u64 = counts.iter().sum();
-        let precise = match rule {
-            PotentialRule::Solver => false,
-            PotentialRule::Exact => true,
-            PotentialRule::Auto => particles <= HOST_MAX as u64,
-        };
+        // A tree's bound, as on one GPU.
+        let precise = particles <= rule.precise_up_to(HOST_MAX) as u64;
         let mut sum = DiagnosticsSum::default();
         let potential_sum = if precise {
             let mine: Vec<[f64; 4]> = s

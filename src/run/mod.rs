@@ -1150,12 +1150,10 @@ impl Run {
                 // copied into place on every core, the diagnostics summed
                 // over them in fixed chunks and the chunks' sums added in
                 // order (the same bits on any number of cores).
-                let precise_max = match (self.energy.rule, &l.solver) {
-                    (PotentialRule::Solver, _) => 0,
-                    (PotentialRule::Exact, _) => usize::MAX,
-                    (PotentialRule::Auto, ForceSolver::Tree(_)) => crate::state::energy::HOST_MAX,
-                    (PotentialRule::Auto, ForceSolver::Direct(_)) => EXACT_ENERGY_MAX,
-                };
+                let precise_max = self.energy.rule.precise_up_to(match &l.solver {
+                    ForceSolver::Tree(_) => crate::state::energy::HOST_MAX,
+                    ForceSolver::Direct(_) => EXACT_ENERGY_MAX,
+                });
                 let mut sum = (n > precise_max).then(DiagnosticsSum::default);
                 checked
                     .read(ctx, |first, piece| {

@@ -64,6 +64,19 @@ pub enum PotentialRule {
     Exact,
 }
 
+impl PotentialRule {
+    /// Most particles whose potential is summed the precise way, for a
+    /// run whose `auto` bound is `auto_max` (a tree's `HOST_MAX`, the
+    /// direct solver's `run::EXACT_ENERGY_MAX`).
+    pub fn precise_up_to(self, auto_max: usize) -> usize {
+        match self {
+            PotentialRule::Solver => 0,
+            PotentialRule::Exact => usize::MAX,
+            PotentialRule::Auto => auto_max,
+        }
+    }
+}
+
 impl PotentialSum {
     /// The name in logs.
     pub fn name(self) -> &'static str {
