@@ -4,7 +4,9 @@
 # .gl/ and .benchx/ carried: .benchx/webgrav (`cargo build --release
 # --no-default-features --features mpi`), .benchx/build_bonsai.sh and
 # .benchx/Bonsai/runtime (treecode/Bonsai 581fa8e with
-# ../shared/peers/bonsai-cuda13.diff applied):
+# ../shared/peers/bonsai-cuda13.diff and then bonsai-mpi-nvcc.diff, beside
+# this script, applied: the MPI build's host files hold std::vector<v4sf>,
+# whose initializer_list nvcc refuses when it compiles them as CUDA):
 #   bash tests/cluster-bench/bonsai_mpi.sh N_PER_GPU [N_PER_GPU ...]
 # Bonsai is built as build_bonsai.sh builds it, with -DUSE_MPI and Open
 # MPI's include directories and libraries (its CMake option USE_MPI adds
@@ -47,7 +49,7 @@ ulimit -s unlimited
 for n in "$@"; do
   for p in 1 "$gpus"; do
     d=/tmp/brun/$n.$p; mkdir -p "$d"; cd "$d"
-    timeout 240 $mpi -np "$p" "$OLDPWD/$b" --plummer "$n" -o 0.75 -e 0.01 -t $dt -T 1000 -I 24 \
+    timeout 240 $mpi -np "$p" "$b" --plummer "$n" -o 0.75 -e 0.01 -t $dt -T 1000 -I 24 \
       > run.out 2> run.err
     rc=$?
     cd - > /dev/null
