@@ -3,7 +3,7 @@
 //! interesting bytes and header words, truncation, growth, spliced text)
 //! for a bounded time, and every mutant must be decoded or refused with an
 //! error: no panic, and what decodes re-encodes to the same particles.
-//! `WEBGRAV_FUZZ_SECONDS` sets the time (default 20; CI runs 60). A long
+//! `WEBGRAV_FUZZ_SECONDS` sets the time (default 20; CI runs 30). A long
 //! run for developers: `WEBGRAV_FUZZ_SECONDS=1800 cargo test --release
 //! --test fuzz_snapshots -- --nocapture`. A failing mutant is written to
 //! `target/fuzz-failures/` to be added to the corpus once fixed.

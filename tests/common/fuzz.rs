@@ -1,7 +1,7 @@
 //! Mutation fuzzing on stable Rust, shared by the fuzzers of snapshots,
 //! checkpoints and series indexes: seeds are mutated (bit flips,
 //! interesting bytes and words, truncation, growth, repeated slices,
-//! spliced text) for `WEBGRAV_FUZZ_SECONDS` (default 20; CI runs 60).
+//! spliced text) for `WEBGRAV_FUZZ_SECONDS` (default 20; CI runs 30).
 #![allow(dead_code)]
 
 use webgrav::state::rng::Rng;
