@@ -200,6 +200,27 @@ struct DomainSummary {
     _pad: u32,
 }
 
+// What a redraw of the domains on the GPU needs of the host
+// (src/cluster/domain_keys.rs, migration.rs): the curve's frame (cell
+// (p - lo) * scale on each axis), this rank's count, the particles per
+// candidate cut, and the number of cuts (ranks - 1).
+struct RedrawParams {
+    lo: vec4<f32>,
+    scale: f32,
+    n: u32,
+    stride: u32,
+    cuts: u32,
+}
+
+// A candidate cut of the curve in a redraw: the Hilbert key of the first
+// of `stride` consecutive particles (x = high 32 bits), carrying the work
+// of all.
+struct CutCandidate {
+    key: vec2<u32>,
+    work: f32,
+    _pad: u32,
+}
+
 // One pass of the cut of local essential trees: the local cells
 // begin..end (one level) tested against one domain (its boxes, with a
 // safety margin, are `targets[domain * DOMAIN_BOXES ..]`), with the

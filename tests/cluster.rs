@@ -252,6 +252,53 @@ fn a_short_run_on_ranks_conserves_energy_and_follows_one_rank() {
     assert!(worst < 1e-4, "{worst:e}");
 }
 
+/// A redraw on the GPU (`ClusterRun::redrawn`, what `rebalance` does)
+/// moves the particles as the host's `decompose` then `upload` do, bit for
+/// bit: the same particles on each rank, in the same order, with the same
+/// forces and ids. The start shares them by count (no walk yet), the
+/// redraw by the walk's work, so particles change rank.
+#[test]
+fn redraws_on_the_gpu_move_the_particles_as_the_host_does() {
+    let particles = Model::Plummer.generate(6000, 8).unwrap();
+    for p in [2, 3] {
+        let moved: usize = std::thread::scope(|s| {
+            let particles = &particles;
+            let handles: Vec<_> = ThreadComm::ranks(p)
+                .into_iter()
+                .map(|comm| {
+                    s.spawn(move || {
+                        let ctx = common::gpu();
+                        let mine = RankParticles::equal_share(particles, comm.rank(), p);
+                        let params = short_run_params(Rebalance::Every(0));
+                        let mut run =
+                            block_on(ClusterRun::new(&ctx, &comm, mine, (0.0, 0), params)).unwrap();
+                        for _ in 0..2 {
+                            block_on(run.step(&ctx, &comm)).unwrap();
+                        }
+                        let before = block_on(run.local_particles(&ctx, true)).unwrap();
+                        let host = decompose(&comm, before.clone()).unwrap();
+                        let mut parts = Default::default();
+                        let (state, ids) = block_on(run.redrawn(&ctx, &comm, &mut parts)).unwrap();
+                        let gpu = block_on(state.read(&ctx)).unwrap();
+                        let rank = comm.rank();
+                        assert_eq!(ids, host.id, "P = {p}, rank {rank}");
+                        assert!(gpu.index.iter().enumerate().all(|(k, &i)| i == k as u32));
+                        assert!(gpu.pos_mass == host.pos_mass, "P = {p}, rank {rank}");
+                        assert!(gpu.vel == host.vel, "P = {p}, rank {rank}");
+                        assert!(gpu.acc_pot == host.acc_pot, "P = {p}, rank {rank}");
+                        // Those that left this rank.
+                        let kept: std::collections::HashSet<u64> = ids.into_iter().collect();
+                        before.id.iter().filter(|i| !kept.contains(i)).count()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        eprintln!("P = {p}: {moved} particles changed rank");
+        assert!(moved > 0, "P = {p}: the redraw moved nothing");
+    }
+}
+
 // A parallel run's precise energy is one GPU's: each rank sums its own
 // particles' potentials against every rank's (in double-single on its GPU
 // above the host's bound), so the ranks' W is the f64 sum's to rounding;

@@ -350,6 +350,18 @@ fn tree_layouts_match_wgsl() {
     );
     check_in(
         &src,
+        "RedrawParams",
+        size_of::<RedrawParams>(),
+        fields!(RedrawParams: lo, scale, n, stride, cuts),
+    );
+    check_in(
+        &src,
+        "CutCandidate",
+        size_of::<CutCandidate>(),
+        fields!(CutCandidate: key, work, _pad),
+    );
+    check_in(
+        &src,
         "LetPass",
         size_of::<LetPass>(),
         fields!(LetPass: begin, end, domain, root, cell_capacity, particle_capacity, _pad0, _pad1),

@@ -12,7 +12,7 @@ use super::comm::{allgather_records, Comm};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::state::Particles;
-use crate::tree::layout::{Bounds, MAX_DEPTH};
+use crate::tree::layout::{Bounds, CutCandidate, MAX_DEPTH};
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
 
@@ -20,7 +20,7 @@ use rayon::prelude::*;
 /// work of a domain is within about 1/SAMPLES_PER_RANK of the mean.
 pub const SAMPLES_PER_RANK: usize = 256;
 
-/// Candidate keys a rank sorts for each of its samples.
+/// CutCandidate keys a rank sorts for each of its samples.
 const CANDIDATES_PER_SAMPLE: usize = 64;
 
 /// The particles one rank holds, in any order: state, global ids and the
@@ -64,16 +64,16 @@ impl RankParticles {
     }
 }
 
-/// A particle on its way to another rank.
+/// A particle on its way to another rank (its record on the wire).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-struct Migrant {
-    pos_mass: PosMass,
-    vel: Velocity,
-    acc_pot: AccPot,
-    id: u64,
-    work: f32,
-    _pad: u32,
+pub(crate) struct Migrant {
+    pub pos_mass: PosMass,
+    pub vel: Velocity,
+    pub acc_pot: AccPot,
+    pub id: u64,
+    pub work: f32,
+    pub _pad: u32,
 }
 
 /// A weighted sample of the curve.
@@ -84,51 +84,77 @@ struct Sample {
     work: f64,
 }
 
-/// The cube around every rank's particles (one gather of boxes).
-pub fn global_bounds(comm: &dyn Comm, pos_mass: &[PosMass]) -> Bounds {
-    type Box3 = ([f32; 3], [f32; 3]);
-    let merge = |(lo, hi): Box3, (l, h): Box3| -> Box3 {
-        (
-            std::array::from_fn(|k| lo[k].min(l[k])),
-            std::array::from_fn(|k| hi[k].max(h[k])),
-        )
-    };
+/// An axis-aligned box: (low corner, high corner).
+pub type Box3 = ([f32; 3], [f32; 3]);
+
+/// The box of `pos_mass` (low f32::MAX, high f32::MIN when empty).
+pub fn local_box(pos_mass: &[PosMass]) -> Box3 {
     let empty = || ([f32::MAX; 3], [f32::MIN; 3]);
-    let (lo, hi) = pos_mass
+    pos_mass
         .par_iter()
-        .fold(empty, |b, p| merge(b, (p.pos, p.pos)))
-        .reduce(empty, merge);
-    let boxes = allgather_records(comm, &[lo, hi]);
-    let mut b = Bounds {
-        lo: [f32::MAX, f32::MAX, f32::MAX, 0.0],
-        hi: [f32::MIN, f32::MIN, f32::MIN, 0.0],
-    };
-    for [lo, hi] in boxes.iter().map(|r| [r[0], r[1]]) {
-        for (k, (l, h)) in lo.iter().zip(&hi).enumerate() {
-            b.lo[k] = b.lo[k].min(*l);
-            b.hi[k] = b.hi[k].max(*h);
-        }
+        .fold(empty, |b, p| union(b, (p.pos, p.pos)))
+        .reduce(empty, union)
+}
+
+/// The smallest box around two.
+pub fn union((lo, hi): Box3, (l, h): Box3) -> Box3 {
+    (
+        std::array::from_fn(|k| lo[k].min(l[k])),
+        std::array::from_fn(|k| hi[k].max(h[k])),
+    )
+}
+
+/// The cube around every rank's particles, from each rank's `local` box
+/// (one gather of boxes).
+pub fn global_bounds(comm: &dyn Comm, local: Box3) -> Bounds {
+    let boxes = allgather_records(comm, &[local.0, local.1]);
+    let (lo, hi) = boxes
+        .iter()
+        .map(|r| (r[0], r[1]))
+        .fold(([f32::MAX; 3], [f32::MIN; 3]), union);
+    Bounds {
+        lo: [lo[0], lo[1], lo[2], 0.0],
+        hi: [hi[0], hi[1], hi[2], 0.0],
     }
-    b
+}
+
+/// Particles per candidate of the cuts among `n` on each of `ranks`
+/// ranks: CANDIDATES_PER_SAMPLE candidates for each sample a rank sends.
+pub fn candidate_stride(n: usize, ranks: usize) -> usize {
+    (n / (SAMPLES_PER_RANK * ranks * CANDIDATES_PER_SAMPLE)).max(1)
+}
+
+/// The candidates of `keys` with their `work`, one per `stride`
+/// particles. Particles are held in the order of the last tree build, so
+/// a stride's particles are neighbours in space; the cuts move by at most
+/// a stride's work, and a redraw sorts `stride` times fewer keys than
+/// there are particles.
+pub fn candidates(keys: &[u64], work: &[f32], stride: usize) -> Vec<CutCandidate> {
+    keys.par_chunks(stride)
+        .zip(work.par_chunks(stride))
+        .map(|(k, w)| CutCandidate::new(k[0], w.iter().sum()))
+        .collect()
+}
+
+/// The candidates' keys with the work of one per particle: the fallback
+/// cut by count, for `n` particles.
+fn counted(candidates: &[CutCandidate], stride: usize, n: usize) -> Vec<CutCandidate> {
+    candidates
+        .iter()
+        .enumerate()
+        .map(|(c, k)| CutCandidate {
+            work: (stride.min(n - c * stride)) as f32,
+            ..*k
+        })
+        .collect()
 }
 
 /// The P − 1 keys that cut the curve into runs of equal work, from every
-/// rank's samples (the same on every rank).
-fn splitters(comm: &dyn Comm, keys: &[u64], work: &[f32]) -> Vec<u64> {
+/// rank's candidates (the same on every rank).
+pub fn splitters(comm: &dyn Comm, candidates: &[CutCandidate]) -> Vec<u64> {
     let p = comm.size();
     let s = SAMPLES_PER_RANK * p;
-    // Candidates sorted along the curve instead of every key: one per
-    // `stride` particles (CANDIDATES_PER_SAMPLE for each sample), the key
-    // of the first carrying the work of all. Particles are held in the
-    // order of the last tree build, so a stride's particles are neighbours
-    // in space; the cuts move by at most a stride's work, and a redraw
-    // sorts `stride` times fewer keys.
-    let stride = (keys.len() / (s * CANDIDATES_PER_SAMPLE)).max(1);
-    let mut curve: Vec<(u64, f32)> = keys
-        .par_chunks(stride)
-        .zip(work.par_chunks(stride))
-        .map(|(k, w)| (k[0], w.iter().sum()))
-        .collect();
+    let mut curve: Vec<(u64, f32)> = candidates.par_iter().map(|c| (c.key(), c.work)).collect();
     curve.par_sort_unstable_by_key(|&(key, _)| key);
     let total: f64 = curve.par_iter().map(|&(_, w)| w as f64).sum();
     // A sample where the cumulative work passes each multiple of total/S,
@@ -167,6 +193,52 @@ fn splitters(comm: &dyn Comm, keys: &[u64], work: &[f32]) -> Vec<u64> {
     cuts
 }
 
+/// How the curve is shared: its cuts, how many of this rank's particles
+/// go to each rank, and how many each rank gets in all.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shares {
+    pub cuts: Vec<u64>,
+    pub mine: Vec<u64>,
+    pub all: Vec<u64>,
+}
+
+/// The cuts of `candidates` (of `n` particles, one per `stride`), or
+/// where work concentrated on few keys (coincident particles) would leave
+/// a run empty, the cuts by particle count. `local_counts(cuts)` gives how
+/// many of this rank's particles go to each rank under `cuts`. Fails (on
+/// every rank alike) when some rank would be left empty either way.
+pub async fn balanced_cuts<F>(
+    comm: &dyn Comm,
+    candidates: &[CutCandidate],
+    (stride, n): (usize, usize),
+    mut local_counts: impl FnMut(Vec<u64>) -> F,
+) -> Result<Shares>
+where
+    F: std::future::Future<Output = Result<Vec<u64>>>,
+{
+    let p = comm.size();
+    let shares = |cuts: Vec<u64>, mine: Vec<u64>| Shares {
+        all: all_counts(comm, &mine),
+        cuts,
+        mine,
+    };
+    let cuts = splitters(comm, candidates);
+    let by_work = shares(cuts.clone(), local_counts(cuts).await?);
+    if !by_work.all.contains(&0) {
+        return Ok(by_work);
+    }
+    let cuts = splitters(comm, &counted(candidates, stride, n));
+    let by_count = shares(cuts.clone(), local_counts(cuts).await?);
+    if let Some(empty) = by_count.all.iter().position(|&c| c == 0) {
+        return Err(Error::InvalidParameter(format!(
+            "{} particles cannot be shared among {p} ranks: rank {empty} would get none \
+             (use fewer ranks, or more particles)",
+            by_count.all.iter().sum::<u64>()
+        )));
+    }
+    Ok(by_count)
+}
+
 /// Seconds of the parts of one `decompose` on one rank.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DecomposeParts {
@@ -203,25 +275,22 @@ pub fn decompose_timed(
         clock = std::time::Instant::now();
         s
     };
-    let bounds = global_bounds(comm, &mine.pos_mass);
+    let bounds = global_bounds(comm, local_box(&mine.pos_mass));
     let keys = hilbert_keys(&mine.pos_mass, &bounds);
     parts.keys_s = lap();
-    let mut cuts = splitters(comm, &keys, &mine.work);
-    let mut dest = destinations(&keys, &cuts);
-    // Work concentrated on few keys (coincident particles) can leave a
-    // run empty: cut by particle count instead.
-    if counts_per_rank(comm, &dest, p).contains(&0) {
-        cuts = splitters(comm, &keys, &vec![1.0; keys.len()]);
-        dest = destinations(&keys, &cuts);
-        let counts = counts_per_rank(comm, &dest, p);
-        if let Some(empty) = counts.iter().position(|&c| c == 0) {
-            return Err(Error::InvalidParameter(format!(
-                "{} particles cannot be shared among {p} ranks: rank {empty} would get none \
-                 (use fewer ranks, or more particles)",
-                counts.iter().sum::<u64>()
-            )));
-        }
-    }
+    let stride = candidate_stride(keys.len(), p);
+    let candidates = candidates(&keys, &mine.work, stride);
+    let mut dest = Vec::new();
+    // (The host's counts are ready at once.)
+    pollster::block_on(balanced_cuts(
+        comm,
+        &candidates,
+        (stride, keys.len()),
+        |cuts| {
+            dest = destinations(&keys, &cuts);
+            std::future::ready(Ok(local_counts(&dest, p)))
+        },
+    ))?;
     parts.cuts_s = lap();
     // Only the particles that change rank travel (after a redraw, those
     // near the domains' edges); the others are gathered in place.
@@ -296,14 +365,22 @@ fn destinations(keys: &[u64], cuts: &[u64]) -> Vec<usize> {
         .collect()
 }
 
-/// How many particles each rank would get (the same on every rank).
-fn counts_per_rank(comm: &dyn Comm, dest: &[usize], p: usize) -> Vec<u64> {
+/// How many of this rank's particles go to each of `p` ranks.
+fn local_counts(dest: &[usize], p: usize) -> Vec<u64> {
     let mut mine = vec![0u64; p];
     for &r in dest {
         mine[r] += 1;
     }
-    let all = allgather_records(comm, &mine);
-    (0..p).map(|r| all.iter().map(|c| c[r]).sum()).collect()
+    mine
+}
+
+/// Every rank's counts per destination rank (the same on every rank):
+/// `all[q][r]` of rank q's particles go to rank r.
+fn all_counts(comm: &dyn Comm, mine: &[u64]) -> Vec<u64> {
+    let all = allgather_records(comm, mine);
+    (0..mine.len())
+        .map(|r| all.iter().map(|c| c[r]).sum())
+        .collect()
 }
 
 /// The 63-bit Peano–Hilbert key of `p` in the cube around `b` (21 bits an
@@ -312,7 +389,7 @@ fn counts_per_rank(comm: &dyn Comm, dest: &[usize], p: usize) -> Vec<u64> {
 /// the Hilbert curve", AIP Conf. Proc. 707, 381), then its bits
 /// interleaved.
 pub fn hilbert_key(p: [f32; 3], b: &Bounds) -> u64 {
-    let c = cell_of(p, b);
+    let c = CurveFrame::around(b).cell_of(p);
     transform_lanes(c.map(|a| [a; LANES]))[0]
 }
 
@@ -322,13 +399,14 @@ const LANES: usize = 8;
 
 /// `hilbert_key` of every particle, on every core, LANES at a time.
 pub fn hilbert_keys(pos_mass: &[PosMass], b: &Bounds) -> Vec<u64> {
+    let frame = CurveFrame::around(b);
     let mut keys = vec![0u64; pos_mass.len()];
     keys.par_chunks_mut(LANES)
         .zip(pos_mass.par_chunks(LANES))
         .for_each(|(out, p)| {
             let mut x = [[0u32; LANES]; 3];
             for (l, q) in p.iter().enumerate() {
-                let c = cell_of(q.pos, b);
+                let c = frame.cell_of(q.pos);
                 for a in 0..3 {
                     x[a][l] = c[a];
                 }
@@ -384,17 +462,34 @@ fn transform_lanes(mut x: [[u32; LANES]; 3]) -> [u64; LANES] {
     key
 }
 
-/// The cell of `p` on each axis, 2^MAX_DEPTH cells across the cube
-/// around `b`.
-fn cell_of(p: [f32; 3], b: &Bounds) -> [u32; 3] {
-    let cells = 1u32 << MAX_DEPTH;
-    let ext = [b.hi[0] - b.lo[0], b.hi[1] - b.lo[1], b.hi[2] - b.lo[2]];
-    let side = ext[0].max(ext[1]).max(ext[2].max(1.0e-30)) * 1.0001;
-    let scale = cells as f32 / side;
-    std::array::from_fn(|a| {
-        let f = ((p[a] - b.lo[a]) * scale).clamp(0.0, (cells - 1) as f32);
-        (f as u32).min(cells - 1)
-    })
+/// The curve's cells: 2^MAX_DEPTH across the cube around a box. The
+/// GPU's keys (`shaders/domain_keys.wgsl`) take the same frame, so both
+/// put a particle in the same cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CurveFrame {
+    pub lo: [f32; 3],
+    /// Cells per unit length.
+    pub scale: f32,
+}
+
+impl CurveFrame {
+    pub fn around(b: &Bounds) -> Self {
+        let ext = [b.hi[0] - b.lo[0], b.hi[1] - b.lo[1], b.hi[2] - b.lo[2]];
+        let side = ext[0].max(ext[1]).max(ext[2].max(1.0e-30)) * 1.0001;
+        Self {
+            lo: [b.lo[0], b.lo[1], b.lo[2]],
+            scale: (1u32 << MAX_DEPTH) as f32 / side,
+        }
+    }
+
+    /// The cell of `p` on each axis.
+    fn cell_of(&self, p: [f32; 3]) -> [u32; 3] {
+        let last = (1u32 << MAX_DEPTH) - 1;
+        std::array::from_fn(|a| {
+            let f = ((p[a] - self.lo[a]) * self.scale).clamp(0.0, last as f32);
+            (f as u32).min(last)
+        })
+    }
 }
 
 /// The 21 low bits of `v` spread to every third bit (bit k to bit 3k).

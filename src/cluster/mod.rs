@@ -3,7 +3,9 @@
 //! gravitational tree-code", §2; Bédorf's thesis, ch. 6):
 //!
 //! - `decomposition`: domains along the space-filling curve from sampled
-//!   keys, balanced by the work of the last walk;
+//!   keys, balanced by the work of the last walk; `domain_keys` and
+//!   `migration` redraw them on the GPU, moving only the particles that
+//!   change rank through the host;
 //! - `summary` and `let_tree`: each rank cuts, on the GPU, the local
 //!   essential tree of every other domain from its own tree, against the
 //!   domain's box and tolerances;
@@ -16,8 +18,10 @@
 
 pub mod comm;
 pub mod decomposition;
+pub mod domain_keys;
 pub mod imports;
 pub mod let_tree;
+pub mod migration;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod run;

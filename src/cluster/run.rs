@@ -5,6 +5,7 @@
 
 use super::comm::{allgather_records, Comm};
 use super::decomposition::{decompose_timed, DecomposeParts, RankParticles};
+use super::migration;
 use super::solver::{DistributedTree, EvaluationReport};
 use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
@@ -101,13 +102,16 @@ impl DriftAccount {
 /// Seconds of a decomposition's parts on one rank.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RedrawParts {
-    /// The particles, their forces and their work read back.
+    /// The particles, their forces and their work read back (0 since
+    /// redraws stay on the GPU; the start's decomposition has them on the
+    /// host already).
     pub read_s: f64,
-    /// Keys, splitters and the exchange (`decompose`).
+    /// Keys, splitters and the exchange (`decompose`, or on the GPU
+    /// `migration::redraw`, which includes the new state's assembly).
     pub decompose_s: f64,
-    /// `decompose`'s parts.
+    /// Their parts.
     pub decompose: DecomposeParts,
-    /// The new particles uploaded.
+    /// The new particles uploaded (the start's decomposition only).
     pub upload_s: f64,
     /// The solver and the integrator set up for them.
     pub setup_s: f64,
@@ -243,10 +247,7 @@ impl ClusterRun {
     /// them).
     pub async fn rebalance(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
         let mut parts = RedrawParts::default();
-        let clock = std::time::Instant::now();
-        let mine = self.local_particles(ctx, true).await?;
-        parts.read_s = clock.elapsed().as_secs_f64();
-        let (state, ids) = redistribute(ctx, comm, mine, &mut parts)?;
+        let (state, ids) = self.redrawn(ctx, comm, &mut parts).await?;
         let clock = std::time::Instant::now();
         // The report stays the last evaluation's (a log line after a redraw
         // showed the new solver's empty one).
@@ -262,6 +263,32 @@ impl ClusterRun {
         self.redraws += 1;
         self.drift = DriftAccount::default();
         Ok(())
+    }
+
+    /// This rank's particles and their global ids after the domains are
+    /// redrawn on the GPU (`migration::redraw`: only the particles that
+    /// change rank cross the host), leaving the run as it is: what
+    /// `rebalance` moves to. Every rank calls it together.
+    pub async fn redrawn(
+        &self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+        parts: &mut RedrawParts,
+    ) -> Result<(GpuParticles, Vec<u64>)> {
+        self.solver.finish(ctx).await?;
+        let clock = std::time::Instant::now();
+        let interactions = &self.solver.tree.buffers.interactions;
+        let redrawn = migration::redraw(
+            ctx,
+            comm,
+            &self.state,
+            &self.ids,
+            interactions,
+            &mut parts.decompose,
+        )
+        .await?;
+        parts.decompose_s = clock.elapsed().as_secs_f64();
+        Ok(redrawn)
     }
 
     /// This rank's particles as they are on the GPU (after the last

@@ -248,6 +248,50 @@ pub struct DomainSummary {
     pub _pad: u32,
 }
 
+/// What the redraw of a parallel run's domains on the GPU
+/// (`cluster::domain_keys`, `cluster::migration`) needs of the host: the
+/// curve's frame, this rank's count, and where its own run of the curve
+/// lies among the particles sorted by destination.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct RedrawParams {
+    /// The global cube's low corner (xyz).
+    pub lo: [f32; 4],
+    /// Curve cells per unit length (`decomposition::CurveFrame`).
+    pub scale: f32,
+    /// Particles on this rank.
+    pub n: u32,
+    /// Particles per candidate of the cuts.
+    pub stride: u32,
+    /// Cuts of the curve: ranks − 1.
+    pub cuts: u32,
+}
+
+/// A candidate cut of the curve in a redraw of the domains
+/// (`cluster::decomposition`): the Hilbert key of the first of `stride`
+/// consecutive particles (x = high 32 bits), carrying the work of all.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CutCandidate {
+    pub key: [u32; 2],
+    pub work: f32,
+    pub _pad: u32,
+}
+
+impl CutCandidate {
+    pub fn new(key: u64, work: f32) -> Self {
+        Self {
+            key: [(key >> 32) as u32, key as u32],
+            work,
+            _pad: 0,
+        }
+    }
+
+    pub fn key(&self) -> u64 {
+        ((self.key[0] as u64) << 32) | self.key[1] as u64
+    }
+}
+
 /// One pass of the cut of local essential trees: one level's cells tested
 /// against one domain's boxes.
 #[repr(C)]

@@ -113,6 +113,16 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             cluster::let_tree::wgsl(),
             cluster::let_tree::BINDINGS,
         ),
+        (
+            "domain_keys".into(),
+            cluster::domain_keys::wgsl(),
+            cluster::domain_keys::BINDINGS,
+        ),
+        (
+            "migration".into(),
+            cluster::migration::wgsl(),
+            cluster::migration::BINDINGS,
+        ),
         ("predict".into(), predict::wgsl(), predict::BINDINGS),
         ("predict dp".into(), predict::wgsl_dp(), predict::BINDINGS),
         (

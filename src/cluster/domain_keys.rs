@@ -1,0 +1,233 @@
+//! The curve's part of a redraw on the GPU (drives
+//! `shaders/domain_keys.wgsl`): this rank's box, every particle's Hilbert
+//! key in the global cube, the candidate cuts with their work, and each
+//! particle's destination rank. The host then reads back a few kilobytes
+//! instead of the whole state; `decomposition` is its twin on the host,
+//! and both give the same keys, cuts and destinations bit for bit.
+
+use super::decomposition::{Box3, CurveFrame};
+use crate::error::Result;
+use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::layout::WORKGROUP_SIZE;
+use crate::gpu::GpuContext;
+use crate::state::GpuParticles;
+use crate::tree::layout::{Bounds, CutCandidate, RedrawParams};
+
+const DOMAIN_KEYS_WGSL: &str = include_str!("../../shaders/domain_keys.wgsl");
+
+/// Workgroups of the box's first reduction (the host reduces their boxes).
+pub const BOUNDS_GROUPS: u32 = 64;
+
+pub fn wgsl() -> String {
+    crate::tree::compose_with(&[("BOUNDS_GROUPS", BOUNDS_GROUPS)], DOMAIN_KEYS_WGSL)
+}
+
+/// The binding contract of `shaders/domain_keys.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("interactions", Binding::StorageRead),
+    ("cuts", Binding::StorageRead),
+    ("keys", Binding::StorageReadWrite),
+    ("order", Binding::StorageReadWrite),
+    ("partial", Binding::StorageReadWrite),
+    ("candidates", Binding::StorageReadWrite),
+    ("counts", Binding::StorageReadWrite),
+];
+
+/// The kernels and buffers of one redraw of one rank's particles.
+pub struct DomainKeys {
+    partial_bounds: Kernel,
+    curve_keys: Kernel,
+    cut_candidates: Kernel,
+    destinations: Kernel,
+    bind: wgpu::BindGroup,
+    pub params: wgpu::Buffer,
+    cuts: wgpu::Buffer,
+    /// After `local_counts`, the radix sort's keys: each particle's
+    /// destination rank.
+    pub keys: wgpu::Buffer,
+    /// After `local_counts`, the sort's values: each particle's index.
+    pub order: wgpu::Buffer,
+    partial: wgpu::Buffer,
+    candidates: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    n: u32,
+    ranks: usize,
+}
+
+impl DomainKeys {
+    /// For `state` on one of `ranks` ranks, whose last walk counted its
+    /// interactions into `interactions` (`tree::TreeBuffers`).
+    pub fn new(
+        device: &wgpu::Device,
+        state: &GpuParticles,
+        interactions: &wgpu::Buffer,
+        ranks: usize,
+    ) -> Self {
+        let module = shader_module(device, "domain keys", &wgsl());
+        let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
+        let n = state.n;
+        // No binding may be empty: every array holds at least one record.
+        let storage = |label, bytes: u64| empty_storage_buffer(device, label, bytes.max(16));
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("domain keys params"),
+            size: std::mem::size_of::<RedrawParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let cuts = storage("domain cuts", 8 * (ranks as u64 - 1));
+        let keys = storage("domain keys", 8 * n as u64);
+        let order = storage("domain order", 4 * n as u64);
+        let partial = storage(
+            "domain partial boxes",
+            BOUNDS_GROUPS as u64 * std::mem::size_of::<Bounds>() as u64,
+        );
+        let stride = super::decomposition::candidate_stride(n as usize, ranks);
+        let candidates = storage(
+            "domain cut candidates",
+            (n as usize).div_ceil(stride) as u64 * std::mem::size_of::<CutCandidate>() as u64,
+        );
+        let counts = storage("domain counts", 4 * ranks as u64);
+        let partial_bounds = k("domain keys partial bounds", "partial_bounds");
+        let bind = partial_bounds.bind(
+            device,
+            &[
+                &params,
+                &state.pos_mass,
+                interactions,
+                &cuts,
+                &keys,
+                &order,
+                &partial,
+                &candidates,
+                &counts,
+            ],
+        );
+        Self {
+            partial_bounds,
+            curve_keys: k("domain keys curve keys", "curve_keys"),
+            cut_candidates: k("domain keys cut candidates", "cut_candidates"),
+            destinations: k("domain keys destinations", "destinations"),
+            bind,
+            params,
+            cuts,
+            keys,
+            order,
+            partial,
+            candidates,
+            counts,
+            n,
+            ranks,
+        }
+    }
+
+    fn per_particle(&self, device: &wgpu::Device) -> (u32, u32) {
+        dispatch_size(device, self.n, WORKGROUP_SIZE)
+    }
+
+    /// The box of this rank's particles.
+    pub async fn local_box(&self, ctx: &GpuContext) -> Result<Box3> {
+        self.write_params(ctx, CurveFrame::default(), 1);
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            self.partial_bounds
+                .dispatch(&mut pass, &self.bind, (BOUNDS_GROUPS, 1));
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+        let bytes = read_buffer_ranges(
+            &ctx.device,
+            &ctx.queue,
+            &[(&self.partial, 0, self.partial.size())],
+        )
+        .await?;
+        let boxes = records::<Bounds>(&bytes[0]);
+        let empty = ([f32::MAX; 3], [f32::MIN; 3]);
+        Ok(boxes.iter().fold(empty, |b, p| {
+            let corner = |c: [f32; 4]| [c[0], c[1], c[2]];
+            super::decomposition::union(b, (corner(p.lo), corner(p.hi)))
+        }))
+    }
+
+    fn write_params(&self, ctx: &GpuContext, frame: CurveFrame, stride: usize) {
+        let params = RedrawParams {
+            lo: [frame.lo[0], frame.lo[1], frame.lo[2], 0.0],
+            scale: frame.scale,
+            n: self.n,
+            stride: stride as u32,
+            cuts: self.ranks as u32 - 1,
+        };
+        ctx.queue
+            .write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+    }
+
+    /// The candidate cuts of this rank's particles, one per `stride`, with
+    /// their keys in `frame`.
+    pub async fn candidates(
+        &self,
+        ctx: &GpuContext,
+        frame: CurveFrame,
+        stride: usize,
+    ) -> Result<Vec<CutCandidate>> {
+        self.write_params(ctx, frame, stride);
+        let count = (self.n as usize).div_ceil(stride) as u32;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            self.curve_keys
+                .dispatch(&mut pass, &self.bind, self.per_particle(&ctx.device));
+            self.cut_candidates.dispatch(
+                &mut pass,
+                &self.bind,
+                dispatch_size(&ctx.device, count, WORKGROUP_SIZE),
+            );
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let size = std::mem::size_of::<CutCandidate>() as u64;
+        let bytes = read_buffer_ranges(
+            &ctx.device,
+            &ctx.queue,
+            &[(&self.candidates, 0, count as u64 * size)],
+        )
+        .await?;
+        Ok(records::<CutCandidate>(&bytes[0]).into_owned())
+    }
+
+    /// How many of this rank's particles go to each rank under `cuts`
+    /// (after `candidates`, whose frame it keys in): leaves each
+    /// particle's destination in `keys` and its index in `order`.
+    pub async fn local_counts(&self, ctx: &GpuContext, cuts: Vec<u64>) -> Result<Vec<u64>> {
+        let words: Vec<[u32; 2]> = cuts.iter().map(|&c| [(c >> 32) as u32, c as u32]).collect();
+        if !words.is_empty() {
+            ctx.queue
+                .write_buffer(&self.cuts, 0, bytemuck::cast_slice(&words));
+        }
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        encoder.clear_buffer(&self.counts, 0, None);
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            // Keyed again: a second call (the cut by count) finds the
+            // destinations of the first in `keys`.
+            let groups = self.per_particle(&ctx.device);
+            self.curve_keys.dispatch(&mut pass, &self.bind, groups);
+            self.destinations.dispatch(&mut pass, &self.bind, groups);
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+        let bytes = read_buffer_ranges(
+            &ctx.device,
+            &ctx.queue,
+            &[(&self.counts, 0, 4 * self.ranks as u64)],
+        )
+        .await?;
+        Ok(records::<u32>(&bytes[0])
+            .iter()
+            .map(|&c| c as u64)
+            .collect())
+    }
+}
