@@ -37,12 +37,37 @@ pub const BINDINGS: &[Slot] = &[
     ("counts", Binding::StorageReadWrite),
 ];
 
-/// The kernels and buffers of one redraw of one rank's particles.
-pub struct DomainKeys {
+/// The shader's kernels (their pipelines built once per device:
+/// `gpu::kernel_cache`).
+struct Kernels {
     partial_bounds: Kernel,
     curve_keys: Kernel,
     cut_candidates: Kernel,
     destinations: Kernel,
+}
+
+impl Kernels {
+    fn new(device: &wgpu::Device) -> Self {
+        let module = shader_module(device, "domain keys", &wgsl());
+        let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
+        Self {
+            partial_bounds: k("domain keys partial bounds", "partial_bounds"),
+            curve_keys: k("domain keys curve keys", "curve_keys"),
+            cut_candidates: k("domain keys cut candidates", "cut_candidates"),
+            destinations: k("domain keys destinations", "destinations"),
+        }
+    }
+}
+
+/// Builds the kernels' pipelines ahead of a run's first redraw, whose
+/// measured cost decides when the next one pays.
+pub fn build_kernels(device: &wgpu::Device) {
+    Kernels::new(device);
+}
+
+/// The kernels and buffers of one redraw of one rank's particles.
+pub struct DomainKeys {
+    kernels: Kernels,
     bind: wgpu::BindGroup,
     pub params: wgpu::Buffer,
     cuts: wgpu::Buffer,
@@ -67,8 +92,7 @@ impl DomainKeys {
         interactions: &wgpu::Buffer,
         ranks: usize,
     ) -> Self {
-        let module = shader_module(device, "domain keys", &wgsl());
-        let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
+        let kernels = Kernels::new(device);
         let n = state.n;
         // No binding may be empty: every array holds at least one record.
         let storage = |label, bytes: u64| empty_storage_buffer(device, label, bytes.max(16));
@@ -91,8 +115,7 @@ impl DomainKeys {
             (n as usize).div_ceil(stride) as u64 * std::mem::size_of::<CutCandidate>() as u64,
         );
         let counts = storage("domain counts", 4 * ranks as u64);
-        let partial_bounds = k("domain keys partial bounds", "partial_bounds");
-        let bind = partial_bounds.bind(
+        let bind = kernels.partial_bounds.bind(
             device,
             &[
                 &params,
@@ -107,10 +130,7 @@ impl DomainKeys {
             ],
         );
         Self {
-            partial_bounds,
-            curve_keys: k("domain keys curve keys", "curve_keys"),
-            cut_candidates: k("domain keys cut candidates", "cut_candidates"),
-            destinations: k("domain keys destinations", "destinations"),
+            kernels,
             bind,
             params,
             cuts,
@@ -134,7 +154,8 @@ impl DomainKeys {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            self.partial_bounds
+            self.kernels
+                .partial_bounds
                 .dispatch(&mut pass, &self.bind, (BOUNDS_GROUPS, 1));
         }
         ctx.queue.submit(Some(encoder.finish()));
@@ -177,9 +198,10 @@ impl DomainKeys {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            self.curve_keys
+            self.kernels
+                .curve_keys
                 .dispatch(&mut pass, &self.bind, self.per_particle(&ctx.device));
-            self.cut_candidates.dispatch(
+            self.kernels.cut_candidates.dispatch(
                 &mut pass,
                 &self.bind,
                 dispatch_size(&ctx.device, count, WORKGROUP_SIZE),
@@ -215,8 +237,12 @@ impl DomainKeys {
             // Keyed again: a second call (the cut by count) finds the
             // destinations of the first in `keys`.
             let groups = self.per_particle(&ctx.device);
-            self.curve_keys.dispatch(&mut pass, &self.bind, groups);
-            self.destinations.dispatch(&mut pass, &self.bind, groups);
+            self.kernels
+                .curve_keys
+                .dispatch(&mut pass, &self.bind, groups);
+            self.kernels
+                .destinations
+                .dispatch(&mut pass, &self.bind, groups);
         }
         ctx.queue.submit(Some(encoder.finish()));
         let bytes = read_buffer_ranges(

@@ -40,6 +40,19 @@ pub const BINDINGS: &[Slot] = &[
     ("moved_acc_pot", Binding::StorageReadWrite),
 ];
 
+fn pack_kernel(device: &wgpu::Device) -> Kernel {
+    let module = shader_module(device, "migration", &wgsl());
+    Kernel::from_module(device, "migration pack", &module, "pack", BINDINGS)
+}
+
+/// Builds a redraw's pipelines (`domain_keys`' and `pack`; the radix
+/// sort's are the tree's) ahead of a run's first redraw, whose measured
+/// cost decides when the next one pays.
+pub fn build_kernels(device: &wgpu::Device) {
+    super::domain_keys::build_kernels(device);
+    pack_kernel(device);
+}
+
 /// Bytes of one record of each state array.
 const RECORD: u64 = 16;
 
@@ -83,8 +96,7 @@ pub async fn redraw(
         moved("moved vel"),
         moved("moved acc_pot"),
     );
-    let module = shader_module(d, "migration", &wgsl());
-    let pack = Kernel::from_module(d, "migration pack", &module, "pack", BINDINGS);
+    let pack = pack_kernel(d);
     let bind = pack.bind(
         d,
         &[

@@ -158,6 +158,7 @@ impl ClusterRun {
         let clock = std::time::Instant::now();
         let solver = DistributedTree::new(ctx, &state, params.tree)?;
         let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt as f32);
+        migration::build_kernels(&ctx.device);
         parts.setup_s = clock.elapsed().as_secs_f64();
         let mut run = Self {
             state,
@@ -168,8 +169,9 @@ impl ClusterRun {
             base_time: time,
             base_steps: steps,
             steps,
-            // What a redraw will cost, but for the first set-up's kernels
-            // (built once: `gpu::kernel_cache`), until one is measured.
+            // What a redraw will cost, until one is measured: the start's
+            // decomposition (on the host, every particle moving), without
+            // the set-up's pipelines (built once: `gpu::kernel_cache`).
             rebalance_s: parts.decompose_s + parts.upload_s,
             redraw_parts: parts,
             redraws: 1,
