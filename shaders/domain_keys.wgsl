@@ -1,9 +1,7 @@
 // The curve's part of a redraw of a parallel run's domains on the GPU
 // (the host's twin is src/cluster/decomposition.rs; both give the same
-// keys, candidates and destinations bit for bit):
-//   partial_bounds: BOUNDS_GROUPS workgroups stride over the particles,
-//                   one box each (the host takes their union, then every
-//                   rank's);
+// keys, candidates and destinations bit for bit; each rank's box comes
+// from the tree's own kernel, bbox.wgsl):
 //   curve_keys:     each particle's 63-bit Peano-Hilbert key in the global
 //                   cube's frame (Skilling's transform, then its bits
 //                   interleaved), into `keys`;
@@ -22,41 +20,8 @@
 @group(0) @binding(3) var<storage, read> cuts: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read_write> keys: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read_write> order: array<u32>;
-@group(0) @binding(6) var<storage, read_write> partial: array<Bounds>;
-@group(0) @binding(7) var<storage, read_write> candidates: array<CutCandidate>;
-@group(0) @binding(8) var<storage, read_write> counts: array<atomic<u32>>;
-
-var<workgroup> lo_s: array<vec3<f32>, WORKGROUP_SIZE>;
-var<workgroup> hi_s: array<vec3<f32>, WORKGROUP_SIZE>;
-
-// The largest finite f32, as the host's f32::MAX: an empty box's corner.
-fn largest() -> f32 {
-    return bitcast<f32>(0x7f7fffffu);
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn partial_bounds(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    var lo = vec3<f32>(largest());
-    var hi = vec3<f32>(-largest());
-    for (var i = wid.x * WORKGROUP_SIZE + lid; i < params.n; i += BOUNDS_GROUPS * WORKGROUP_SIZE) {
-        let p = pos_mass[i].pos;
-        lo = min(lo, p);
-        hi = max(hi, p);
-    }
-    lo_s[lid] = lo;
-    hi_s[lid] = hi;
-    for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
-        workgroupBarrier();
-        if (lid < stride) {
-            lo_s[lid] = min(lo_s[lid], lo_s[lid + stride]);
-            hi_s[lid] = max(hi_s[lid], hi_s[lid + stride]);
-        }
-    }
-    workgroupBarrier();
-    if (lid == 0u) {
-        partial[wid.x] = Bounds(vec4<f32>(lo_s[0], 0.0), vec4<f32>(hi_s[0], 0.0));
-    }
-}
+@group(0) @binding(6) var<storage, read_write> candidates: array<CutCandidate>;
+@group(0) @binding(7) var<storage, read_write> counts: array<atomic<u32>>;
 
 // The cell of p on each axis, 2^MAX_DEPTH across the cube (as
 // CurveFrame::cell_of: the product rounded once, then truncated).
@@ -145,18 +110,9 @@ fn at_or_below(a: vec2<u32>, b: vec2<u32>) -> bool {
     return a.x < b.x || (a.x == b.x && a.y <= b.y);
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn destinations(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let i = flat_index(wid, nwg, lid);
-    if (i >= params.n) {
-        return;
-    }
-    let key = keys[i];
-    // The number of cuts at or below the key (they ascend).
+// The rank whose run of the curve holds `key`: the number of cuts at or
+// below it (they ascend).
+fn destination(key: vec2<u32>) -> u32 {
     var lo = 0u;
     var hi = params.cuts;
     while (lo < hi) {
@@ -167,7 +123,20 @@ fn destinations(
             hi = mid;
         }
     }
-    keys[i] = vec2<u32>(0u, lo);
-    order[i] = i;
-    atomicAdd(&counts[lo], 1u);
+    return lo;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn destinations(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = flat_index(wid, nwg, lid);
+    if (i < params.n) {
+        let rank = destination(keys[i]);
+        keys[i] = vec2<u32>(0u, rank);
+        order[i] = i;
+        atomicAdd(&counts[rank], 1u);
+    }
 }

@@ -248,7 +248,7 @@ pub struct DecomposeParts {
     pub cuts_s: f64,
     /// The migrants packed and the stayers listed.
     pub pack_s: f64,
-    /// The migrants sent and received.
+    /// The migrants sent, received and unpacked.
     pub alltoall_s: f64,
     /// The new arrays gathered from the stayers and the arrivals.
     pub gather_s: f64,
@@ -303,32 +303,19 @@ pub fn decompose_timed(
         work: mine.work[i],
         _pad: 0,
     };
-    let size = std::mem::size_of::<Migrant>();
     let outgoing: Vec<Vec<u8>> = (0..p)
-        .map(|r| {
-            if r == me {
-                return Vec::new();
+        .map(|r| match r == me {
+            true => Vec::new(),
+            false => {
+                let going = indices_to(&dest, r);
+                packed(going.len(), |k| migrant(going[k] as usize))
             }
-            let going = indices_to(&dest, r);
-            let mut bytes = vec![0u8; going.len() * size];
-            bytes
-                .par_chunks_mut(size)
-                .zip(going.par_iter())
-                .for_each(|(out, &i)| {
-                    out.copy_from_slice(bytemuck::bytes_of(&migrant(i as usize)))
-                });
-            bytes
         })
         .collect();
     let staying = indices_to(&dest, me);
     parts.pack_s = lap();
-    let incoming = comm.alltoall(outgoing);
+    let arrived = exchange(comm, outgoing);
     parts.alltoall_s = lap();
-    let arrived: Vec<Migrant> = incoming
-        .iter()
-        .flat_map(|bytes| bytemuck::pod_collect_to_vec::<u8, Migrant>(bytes))
-        .collect();
-    drop(incoming);
     // The stayers in their order, then the arrivals.
     fn gather<T: Copy + Send + Sync>(
         from: &[T],
@@ -349,6 +336,26 @@ pub fn decompose_timed(
     };
     parts.gather_s = lap();
     Ok(gathered)
+}
+
+/// The records `migrant(0..count)` on the wire, packed on every core.
+pub(crate) fn packed(count: usize, migrant: impl Fn(usize) -> Migrant + Sync) -> Vec<u8> {
+    let size = std::mem::size_of::<Migrant>();
+    let mut bytes = vec![0u8; count * size];
+    bytes
+        .par_chunks_mut(size)
+        .enumerate()
+        .for_each(|(k, out)| out.copy_from_slice(bytemuck::bytes_of(&migrant(k))));
+    bytes
+}
+
+/// Sends every rank its `outgoing` migrants (packed) and returns the
+/// arrivals, by source rank.
+pub(crate) fn exchange(comm: &dyn Comm, outgoing: Vec<Vec<u8>>) -> Vec<Migrant> {
+    comm.alltoall(outgoing)
+        .iter()
+        .flat_map(|bytes| bytemuck::pod_collect_to_vec::<u8, Migrant>(bytes))
+        .collect()
 }
 
 /// The indices of the particles bound for rank `r`, in order.

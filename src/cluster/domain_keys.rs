@@ -1,7 +1,7 @@
 //! The curve's part of a redraw on the GPU (drives
-//! `shaders/domain_keys.wgsl`): this rank's box, every particle's Hilbert
-//! key in the global cube, the candidate cuts with their work, and each
-//! particle's destination rank. The host then reads back a few kilobytes
+//! `shaders/domain_keys.wgsl`): this rank's box (the tree's own kernel),
+//! every particle's Hilbert key in the global cube, the candidate cuts
+//! with their work, and each particle's destination rank. The host then reads back a few kilobytes
 //! instead of the whole state; `decomposition` is its twin on the host,
 //! and both give the same keys, cuts and destinations bit for bit.
 
@@ -12,16 +12,13 @@ use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::GpuContext;
-use crate::state::GpuParticles;
 use crate::tree::layout::{Bounds, CutCandidate, RedrawParams};
+use crate::tree::TreeSolver;
 
 const DOMAIN_KEYS_WGSL: &str = include_str!("../../shaders/domain_keys.wgsl");
 
-/// Workgroups of the box's first reduction (the host reduces their boxes).
-pub const BOUNDS_GROUPS: u32 = 64;
-
 pub fn wgsl() -> String {
-    crate::tree::compose_with(&[("BOUNDS_GROUPS", BOUNDS_GROUPS)], DOMAIN_KEYS_WGSL)
+    crate::tree::compose_with(&[], DOMAIN_KEYS_WGSL)
 }
 
 /// The binding contract of `shaders/domain_keys.wgsl`.
@@ -32,7 +29,6 @@ pub const BINDINGS: &[Slot] = &[
     ("cuts", Binding::StorageRead),
     ("keys", Binding::StorageReadWrite),
     ("order", Binding::StorageReadWrite),
-    ("partial", Binding::StorageReadWrite),
     ("candidates", Binding::StorageReadWrite),
     ("counts", Binding::StorageReadWrite),
 ];
@@ -40,7 +36,6 @@ pub const BINDINGS: &[Slot] = &[
 /// The shader's kernels (their pipelines built once per device:
 /// `gpu::kernel_cache`).
 struct Kernels {
-    partial_bounds: Kernel,
     curve_keys: Kernel,
     cut_candidates: Kernel,
     destinations: Kernel,
@@ -51,7 +46,6 @@ impl Kernels {
         let module = shader_module(device, "domain keys", &wgsl());
         let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
         Self {
-            partial_bounds: k("domain keys partial bounds", "partial_bounds"),
             curve_keys: k("domain keys curve keys", "curve_keys"),
             cut_candidates: k("domain keys cut candidates", "cut_candidates"),
             destinations: k("domain keys destinations", "destinations"),
@@ -76,7 +70,6 @@ pub struct DomainKeys {
     pub keys: wgpu::Buffer,
     /// After `local_counts`, the sort's values: each particle's index.
     pub order: wgpu::Buffer,
-    partial: wgpu::Buffer,
     candidates: wgpu::Buffer,
     counts: wgpu::Buffer,
     n: u32,
@@ -84,14 +77,10 @@ pub struct DomainKeys {
 }
 
 impl DomainKeys {
-    /// For `state` on one of `ranks` ranks, whose last walk counted its
-    /// interactions into `interactions` (`tree::TreeBuffers`).
-    pub fn new(
-        device: &wgpu::Device,
-        state: &GpuParticles,
-        interactions: &wgpu::Buffer,
-        ranks: usize,
-    ) -> Self {
+    /// For the particles of `tree` (whose last walk counted their
+    /// interactions) on one of `ranks` ranks.
+    pub fn new(device: &wgpu::Device, tree: &TreeSolver, ranks: usize) -> Self {
+        let (state, interactions) = (&tree.buffers.state, &tree.buffers.interactions);
         let kernels = Kernels::new(device);
         let n = state.n;
         // No binding may be empty: every array holds at least one record.
@@ -105,17 +94,13 @@ impl DomainKeys {
         let cuts = storage("domain cuts", 8 * (ranks as u64 - 1));
         let keys = storage("domain keys", 8 * n as u64);
         let order = storage("domain order", 4 * n as u64);
-        let partial = storage(
-            "domain partial boxes",
-            BOUNDS_GROUPS as u64 * std::mem::size_of::<Bounds>() as u64,
-        );
         let stride = super::decomposition::candidate_stride(n as usize, ranks);
         let candidates = storage(
             "domain cut candidates",
             (n as usize).div_ceil(stride) as u64 * std::mem::size_of::<CutCandidate>() as u64,
         );
         let counts = storage("domain counts", 4 * ranks as u64);
-        let bind = kernels.partial_bounds.bind(
+        let bind = kernels.curve_keys.bind(
             device,
             &[
                 &params,
@@ -124,7 +109,6 @@ impl DomainKeys {
                 &cuts,
                 &keys,
                 &order,
-                &partial,
                 &candidates,
                 &counts,
             ],
@@ -136,7 +120,6 @@ impl DomainKeys {
             cuts,
             keys,
             order,
-            partial,
             candidates,
             counts,
             n,
@@ -148,29 +131,16 @@ impl DomainKeys {
         dispatch_size(device, self.n, WORKGROUP_SIZE)
     }
 
-    /// The box of this rank's particles.
-    pub async fn local_box(&self, ctx: &GpuContext) -> Result<Box3> {
-        self.write_params(ctx, CurveFrame::default(), 1);
+    /// The box of this rank's particles, by the tree's kernel.
+    pub async fn local_box(&self, ctx: &GpuContext, tree: &TreeSolver) -> Result<Box3> {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            self.kernels
-                .partial_bounds
-                .dispatch(&mut pass, &self.bind, (BOUNDS_GROUPS, 1));
-        }
+        tree.encode_bounds(&mut encoder);
         ctx.queue.submit(Some(encoder.finish()));
-        let bytes = read_buffer_ranges(
-            &ctx.device,
-            &ctx.queue,
-            &[(&self.partial, 0, self.partial.size())],
-        )
-        .await?;
-        let boxes = records::<Bounds>(&bytes[0]);
-        let empty = ([f32::MAX; 3], [f32::MIN; 3]);
-        Ok(boxes.iter().fold(empty, |b, p| {
-            let corner = |c: [f32; 4]| [c[0], c[1], c[2]];
-            super::decomposition::union(b, (corner(p.lo), corner(p.hi)))
-        }))
+        let bounds = &tree.buffers.bounds;
+        let bytes =
+            read_buffer_ranges(&ctx.device, &ctx.queue, &[(bounds, 0, bounds.size())]).await?;
+        let b = records::<Bounds>(&bytes[0])[0];
+        Ok(([b.lo[0], b.lo[1], b.lo[2]], [b.hi[0], b.hi[1], b.hi[2]]))
     }
 
     fn write_params(&self, ctx: &GpuContext, frame: CurveFrame, stride: usize) {

@@ -8,7 +8,8 @@
 
 use super::comm::Comm;
 use super::decomposition::{
-    balanced_cuts, candidate_stride, global_bounds, CurveFrame, DecomposeParts, Migrant,
+    balanced_cuts, candidate_stride, exchange, global_bounds, packed, CurveFrame, DecomposeParts,
+    Migrant,
 };
 use super::domain_keys::DomainKeys;
 use crate::error::Result;
@@ -19,6 +20,7 @@ use crate::gpu::layout::{AccPot, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::GpuContext;
 use crate::state::GpuParticles;
 use crate::tree::sort::RadixSort;
+use crate::tree::TreeSolver;
 use rayon::prelude::*;
 
 const MIGRATION_WGSL: &str = include_str!("../../shaders/migration.wgsl");
@@ -56,18 +58,18 @@ pub fn build_kernels(device: &wgpu::Device) {
 /// Bytes of one record of each state array.
 const RECORD: u64 = 16;
 
-/// Moves every particle of `state` (global ids `ids[state.id]`, work from
-/// the last walk's `interactions`) to the rank whose run of the curve
-/// holds it, as `decompose` does on the host. Every rank calls it
-/// together; each gets its new state (upload indices 0..n) and ids.
+/// Moves every particle of `tree`'s state (global ids `ids[state.id]`,
+/// work from its last walk's interaction counts) to the rank whose run of
+/// the curve holds it, as `decompose` does on the host. Every rank calls
+/// it together; each gets its new state (upload indices 0..n) and ids.
 pub async fn redraw(
     ctx: &GpuContext,
     comm: &dyn Comm,
-    state: &GpuParticles,
+    tree: &TreeSolver,
     ids: &[u64],
-    interactions: &wgpu::Buffer,
     parts: &mut DecomposeParts,
 ) -> Result<(GpuParticles, Vec<u64>)> {
+    let state = &tree.buffers.state;
     let (d, q) = (&ctx.device, &ctx.queue);
     let (p, me, n) = (comm.size(), comm.rank(), state.n as usize);
     let mut clock = std::time::Instant::now();
@@ -76,8 +78,8 @@ pub async fn redraw(
         clock = std::time::Instant::now();
         s
     };
-    let keys = DomainKeys::new(d, state, interactions, p);
-    let frame = CurveFrame::around(&global_bounds(comm, keys.local_box(ctx).await?));
+    let keys = DomainKeys::new(d, tree, p);
+    let frame = CurveFrame::around(&global_bounds(comm, keys.local_box(ctx, tree).await?));
     let stride = candidate_stride(n, p);
     let candidates = keys.candidates(ctx, frame, stride).await?;
     parts.keys_s = lap();
@@ -164,29 +166,15 @@ pub async fn redraw(
         work: 0.0,
         _pad: 0,
     };
-    let size = std::mem::size_of::<Migrant>();
     let outgoing: Vec<Vec<u8>> = (0..p)
-        .map(|r| {
-            if r == me {
-                return Vec::new();
-            }
-            let mut bytes = vec![0u8; (first[r + 1] - first[r]) * size];
-            bytes
-                .par_chunks_mut(size)
-                .zip(first[r]..first[r + 1])
-                .for_each(|(out, j)| out.copy_from_slice(bytemuck::bytes_of(&migrant(j))));
-            bytes
+        .map(|r| match r == me {
+            true => Vec::new(),
+            false => packed(first[r + 1] - first[r], |k| migrant(first[r] + k)),
         })
         .collect();
     parts.pack_s = lap();
-    let incoming = comm.alltoall(outgoing);
+    let arrived = exchange(comm, outgoing);
     parts.alltoall_s = lap();
-
-    let arrived: Vec<Migrant> = incoming
-        .iter()
-        .flat_map(|bytes| bytemuck::pod_collect_to_vec::<u8, Migrant>(bytes))
-        .collect();
-    drop(incoming);
     let stayers = stay_end - stay_begin;
     let new_n = stayers + arrived.len();
     debug_assert_eq!(new_n as u64, shares.all[me]);

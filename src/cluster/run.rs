@@ -279,13 +279,11 @@ impl ClusterRun {
     ) -> Result<(GpuParticles, Vec<u64>)> {
         self.solver.finish(ctx).await?;
         let clock = std::time::Instant::now();
-        let interactions = &self.solver.tree.buffers.interactions;
         let redrawn = migration::redraw(
             ctx,
             comm,
-            &self.state,
+            &self.solver.tree,
             &self.ids,
-            interactions,
             &mut parts.decompose,
         )
         .await?;

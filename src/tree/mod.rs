@@ -653,6 +653,13 @@ impl TreeSolver {
         }
     }
 
+    /// Records the box of the particles as they are now into
+    /// `buffers.bounds` (the build's first phase, alone; a parallel run's
+    /// redraw reads it).
+    pub fn encode_bounds(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.bbox.encode(encoder, None);
+    }
+
     /// Records one force evaluation: after it, the state is in key order and
     /// `acc_pot` holds every particle's acceleration and potential. With
     /// the acceleration MAC, the groups take |a_old| from
