@@ -103,7 +103,10 @@ pub struct ImportedTrees {
     props: wgpu::Buffer,
     counters: wgpu::Buffer,
     cell_capacity: u64,
+    /// Particles `pos_mass` holds: the local ones (`local_count`) and
+    /// room for the imported.
     particle_capacity: u64,
+    local_count: u64,
     pub last: ImportCounts,
     /// The assembled tree on the host and its way to the GPU, both kept
     /// from one step to the next.
@@ -115,9 +118,32 @@ pub struct ImportedTrees {
 
 impl ImportedTrees {
     pub fn new(ctx: &GpuContext, b: &TreeBuffers) -> Self {
+        Self::with_room(ctx, b, (1024, 1024))
+    }
+
+    /// The imports of the tree in `b` after a redraw, with room for as
+    /// many cells and particles as `previous` imported, and its host
+    /// buffers (kept: a fresh host-visible buffer of tens of megabytes
+    /// costs more than its copy, `staging`).
+    pub fn succeeding(ctx: &GpuContext, b: &TreeBuffers, previous: &mut Self) -> Self {
+        let imported = previous
+            .particle_capacity
+            .saturating_sub(previous.local_count);
+        let mut next = Self::with_room(ctx, b, (previous.cell_capacity, imported));
+        next.assembled = std::mem::take(&mut previous.assembled);
+        next.upload = previous.upload.take();
+        next
+    }
+
+    /// Room for `cells` imported cells and `imported` particles beside
+    /// the local ones.
+    fn with_room(ctx: &GpuContext, b: &TreeBuffers, (cells, imported): (u64, u64)) -> Self {
         let d = &ctx.device;
-        let cell_capacity = 1024;
-        let particle_capacity = b.state.n as u64 + 1024;
+        let limit = ctx
+            .max_elements(std::mem::size_of::<CellProps>() as u64)
+            .min(ctx.max_elements(std::mem::size_of::<PosMass>() as u64));
+        let cell_capacity = cells.min(limit);
+        let particle_capacity = (b.state.n as u64 + imported).min(limit);
         let pos_mass = Self::particles_buffer(d, particle_capacity);
         let (cells, props) = Self::cell_buffers(d, cell_capacity);
         let counters = empty_storage_buffer(
@@ -144,6 +170,7 @@ impl ImportedTrees {
             counters,
             cell_capacity,
             particle_capacity,
+            local_count: b.state.n as u64,
             last: ImportCounts::default(),
             assembled: AssembledCells::default(),
             upload: StagingWriter::new("imported trees upload"),

@@ -208,6 +208,15 @@ impl LetCutter {
         }
     }
 
+    /// The cutter of the tree in `b` after a redraw, keeping `previous`'s
+    /// read-back staging (`staging`: a fresh one costs more than its copy).
+    pub fn succeeding(device: &wgpu::Device, b: &TreeBuffers, previous: &mut Self) -> Self {
+        Self {
+            readback: previous.readback.take(),
+            ..Self::new(device, b)
+        }
+    }
+
     fn pass_buffer(device: &wgpu::Device, slots: u32) -> wgpu::Buffer {
         device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("LET passes"),

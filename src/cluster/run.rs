@@ -251,11 +251,9 @@ impl ClusterRun {
         let mut parts = RedrawParts::default();
         let (state, ids) = self.redrawn(ctx, comm, &mut parts).await?;
         let clock = std::time::Instant::now();
-        // The report stays the last evaluation's (a log line after a redraw
-        // showed the new solver's empty one).
-        let last = self.solver.last;
-        self.solver = DistributedTree::new(ctx, &state, self.params.tree)?;
-        self.solver.last = last;
+        // The new solver keeps the old one's host buffers and its report
+        // (a log line after a redraw showed a new solver's empty one).
+        self.solver = DistributedTree::succeeding(ctx, &state, self.params.tree, &mut self.solver)?;
         self.leapfrog = Leapfrog::new(&ctx.device, &state, self.params.dt as f32);
         parts.setup_s = clock.elapsed().as_secs_f64();
         self.state = state;

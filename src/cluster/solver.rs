@@ -51,15 +51,49 @@ pub struct DistributedTree {
 
 impl DistributedTree {
     pub fn new(ctx: &GpuContext, state: &GpuParticles, config: TreeConfig) -> Result<Self> {
+        Self::built(ctx, state, config, None)
+    }
+
+    /// The solver of a redrawn `state`, keeping what `previous` kept from
+    /// step to step: the trees' staging on the host and the imports' room
+    /// (the first step after a redraw would otherwise allocate and fault
+    /// them in afresh), and its last report.
+    pub fn succeeding(
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        config: TreeConfig,
+        previous: &mut Self,
+    ) -> Result<Self> {
+        Self::built(ctx, state, config, Some(previous))
+    }
+
+    fn built(
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        config: TreeConfig,
+        previous: Option<&mut Self>,
+    ) -> Result<Self> {
         let tree = TreeSolver::new(ctx, state, config)?;
-        let b = &tree.buffers;
+        let (d, b) = (&ctx.device, &tree.buffers);
+        let (cutter, imports, last) = match previous {
+            None => (
+                LetCutter::new(d, b),
+                ImportedTrees::new(ctx, b),
+                EvaluationReport::default(),
+            ),
+            Some(p) => (
+                LetCutter::succeeding(d, b, &mut p.cutter),
+                ImportedTrees::succeeding(ctx, b, &mut p.imports),
+                p.last,
+            ),
+        };
         Ok(Self {
-            summaries: DomainSummaries::new(&ctx.device, b),
-            cutter: LetCutter::new(&ctx.device, b),
-            imports: ImportedTrees::new(ctx, b),
+            summaries: DomainSummaries::new(d, b),
+            cutter,
+            imports,
             config,
             tree,
-            last: EvaluationReport::default(),
+            last,
         })
     }
 

@@ -67,6 +67,11 @@ impl StagingReader {
         }
     }
 
+    /// The buffer, for a successor (this one starts afresh).
+    pub fn take(&mut self) -> Self {
+        std::mem::replace(self, Self::new(self.label))
+    }
+
     /// Copies the ranges (buffer, offset, size) in one submission, calls
     /// `meanwhile` (which may queue more work: only the copy is waited
     /// for), waits, and hands `f` their bytes where they are mapped.
@@ -139,6 +144,11 @@ impl StagingWriter {
             buffer: None,
             last_copy: None,
         }
+    }
+
+    /// The buffer, for a successor (this one starts afresh).
+    pub fn take(&mut self) -> Self {
+        std::mem::replace(self, Self::new(self.label))
     }
 
     /// Copies each of `ranges` (target buffer, offset in it, and its bytes
