@@ -2,23 +2,23 @@
 // (the host's twin is src/cluster/decomposition.rs; both give the same
 // keys, candidates and destinations bit for bit; each rank's box comes
 // from the tree's own kernel, bbox.wgsl):
-//   curve_keys:     each particle's 63-bit Peano-Hilbert key in the global
-//                   cube's frame (Skilling's transform, then its bits
-//                   interleaved), into `keys`;
 //   cut_candidates: one invocation per `stride` particles: the key of the
-//                   first and the sum of their work (the interactions of
-//                   the last walk, a particle-cell one counting twice);
-//   destinations:   the rank whose run of the curve holds each key (the
-//                   cuts at or below it), as the radix sort's key (it
-//                   overwrites the Hilbert key), the particle's index as
-//                   its value, and this rank's count for each rank.
+//                   first (its 63-bit Peano-Hilbert key in the global
+//                   cube's frame: Skilling's transform, then its bits
+//                   interleaved) and the sum of their work (the
+//                   interactions of the last walk, a particle-cell one
+//                   counting twice);
+//   destinations:   the rank whose run of the curve holds each particle's
+//                   key (the cuts at or below it), as the radix sort's
+//                   key, the particle's index as its value, and this
+//                   rank's count for each rank.
 // Driven by src/cluster/domain_keys.rs.
 
 @group(0) @binding(0) var<uniform> params: RedrawParams;
 @group(0) @binding(1) var<storage, read> pos_mass: array<PosMass>;
 @group(0) @binding(2) var<storage, read> interactions: array<InteractionCount>;
 @group(0) @binding(3) var<storage, read> cuts: array<vec2<u32>>;
-@group(0) @binding(4) var<storage, read_write> keys: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read_write> sort_keys: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read_write> order: array<u32>;
 @group(0) @binding(6) var<storage, read_write> candidates: array<CutCandidate>;
 @group(0) @binding(7) var<storage, read_write> counts: array<atomic<u32>>;
@@ -72,16 +72,9 @@ fn hilbert_key(c: vec3<u32>) -> vec2<u32> {
     return key;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn curve_keys(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let i = flat_index(wid, nwg, lid);
-    if (i < params.n) {
-        keys[i] = hilbert_key(cell_of(pos_mass[i].pos));
-    }
+// The key of particle i in the global cube's frame.
+fn curve_key(i: u32) -> vec2<u32> {
+    return hilbert_key(cell_of(pos_mass[i].pos));
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -102,7 +95,7 @@ fn cut_candidates(
         let k = interactions[i];
         work += f32(k.pp) + 2.0 * f32(k.pc);
     }
-    candidates[c] = CutCandidate(keys[first], work, 0u);
+    candidates[c] = CutCandidate(curve_key(first), work, 0u);
 }
 
 // Whether 64-bit key a (high, low) is at or below b.
@@ -134,8 +127,8 @@ fn destinations(
 ) {
     let i = flat_index(wid, nwg, lid);
     if (i < params.n) {
-        let rank = destination(keys[i]);
-        keys[i] = vec2<u32>(0u, rank);
+        let rank = destination(curve_key(i));
+        sort_keys[i] = vec2<u32>(0u, rank);
         order[i] = i;
         atomicAdd(&counts[rank], 1u);
     }

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 /// work of a domain is within about 1/SAMPLES_PER_RANK of the mean.
 pub const SAMPLES_PER_RANK: usize = 256;
 
-/// CutCandidate keys a rank sorts for each of its samples.
+/// Candidate keys a rank sorts for each of its samples.
 const CANDIDATES_PER_SAMPLE: usize = 64;
 
 /// The particles one rank holds, in any order: state, global ids and the
@@ -88,7 +88,7 @@ struct Sample {
 pub type Box3 = ([f32; 3], [f32; 3]);
 
 /// The box of `pos_mass` (low f32::MAX, high f32::MIN when empty).
-pub fn local_box(pos_mass: &[PosMass]) -> Box3 {
+fn local_box(pos_mass: &[PosMass]) -> Box3 {
     let empty = || ([f32::MAX; 3], [f32::MIN; 3]);
     pos_mass
         .par_iter()
@@ -97,7 +97,7 @@ pub fn local_box(pos_mass: &[PosMass]) -> Box3 {
 }
 
 /// The smallest box around two.
-pub fn union((lo, hi): Box3, (l, h): Box3) -> Box3 {
+fn union((lo, hi): Box3, (l, h): Box3) -> Box3 {
     (
         std::array::from_fn(|k| lo[k].min(l[k])),
         std::array::from_fn(|k| hi[k].max(h[k])),
@@ -129,7 +129,7 @@ pub fn candidate_stride(n: usize, ranks: usize) -> usize {
 /// a stride's particles are neighbours in space; the cuts move by at most
 /// a stride's work, and a redraw sorts `stride` times fewer keys than
 /// there are particles.
-pub fn candidates(keys: &[u64], work: &[f32], stride: usize) -> Vec<CutCandidate> {
+fn candidates(keys: &[u64], work: &[f32], stride: usize) -> Vec<CutCandidate> {
     keys.par_chunks(stride)
         .zip(work.par_chunks(stride))
         .map(|(k, w)| CutCandidate::new(k[0], w.iter().sum()))
@@ -151,7 +151,7 @@ fn counted(candidates: &[CutCandidate], stride: usize, n: usize) -> Vec<CutCandi
 
 /// The P − 1 keys that cut the curve into runs of equal work, from every
 /// rank's candidates (the same on every rank).
-pub fn splitters(comm: &dyn Comm, candidates: &[CutCandidate]) -> Vec<u64> {
+fn splitters(comm: &dyn Comm, candidates: &[CutCandidate]) -> Vec<u64> {
     let p = comm.size();
     let s = SAMPLES_PER_RANK * p;
     let mut curve: Vec<(u64, f32)> = candidates.par_iter().map(|c| (c.key(), c.work)).collect();
@@ -193,11 +193,10 @@ pub fn splitters(comm: &dyn Comm, candidates: &[CutCandidate]) -> Vec<u64> {
     cuts
 }
 
-/// How the curve is shared: its cuts, how many of this rank's particles
-/// go to each rank, and how many each rank gets in all.
+/// How the curve is shared: how many of this rank's particles go to each
+/// rank, and how many each rank gets in all.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Shares {
-    pub cuts: Vec<u64>,
     pub mine: Vec<u64>,
     pub all: Vec<u64>,
 }
@@ -217,18 +216,15 @@ where
     F: std::future::Future<Output = Result<Vec<u64>>>,
 {
     let p = comm.size();
-    let shares = |cuts: Vec<u64>, mine: Vec<u64>| Shares {
+    let shares = |mine: Vec<u64>| Shares {
         all: all_counts(comm, &mine),
-        cuts,
         mine,
     };
-    let cuts = splitters(comm, candidates);
-    let by_work = shares(cuts.clone(), local_counts(cuts).await?);
+    let by_work = shares(local_counts(splitters(comm, candidates)).await?);
     if !by_work.all.contains(&0) {
         return Ok(by_work);
     }
-    let cuts = splitters(comm, &counted(candidates, stride, n));
-    let by_count = shares(cuts.clone(), local_counts(cuts).await?);
+    let by_count = shares(local_counts(splitters(comm, &counted(candidates, stride, n))).await?);
     if let Some(empty) = by_count.all.iter().position(|&c| c == 0) {
         return Err(Error::InvalidParameter(format!(
             "{} particles cannot be shared among {p} ranks: rank {empty} would get none \

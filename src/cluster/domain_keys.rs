@@ -1,7 +1,7 @@
 //! The curve's part of a redraw on the GPU (drives
 //! `shaders/domain_keys.wgsl`): this rank's box (the tree's own kernel),
-//! every particle's Hilbert key in the global cube, the candidate cuts
-//! with their work, and each particle's destination rank. The host then reads back a few kilobytes
+//! the candidate cuts with their Hilbert keys in the global cube and
+//! their work, and each particle's destination rank. The host then reads back a few kilobytes
 //! instead of the whole state; `decomposition` is its twin on the host,
 //! and both give the same keys, cuts and destinations bit for bit.
 
@@ -27,7 +27,7 @@ pub const BINDINGS: &[Slot] = &[
     ("pos_mass", Binding::StorageRead),
     ("interactions", Binding::StorageRead),
     ("cuts", Binding::StorageRead),
-    ("keys", Binding::StorageReadWrite),
+    ("sort_keys", Binding::StorageReadWrite),
     ("order", Binding::StorageReadWrite),
     ("candidates", Binding::StorageReadWrite),
     ("counts", Binding::StorageReadWrite),
@@ -36,7 +36,6 @@ pub const BINDINGS: &[Slot] = &[
 /// The shader's kernels (their pipelines built once per device:
 /// `gpu::kernel_cache`).
 struct Kernels {
-    curve_keys: Kernel,
     cut_candidates: Kernel,
     destinations: Kernel,
 }
@@ -46,7 +45,6 @@ impl Kernels {
         let module = shader_module(device, "domain keys", &wgsl());
         let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
         Self {
-            curve_keys: k("domain keys curve keys", "curve_keys"),
             cut_candidates: k("domain keys cut candidates", "cut_candidates"),
             destinations: k("domain keys destinations", "destinations"),
         }
@@ -67,13 +65,15 @@ pub struct DomainKeys {
     cuts: wgpu::Buffer,
     /// After `local_counts`, the radix sort's keys: each particle's
     /// destination rank.
-    pub keys: wgpu::Buffer,
+    pub sort_keys: wgpu::Buffer,
     /// After `local_counts`, the sort's values: each particle's index.
     pub order: wgpu::Buffer,
     candidates: wgpu::Buffer,
     counts: wgpu::Buffer,
     n: u32,
     ranks: usize,
+    /// Particles per candidate (`decomposition::candidate_stride`).
+    pub stride: usize,
 }
 
 impl DomainKeys {
@@ -92,7 +92,7 @@ impl DomainKeys {
             mapped_at_creation: false,
         });
         let cuts = storage("domain cuts", 8 * (ranks as u64 - 1));
-        let keys = storage("domain keys", 8 * n as u64);
+        let sort_keys = storage("domain sort keys", 8 * n as u64);
         let order = storage("domain order", 4 * n as u64);
         let stride = super::decomposition::candidate_stride(n as usize, ranks);
         let candidates = storage(
@@ -100,14 +100,14 @@ impl DomainKeys {
             (n as usize).div_ceil(stride) as u64 * std::mem::size_of::<CutCandidate>() as u64,
         );
         let counts = storage("domain counts", 4 * ranks as u64);
-        let bind = kernels.curve_keys.bind(
+        let bind = kernels.cut_candidates.bind(
             device,
             &[
                 &params,
                 &state.pos_mass,
                 interactions,
                 &cuts,
-                &keys,
+                &sort_keys,
                 &order,
                 &candidates,
                 &counts,
@@ -118,37 +118,22 @@ impl DomainKeys {
             bind,
             params,
             cuts,
-            keys,
+            sort_keys,
             order,
             candidates,
             counts,
             n,
             ranks,
+            stride,
         }
     }
 
-    fn per_particle(&self, device: &wgpu::Device) -> (u32, u32) {
-        dispatch_size(device, self.n, WORKGROUP_SIZE)
-    }
-
-    /// The box of this rank's particles, by the tree's kernel.
-    pub async fn local_box(&self, ctx: &GpuContext, tree: &TreeSolver) -> Result<Box3> {
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        tree.encode_bounds(&mut encoder);
-        ctx.queue.submit(Some(encoder.finish()));
-        let bounds = &tree.buffers.bounds;
-        let bytes =
-            read_buffer_ranges(&ctx.device, &ctx.queue, &[(bounds, 0, bounds.size())]).await?;
-        let b = records::<Bounds>(&bytes[0])[0];
-        Ok(([b.lo[0], b.lo[1], b.lo[2]], [b.hi[0], b.hi[1], b.hi[2]]))
-    }
-
-    fn write_params(&self, ctx: &GpuContext, frame: CurveFrame, stride: usize) {
+    fn write_params(&self, ctx: &GpuContext, frame: CurveFrame) {
         let params = RedrawParams {
             lo: [frame.lo[0], frame.lo[1], frame.lo[2], 0.0],
             scale: frame.scale,
             n: self.n,
-            stride: stride as u32,
+            stride: self.stride as u32,
             cuts: self.ranks as u32 - 1,
         };
         ctx.queue
@@ -161,16 +146,12 @@ impl DomainKeys {
         &self,
         ctx: &GpuContext,
         frame: CurveFrame,
-        stride: usize,
     ) -> Result<Vec<CutCandidate>> {
-        self.write_params(ctx, frame, stride);
-        let count = (self.n as usize).div_ceil(stride) as u32;
+        self.write_params(ctx, frame);
+        let count = (self.n as usize).div_ceil(self.stride) as u32;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            self.kernels
-                .curve_keys
-                .dispatch(&mut pass, &self.bind, self.per_particle(&ctx.device));
             self.kernels.cut_candidates.dispatch(
                 &mut pass,
                 &self.bind,
@@ -193,7 +174,7 @@ impl DomainKeys {
 
     /// How many of this rank's particles go to each rank under `cuts`
     /// (after `candidates`, whose frame it keys in): leaves each
-    /// particle's destination in `keys` and its index in `order`.
+    /// particle's destination in `sort_keys` and its index in `order`.
     pub async fn local_counts(&self, ctx: &GpuContext, cuts: Vec<u64>) -> Result<Vec<u64>> {
         let words: Vec<[u32; 2]> = cuts.iter().map(|&c| [(c >> 32) as u32, c as u32]).collect();
         if !words.is_empty() {
@@ -204,12 +185,7 @@ impl DomainKeys {
         encoder.clear_buffer(&self.counts, 0, None);
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            // Keyed again: a second call (the cut by count) finds the
-            // destinations of the first in `keys`.
-            let groups = self.per_particle(&ctx.device);
-            self.kernels
-                .curve_keys
-                .dispatch(&mut pass, &self.bind, groups);
+            let groups = dispatch_size(&ctx.device, self.n, WORKGROUP_SIZE);
             self.kernels
                 .destinations
                 .dispatch(&mut pass, &self.bind, groups);
@@ -226,4 +202,15 @@ impl DomainKeys {
             .map(|&c| c as u64)
             .collect())
     }
+}
+
+/// The box of this rank's particles, by the tree's kernel.
+pub async fn local_box(ctx: &GpuContext, tree: &TreeSolver) -> Result<Box3> {
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    tree.encode_bounds(&mut encoder);
+    ctx.queue.submit(Some(encoder.finish()));
+    let bounds = &tree.buffers.bounds;
+    let bytes = read_buffer_ranges(&ctx.device, &ctx.queue, &[(bounds, 0, bounds.size())]).await?;
+    let b = records::<Bounds>(&bytes[0])[0];
+    Ok(([b.lo[0], b.lo[1], b.lo[2]], [b.hi[0], b.hi[1], b.hi[2]]))
 }

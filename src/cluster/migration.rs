@@ -8,10 +8,9 @@
 
 use super::comm::Comm;
 use super::decomposition::{
-    balanced_cuts, candidate_stride, exchange, global_bounds, packed, CurveFrame, DecomposeParts,
-    Migrant,
+    balanced_cuts, exchange, global_bounds, packed, CurveFrame, DecomposeParts, Migrant,
 };
-use super::domain_keys::DomainKeys;
+use super::domain_keys::{local_box, DomainKeys};
 use crate::error::Result;
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records, storage_buffer};
 use crate::gpu::context::dispatch_size;
@@ -79,11 +78,10 @@ pub async fn redraw(
         s
     };
     let keys = DomainKeys::new(d, tree, p);
-    let frame = CurveFrame::around(&global_bounds(comm, keys.local_box(ctx, tree).await?));
-    let stride = candidate_stride(n, p);
-    let candidates = keys.candidates(ctx, frame, stride).await?;
+    let frame = CurveFrame::around(&global_bounds(comm, local_box(ctx, tree).await?));
+    let candidates = keys.candidates(ctx, frame).await?;
     parts.keys_s = lap();
-    let shares = balanced_cuts(comm, &candidates, (stride, n), |cuts| {
+    let shares = balanced_cuts(comm, &candidates, (keys.stride, n), |cuts| {
         keys.local_counts(ctx, cuts)
     })
     .await?;
@@ -91,7 +89,7 @@ pub async fn redraw(
 
     // Grouped by destination, each group in the order of the last build.
     let digits = usize::BITS - (p - 1).leading_zeros();
-    let sort = RadixSort::new(d, &keys.keys, &keys.order, n as u32, digits.max(1));
+    let sort = RadixSort::new(d, &keys.sort_keys, &keys.order, n as u32, digits.max(1));
     let moved = |label| empty_storage_buffer(d, label, (n as u64 * RECORD).max(RECORD));
     let (moved_pos_mass, moved_vel, moved_acc_pot) = (
         moved("moved pos_mass"),
