@@ -8,7 +8,7 @@
 mod common;
 
 use pollster::block_on;
-use webgrav::cluster::comm::{Comm, ThreadComm};
+use webgrav::cluster::comm::{Comm, CommSums, ThreadComm};
 use webgrav::cluster::decomposition::{decompose, RankParticles};
 use webgrav::cluster::let_tree::EssentialTree;
 use webgrav::cluster::run::{upload, ClusterDiagnostics, ClusterParams, ClusterRun, Rebalance};
@@ -17,8 +17,12 @@ use webgrav::direct::reference::{acc_errors, forces, pot_errors};
 use webgrav::gpu::layout::AccPot;
 use webgrav::snapshot::Snapshot;
 use webgrav::state::energy::{potentials_f64, PotentialRule, PotentialSum};
+use webgrav::state::galaxy::catalog;
+use webgrav::state::galaxy::sampler::{now, Cpu, Realize, RealizeOnCpu, Shared};
+use webgrav::state::parallel::SUM_CHUNK;
+use webgrav::state::share::Share;
 use webgrav::state::stats::ErrorStats;
-use webgrav::state::{Model, Particles};
+use webgrav::state::{Model, ModelParams, Particles};
 use webgrav::tree::TreeConfig;
 
 const EPS: f32 = 0.01;
@@ -326,5 +330,90 @@ fn ranks_sum_the_precise_potential_together() {
         eprintln!("{p} ranks: the trees' W off by {:e}", rel(&auto));
         assert!(rel(&auto) < 1e-3, "{p} ranks: W off by {:e}", rel(&auto));
         assert_eq!(auto.diagnostics.kinetic, exact.diagnostics.kinetic);
+    }
+}
+
+/// Each rank's share of a model, sampled by `p` ranks together (threads,
+/// `ThreadComm`) with `sample(share)`, in rank order.
+fn sampled_by_ranks<T: Send>(p: usize, n: usize, sample: impl Fn(Share) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ThreadComm::ranks(p)
+            .into_iter()
+            .map(|comm| {
+                let sample = &sample;
+                s.spawn(move || {
+                    let gather = CommSums(&comm);
+                    sample(Share::of_rank(n, comm.rank(), comm.size(), &gather))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// `galaxy` sampled on the CPU by `p` ranks in shares is its whole
+/// realization, bit for bit: positions and velocities in f64, masses,
+/// tags, and ids (the whole model's indices).
+fn shares_are_the_whole<G>(galaxy: &G, n: usize, p: usize)
+where
+    G: RealizeOnCpu + for<'a> Realize<Shared<'a, Cpu>> + Sync,
+{
+    let whole = galaxy.realize(n, 6).unwrap();
+    let parts = sampled_by_ranks(p, n, |share| {
+        let shared = Shared {
+            sampler: &Cpu,
+            share,
+        };
+        now(galaxy.realize_with(n, 6, &shared)).unwrap()
+    });
+    let mut next = 0;
+    for part in parts {
+        let held = part.span.held();
+        assert_eq!(held.start, next, "the shares follow each other");
+        next = held.end;
+        assert_eq!(part.pos[..], whole.pos[held.clone()]);
+        assert_eq!(part.vel[..], whole.vel[held.clone()]);
+        assert_eq!(part.mass[..], whole.mass[held.clone()]);
+        assert_eq!(part.tag[..], whole.tag[held.clone()]);
+        assert_eq!(part.components, whole.components);
+        let ids: Vec<u64> = (held.start as u64..held.end as u64).collect();
+        assert_eq!(part.particles().id, ids);
+    }
+    assert_eq!(next, n);
+}
+
+#[test]
+fn galaxies_sampled_in_shares_are_the_whole_model_to_the_bit() {
+    // Three chunks and a bit: shares of 2 and 3 ranks cut the merger's
+    // second galaxy and the minor mergers' satellites, whose centres of
+    // mass then come from the ranks' sums together.
+    let n = 3 * SUM_CHUNK + 4321;
+    for p in [2, 3] {
+        shares_are_the_whole(&catalog::bonsai_merger(3.0, 10.0), n, p);
+        shares_are_the_whole(&catalog::minor_mergers(4), n, p);
+        shares_are_the_whole(&catalog::disk_galaxy(1.2), n, p);
+    }
+}
+
+#[test]
+fn ranks_sample_their_shares_of_a_model_on_their_gpus() {
+    // Each rank's GPU samples its own particles: together one GPU's
+    // model, to the bit (the same kernel on the same streams).
+    let n = SUM_CHUNK + 3000;
+    let params = ModelParams::default();
+    for model in [Model::MilkyWay, Model::Plummer] {
+        let whole = block_on(model.generate_on(&common::gpu(), n, 3, &params)).unwrap();
+        let parts = sampled_by_ranks(2, n, |share| {
+            let ctx = common::gpu();
+            block_on(model.generate_share_on(&ctx, n, 3, &params, share)).unwrap()
+        });
+        assert_eq!(parts[0].particles.len(), SUM_CHUNK, "{model:?}");
+        let mut joined = parts[0].clone();
+        let (j, second) = (&mut joined.particles, &parts[1].particles);
+        j.pos_mass.extend(&second.pos_mass);
+        j.vel.extend(&second.vel);
+        j.id.extend(&second.id);
+        joined.tags.extend(&parts[1].tags);
+        assert_eq!(joined, whole, "{model:?}");
     }
 }

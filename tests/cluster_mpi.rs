@@ -196,3 +196,42 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_and_on_one_gpu() {
     let worst = largest_position_difference(&three, &one);
     assert!(worst < 2e-4, "positions differ by {worst:e}");
 }
+
+#[test]
+fn ranks_sample_one_gpus_galaxy_and_write_its_kinds() {
+    // 70,000 particles: rank 0 samples the first 65,536 (one chunk of the
+    // sums), rank 1 the rest, which cuts the merger's second galaxy.
+    let dir = common::fresh_dir("cluster_mpi_galaxy");
+    let args = |out: &str| {
+        format!("run --model galaxy-merger -n 70000 --seed 2 --t-end 0 --out {out}")
+            .split(' ')
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let one = common::webgrav_in(
+        &dir,
+        &args("one.csv")
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(one.status.success(), "{}", common::text(&one.stderr));
+    let run = mpirun(2, &dir, &args("p2.csv"));
+    let stderr = common::text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("galaxy-merger with N = 70000 on 2 ranks"),
+        "{stderr}"
+    );
+    let read = |name: &str| snapshot::read_file(dir.join(name).to_str().unwrap()).unwrap();
+    let (one, two) = (read("one.csv"), read("p2.csv"));
+    assert_eq!(one.particles.id, two.particles.id);
+    assert_eq!(one.particles.pos_mass, two.particles.pos_mass);
+    assert_eq!(one.particles.vel, two.particles.vel);
+    // Haloes (1) and black holes (5) among the stars, where one GPU has them.
+    let kinds = two.types.expect("the ranks' file has the kinds");
+    assert_eq!(Some(&kinds), one.types.as_ref());
+    for kind in [1, 5] {
+        assert!(kinds.contains(&kind), "kind {kind}");
+    }
+}

@@ -96,3 +96,51 @@ fn a_bad_file_is_refused_by_name() {
     assert!(e.contains("snapshots"), "{e}");
     assert!(Series::open(vec![]).is_err());
 }
+
+#[test]
+fn the_parts_of_a_run_on_several_ranks_play_as_one_frame() {
+    // Two ranks' parts of t = 0.25 and three of t = 0.5 (ids apart), as
+    // `webgrav run --bonsai-names` writes them under mpirun; a lone `-3`
+    // past a gap stays a frame of its own.
+    let part = |time: f64, rank: u64, n: usize| {
+        let mut s = snapshot(time, n);
+        s.particles.id = (0..n as u64).map(|k| 1000 * rank + k).collect();
+        (
+            format!("snap_{time:010.4}-{rank}"),
+            Format::TipsyBonsai.encode(&s).unwrap(),
+        )
+    };
+    let files = vec![
+        part(0.5, 2, 7),
+        part(0.25, 1, 4),
+        part(0.5, 0, 5),
+        part(0.25, 0, 3),
+        part(0.5, 1, 6),
+        part(0.75, 3, 2),
+    ];
+    let series = Series::open(files.clone()).unwrap();
+    let frames: Vec<(&str, usize)> = series
+        .frames()
+        .iter()
+        .map(|f| (f.name.as_str(), f.n))
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            ("snap_00000.2500-0", 7),
+            ("snap_00000.5000-0", 18),
+            ("snap_00000.7500-3", 2)
+        ]
+    );
+    let ids = series.snapshot(1).unwrap().particles.id;
+    assert_eq!(ids[..6], [0, 1, 2, 3, 4, 1000]);
+    assert_eq!(ids[11..], [2000, 2001, 2002, 2003, 2004, 2005, 2006]);
+    // Parts of one snapshot at different times are refused.
+    let mut mixed = files;
+    mixed.push((
+        "snap_00000.5000-3".into(),
+        Format::TipsyBonsai.encode(&snapshot(0.125, 1)).unwrap(),
+    ));
+    let e = Series::open(mixed).unwrap_err().to_string();
+    assert!(e.contains("snap_00000.5000-3"), "{e}");
+}

@@ -122,6 +122,29 @@ const Controls = {
       }
     });
 
+    document.getElementById("cmd-make").addEventListener("click", async () => {
+      const tEnd = Number(document.getElementById("cmd-t-end").value);
+      const ranks = Number(document.getElementById("cmd-ranks").value);
+      const field = document.getElementById("cmd-text");
+      let text;
+      try {
+        text = W.app.runCommand(tEnd, ranks);
+      } catch (e) {
+        field.hidden = true;
+        W.message(String(e), "error");
+        return;
+      }
+      field.value = text;
+      field.hidden = false;
+      field.select();
+      try {
+        await navigator.clipboard.writeText(text);
+        W.message("Command copied to the clipboard.", "info");
+      } catch {
+        W.message("Copy the selected command.", "info");
+      }
+    });
+
     const input = document.getElementById("import");
     input.addEventListener("change", () => {
       if (input.files.length) Controls.importFile(W, input.files[0]);

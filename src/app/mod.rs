@@ -1,6 +1,7 @@
 //! What the front ends need besides the run itself, free of any platform
 //! code so native tests cover it: settings as URL parameters (`settings`),
-//! the origins that may drive an embedded page (`embedding`),
+//! the origins that may drive an embedded page (`embedding`), the page's
+//! run as a command for a workstation or a cluster (`command`),
 //! the galactic-dynamics analysis of a state (`analysis`),
 //! read-outs computed from a state (`readout`), a picture of a run's
 //! state (`picture`), the accuracy of forces against a direct sum
@@ -11,6 +12,7 @@
 pub mod accuracy;
 pub mod analysis;
 pub mod bench;
+pub mod command;
 pub mod embedding;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod host;

@@ -86,10 +86,14 @@ pub struct Frame {
     /// `NAME.webgrav_kind`).
     ids: Option<Vec<u8>>,
     kinds: Option<Vec<u8>>,
+    /// The other processes' parts of this snapshot, in order (a run on
+    /// several ranks writes `snap_TTTTT.TTTT-0`, `-1`, …; this frame is
+    /// `-0`).
+    parts: Vec<Frame>,
 }
 
 impl Frame {
-    /// The frame's file decoded, with its side files.
+    /// The frame's file decoded, with its side files and its other parts.
     fn decode(&self) -> Result<Snapshot> {
         let mut snap = self.format.decode(&self.bytes, &self.name)?;
         if self.format.tipsy_flavor().is_some() {
@@ -97,8 +101,61 @@ impl Frame {
             let (ids, kinds) = (self.ids.as_deref(), self.kinds.as_deref());
             crate::snapshot::iord::apply(&mut snap, flavor, &self.name, ids, kinds)?;
         }
+        for part in &self.parts {
+            snap.join_part(part.decode()?, &part.name)?;
+        }
+        if !self.parts.is_empty() {
+            snap.particles.validate().map_err(|e| {
+                Error::InvalidParameter(format!("{} and its parts: {e}", self.name))
+            })?;
+        }
         Ok(snap)
     }
+}
+
+/// `frames` with each snapshot's per-process parts (`NAME-1`, `NAME-2`,
+/// … beside a `NAME-0`, up to the first number missing) taken into its
+/// `-0` frame, as the CLI reads them (`snapshot::process_parts`).
+fn join_process_parts(frames: Vec<Frame>) -> Vec<Frame> {
+    let names: std::collections::HashSet<String> = frames.iter().map(|f| f.name.clone()).collect();
+    let stem_of = |name: &str| -> Option<(String, usize)> {
+        let (stem, k) = name.rsplit_once('-')?;
+        let k = k
+            .parse::<usize>()
+            .ok()
+            .filter(|_| k.bytes().all(|b| b.is_ascii_digit()))?;
+        names
+            .contains(&format!("{stem}-1"))
+            .then(|| (stem.to_string(), k))
+    };
+    // The parts of each stem, by number, up to the first missing.
+    let mut parts: std::collections::HashMap<String, Vec<Option<Frame>>> = Default::default();
+    let mut whole = Vec::new();
+    for f in frames {
+        match stem_of(&f.name) {
+            Some((stem, k)) => {
+                let slots = parts.entry(stem).or_default();
+                if slots.len() <= k {
+                    slots.resize_with(k + 1, || None);
+                }
+                slots[k] = Some(f);
+            }
+            None => whole.push(f),
+        }
+    }
+    for (_, slots) in parts {
+        let mut run = slots.into_iter();
+        // Parts past the first gap are not part of the snapshot: alone.
+        let mut joined: Vec<Frame> = run.by_ref().map_while(|f| f).collect();
+        whole.extend(run.flatten());
+        if joined.is_empty() {
+            continue;
+        }
+        let mut first = joined.remove(0);
+        first.parts = joined;
+        whole.push(first);
+    }
+    whole
 }
 
 #[derive(Clone, Debug, Default)]
@@ -203,6 +260,7 @@ impl Series {
                 bytes,
                 ids: None,
                 kinds: None,
+                parts: Vec::new(),
             });
         }
         for (of, ids, bytes) in sides {
@@ -210,6 +268,7 @@ impl Series {
                 *(if ids { &mut f.ids } else { &mut f.kinds }) = Some(bytes);
             }
         }
+        let mut frames = join_process_parts(frames);
         for f in &mut frames {
             let snap = f.decode()?;
             (f.time, f.n) = (snap.time, snap.particles.len());

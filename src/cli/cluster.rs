@@ -5,9 +5,9 @@
 //! talking ends the whole run (MPI_Abort), since its partners would wait
 //! for it forever.
 //!
-//! What a parallel run offers today: a model (a Plummer sphere sampled in
-//! parallel, each rank its own chunks; other models generated on every
-//! rank, which keeps its share) or an input file, the tree with θ or α,
+//! What a parallel run offers today: a model (sampled in parallel, each
+//! rank its own chunks of it, the particles one GPU samples) or an input
+//! file, the tree with θ or α,
 //! shared leapfrog steps, the run log (its energies summed as
 //! `--potential-sum` says, as on one GPU), the end state gathered into one
 //! `--out` file, a series of per-rank parts named as Bonsai names them
@@ -17,23 +17,21 @@
 
 use super::run::{check_outputs, norm, resolve, run_resolved, value, Log, Request, RunArgs};
 use super::{emit, say};
-use crate::cluster::comm::{allgather_records, Comm};
+use crate::cluster::comm::{allgather_records, Comm, CommSums};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
 use crate::cluster::run::{ClusterParams, ClusterRun, Rebalance};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::run::block::Timesteps;
 use crate::run::checkpoint::{Checkpoint, EngineState};
 use crate::run::params::RunParams;
 use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
 use crate::snapshot::{self, Format};
 use crate::state::diagnostics::Diagnostics;
-use crate::state::generate;
+use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
-use crate::state::plummer::{centre_of_chunks, PLUMMER_CHUNK};
-use crate::state::Model;
+use crate::state::share::Share;
 use crate::tree::TreeConfig;
 use std::process::ExitCode;
 
@@ -128,14 +126,8 @@ fn check(a: &RunArgs, resumed: Option<&Checkpoint>) -> Result<Plan> {
             config.params()
         }
     };
-    if p.solver != SolverKind::Tree {
-        return unsupported(&format!("the {} solver", p.solver.name()));
-    }
-    if p.timesteps != Timesteps::Shared {
-        return unsupported("--timesteps block");
-    }
-    if p.rebuild != 1 {
-        return unsupported("--rebuild above 1");
+    if let Some(what) = p.not_on_several_ranks() {
+        return unsupported(&what);
     }
     if a.snap_every > 0.0 && !a.bonsai_names {
         return Err(Error::InvalidParameter(
@@ -203,15 +195,16 @@ async fn run_checked(
         }
     }
     let clock = std::time::Instant::now();
-    let (mine, start_at, e0, run_id) = match resumed {
+    let (mine, kinds, start_at, e0, run_id) = match resumed {
         Some(c) => {
             let (e0, run_id) = (c.e0, c.run_id);
+            let kinds = c.types.as_ref().map(|t| KindsById::new(&c.ids, t));
             let mine = checkpoint_share(c, comm)?;
-            (mine, plan.start, e0, run_id)
+            (mine, kinds, plan.start, e0, run_id)
         }
         None => {
-            let (mine, time) = initial_share(a, &ctx, comm).await?;
-            (mine, (time, 0), None, crate::run::new_run_id())
+            let (mine, kinds, time) = initial_share(a, &ctx, comm).await?;
+            (mine, kinds, (time, 0), None, crate::run::new_run_id())
         }
     };
     let generated_s = clock.elapsed().as_secs_f64();
@@ -220,6 +213,7 @@ async fn run_checked(
         _ => None,
     };
     let mut run = ClusterRun::new(&ctx, comm, mine, start_at, plan.params).await?;
+    run.kinds = kinds;
     let rule = a.potential_sum.rule();
     let mut start = run.diagnostics(&ctx, comm, rule).await?;
     // Energies are measured from the run's very start, through resumes.
@@ -327,8 +321,8 @@ async fn write_checkpoint(
         base_steps: run.steps() - steps_at_base,
         origin: plan.start.0,
         run_id: ids.run_id,
+        types: run.kinds_of(&all.id),
         ids: all.id,
-        types: None,
         e0: Some(ids.e0),
         de_max: ids.de_max,
         tree_deepest: crate::tree::layout::MAX_DEPTH,
@@ -371,29 +365,47 @@ fn checkpoint_share(c: Checkpoint, comm: &dyn Comm) -> Result<RankParticles> {
     })
 }
 
-/// This rank's share of the initial particles and the start time: a
-/// Plummer sphere (or cold collapse) sampled chunk by chunk on the ranks'
-/// GPUs,
-/// the same particles as on one GPU; other models generated whole on
-/// every rank; an input file read by every rank. Each keeps its slice.
+/// This rank's share of the initial particles, their kinds by id (of a
+/// model of several kinds, or a file that has them) and the start time:
+/// a model sampled on the ranks' GPUs, each rank its own chunks of it
+/// (`Model::generate_share_on`: the same particles as on one GPU); an
+/// input file read by every rank, which keeps its slice.
 async fn initial_share(
     a: &RunArgs,
     ctx: &GpuContext,
     comm: &dyn Comm,
-) -> Result<(RankParticles, f64)> {
+) -> Result<(RankParticles, Option<KindsById>, f64)> {
     let (p, r) = (comm.size(), comm.rank());
     let m = &a.initial.model;
-    if a.initial.input.is_none() && matches!(m.model, Model::Plummer | Model::ColdCollapse) {
-        let chunks = m.n.div_ceil(PLUMMER_CHUNK);
-        let mine = chunks * r / p..chunks * (r + 1) / p;
-        let at_rest = m.model == Model::ColdCollapse;
-        let part = generate::plummer_part(ctx, m.n, m.seed, at_rest, mine, generate::PIECE).await?;
-        let sums: Vec<[f64; 6]> = allgather_records(comm, &part.sums).concat();
-        let particles = part.centred(centre_of_chunks(m.n, &sums));
-        return Ok((RankParticles::of_range(&particles, 0..particles.len()), 0.0));
+    if a.initial.input.is_none() {
+        a.initial.check_units()?;
+        let gather = CommSums(comm);
+        let share = Share::of_rank(m.n, r, p, &gather);
+        // The ranks of one host hold their shares side by side.
+        crate::app::host::check_host_memory(share.keep.len() as u64, SolverKind::Tree)?;
+        let clock = std::time::Instant::now();
+        let tagged = (m.model)
+            .generate_share_on(ctx, m.n, m.seed, &m.params, share)
+            .await?;
+        say!(
+            "generated {} with N = {} on {p} ranks in {:.2} s",
+            m.model.name(),
+            m.n,
+            clock.elapsed().as_secs_f64()
+        );
+        let particles = &tagged.particles;
+        // Every rank holds the same components, so all or none have kinds.
+        let kinds = tagged.types().map(|t| {
+            let mine = KindsById::new(&particles.id, &t);
+            KindsById::joined(allgather_records(comm, mine.runs()))
+        });
+        let mine = RankParticles::of_range(particles, 0..particles.len());
+        return Ok((mine, kinds, 0.0));
     }
     let snap = a.initial.load_whole().await?;
-    Ok((RankParticles::equal_share(&snap.particles, r, p), snap.time))
+    let kinds = (snap.types.as_ref()).map(|t| KindsById::new(&snap.particles.id, t));
+    let mine = RankParticles::equal_share(&snap.particles, r, p);
+    Ok((mine, kinds, snap.time))
 }
 
 /// This rank's part of the series, as Bonsai names a process's snapshot:

@@ -255,20 +255,27 @@ impl InitialArgs {
         self.load_checked(Some(ctx), solver).await
     }
 
-    /// `load` for a run on several ranks: a model is generated whole (each
-    /// rank keeps its share), so N is checked against the host alone.
+    /// `load` for a run on several ranks from an input file, which every
+    /// rank reads whole (each keeps its share), so N is checked against
+    /// the host alone.
     #[cfg(feature = "mpi")]
     async fn load_whole(&self) -> Result<Snapshot> {
         self.load_checked(None, SolverKind::Tree).await
     }
 
-    async fn load_checked(&self, ctx: Option<&GpuContext>, solver: SolverKind) -> Result<Snapshot> {
+    /// Refuses `--units` without an input file.
+    fn check_units(&self) -> Result<()> {
         if self.units.is_some() && self.input.is_none() {
             return Err(Error::InvalidParameter(
                 "--units converts an input file (--in); a model is generated in N-body units"
                     .into(),
             ));
         }
+        Ok(())
+    }
+
+    async fn load_checked(&self, ctx: Option<&GpuContext>, solver: SolverKind) -> Result<Snapshot> {
+        self.check_units()?;
         match &self.input {
             Some(path) => {
                 let mut snap = snapshot::read_file(path)?;
@@ -530,4 +537,37 @@ fn check_distinct_outputs(outputs: &[(&str, &str)]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::command::run_command;
+    use crate::app::settings::Settings;
+
+    /// The page's command, parsed by this CLI, runs the page's settings.
+    #[test]
+    fn the_pages_command_runs_its_settings() {
+        for query in [
+            "model=milky-way&n=65536&seed=9&q=1.5&theta=0.6&alpha=0&dt=0.00390625&eps=0.02",
+            "model=galaxy-crash&n=20000&incl2=120&ratio=2&solver=tree&timesteps=block&levels=4",
+            "model=plummer&n=4096&solver=hermite6&eta=0.02&criterion=aarseth",
+        ] {
+            let (settings, bad) = Settings::from_query(query);
+            assert!(bad.is_empty(), "{bad:?}");
+            let command = run_command(&settings, None, 0.5, 1).unwrap();
+            let words = command.split(' ').map(String::from);
+            let Command::Run(a) = Cli::try_parse_from(words).unwrap().command else {
+                panic!("{command} is not a run");
+            };
+            let m = &a.initial.model;
+            let given = (settings.model, settings.n as usize, settings.seed as u64);
+            assert_eq!((m.model, m.n, m.seed), given, "{command}");
+            assert_eq!(m.params, settings.model_params, "{command}");
+            let config = a.solver.config(a.step.dt).unwrap();
+            assert_eq!(*config.params(), settings.run, "{command}");
+            assert!(a.t_end >= 0.5 && a.snap_every > 0.0, "{command}");
+            assert_eq!(a.snap_dir, "run");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! `mpi`) runs them over MPI between processes; `ThreadComm` between
 //! threads of one process (tests, and one host's GPUs without MPI).
 
+use crate::state::share::{ChunkSums, GatherSums};
 use std::sync::{Arc, Barrier, Mutex};
 
 pub trait Comm: Send + Sync {
@@ -50,6 +51,16 @@ pub fn max_f64(comm: &dyn Comm, value: f64) -> f64 {
         .iter()
         .map(|v| v[0])
         .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// The ranks' chunk sums of a model they sample together
+/// (`state::share`): an all-gather.
+pub struct CommSums<'a>(pub &'a dyn Comm);
+
+impl GatherSums for CommSums<'_> {
+    fn gather(&self, mine: &[ChunkSums]) -> Vec<ChunkSums> {
+        allgather_records(self.0, mine).concat()
+    }
 }
 
 /// One rank, talking to nobody: a run on one GPU through the same code.

@@ -16,6 +16,7 @@ use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
 use crate::state::energy::{
     precise_potentials_of, PotentialKernel, PotentialRule, PotentialSum, HOST_MAX,
 };
+use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
 use crate::state::{GpuParticles, Particles};
 use crate::tree::TreeConfig;
@@ -70,6 +71,9 @@ pub struct ClusterRun {
     /// The precise potentials' kernel of the energy reports (built at its
     /// first use).
     energy_kernel: Option<PotentialKernel>,
+    /// The particles' kinds by id (a galaxy's halo, disk, …), which the
+    /// snapshots it writes carry; `None` for a model of one kind.
+    pub kinds: Option<KindsById>,
 }
 
 /// The time steps lost to the domains' drift since the last redraw: each
@@ -177,6 +181,7 @@ impl ClusterRun {
             redraws: 1,
             drift: DriftAccount::default(),
             energy_kernel: None,
+            kinds: None,
         };
         run.solver.evaluate_fresh(ctx, comm).await?;
         Ok(run)
@@ -442,13 +447,13 @@ impl ClusterRun {
         Ok(Some(Snapshot {
             time: self.time(),
             potential: Some(all.acc_pot.iter().map(|a| a.pot).collect()),
+            types: self.kinds_of(&all.id),
             particles: Particles {
                 pos_mass: all.pos_mass,
                 vel: all.vel,
                 id: all.id,
             },
             softening: self.params.tree.eps,
-            types: None,
         }))
     }
 
@@ -458,14 +463,19 @@ impl ClusterRun {
         Ok(Snapshot {
             time: self.time(),
             potential: Some(mine.acc_pot.iter().map(|a| a.pot).collect()),
+            types: self.kinds_of(&mine.id),
             particles: Particles {
                 pos_mass: mine.pos_mass,
                 vel: mine.vel,
                 id: mine.id,
             },
             softening: self.params.tree.eps,
-            types: None,
         })
+    }
+
+    /// The kinds of the particles `ids` (`kinds`).
+    pub fn kinds_of(&self, ids: &[u64]) -> Option<Vec<u8>> {
+        self.kinds.as_ref().map(|k| k.of(ids))
     }
 }
 

@@ -482,6 +482,23 @@ pub struct RunParams {
     pub dt_max: f64,
 }
 
+impl RunParams {
+    /// What of these parameters a run on several ranks (`webgrav run`
+    /// under `mpirun`) does not offer yet, in the CLI's words: it runs the
+    /// tree with shared steps, built every step.
+    pub fn not_on_several_ranks(&self) -> Option<String> {
+        if self.solver != SolverKind::Tree {
+            Some(format!("the {} solver", self.solver.name()))
+        } else if self.timesteps != Timesteps::Shared {
+            Some("--timesteps block".into())
+        } else if self.rebuild != 1 {
+            Some("--rebuild above 1".into())
+        } else {
+            None
+        }
+    }
+}
+
 impl Default for RunParams {
     /// The defaults of `RUN_PARAMS`.
     fn default() -> Self {

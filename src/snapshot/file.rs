@@ -60,37 +60,7 @@ pub fn process_parts(path: &str) -> Option<Vec<String>> {
 fn read_parts(parts: &[String]) -> Result<Snapshot> {
     let mut all = read_one_file(&parts[0])?;
     for path in &parts[1..] {
-        let part = read_one_file(path)?;
-        if part.time != all.time {
-            return Err(Error::InvalidParameter(format!(
-                "{path} is at t = {}, but {} is at t = {}: not parts of one snapshot",
-                part.time, parts[0], all.time
-            )));
-        }
-        let (n_all, n_part) = (all.particles.len(), part.particles.len());
-        all.particles.pos_mass.extend(part.particles.pos_mass);
-        all.particles.vel.extend(part.particles.vel);
-        all.particles.id.extend(part.particles.id);
-        all.potential = match (all.potential.take(), part.potential) {
-            (Some(mut a), Some(b)) => {
-                a.extend(b);
-                Some(a)
-            }
-            _ => None,
-        };
-        all.types = match (all.types.take(), part.types) {
-            (Some(mut a), Some(b)) => {
-                a.extend(b);
-                Some(a)
-            }
-            (None, None) => None,
-            (a, b) => {
-                // One part typed, another not: untyped ones are stars.
-                let mut t = a.unwrap_or_else(|| vec![4; n_all]);
-                t.extend(b.unwrap_or_else(|| vec![4; n_part]));
-                Some(t)
-            }
-        };
+        all.join_part(read_one_file(path)?, path)?;
     }
     all.particles
         .validate()

@@ -34,6 +34,43 @@ pub struct Snapshot {
     pub types: Option<Vec<u8>>,
 }
 
+impl Snapshot {
+    /// Appends `part` (named `name`), another process's part of this
+    /// snapshot (a run on several ranks writes one per rank, named as
+    /// Bonsai names them, `snap_TTTTT.TTTT-R`): its particles after ours,
+    /// at the time they must share.
+    pub fn join_part(&mut self, part: Snapshot, name: &str) -> Result<()> {
+        if part.time != self.time {
+            return Err(Error::InvalidParameter(format!(
+                "{name} is at t = {}, but the first part is at t = {}: not parts of one snapshot",
+                part.time, self.time
+            )));
+        }
+        let (n_all, n_part) = (self.particles.len(), part.particles.len());
+        let all = &mut self.particles;
+        all.pos_mass.extend(part.particles.pos_mass);
+        all.vel.extend(part.particles.vel);
+        all.id.extend(part.particles.id);
+        self.potential = match (self.potential.take(), part.potential) {
+            (Some(mut a), Some(b)) => {
+                a.extend(b);
+                Some(a)
+            }
+            _ => None,
+        };
+        self.types = match (self.types.take(), part.types) {
+            (None, None) => None,
+            (a, b) => {
+                // One part typed, another not: untyped ones are stars.
+                let mut t = a.unwrap_or_else(|| vec![4; n_all]);
+                t.extend(b.unwrap_or_else(|| vec![4; n_part]));
+                Some(t)
+            }
+        };
+        Ok(())
+    }
+}
+
 /// File formats webgrav reads and writes, chosen by extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

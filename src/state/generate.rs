@@ -279,7 +279,7 @@ impl<'a> Gpu<'a> {
             params: GenerateParams {
                 key_lo: key as u32,
                 key_hi: (key >> 32) as u32,
-                first: 0,
+                first: out.first as u32,
                 ..params
             },
             piece: PIECE,

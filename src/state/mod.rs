@@ -8,11 +8,13 @@ pub mod few_body;
 pub mod galaxy;
 pub mod generate;
 pub mod input_order;
+pub mod kinds_by_id;
 pub mod model;
 pub mod parallel;
 pub mod particles;
 pub mod plummer;
 pub mod rng;
+pub mod share;
 pub mod stats;
 
 pub use diagnostics::{Diagnostics, DiagnosticsSum};

@@ -1,12 +1,14 @@
 //! The initial-condition models behind the one `--model` choice.
 
 use super::few_body;
-use super::galaxy::sampler::{now, Cpu};
+use super::galaxy::sampler::{now, Cpu, Shared};
 use super::galaxy::{catalog, Realization};
 use super::galaxy::{Realize, Sampler};
 use super::generate;
+use super::parallel::SUM_CHUNK;
 use super::particles::Particles;
 use super::plummer::plummer;
+use super::share::{frame_of, ChunkSums, Share};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::gpu::GpuContext;
@@ -105,6 +107,20 @@ pub struct Tagged {
 pub const KINDS: [&str; 6] = ["gas", "halo", "disk", "bulge", "stars", "boundary"];
 
 impl Tagged {
+    /// The particles `range` of the model, with their tags.
+    pub fn cut(self, range: std::ops::Range<usize>) -> Self {
+        let p = &self.particles;
+        Self {
+            particles: Particles {
+                pos_mass: p.pos_mass[range.clone()].to_vec(),
+                vel: p.vel[range.clone()].to_vec(),
+                id: p.id[range.clone()].to_vec(),
+            },
+            tags: self.tags[range].to_vec(),
+            components: self.components,
+        }
+    }
+
     /// The kind of each particle in Gadget-2's numbering, which snapshot
     /// files carry (`Snapshot::types`): 1 halo, 2 disk, 3 bulge, 4 stars
     /// (any other stellar component, satellites' included), 5 black hole.
@@ -228,6 +244,60 @@ impl Model {
             _ => {
                 self.generate_by(n, seed, params, &generate::Gpu::new(ctx))
                     .await
+            }
+        }
+    }
+
+    /// `share`'s part of `generate_on`'s model: a rank of a run on
+    /// several GPUs samples only its own particles of it, and they are
+    /// the particles one GPU's model has there, to the bit (ids: their
+    /// indices in the whole model; `state::share`). The few-body models
+    /// are made whole and cut.
+    pub async fn generate_share_on(
+        self,
+        ctx: &GpuContext,
+        n: usize,
+        seed: u64,
+        params: &ModelParams,
+        share: Share<'_>,
+    ) -> Result<Tagged> {
+        if n == 0 {
+            return Err(Error::InvalidParameter("N must be at least 1".into()));
+        }
+        share.check(n)?;
+        let held = share.keep.len().max(1) as u64;
+        ctx.check_particle_count(held, std::mem::size_of::<PosMass>() as u64)?;
+        match self {
+            Model::Plummer | Model::ColdCollapse => {
+                let at_rest = self == Model::ColdCollapse;
+                let chunks = share.keep.start / SUM_CHUNK..share.keep.end.div_ceil(SUM_CHUNK);
+                let first = chunks.start;
+                let piece = generate::PIECE;
+                let part = generate::plummer_part(ctx, n, seed, at_rest, chunks, piece).await?;
+                // The Plummer sphere's sums are unweighted: its chunk's
+                // count is its Σ m, and the frame divides by n, as the
+                // whole model's (`plummer::centre_of_chunks`).
+                let sums: Vec<ChunkSums> = (part.sums.iter().enumerate())
+                    .map(|(j, s)| {
+                        let c = first + j;
+                        let count = (n - c * SUM_CHUNK).min(SUM_CHUNK);
+                        [c as f64, count as f64, s[0], s[1], s[2], s[3], s[4], s[5]]
+                    })
+                    .collect();
+                let frame = frame_of(share.gather.gather(&sums));
+                Ok(one_component(part.centred(frame)))
+            }
+            Model::Planets | Model::FigureEight => {
+                let whole = self.generate_with(n, seed, params)?;
+                Ok(whole.cut(share.keep))
+            }
+            _ => {
+                let sampler = generate::Gpu::new(ctx);
+                let shared = Shared {
+                    sampler: &sampler,
+                    share,
+                };
+                self.generate_by(n, seed, params, &shared).await
             }
         }
     }

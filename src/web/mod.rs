@@ -469,6 +469,21 @@ impl WebApp {
         self.state.borrow().settings.to_query(true)
     }
 
+    /// The command that runs the current settings (from the imported file,
+    /// if the run started from one) until `t_end` with `webgrav run`, on
+    /// one GPU or under `mpirun` on `ranks`, writing a series the page
+    /// opens again (`app::command`); an error says why there is none.
+    #[wasm_bindgen(js_name = runCommand)]
+    pub fn run_command(&self, t_end: f64, ranks: u32) -> Result<String, JsValue> {
+        let s = self.state.borrow();
+        let input = match &s.source {
+            Source::File(name, _) => Some(name.as_str()),
+            Source::Model => None,
+        };
+        crate::app::command::run_command(&s.settings, input, t_end, ranks)
+            .map_err(|e| JsValue::from_str(&e))
+    }
+
     /// The imported file's name, if the run started from one.
     #[wasm_bindgen(js_name = sourceFile)]
     pub fn source_file(&self) -> Option<String> {

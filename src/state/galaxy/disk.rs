@@ -27,7 +27,7 @@
 
 use super::bessel::{i0e, i1e, k0e, k1e};
 use super::realization::{PhasePoint, Realization, Slots};
-use super::sampler::{Cpu, Realize};
+use super::sampler::{Cpu, Realize, Shared};
 use super::spherical::{
     equal_mass_counts, masses, sample_components, validate, Component, Equilibrium, ExtraMass,
     SpheroidSampler,
@@ -103,6 +103,12 @@ pub trait DiskSampler {
         stream: (u64, u64),
         out: Slots<'_>,
     ) -> impl Future<Output = Result<()>>;
+}
+
+impl<S: DiskSampler> DiskSampler for Shared<'_, S> {
+    async fn disk(&self, eq: &DiskEquilibrium, stream: (u64, u64), out: Slots<'_>) -> Result<()> {
+        self.sampler.disk(eq, stream, out).await
+    }
 }
 
 impl DiskSampler for Cpu {
@@ -255,7 +261,13 @@ impl<S: Sampler> Realize<S> for DiskGalaxy {
     /// `n` particles with equal masses in the disk and the extended
     /// spheroid components, in the centre-of-mass frame, deterministic for
     /// `seed`.
-    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
+    async fn realize_at(
+        &self,
+        origin: usize,
+        n: usize,
+        seed: u64,
+        sampler: &S,
+    ) -> Result<Realization> {
         validate(&self.spheroid)?;
         let d = &self.disk;
         let lengths = [d.scale_length, d.scale_height, d.q_radius, d.max_radius];
@@ -270,7 +282,7 @@ impl<S: Sampler> Realize<S> for DiskGalaxy {
         let (mut counts, mass) = equal_mass_counts(&parts, n)?;
         let n_disk = counts.pop().expect("the disk");
         let eq = DiskEquilibrium::new(self);
-        let mut out = Realization::default();
+        let mut out = Realization::starting_at(origin, sampler.share());
         let split = (counts, mass);
         sample_components(
             &eq.spheroid,
@@ -285,7 +297,7 @@ impl<S: Sampler> Realize<S> for DiskGalaxy {
         let stream = (seed, self.spheroid.len() as u64);
         eq.sample_disk(n_disk, (mass, tag), stream, (&mut out, sampler))
             .await?;
-        out.center();
+        out.center_among(sampler.share().map(|s| s.gather));
         Ok(out)
     }
 }

@@ -29,10 +29,16 @@ impl Galaxy {
 }
 
 impl<S: Sampler> Realize<S> for Galaxy {
-    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
+    async fn realize_at(
+        &self,
+        origin: usize,
+        n: usize,
+        seed: u64,
+        sampler: &S,
+    ) -> Result<Realization> {
         match self {
-            Galaxy::Spherical(g) => g.realize_with(n, seed, sampler).await,
-            Galaxy::Disk(g) => g.realize_with(n, seed, sampler).await,
+            Galaxy::Spherical(g) => g.realize_at(origin, n, seed, sampler).await,
+            Galaxy::Disk(g) => g.realize_at(origin, n, seed, sampler).await,
         }
     }
 }
@@ -125,11 +131,17 @@ pub struct Merger {
 impl<S: Sampler> Realize<S> for Merger {
     /// `n` particles: tags of the primary ("primary halo", ...), then
     /// the secondary's ("secondary halo", ...).
-    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
+    async fn realize_at(
+        &self,
+        origin: usize,
+        n: usize,
+        seed: u64,
+        sampler: &S,
+    ) -> Result<Realization> {
         let (m1, m2) = (self.primary.total_mass(), self.secondary.total_mass());
         let (rel_x, rel_v) = self.orbit.relative_state(m1 + m2)?;
         let counts = split_count(n, &[self.primary_share, 1.0 - self.primary_share]);
-        let mut out = Realization::default();
+        let mut out = Realization::starting_at(origin, sampler.share());
         let parts = [
             (
                 &self.primary,
@@ -145,14 +157,15 @@ impl<S: Sampler> Realize<S> for Merger {
             ),
         ];
         for (k, ((galaxy, spin, f, prefix), count)) in parts.into_iter().zip(counts).enumerate() {
+            let at = origin + out.span.count;
             let mut g = galaxy
-                .realize_with(count, seed.wrapping_add(k as u64), sampler)
+                .realize_at(at, count, seed.wrapping_add(k as u64), sampler)
                 .await?;
             g.rotate(&rotation(spin.inclination, spin.azimuth));
             g.shift(rel_x.map(|x| f * x), rel_v.map(|v| f * v));
             out.append(g, prefix);
         }
-        out.center();
+        out.center_among(sampler.share().map(|s| s.gather));
         Ok(out)
     }
 }
@@ -178,20 +191,30 @@ pub struct MinorMergers {
 impl<S: Sampler> Realize<S> for MinorMergers {
     /// `n` particles of equal mass across all galaxies; tags of the
     /// primary, then "satellite k halo", ... for each satellite.
-    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
+    async fn realize_at(
+        &self,
+        origin: usize,
+        n: usize,
+        seed: u64,
+        sampler: &S,
+    ) -> Result<Realization> {
         let m_primary = self.primary.total_mass();
         let m_sat = self.mass_ratio * m_primary;
         let mut weights = vec![m_primary];
         weights.extend(std::iter::repeat_n(m_sat, self.count));
         let counts = split_count(n, &weights);
-        let mut out = self.primary.realize_with(counts[0], seed, sampler).await?;
+        let mut out = self
+            .primary
+            .realize_at(origin, counts[0], seed, sampler)
+            .await?;
         let mut rng = Rng::new(seed ^ 0x5a7e_1117e5);
         // The satellites are one galaxy: its tables are made once.
         let sat = (self.satellite)(m_sat);
         let sat_eq = sat.equilibrium()?;
         for (k, &count) in counts[1..].iter().enumerate() {
+            let at = (origin + out.span.count, count);
             let mut g = sat
-                .realize_from(&sat_eq, count, seed.wrapping_add(1 + k as u64), sampler)
+                .realize_from(&sat_eq, at, seed.wrapping_add(1 + k as u64), sampler)
                 .await?;
             let r = self.radii.0 + (self.radii.1 - self.radii.0) * rng.uniform();
             let f = self.speed_fraction.0
@@ -202,7 +225,7 @@ impl<S: Sampler> Realize<S> for MinorMergers {
             g.shift(x, u);
             out.append(g, &format!("satellite {} ", k + 1));
         }
-        out.center();
+        out.center_among(sampler.share().map(|s| s.gather));
         Ok(out)
     }
 }

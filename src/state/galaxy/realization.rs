@@ -3,11 +3,15 @@
 //! f32 `Particles`.
 
 use crate::gpu::layout::{PosMass, Velocity};
-use crate::state::parallel::{for_each_pair, sum_by_chunks};
+use crate::state::parallel::for_each_pair;
 use crate::state::particles::Particles;
+use crate::state::share::{chunk_sums, frame_of, GatherSums, Share};
+use std::ops::Range;
 
 /// Particles of a model, each tagged with the index of its component in
-/// `components` (e.g. "halo", "disk", "bulge", "black hole").
+/// `components` (e.g. "halo", "disk", "bulge", "black hole"). On one
+/// process it holds every particle; a process of several holds its share
+/// (`span`), and the arrays hold only those.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Realization {
     pub pos: Vec<[f64; 3]>,
@@ -15,17 +19,49 @@ pub struct Realization {
     pub mass: Vec<f64>,
     pub tag: Vec<u32>,
     pub components: Vec<String>,
+    /// Where its particles lie in the whole model, and which are held.
+    pub span: Span,
+}
+
+/// The place of a realization (a galaxy of a merger, say) in the whole
+/// model, and the whole model's particles a process holds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Span {
+    /// Index in the whole model of the realization's first particle.
+    pub origin: usize,
+    /// Its particles, held here or not.
+    pub count: usize,
+    /// The whole model's indices this process holds; `None`: all.
+    pub keep: Option<Range<usize>>,
+}
+
+impl Span {
+    /// The whole model's indices of the realization's particles that are
+    /// held here (its arrays, in order).
+    pub fn held(&self) -> Range<usize> {
+        let all = self.origin..self.origin + self.count;
+        match &self.keep {
+            None => all,
+            Some(k) => {
+                let start = all.start.max(k.start).min(all.end);
+                start..all.end.min(k.end).max(start)
+            }
+        }
+    }
 }
 
 /// One particle's position and velocity, as a sampler draws them.
 pub type PhasePoint = ([f64; 3], [f64; 3]);
 
 /// The slots of one component's particles in a `Realization`
-/// (`add_slots`): a sampler puts particle i of the component at `pos[i]`,
-/// `vel[i]`.
+/// (`add_slots`): a sampler puts particle `first + i` of the component
+/// (its stream's index) at `pos[i]`, `vel[i]`.
 pub struct Slots<'a> {
     pub pos: &'a mut [[f64; 3]],
     pub vel: &'a mut [[f64; 3]],
+    /// The component's index of the first slot's particle (0 but in a
+    /// share that starts inside the component).
+    pub first: usize,
 }
 
 /// A 3×3 rotation matrix, rows first.
@@ -49,6 +85,20 @@ fn apply(m: &Rotation, v: [f64; 3]) -> [f64; 3] {
 }
 
 impl Realization {
+    /// An empty realization whose particles will start at index `origin`
+    /// of the whole model, holding `share`'s of them (all with `None`).
+    pub fn starting_at(origin: usize, share: Option<&Share>) -> Self {
+        Self {
+            span: Span {
+                origin,
+                count: 0,
+                keep: share.map(|s| s.keep.clone()),
+            },
+            ..Default::default()
+        }
+    }
+
+    /// The particles held here.
     pub fn len(&self) -> usize {
         self.pos.len()
     }
@@ -63,7 +113,10 @@ impl Realization {
         (self.components.len() - 1) as u32
     }
 
+    /// Appends one particle (to a realization that holds all of its own).
     pub fn push(&mut self, pos: [f64; 3], vel: [f64; 3], mass: f64, tag: u32) {
+        debug_assert!(self.span.keep.is_none(), "a share is sampled, not pushed");
+        self.span.count += 1;
         self.pos.push(pos);
         self.vel.push(vel);
         self.mass.push(mass);
@@ -71,10 +124,13 @@ impl Realization {
     }
 
     /// Appends `count` particles of mass `mass` tagged `tag`, at the
-    /// origin, and returns their slots for a `Sampler` to fill.
+    /// origin, and returns the slots of those held here for a `Sampler`
+    /// to fill.
     pub fn add_slots(&mut self, count: usize, (mass, tag): (f64, u32)) -> Slots<'_> {
+        let component = self.span.origin + self.span.count;
+        self.span.count += count;
         let start = self.len();
-        let end = start + count;
+        let end = self.span.held().len();
         self.pos.resize(end, [0.0; 3]);
         self.vel.resize(end, [0.0; 3]);
         self.mass.resize(end, mass);
@@ -82,6 +138,11 @@ impl Realization {
         Slots {
             pos: &mut self.pos[start..],
             vel: &mut self.vel[start..],
+            first: self
+                .span
+                .keep
+                .as_ref()
+                .map_or(0, |k| k.start.saturating_sub(component)),
         }
     }
 
@@ -99,13 +160,26 @@ impl Realization {
             .sum()
     }
 
-    /// Mass-weighted mean position and velocity.
-    pub fn center_of_mass(&self) -> ([f64; 3], [f64; 3]) {
-        let total = self.total_mass();
-        let moment = |v: &[[f64; 3]]| {
-            sum_by_chunks(self.len(), |k| v[k].map(|c| self.mass[k] * c)).map(|c| c / total)
-        };
-        (moment(&self.pos), moment(&self.vel))
+    /// Mass-weighted mean position and velocity of the particles held
+    /// here, summed by the whole model's chunks (`state::share`).
+    pub fn center_of_mass(&self) -> PhasePoint {
+        frame_of(self.chunk_sums())
+    }
+
+    /// The chunk sums of the particles held here (`share::chunk_sums`).
+    fn chunk_sums(&self) -> Vec<crate::state::share::ChunkSums> {
+        chunk_sums(self.span.held().start, self.len(), |k| {
+            let (m, x, v) = (self.mass[k], self.pos[k], self.vel[k]);
+            [
+                m,
+                m * x[0],
+                m * x[1],
+                m * x[2],
+                m * v[0],
+                m * v[1],
+                m * v[2],
+            ]
+        })
     }
 
     /// Moves by `dx` and boosts by `dv`.
@@ -124,6 +198,16 @@ impl Realization {
         self.shift(x.map(|c| -c), v.map(|c| -c));
     }
 
+    /// `center`, of the whole realization where this process holds a
+    /// share of it (`gather` brings every process's sums).
+    pub fn center_among(&mut self, gather: Option<&dyn GatherSums>) {
+        let (x, v) = match gather {
+            None => self.center_of_mass(),
+            Some(g) => frame_of(g.gather(&self.chunk_sums())),
+        };
+        self.shift(x.map(|c| -c), v.map(|c| -c));
+    }
+
     /// Rotates positions and velocities about the origin.
     pub fn rotate(&mut self, m: &Rotation) {
         for_each_pair(&mut self.pos, &mut self.vel, |_, x, v| {
@@ -134,7 +218,15 @@ impl Realization {
 
     /// Appends `other`, its component names prefixed with `prefix` (e.g.
     /// "satellite 2 "), its tags moved past ours.
+    /// `other` must start where `self` ends in the whole model
+    /// (`starting_at`).
     pub fn append(&mut self, other: Realization, prefix: &str) {
+        assert_eq!(
+            other.span.origin,
+            self.span.origin + self.span.count,
+            "appended where it was sampled"
+        );
+        self.span.count += other.span.count;
         let offset = self.components.len() as u32;
         self.components
             .extend(other.components.into_iter().map(|c| format!("{prefix}{c}")));
@@ -144,12 +236,19 @@ impl Realization {
         self.tag.extend(other.tag.into_iter().map(|t| t + offset));
     }
 
-    /// The f32 particles (ids 0..N in this order).
+    /// The whole model's indices of the particles held here, as ids.
+    fn ids(&self) -> Vec<u64> {
+        let held = self.span.held();
+        (held.start as u64..held.end as u64).collect()
+    }
+
+    /// The f32 particles (ids: their indices in the whole model, 0..N on
+    /// one process).
     pub fn particles(&self) -> Particles {
         let mut p = Particles {
             pos_mass: bytemuck::zeroed_vec(self.len()),
             vel: bytemuck::zeroed_vec(self.len()),
-            id: (0..self.len() as u64).collect(),
+            id: self.ids(),
         };
         self.convert(&mut p, 0);
         p
@@ -180,7 +279,7 @@ impl Realization {
             self.mass.shrink_to_fit();
             end = start;
         }
-        p.id = (0..n as u64).collect();
+        p.id = self.ids();
         (p, self.tag, self.components)
     }
 

@@ -15,6 +15,7 @@ use super::realization::{PhasePoint, Realization, Slots};
 use crate::error::Result;
 use crate::state::parallel::for_each_pair;
 use crate::state::rng::Rng;
+use crate::state::share::Share;
 use std::future::Future;
 
 /// Draws on the CPU's cores, in f64.
@@ -28,8 +29,9 @@ impl Cpu {
         out: Slots<'_>,
         draw: impl Fn(&mut Rng) -> PhasePoint + Sync + Send,
     ) {
+        let first = out.first as u64;
         for_each_pair(out.pos, out.vel, |i, x, v| {
-            (*x, *v) = draw(&mut Rng::for_particle(seed, stream, i as u64));
+            (*x, *v) = draw(&mut Rng::for_particle(seed, stream, first + i as u64));
         });
     }
 }
@@ -43,7 +45,28 @@ pub trait Realize<S> {
         n: usize,
         seed: u64,
         sampler: &S,
+    ) -> impl Future<Output = Result<Realization>> {
+        self.realize_at(0, n, seed, sampler)
+    }
+
+    /// `realize_with` as the part of a larger model that starts at its
+    /// index `origin` (a merger's second galaxy, say): the same
+    /// particles, but a process that holds a share of the whole model
+    /// (`SpheroidSampler::share`) samples only its own.
+    fn realize_at(
+        &self,
+        origin: usize,
+        n: usize,
+        seed: u64,
+        sampler: &S,
     ) -> impl Future<Output = Result<Realization>>;
+}
+
+/// A sampler `S` that draws only a share of the model's particles
+/// (`state::share`): a rank of a run on several GPUs.
+pub struct Shared<'a, S> {
+    pub sampler: &'a S,
+    pub share: Share<'a>,
 }
 
 /// `Realize::realize_with` on the CPU, at once (the reference; Python).

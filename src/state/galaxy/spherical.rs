@@ -7,9 +7,10 @@
 use super::eddington::{log_grid, DistributionFunction, Potential, Tabulated, GRID_NODES};
 use super::profile::{Profile, Shape};
 use super::realization::{split_count, PhasePoint, Realization, Slots};
-use super::sampler::{Cpu, Realize};
+use super::sampler::{Cpu, Realize, Shared};
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
+use crate::state::share::Share;
 use std::future::Future;
 
 /// What a component is.
@@ -199,6 +200,21 @@ pub trait SpheroidSampler {
         seed: u64,
         out: Slots<'_>,
     ) -> impl Future<Output = Result<()>>;
+
+    /// The share of the model this process samples; `None`: all of it.
+    fn share(&self) -> Option<&Share<'_>> {
+        None
+    }
+}
+
+impl<S: SpheroidSampler> SpheroidSampler for Shared<'_, S> {
+    async fn spheroid(&self, eq: &Equilibrium, k: usize, seed: u64, out: Slots<'_>) -> Result<()> {
+        self.sampler.spheroid(eq, k, seed, out).await
+    }
+
+    fn share(&self) -> Option<&Share<'_>> {
+        Some(&self.share)
+    }
 }
 
 impl SpheroidSampler for Cpu {
@@ -302,18 +318,18 @@ impl SphericalGalaxy {
         Ok(Equilibrium::new(&self.components, None))
     }
 
-    /// `realize_with` from this galaxy's `equilibrium`.
+    /// `realize_at` from this galaxy's `equilibrium`.
     pub async fn realize_from(
         &self,
         eq: &Equilibrium,
-        n: usize,
+        (origin, n): (usize, usize),
         seed: u64,
         sampler: &impl SpheroidSampler,
     ) -> Result<Realization> {
         let split = equal_mass_counts(&masses(&self.components), n)?;
-        let mut out = Realization::default();
+        let mut out = Realization::starting_at(origin, sampler.share());
         sample_components(eq, &self.components, split, seed, (&mut out, sampler)).await?;
-        out.center();
+        out.center_among(sampler.share().map(|s| s.gather));
         Ok(out)
     }
 
@@ -325,8 +341,14 @@ impl SphericalGalaxy {
 impl<S: SpheroidSampler> Realize<S> for SphericalGalaxy {
     /// `n` particles (one mass in the extended components), in
     /// the centre-of-mass frame, deterministic for `seed`.
-    async fn realize_with(&self, n: usize, seed: u64, sampler: &S) -> Result<Realization> {
+    async fn realize_at(
+        &self,
+        origin: usize,
+        n: usize,
+        seed: u64,
+        sampler: &S,
+    ) -> Result<Realization> {
         let eq = self.equilibrium()?;
-        self.realize_from(&eq, n, seed, sampler).await
+        self.realize_from(&eq, (origin, n), seed, sampler).await
     }
 }
