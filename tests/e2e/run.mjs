@@ -389,6 +389,34 @@ async function main() {
       await player.evaluate(() => Player.close(window.webgrav));
       check("series closes back to the run", await player.evaluate(() => window.webgrav.app.shownFrame() === undefined && !Player.active()), "");
     }
+
+    // 6b. From the page to the CLI and back: the page's command (its
+    // settings, 16 steps of 1/128) runs natively, and its series plays in
+    // the page; on two GPUs the direct solver is refused with the reason.
+    const ask = async (tEnd, ranks) => {
+      await player.evaluate(([t, r]) => { document.getElementById("elsewhere").open = true;
+        document.getElementById("cmd-t-end").value = t; document.getElementById("cmd-ranks").value = r; }, [tEnd, ranks]);
+      await player.click("#cmd-make");
+      return player.evaluate(() => ({ text: document.getElementById("cmd-text").value, shown: !document.getElementById("cmd-text").hidden,
+        message: document.getElementById("message").textContent }));
+    };
+    const refused = await ask("0.125", "2");
+    check("page's command on two GPUs: the direct solver refused", !refused.shown && /direct solver/.test(refused.message), refused.message);
+    const made = await ask("0.125", "1");
+    const words = made.text.split(" ");
+    check("page's command runs its settings", made.shown && words[0] === "webgrav" && /--n 64 /.test(made.text) &&
+      /--solver direct /.test(made.text) && /--eps 0.02 /.test(made.text) && /--t-end 0.125 /.test(made.text), made.text);
+    const away = path.join(ART, "elsewhere");
+    fs.rmSync(away, { recursive: true, force: true });
+    fs.mkdirSync(away, { recursive: true });
+    execFileSync(BIN, words.slice(1), { cwd: away, stdio: ["ignore", "pipe", "pipe"] });
+    const back = fs.readdirSync(path.join(away, "run")).map((f) => path.join(away, "run", f));
+    await player.setInputFiles("#series-files", back);
+    if (await waitFor(player, () => Player.frames.length === 17, null, 60000, "the command's series opens")) {
+      const frames = await player.evaluate(() => Player.frames.map((f) => [f.time, f.n]));
+      check("the command's series plays in the page", frames[16][0] === 0.125 && frames.every(([, n]) => n === 64), JSON.stringify(frames.slice(-2)));
+      await player.evaluate(() => Player.close(window.webgrav));
+    }
     await player.close();
 
     // 4. The tree solver in the page (slow on SwiftShader: a few steps).
