@@ -9,7 +9,7 @@ mod common;
 
 use pollster::block_on;
 use webgrav::cluster::comm::{Comm, CommSums, ThreadComm};
-use webgrav::cluster::decomposition::{decompose, RankParticles};
+use webgrav::cluster::decomposition::{decompose, decompose_timed, DecomposeParts, RankParticles};
 use webgrav::cluster::let_tree::EssentialTree;
 use webgrav::cluster::run::{upload, ClusterDiagnostics, ClusterParams, ClusterRun, Rebalance};
 use webgrav::cluster::solver::{DistributedTree, EvaluationReport};
@@ -415,5 +415,49 @@ fn ranks_sample_their_shares_of_a_model_on_their_gpus() {
         j.id.extend(&second.id);
         joined.tags.extend(&parts[1].tags);
         assert_eq!(joined, whole, "{model:?}");
+    }
+}
+
+#[test]
+fn no_rank_gets_more_particles_than_its_gpu_holds() {
+    // Work piled on the inner tenth would give the outer domain most of
+    // the particles; with a capacity of exactly N/P each rank gets its
+    // N/P, to the particle, and with less the run is refused.
+    let n = 3000;
+    let particles = Model::Plummer.generate(n, 8).unwrap();
+    let split = |p: usize, capacity: u64| {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = ThreadComm::ranks(p)
+                .into_iter()
+                .map(|comm| {
+                    let particles = &particles;
+                    s.spawn(move || {
+                        let mut mine = RankParticles::equal_share(particles, comm.rank(), p);
+                        for (w, pm) in mine.work.iter_mut().zip(&mine.pos_mass) {
+                            let r2: f32 = pm.pos.iter().map(|x| x * x).sum();
+                            *w = if r2 < 0.1 { 50.0 } else { 1.0 };
+                        }
+                        let parts = &mut DecomposeParts::default();
+                        decompose_timed(&comm, mine, capacity, parts).map(|m| m.id.len())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    };
+    let by_work: Vec<usize> = split(2, u64::MAX).into_iter().map(Result::unwrap).collect();
+    assert!(by_work.iter().any(|&c| c > 1600), "{by_work:?}");
+    for p in [2, 3] {
+        let counts: Vec<usize> = (split(p, (n / p) as u64).into_iter())
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(counts, vec![n / p; p]);
+    }
+    for refused in split(2, 1400) {
+        let e = refused.unwrap_err().to_string();
+        assert!(e.contains("do not fit 2 GPUs"), "{e}");
     }
 }

@@ -60,12 +60,14 @@ const RECORD: u64 = 16;
 /// Moves every particle of `tree`'s state (global ids `ids[state.id]`,
 /// work from its last walk's interaction counts) to the rank whose run of
 /// the curve holds it, as `decompose` does on the host. Every rank calls
-/// it together; each gets its new state (upload indices 0..n) and ids.
+/// it together; each gets its new state (upload indices 0..n) and ids,
+/// at most `capacity` particles.
 pub async fn redraw(
     ctx: &GpuContext,
     comm: &dyn Comm,
     tree: &TreeSolver,
     ids: &[u64],
+    capacity: u64,
     parts: &mut DecomposeParts,
 ) -> Result<(GpuParticles, Vec<u64>)> {
     let state = &tree.buffers.state;
@@ -81,7 +83,7 @@ pub async fn redraw(
     let frame = CurveFrame::around(&global_bounds(comm, local_box(ctx, tree).await?));
     let candidates = keys.candidates(ctx, frame).await?;
     parts.keys_s = lap();
-    let shares = balanced_cuts(comm, &candidates, (keys.stride, n), |cuts| {
+    let shares = balanced_cuts(comm, &candidates, (keys.stride, n), capacity, |cuts| {
         keys.local_counts(ctx, cuts)
     })
     .await?;

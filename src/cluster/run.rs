@@ -74,6 +74,24 @@ pub struct ClusterRun {
     /// The particles' kinds by id (a galaxy's halo, disk, …), which the
     /// snapshots it writes carry; `None` for a model of one kind.
     pub kinds: Option<KindsById>,
+    /// The most particles any rank's GPU holds (`rank_capacity`): no
+    /// redraw gives a rank more.
+    capacity: u64,
+}
+
+/// The most particles the tree holds on every rank's GPU (each array
+/// within one storage binding, `tree::max_particles_within`).
+fn rank_capacity(ctx: &GpuContext, comm: &dyn Comm) -> u64 {
+    let limits = ctx.device.limits();
+    let bytes = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let mine = crate::tree::max_particles_within(bytes);
+    allgather_records(comm, &[mine])
+        .iter()
+        .map(|c| c[0])
+        .min()
+        .unwrap_or(mine)
 }
 
 /// The time steps lost to the domains' drift since the last redraw: each
@@ -158,7 +176,8 @@ impl ClusterRun {
             )));
         }
         let mut parts = RedrawParts::default();
-        let (state, ids) = redistribute(ctx, comm, mine, &mut parts)?;
+        let capacity = rank_capacity(ctx, comm);
+        let (state, ids) = redistribute(ctx, comm, (mine, capacity), &mut parts)?;
         let clock = std::time::Instant::now();
         let solver = DistributedTree::new(ctx, &state, params.tree)?;
         let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt as f32);
@@ -182,6 +201,7 @@ impl ClusterRun {
             drift: DriftAccount::default(),
             energy_kernel: None,
             kinds: None,
+            capacity,
         };
         run.solver.evaluate_fresh(ctx, comm).await?;
         Ok(run)
@@ -287,6 +307,7 @@ impl ClusterRun {
             comm,
             &self.solver.tree,
             &self.ids,
+            self.capacity,
             &mut parts.decompose,
         )
         .await?;
@@ -483,11 +504,11 @@ impl ClusterRun {
 fn redistribute(
     ctx: &GpuContext,
     comm: &dyn Comm,
-    mine: RankParticles,
+    (mine, capacity): (RankParticles, u64),
     parts: &mut RedrawParts,
 ) -> Result<(GpuParticles, Vec<u64>)> {
     let clock = std::time::Instant::now();
-    let mine = decompose_timed(comm, mine, &mut parts.decompose)?;
+    let mine = decompose_timed(comm, mine, capacity, &mut parts.decompose)?;
     parts.decompose_s = clock.elapsed().as_secs_f64();
     let clock = std::time::Instant::now();
     let uploaded = upload(ctx, mine)?;
