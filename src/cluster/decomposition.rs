@@ -363,7 +363,8 @@ pub fn decompose_timed(
     parts.keys_s = lap();
     let stride = candidate_stride(keys.len(), p);
     let candidates = candidates(&keys, &mine.work, stride);
-    let mut dest = Vec::new();
+    let (mut dest, mut last_cuts, mut calls) = (Vec::new(), Vec::new(), 0);
+    let mut sorted: Option<Vec<u64>> = None;
     // (The host's counts are ready at once.)
     pollster::block_on(balanced_cuts(
         comm,
@@ -371,10 +372,28 @@ pub fn decompose_timed(
         (stride, keys.len()),
         capacity,
         |cuts| {
-            dest = destinations(&keys, &cuts);
-            std::future::ready(Ok(local_counts(&dest, p)))
+            calls += 1;
+            // The third call on probes cuts moved for the ranks' capacity
+            // (`capped`): dozens of them, each a binary search in the
+            // sorted keys rather than a pass over them.
+            let counts = if calls > 2 {
+                let sorted = sorted.get_or_insert_with(|| {
+                    let mut s = keys.clone();
+                    s.par_sort_unstable();
+                    s
+                });
+                counts_in_sorted(sorted, &cuts)
+            } else {
+                dest = destinations(&keys, &cuts);
+                local_counts(&dest, p)
+            };
+            last_cuts = cuts;
+            std::future::ready(Ok(counts))
         },
     ))?;
+    if calls > 2 {
+        dest = destinations(&keys, &last_cuts);
+    }
     parts.cuts_s = lap();
     // Only the particles that change rank travel (after a redraw, those
     // near the domains' edges); the others are gathered in place.
@@ -454,6 +473,16 @@ fn destinations(keys: &[u64], cuts: &[u64]) -> Vec<usize> {
     keys.par_iter()
         .map(|k| cuts.partition_point(|&c| c <= *k))
         .collect()
+}
+
+/// `local_counts` of the destinations under `cuts` (sorted), from the
+/// keys sorted: rank r gets the keys from cut r − 1 up to below cut r.
+fn counts_in_sorted(sorted: &[u64], cuts: &[u64]) -> Vec<u64> {
+    let below = |c: u64| sorted.partition_point(|&k| k < c) as u64;
+    let mut edges = vec![0];
+    edges.extend(cuts.iter().map(|&c| below(c)));
+    edges.push(sorted.len() as u64);
+    edges.windows(2).map(|w| w[1] - w[0]).collect()
 }
 
 /// How many of this rank's particles go to each of `p` ranks.

@@ -139,11 +139,9 @@ impl ImportedTrees {
     /// the local ones.
     fn with_room(ctx: &GpuContext, b: &TreeBuffers, (cells, imported): (u64, u64)) -> Self {
         let d = &ctx.device;
-        let limit = ctx
-            .max_elements(std::mem::size_of::<CellProps>() as u64)
-            .min(ctx.max_elements(std::mem::size_of::<PosMass>() as u64));
-        let cell_capacity = cells.min(limit);
-        let particle_capacity = (b.state.n as u64 + imported).min(limit);
+        let (cell_limit, particle_limit) = limits(ctx);
+        let cell_capacity = cells.min(cell_limit);
+        let particle_capacity = (b.state.n as u64 + imported).min(particle_limit);
         let pos_mass = Self::particles_buffer(d, particle_capacity);
         let (cells, props) = Self::cell_buffers(d, cell_capacity);
         let counters = empty_storage_buffer(
@@ -220,27 +218,26 @@ impl ImportedTrees {
         let d = &ctx.device;
         let (cells, imported) = (cells as u64, imported as u64);
         let particles = n + imported;
-        let limit = ctx
-            .max_elements(std::mem::size_of::<CellProps>() as u64)
-            .min(ctx.max_elements(std::mem::size_of::<PosMass>() as u64));
-        if cells > limit || particles > limit {
+        let (cell_limit, particle_limit) = limits(ctx);
+        if cells > cell_limit || particles > particle_limit {
             return Err(Error::TooManyParticles {
-                n,
-                max: n,
+                n: particles,
+                max: particle_limit,
                 reason: format!(
-                    "the trees imported from the other ranks ({cells} cells, {imported} \
-                     particles) exceed one storage buffer"
+                    "the trees imported from the other ranks ({cells} cells of at most \
+                     {cell_limit}, {imported} particles beside this rank's {n}) exceed one \
+                     storage buffer"
                 ),
             });
         }
         let mut grown = false;
         if cells > self.cell_capacity {
-            self.cell_capacity = (cells * 5 / 4).min(limit);
+            self.cell_capacity = (cells * 5 / 4).min(cell_limit);
             (self.cells, self.props) = Self::cell_buffers(d, self.cell_capacity);
             grown = true;
         }
         if particles > self.particle_capacity {
-            self.particle_capacity = (particles * 5 / 4).min(limit);
+            self.particle_capacity = (particles * 5 / 4).min(particle_limit);
             self.pos_mass = Self::particles_buffer(d, self.particle_capacity);
             grown = true;
         }
@@ -327,4 +324,13 @@ impl ImportedTrees {
         }
         Ok(())
     }
+}
+
+/// The most imported cells and particles (the local ones included) that
+/// one binding of their records holds.
+fn limits(ctx: &GpuContext) -> (u64, u64) {
+    (
+        ctx.max_elements(std::mem::size_of::<CellProps>() as u64),
+        ctx.max_elements(std::mem::size_of::<PosMass>() as u64),
+    )
 }

@@ -170,8 +170,17 @@ impl LetCutter {
         let slot_of = empty_storage_buffer(device, "LET slots", b.cell_capacity as u64 * 4);
         let domains_capacity = 8;
         let counters = Self::counter_buffer(device, domains_capacity);
-        let cell_capacity = b.cell_capacity.max(64);
-        let particle_capacity = b.state.n.max(64);
+        // As many as the tree has, within one binding each (a tree of
+        // 2^27 particles has more cells than one binding of `LetCell`s
+        // holds; the trees cut for the other ranks are a fraction of it,
+        // and a cut that needs more grows the outputs or says why not).
+        let l = device.limits();
+        let most = |bytes: usize| {
+            let elements = l.max_storage_buffer_binding_size.min(l.max_buffer_size) / bytes as u64;
+            elements.min(u32::MAX as u64) as u32
+        };
+        let cell_capacity = (b.cell_capacity.max(64)).min(most(std::mem::size_of::<LetCell>()));
+        let particle_capacity = (b.state.n.max(64)).min(most(std::mem::size_of::<PosMass>()));
         let cells_out = Self::cells_buffer(device, cell_capacity);
         let particles_out = Self::particles_buffer(device, particle_capacity);
         let targets = Self::targets_buffer(device, domains_capacity);
