@@ -333,21 +333,26 @@ fn ranks_sum_the_precise_potential_together() {
     }
 }
 
-/// Each rank's share of a model, sampled by `p` ranks together (threads,
-/// `ThreadComm`) with `sample(share)`, in rank order.
-fn sampled_by_ranks<T: Send>(p: usize, n: usize, sample: impl Fn(Share) -> T + Sync) -> Vec<T> {
+/// `f(comm)` on each of `p` ranks (threads, `ThreadComm`), in rank order.
+fn on_ranks<T: Send>(p: usize, f: impl Fn(&ThreadComm) -> T + Sync) -> Vec<T> {
     std::thread::scope(|s| {
         let handles: Vec<_> = ThreadComm::ranks(p)
             .into_iter()
             .map(|comm| {
-                let sample = &sample;
-                s.spawn(move || {
-                    let gather = CommSums(&comm);
-                    sample(Share::of_rank(n, comm.rank(), comm.size(), &gather))
-                })
+                let f = &f;
+                s.spawn(move || f(&comm))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// Each rank's share of a model, sampled by `p` ranks together with
+/// `sample(share)`, in rank order.
+fn sampled_by_ranks<T: Send>(p: usize, n: usize, sample: impl Fn(Share) -> T + Sync) -> Vec<T> {
+    on_ranks(p, |comm| {
+        let gather = CommSums(comm);
+        sample(Share::of_rank(n, comm.rank(), comm.size(), &gather))
     })
 }
 
@@ -426,26 +431,14 @@ fn no_rank_gets_more_particles_than_its_gpu_holds() {
     let n = 3000;
     let particles = Model::Plummer.generate(n, 8).unwrap();
     let split = |p: usize, capacity: u64| {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = ThreadComm::ranks(p)
-                .into_iter()
-                .map(|comm| {
-                    let particles = &particles;
-                    s.spawn(move || {
-                        let mut mine = RankParticles::equal_share(particles, comm.rank(), p);
-                        for (w, pm) in mine.work.iter_mut().zip(&mine.pos_mass) {
-                            let r2: f32 = pm.pos.iter().map(|x| x * x).sum();
-                            *w = if r2 < 0.1 { 50.0 } else { 1.0 };
-                        }
-                        let parts = &mut DecomposeParts::default();
-                        decompose_timed(&comm, mine, capacity, parts).map(|m| m.id.len())
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap())
-                .collect::<Vec<_>>()
+        on_ranks(p, |comm| {
+            let mut mine = RankParticles::equal_share(&particles, comm.rank(), p);
+            for (w, pm) in mine.work.iter_mut().zip(&mine.pos_mass) {
+                let r2: f32 = pm.pos.iter().map(|x| x * x).sum();
+                *w = if r2 < 0.1 { 50.0 } else { 1.0 };
+            }
+            let parts = &mut DecomposeParts::default();
+            decompose_timed(comm, mine, capacity, parts).map(|m| m.id.len())
         })
     };
     let by_work: Vec<usize> = split(2, u64::MAX).into_iter().map(Result::unwrap).collect();

@@ -22,6 +22,21 @@ function errorText(e) {
   return e && e.message ? e.message : `${e}`;
 }
 
+// Shows `text` selected in the field `id` and copies it to the clipboard,
+// or asks for the selection to be copied where the page may not.
+async function showAndCopy(W, id, text, what) {
+  const field = document.getElementById(id);
+  field.value = text;
+  field.hidden = false;
+  field.select();
+  try {
+    await navigator.clipboard.writeText(text);
+    W.message(`${what[0].toUpperCase()}${what.slice(1)} copied to the clipboard.`, "info");
+  } catch {
+    W.message(`Copy the selected ${what}.`, "info");
+  }
+}
+
 function fileStem(time) {
   return `webgrav-t${time.toFixed(4)}`;
 }
@@ -108,19 +123,7 @@ const Controls = {
       W.app.render();
       W.canvas.toBlob((blob) => download(blob, `${fileStem(W.time)}.png`), "image/png");
     });
-    document.getElementById("share").addEventListener("click", async () => {
-      const url = W.shareUrl();
-      const field = document.getElementById("share-url");
-      field.value = url;
-      field.hidden = false;
-      field.select();
-      try {
-        await navigator.clipboard.writeText(url);
-        W.message("Link copied to the clipboard.", "info");
-      } catch {
-        W.message("Copy the selected link.", "info");
-      }
-    });
+    document.getElementById("share").addEventListener("click", () => showAndCopy(W, "share-url", W.shareUrl(), "link"));
 
     document.getElementById("cmd-make").addEventListener("click", async () => {
       const tEnd = Number(document.getElementById("cmd-t-end").value);
@@ -131,18 +134,10 @@ const Controls = {
         text = W.app.runCommand(tEnd, ranks);
       } catch (e) {
         field.hidden = true;
-        W.message(String(e), "error");
+        W.message(errorText(e), "error");
         return;
       }
-      field.value = text;
-      field.hidden = false;
-      field.select();
-      try {
-        await navigator.clipboard.writeText(text);
-        W.message("Command copied to the clipboard.", "info");
-      } catch {
-        W.message("Copy the selected command.", "info");
-      }
+      await showAndCopy(W, "cmd-text", text, "command");
     });
 
     const input = document.getElementById("import");

@@ -27,7 +27,7 @@
 
 use super::bessel::{i0e, i1e, k0e, k1e};
 use super::realization::{PhasePoint, Realization, Slots};
-use super::sampler::{Cpu, Realize, Shared};
+use super::sampler::{Cpu, Place, Realize, Shared};
 use super::spherical::{
     equal_mass_counts, masses, sample_components, validate, Component, Equilibrium, ExtraMass,
     SpheroidSampler,
@@ -261,13 +261,8 @@ impl<S: Sampler> Realize<S> for DiskGalaxy {
     /// `n` particles with equal masses in the disk and the extended
     /// spheroid components, in the centre-of-mass frame, deterministic for
     /// `seed`.
-    async fn realize_at(
-        &self,
-        origin: usize,
-        n: usize,
-        seed: u64,
-        sampler: &S,
-    ) -> Result<Realization> {
+    async fn realize_at(&self, at: Place, seed: u64, sampler: &S) -> Result<Realization> {
+        let Place { origin, n } = at;
         validate(&self.spheroid)?;
         let d = &self.disk;
         let lengths = [d.scale_length, d.scale_height, d.q_radius, d.max_radius];

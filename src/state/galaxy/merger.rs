@@ -7,7 +7,7 @@
 
 use super::disk::{DiskGalaxy, Sampler};
 use super::realization::{rotation, split_count, Realization};
-use super::sampler::Realize;
+use super::sampler::{Place, Realize};
 use super::spherical::SphericalGalaxy;
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
@@ -29,16 +29,10 @@ impl Galaxy {
 }
 
 impl<S: Sampler> Realize<S> for Galaxy {
-    async fn realize_at(
-        &self,
-        origin: usize,
-        n: usize,
-        seed: u64,
-        sampler: &S,
-    ) -> Result<Realization> {
+    async fn realize_at(&self, at: Place, seed: u64, sampler: &S) -> Result<Realization> {
         match self {
-            Galaxy::Spherical(g) => g.realize_at(origin, n, seed, sampler).await,
-            Galaxy::Disk(g) => g.realize_at(origin, n, seed, sampler).await,
+            Galaxy::Spherical(g) => g.realize_at(at, seed, sampler).await,
+            Galaxy::Disk(g) => g.realize_at(at, seed, sampler).await,
         }
     }
 }
@@ -131,13 +125,8 @@ pub struct Merger {
 impl<S: Sampler> Realize<S> for Merger {
     /// `n` particles: tags of the primary ("primary halo", ...), then
     /// the secondary's ("secondary halo", ...).
-    async fn realize_at(
-        &self,
-        origin: usize,
-        n: usize,
-        seed: u64,
-        sampler: &S,
-    ) -> Result<Realization> {
+    async fn realize_at(&self, at: Place, seed: u64, sampler: &S) -> Result<Realization> {
+        let Place { origin, n } = at;
         let (m1, m2) = (self.primary.total_mass(), self.secondary.total_mass());
         let (rel_x, rel_v) = self.orbit.relative_state(m1 + m2)?;
         let counts = split_count(n, &[self.primary_share, 1.0 - self.primary_share]);
@@ -157,9 +146,12 @@ impl<S: Sampler> Realize<S> for Merger {
             ),
         ];
         for (k, ((galaxy, spin, f, prefix), count)) in parts.into_iter().zip(counts).enumerate() {
-            let at = origin + out.span.count;
+            let at = Place {
+                origin: origin + out.span.count,
+                n: count,
+            };
             let mut g = galaxy
-                .realize_at(at, count, seed.wrapping_add(k as u64), sampler)
+                .realize_at(at, seed.wrapping_add(k as u64), sampler)
                 .await?;
             g.rotate(&rotation(spin.inclination, spin.azimuth));
             g.shift(rel_x.map(|x| f * x), rel_v.map(|v| f * v));
@@ -191,28 +183,27 @@ pub struct MinorMergers {
 impl<S: Sampler> Realize<S> for MinorMergers {
     /// `n` particles of equal mass across all galaxies; tags of the
     /// primary, then "satellite k halo", ... for each satellite.
-    async fn realize_at(
-        &self,
-        origin: usize,
-        n: usize,
-        seed: u64,
-        sampler: &S,
-    ) -> Result<Realization> {
+    async fn realize_at(&self, at: Place, seed: u64, sampler: &S) -> Result<Realization> {
+        let Place { origin, n } = at;
         let m_primary = self.primary.total_mass();
         let m_sat = self.mass_ratio * m_primary;
         let mut weights = vec![m_primary];
         weights.extend(std::iter::repeat_n(m_sat, self.count));
         let counts = split_count(n, &weights);
-        let mut out = self
-            .primary
-            .realize_at(origin, counts[0], seed, sampler)
-            .await?;
+        let primary = Place {
+            origin,
+            n: counts[0],
+        };
+        let mut out = self.primary.realize_at(primary, seed, sampler).await?;
         let mut rng = Rng::new(seed ^ 0x5a7e_1117e5);
         // The satellites are one galaxy: its tables are made once.
         let sat = (self.satellite)(m_sat);
         let sat_eq = sat.equilibrium()?;
         for (k, &count) in counts[1..].iter().enumerate() {
-            let at = (origin + out.span.count, count);
+            let at = Place {
+                origin: origin + out.span.count,
+                n: count,
+            };
             let mut g = sat
                 .realize_from(&sat_eq, at, seed.wrapping_add(1 + k as u64), sampler)
                 .await?;

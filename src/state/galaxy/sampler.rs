@@ -46,20 +46,27 @@ pub trait Realize<S> {
         seed: u64,
         sampler: &S,
     ) -> impl Future<Output = Result<Realization>> {
-        self.realize_at(0, n, seed, sampler)
+        self.realize_at(Place { origin: 0, n }, seed, sampler)
     }
 
-    /// `realize_with` as the part of a larger model that starts at its
-    /// index `origin` (a merger's second galaxy, say): the same
+    /// `realize_with` as the part `at` of a larger model (a merger's
+    /// second galaxy, say): the same
     /// particles, but a process that holds a share of the whole model
     /// (`SpheroidSampler::share`) samples only its own.
     fn realize_at(
         &self,
-        origin: usize,
-        n: usize,
+        at: Place,
         seed: u64,
         sampler: &S,
     ) -> impl Future<Output = Result<Realization>>;
+}
+
+/// Where a realization lies in the whole model: its `n` particles from
+/// index `origin` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub origin: usize,
+    pub n: usize,
 }
 
 /// A sampler `S` that draws only a share of the model's particles

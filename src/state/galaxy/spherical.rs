@@ -7,7 +7,7 @@
 use super::eddington::{log_grid, DistributionFunction, Potential, Tabulated, GRID_NODES};
 use super::profile::{Profile, Shape};
 use super::realization::{split_count, PhasePoint, Realization, Slots};
-use super::sampler::{Cpu, Realize, Shared};
+use super::sampler::{Cpu, Place, Realize, Shared};
 use crate::error::{Error, Result};
 use crate::state::rng::Rng;
 use crate::state::share::Share;
@@ -322,7 +322,7 @@ impl SphericalGalaxy {
     pub async fn realize_from(
         &self,
         eq: &Equilibrium,
-        (origin, n): (usize, usize),
+        Place { origin, n }: Place,
         seed: u64,
         sampler: &impl SpheroidSampler,
     ) -> Result<Realization> {
@@ -341,14 +341,8 @@ impl SphericalGalaxy {
 impl<S: SpheroidSampler> Realize<S> for SphericalGalaxy {
     /// `n` particles (one mass in the extended components), in
     /// the centre-of-mass frame, deterministic for `seed`.
-    async fn realize_at(
-        &self,
-        origin: usize,
-        n: usize,
-        seed: u64,
-        sampler: &S,
-    ) -> Result<Realization> {
+    async fn realize_at(&self, at: Place, seed: u64, sampler: &S) -> Result<Realization> {
         let eq = self.equilibrium()?;
-        self.realize_from(&eq, (origin, n), seed, sampler).await
+        self.realize_from(&eq, at, seed, sampler).await
     }
 }
