@@ -101,15 +101,11 @@ impl Frame {
             let (ids, kinds) = (self.ids.as_deref(), self.kinds.as_deref());
             crate::snapshot::iord::apply(&mut snap, flavor, &self.name, ids, kinds)?;
         }
-        for part in &self.parts {
-            snap.join_part(part.decode()?, &part.name)?;
+        if self.parts.is_empty() {
+            return Ok(snap);
         }
-        if !self.parts.is_empty() {
-            snap.particles.validate().map_err(|e| {
-                Error::InvalidParameter(format!("{} and its parts: {e}", self.name))
-            })?;
-        }
-        Ok(snap)
+        let parts = self.parts.iter().map(|p| (p.decode(), p.name.as_str()));
+        snap.join_parts(&self.name, parts)
     }
 }
 

@@ -567,7 +567,7 @@ mod tests {
             let config = a.solver.config(a.step.dt).unwrap();
             assert_eq!(*config.params(), settings.run, "{command}");
             assert!(a.t_end >= 0.5 && a.snap_every > 0.0, "{command}");
-            assert_eq!(a.snap_dir, "run");
+            assert_eq!(a.snap_dir, crate::app::command::SERIES_DIR);
         }
     }
 }

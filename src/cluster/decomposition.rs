@@ -285,32 +285,12 @@ where
         let count = below(cut).await?;
         let (cut, count) = if count > at_most {
             // The last key with at most `at_most` below it.
-            let (mut lo, mut hi) = (last_cut, cut);
-            let mut lo_count = last_count;
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                let c = below(mid).await?;
-                if c <= at_most {
-                    (lo, lo_count) = (mid, c);
-                } else {
-                    hi = mid;
-                }
-            }
-            (lo, lo_count)
+            let over = |c: u64| c > at_most;
+            bisect(&mut below, (last_cut, last_count), (cut, count), over).await?[0]
         } else if count < at_least {
             // The first key with at least `at_least` below it.
-            let (mut lo, mut hi) = (cut, u64::MAX);
-            let mut hi_count = total;
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                let c = below(mid).await?;
-                if c >= at_least {
-                    (hi, hi_count) = (mid, c);
-                } else {
-                    lo = mid;
-                }
-            }
-            (hi, hi_count)
+            let enough = |c: u64| c >= at_least;
+            bisect(&mut below, (cut, count), (u64::MAX, total), enough).await?[1]
         } else {
             (cut, count)
         };
@@ -473,6 +453,27 @@ fn destinations(keys: &[u64], cuts: &[u64]) -> Vec<usize> {
     keys.par_iter()
         .map(|k| cuts.partition_point(|&c| c <= *k))
         .collect()
+}
+
+/// The adjacent keys, each with the particles below it (`below`),
+/// between which `past` of the count turns true, from `lo` (where it is
+/// false) and `hi` (where it is true).
+async fn bisect(
+    below: &mut impl AsyncFnMut(u64) -> Result<u64>,
+    mut lo: (u64, u64),
+    mut hi: (u64, u64),
+    past: impl Fn(u64) -> bool,
+) -> Result<[(u64, u64); 2]> {
+    while hi.0 - lo.0 > 1 {
+        let mid = lo.0 + (hi.0 - lo.0) / 2;
+        let c = below(mid).await?;
+        if past(c) {
+            hi = (mid, c);
+        } else {
+            lo = (mid, c);
+        }
+    }
+    Ok([lo, hi])
 }
 
 /// `local_counts` of the destinations under `cuts` (sorted), from the

@@ -163,7 +163,8 @@ pub struct LetCutter {
 impl LetCutter {
     /// A cutter for the tree in `b`, with room at first for two trees'
     /// worth of its cells and particles.
-    pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
+    pub fn new(ctx: &GpuContext, b: &TreeBuffers) -> Self {
+        let device = &ctx.device;
         let kernel = Kernel::new(device, "local essential tree cut", &wgsl(), "cut", BINDINGS);
         let pass_slots = 8 * (MAX_DEPTH + 1);
         let passes = Self::pass_buffer(device, pass_slots);
@@ -174,11 +175,7 @@ impl LetCutter {
         // 2^27 particles has more cells than one binding of `LetCell`s
         // holds; the trees cut for the other ranks are a fraction of it,
         // and a cut that needs more grows the outputs or says why not).
-        let l = device.limits();
-        let most = |bytes: usize| {
-            let elements = l.max_storage_buffer_binding_size.min(l.max_buffer_size) / bytes as u64;
-            elements.min(u32::MAX as u64) as u32
-        };
+        let most = |bytes: usize| ctx.max_elements(bytes as u64).min(u32::MAX as u64) as u32;
         let cell_capacity = (b.cell_capacity.max(64)).min(most(std::mem::size_of::<LetCell>()));
         let particle_capacity = (b.state.n.max(64)).min(most(std::mem::size_of::<PosMass>()));
         let cells_out = Self::cells_buffer(device, cell_capacity);
@@ -219,10 +216,10 @@ impl LetCutter {
 
     /// The cutter of the tree in `b` after a redraw, keeping `previous`'s
     /// read-back staging (`staging`: a fresh one costs more than its copy).
-    pub fn succeeding(device: &wgpu::Device, b: &TreeBuffers, previous: &mut Self) -> Self {
+    pub fn succeeding(ctx: &GpuContext, b: &TreeBuffers, previous: &mut Self) -> Self {
         Self {
             readback: previous.readback.take(),
-            ..Self::new(device, b)
+            ..Self::new(ctx, b)
         }
     }
 

@@ -89,11 +89,7 @@ const IMPORT_ROOM: u64 = 16;
 /// tree's (each array within one storage binding,
 /// `tree::max_particles_within`) less 1/`IMPORT_ROOM` for the imports.
 fn rank_capacity(ctx: &GpuContext, comm: &dyn Comm) -> u64 {
-    let limits = ctx.device.limits();
-    let bytes = limits
-        .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
-    let tree = crate::tree::max_particles_within(bytes);
+    let tree = crate::tree::max_particles_within(ctx.max_elements(1));
     let mine = tree - tree / IMPORT_ROOM;
     allgather_records(comm, &[mine])
         .iter()

@@ -77,12 +77,12 @@ impl DistributedTree {
         let (d, b) = (&ctx.device, &tree.buffers);
         let (cutter, imports, last) = match previous {
             None => (
-                LetCutter::new(d, b),
+                LetCutter::new(ctx, b),
                 ImportedTrees::new(ctx, b),
                 EvaluationReport::default(),
             ),
             Some(p) => (
-                LetCutter::succeeding(d, b, &mut p.cutter),
+                LetCutter::succeeding(ctx, b, &mut p.cutter),
                 ImportedTrees::succeeding(ctx, b, &mut p.imports),
                 p.last,
             ),

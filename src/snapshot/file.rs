@@ -58,14 +58,8 @@ pub fn process_parts(path: &str) -> Option<Vec<String>> {
 /// The parts read as one snapshot: their particles in order, at the time
 /// they all share.
 fn read_parts(parts: &[String]) -> Result<Snapshot> {
-    let mut all = read_one_file(&parts[0])?;
-    for path in &parts[1..] {
-        all.join_part(read_one_file(path)?, path)?;
-    }
-    all.particles
-        .validate()
-        .map_err(|e| Error::InvalidParameter(format!("{} and its parts: {e}", parts[0])))?;
-    Ok(all)
+    let rest = parts[1..].iter().map(|p| (read_one_file(p), p.as_str()));
+    read_one_file(&parts[0])?.join_parts(&parts[0], rest)
 }
 
 fn read_one_file(path: &str) -> Result<Snapshot> {

@@ -35,11 +35,28 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Appends `part` (named `name`), another process's part of this
-    /// snapshot (a run on several ranks writes one per rank, named as
-    /// Bonsai names them, `snap_TTTTT.TTTT-R`): its particles after ours,
-    /// at the time they must share.
-    pub fn join_part(&mut self, part: Snapshot, name: &str) -> Result<()> {
+    /// This snapshot (named `name`) with the other processes' `parts` of
+    /// it, each read or decoded and named (a run on several ranks writes
+    /// one per rank, named as Bonsai names them, `snap_TTTTT.TTTT-R`):
+    /// their particles after ours, at the time they must share, the
+    /// whole checked as one snapshot.
+    pub fn join_parts<'a>(
+        mut self,
+        name: &str,
+        parts: impl IntoIterator<Item = (Result<Snapshot>, &'a str)>,
+    ) -> Result<Snapshot> {
+        for (part, part_name) in parts {
+            self.join_part(part?, part_name)?;
+        }
+        self.particles
+            .validate()
+            .map_err(|e| Error::InvalidParameter(format!("{name} and its parts: {e}")))?;
+        Ok(self)
+    }
+
+    /// Appends `part` (named `name`): its particles after ours, at the
+    /// time they must share.
+    fn join_part(&mut self, part: Snapshot, name: &str) -> Result<()> {
         if part.time != self.time {
             return Err(Error::InvalidParameter(format!(
                 "{name} is at t = {}, but the first part is at t = {}: not parts of one snapshot",

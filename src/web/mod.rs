@@ -475,12 +475,9 @@ impl WebApp {
     /// opens again (`app::command`); an error says why there is none.
     #[wasm_bindgen(js_name = runCommand)]
     pub fn run_command(&self, t_end: f64, ranks: u32) -> Result<String, JsValue> {
-        let s = self.state.borrow();
-        let input = match &s.source {
-            Source::File(name, _) => Some(name.as_str()),
-            Source::Model => None,
-        };
-        crate::app::command::run_command(&s.settings, input, t_end, ranks)
+        let input = self.source_file();
+        let settings = &self.state.borrow().settings;
+        crate::app::command::run_command(settings, input.as_deref(), t_end, ranks)
             .map_err(|e| JsValue::from_str(&e))
     }
 

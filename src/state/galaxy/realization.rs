@@ -194,8 +194,7 @@ impl Realization {
 
     /// Into the centre-of-mass frame (position and momentum zero).
     pub fn center(&mut self) {
-        let (x, v) = self.center_of_mass();
-        self.shift(x.map(|c| -c), v.map(|c| -c));
+        self.center_among(None);
     }
 
     /// `center`, of the whole realization where this process holds a
