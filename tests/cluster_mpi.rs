@@ -210,13 +210,13 @@ fn ranks_sample_one_gpus_galaxy_and_write_its_kinds() {
     };
     let one = common::webgrav_in(
         &dir,
-        &args("one.csv")
+        &args("one.bonsai")
             .iter()
             .map(String::as_str)
             .collect::<Vec<_>>(),
     );
     assert!(one.status.success(), "{}", common::text(&one.stderr));
-    let run = mpirun(2, &dir, &args("p2.csv"));
+    let run = mpirun(2, &dir, &args("p2.bonsai"));
     let stderr = common::text(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     assert!(
@@ -224,7 +224,19 @@ fn ranks_sample_one_gpus_galaxy_and_write_its_kinds() {
         "{stderr}"
     );
     let read = |name: &str| snapshot::read_file(dir.join(name).to_str().unwrap()).unwrap();
-    let (one, two) = (read("one.csv"), read("p2.csv"));
+    // Each rank wrote its part of one file: the one GPU's, to the byte
+    // (Bonsai's records hold no potential), its kinds' side file too.
+    let bytes = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    assert!(
+        bytes("one.bonsai") == bytes("p2.bonsai"),
+        "the files differ"
+    );
+    let side = |name: &str| bytes(&format!("{name}.webgrav_kind"));
+    assert!(
+        side("one.bonsai") == side("p2.bonsai"),
+        "the kinds' side files differ"
+    );
+    let (one, two) = (read("one.bonsai"), read("p2.bonsai"));
     assert_eq!(one.particles.id, two.particles.id);
     assert_eq!(one.particles.pos_mass, two.particles.pos_mass);
     assert_eq!(one.particles.vel, two.particles.vel);

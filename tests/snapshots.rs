@@ -1,7 +1,8 @@
 //! Snapshot formats: exact round trips and clear errors on malformed files.
 #![cfg(not(target_arch = "wasm32"))]
 
-use webgrav::snapshot::{tipsy, Format, Snapshot};
+use webgrav::cluster::comm::{CommRanks, ThreadComm};
+use webgrav::snapshot::{parted, tipsy, Format, Snapshot, Written};
 use webgrav::state::Model;
 use webgrav::Error;
 
@@ -376,4 +377,152 @@ fn physical_units_convert_to_g_equals_one() {
     assert!((p.vel[0].vel[0] - 2.2).abs() < 1e-6);
     // 1 kpc / (1 km/s) in time units of kpc / (100 km/s).
     assert!((s.time - 100.0).abs() < 1e-9);
+}
+
+/// `snap` split into parts of the given sizes, in order.
+fn parts_of(snap: &Snapshot, sizes: &[usize]) -> Vec<Snapshot> {
+    let mut start = 0;
+    sizes
+        .iter()
+        .map(|&n| {
+            let keep: Vec<usize> = (start..start + n).collect();
+            start += n;
+            snap.subset(&keep)
+        })
+        .collect()
+}
+
+/// Every file in `dir` by name, with its bytes.
+fn files_in(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().into_string().unwrap(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// `dir` holds the files of `expected`, with the same bytes.
+fn same_files(dir: &std::path::Path, expected: &std::path::Path, what: &str) {
+    let (got, want) = (files_in(dir), files_in(expected));
+    let names = |f: &[(String, Vec<u8>)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&got), names(&want), "{what}");
+    for ((name, a), (_, b)) in got.iter().zip(&want) {
+        let first = a.iter().zip(b).position(|(x, y)| x != y);
+        assert!(
+            a == b,
+            "{what}: {name} differs ({} bytes, expected {}; first at {first:?})",
+            a.len(),
+            b.len()
+        );
+    }
+}
+
+/// `parts` written into `path` by as many ranks (threads) at once; each
+/// rank's outcome.
+fn write_in_parts(path: &str, format: Format, parts: &[Snapshot]) -> Vec<webgrav::Result<Written>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ThreadComm::ranks(parts.len())
+            .into_iter()
+            .zip(parts)
+            .map(|(comm, part)| {
+                s.spawn(move || parted::write_parted(path, format, part, &CommRanks(&comm)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn a_file_written_in_parts_is_the_whole_files_to_the_byte() {
+    let root = std::env::temp_dir().join(format!("webgrav-parted-{}", std::process::id()));
+    let n = 2000;
+    let untyped = Snapshot {
+        types: None,
+        particles: Model::Plummer.generate(n, 5).unwrap(),
+        potential: Some((0..n).map(|k| -1.0 - k as f32 * 1e-4).collect()),
+        ..sample()
+    };
+    // Kinds standard Tipsy and Bonsai record as others (side files), ids
+    // beyond 0..N-1 (.iord), masses that differ within a kind (Gadget's
+    // MASS block).
+    let mut typed = untyped.clone();
+    typed.types = Some((0..n).map(|k| [1, 2, 3, 4, 0, 5][k % 6]).collect());
+    typed.potential = Some((0..n).map(|k| -(k as f32) * 1e-3).collect());
+    for (k, p) in typed.particles.pos_mass.iter_mut().enumerate() {
+        p.mass *= 1.0 + (k % 7) as f32 * 0.1;
+    }
+    typed.particles.id = (0..n as u64).map(|k| (1 << 40) + 7 * k).collect();
+    let formats = [
+        ("x.tipsy", Format::Tipsy),
+        ("x.bonsai", Format::TipsyBonsai),
+        ("x.gadget", Format::Gadget),
+        ("x.csv", Format::Csv),
+    ];
+    // Uneven parts, one rank with none.
+    let sizes = [[n, 0, 0], [700, 0, n - 700], [1, 1500, n - 1501]];
+    for (case, snap) in [("untyped", &untyped), ("typed", &typed)] {
+        for (name, format) in formats {
+            for (s, sizes) in sizes.iter().enumerate() {
+                let (whole, parted) = (
+                    root.join(format!("{case}-{name}-{s}/whole")),
+                    root.join(format!("{case}-{name}-{s}/parts")),
+                );
+                for dir in [&whole, &parted] {
+                    std::fs::create_dir_all(dir).unwrap();
+                    // Side files of an earlier write, to be rewritten or
+                    // removed as a whole file's write does.
+                    std::fs::write(dir.join(format!("{name}.iord")), "1\n7\n").unwrap();
+                    std::fs::write(dir.join(format!("{name}.webgrav_kind")), "1\n2\n").unwrap();
+                }
+                let path = |dir: &std::path::Path| dir.join(name).to_str().unwrap().to_string();
+                let expected =
+                    webgrav::snapshot::write_file_as(&path(&whole), format, snap).unwrap();
+                for written in write_in_parts(&path(&parted), format, &parts_of(snap, sizes)) {
+                    let written = written.unwrap();
+                    assert_eq!(
+                        written.unrecorded, expected.unrecorded,
+                        "{case} {name} {sizes:?}"
+                    );
+                    assert_eq!(written.side_file.is_some(), expected.side_file.is_some());
+                    assert_eq!(written.kinds_file.is_some(), expected.kinds_file.is_some());
+                }
+                same_files(
+                    &parted,
+                    &whole,
+                    &format!("{case} {name} in parts {sizes:?}"),
+                );
+            }
+        }
+    }
+    // Ids Bonsai's ranges cannot hold, on one rank only: every rank fails,
+    // the file before stays as it was, and no temporary is left.
+    let dir = root.join("refused");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("x.bonsai").to_str().unwrap().to_string();
+    std::fs::write(&path, b"before").unwrap();
+    let mut bad = typed.clone();
+    bad.particles.id[n - 1] = u64::MAX;
+    let outcomes = write_in_parts(
+        &path,
+        Format::TipsyBonsai,
+        &parts_of(&bad, &[n / 2, n - n / 2]),
+    );
+    let message = outcomes[1].as_ref().unwrap_err().to_string();
+    assert!(message.contains("Bonsai"), "{message}");
+    assert!(
+        outcomes[0].is_err(),
+        "every rank fails with the one that failed"
+    );
+    assert_eq!(
+        files_in(&dir),
+        vec![("x.bonsai".to_string(), b"before".to_vec())]
+    );
+    std::fs::remove_dir_all(&root).unwrap();
 }

@@ -17,7 +17,7 @@
 
 use super::run::{check_outputs, norm, resolve, run_resolved, value, Log, Request, RunArgs};
 use super::{emit, say};
-use crate::cluster::comm::{allgather_records, Comm, CommSums};
+use crate::cluster::comm::{allgather_records, Comm, CommRanks, CommSums};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
 use crate::cluster::run::{ClusterParams, ClusterRun, Rebalance};
@@ -27,7 +27,7 @@ use crate::run::checkpoint::{Checkpoint, EngineState};
 use crate::run::params::RunParams;
 use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
-use crate::snapshot::{self, Format};
+use crate::snapshot::{self, parted, Format};
 use crate::state::diagnostics::Diagnostics;
 use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
@@ -271,10 +271,7 @@ async fn run_checked(
         }
     }
     if let Some(path) = &a.out {
-        if let Some(snap) = run.gather(&ctx, comm, 0).await? {
-            snapshot::write_file(path, &snap)?;
-            say!("wrote {path}");
-        }
+        write_out(path, &ctx, comm, &run).await?;
     }
     if root {
         say!(
@@ -285,6 +282,30 @@ async fn run_checked(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The run's state into one file at `path`, in id order as one GPU
+/// writes it: every rank writes its own part of it (`snapshot::parted`),
+/// but for HDF5, whose library writes a file from one process (gathered
+/// on rank 0).
+async fn write_out(path: &str, ctx: &GpuContext, comm: &dyn Comm, run: &ClusterRun) -> Result<()> {
+    let format = Format::from_path(path)?;
+    let written = if parted::writes_in_parts(format) {
+        let part = run.id_ordered_part(ctx, comm).await?;
+        Some(parted::write_parted(path, format, &part, &CommRanks(comm))?)
+    } else {
+        match run.gather(ctx, comm, 0).await? {
+            Some(snap) => Some(snapshot::write_file(path, &snap)?),
+            None => None,
+        }
+    };
+    if let (0, Some(written)) = (comm.rank(), written) {
+        for note in written.notes(path) {
+            say!("{note}");
+        }
+        say!("wrote {path}");
+    }
+    Ok(())
 }
 
 /// What a checkpoint keeps of a run beyond its state.

@@ -3,6 +3,7 @@
 //! `mpi`) runs them over MPI between processes; `ThreadComm` between
 //! threads of one process (tests, and one host's GPUs without MPI).
 
+use crate::snapshot::parted::Ranks;
 use crate::state::share::{ChunkSums, GatherSums};
 use std::sync::{Arc, Barrier, Mutex};
 
@@ -60,6 +61,18 @@ pub struct CommSums<'a>(pub &'a dyn Comm);
 impl GatherSums for CommSums<'_> {
     fn gather(&self, mine: &[ChunkSums]) -> Vec<ChunkSums> {
         allgather_records(self.0, mine).concat()
+    }
+}
+
+/// The ranks writing one file together (`snapshot::parted`).
+pub struct CommRanks<'a>(pub &'a dyn Comm);
+
+impl Ranks for CommRanks<'_> {
+    fn rank(&self) -> usize {
+        self.0.rank()
+    }
+    fn all_gather(&self, mine: &[u64]) -> Vec<Vec<u64>> {
+        allgather_records(self.0, mine)
     }
 }
 

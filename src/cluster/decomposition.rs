@@ -55,6 +55,17 @@ impl RankParticles {
         Self::of_range(p, n * rank / ranks..n * (rank + 1) / ranks)
     }
 
+    /// The particles at `keep` (indices), in that order.
+    pub fn select(&self, keep: &[usize]) -> Self {
+        Self {
+            pos_mass: keep.par_iter().map(|&k| self.pos_mass[k]).collect(),
+            vel: keep.par_iter().map(|&k| self.vel[k]).collect(),
+            acc_pot: keep.par_iter().map(|&k| self.acc_pot[k]).collect(),
+            id: keep.par_iter().map(|&k| self.id[k]).collect(),
+            work: keep.par_iter().map(|&k| self.work[k]).collect(),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.pos_mass.len()
     }

@@ -438,24 +438,7 @@ impl ClusterRun {
         if comm.rank() != root {
             return Ok(None);
         }
-        let mut all = RankParticles::default();
-        for bytes in &got {
-            let part = from_bytes(bytes)?;
-            all.pos_mass.extend(part.pos_mass);
-            all.vel.extend(part.vel);
-            all.acc_pot.extend(part.acc_pot);
-            all.id.extend(part.id);
-        }
-        let mut order: Vec<usize> = (0..all.id.len()).collect();
-        order.sort_unstable_by_key(|&k| all.id[k]);
-        let n = order.len();
-        Ok(Some(RankParticles {
-            pos_mass: order.iter().map(|&k| all.pos_mass[k]).collect(),
-            vel: order.iter().map(|&k| all.vel[k]).collect(),
-            acc_pot: order.iter().map(|&k| all.acc_pot[k]).collect(),
-            id: order.iter().map(|&k| all.id[k]).collect(),
-            work: vec![1.0; n],
-        }))
+        joined_by_id(got).map(Some)
     }
 
     /// The whole state on rank `root` as a snapshot, in id order, with
@@ -485,7 +468,20 @@ impl ClusterRun {
     /// This rank's part as a snapshot (its particles in its order).
     pub async fn part(&self, ctx: &GpuContext) -> Result<Snapshot> {
         let mine = self.local_particles(ctx, false).await?;
-        Ok(Snapshot {
+        Ok(self.snapshot_of(mine))
+    }
+
+    /// This rank's part of the whole state in id order (every rank calls
+    /// it): the ranks' parts in rank order are the one-GPU run's snapshot,
+    /// which `snapshot::parted` writes into one file.
+    pub async fn id_ordered_part(&self, ctx: &GpuContext, comm: &dyn Comm) -> Result<Snapshot> {
+        let mine = self.local_particles(ctx, false).await?;
+        Ok(self.snapshot_of(sort_by_id(comm, mine)?))
+    }
+
+    /// `mine` as a snapshot at the run's time, with potentials and kinds.
+    fn snapshot_of(&self, mine: RankParticles) -> Snapshot {
+        Snapshot {
             time: self.time(),
             potential: Some(mine.acc_pot.iter().map(|a| a.pot).collect()),
             types: self.kinds_of(&mine.id),
@@ -495,7 +491,7 @@ impl ClusterRun {
                 id: mine.id,
             },
             softening: self.params.tree.eps,
-        })
+        }
     }
 
     /// The kinds of the particles `ids` (`kinds`).
@@ -533,6 +529,55 @@ pub fn upload(ctx: &GpuContext, mine: RankParticles) -> Result<(GpuParticles, Ve
 }
 
 /// A rank's particles on the wire (state and ids; no work).
+/// The ranks' particles sorted by id across the ranks (every rank calls
+/// it): a sample sort, its splitters from every rank's regular samples of
+/// its sorted ids (no rank gets more than about twice its share), then one
+/// all-to-all. Ids are unique, so the order is total.
+fn sort_by_id(comm: &dyn Comm, mine: RankParticles) -> Result<RankParticles> {
+    let (n, p) = (mine.len(), comm.size());
+    let mut order: Vec<usize> = (0..n).collect();
+    order.par_sort_unstable_by_key(|&k| mine.id[k]);
+    let sorted = mine.select(&order);
+    drop(mine);
+    let samples: Vec<u64> = match n {
+        0 => Vec::new(),
+        _ => (0..p).map(|j| sorted.id[j * n / p]).collect(),
+    };
+    let mut all = allgather_records(comm, &samples).concat();
+    all.sort_unstable();
+    // Rank d gets the ids from splitter d − 1 up to splitter d.
+    let splitters: Vec<u64> = (1..p).map(|d| all[d * all.len() / p]).collect();
+    let cuts: Vec<usize> = std::iter::once(0)
+        .chain(
+            splitters
+                .iter()
+                .map(|&s| sorted.id.partition_point(|&id| id < s)),
+        )
+        .chain(std::iter::once(n))
+        .collect();
+    let to = (0..p)
+        .map(|d| to_bytes(&sorted.select(&(cuts[d]..cuts[d + 1]).collect::<Vec<_>>())))
+        .collect();
+    drop(sorted);
+    joined_by_id(comm.alltoall(to))
+}
+
+/// The particles of `parts` (each as `to_bytes` wrote it) in id order.
+fn joined_by_id(parts: Vec<Vec<u8>>) -> Result<RankParticles> {
+    let mut all = RankParticles::default();
+    for bytes in parts {
+        let part = from_bytes(&bytes)?;
+        all.pos_mass.extend(part.pos_mass);
+        all.vel.extend(part.vel);
+        all.acc_pot.extend(part.acc_pot);
+        all.id.extend(part.id);
+        all.work.extend(part.work);
+    }
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.par_sort_unstable_by_key(|&k| all.id[k]);
+    Ok(all.select(&order))
+}
+
 fn to_bytes(p: &RankParticles) -> Vec<u8> {
     let mut out = Vec::with_capacity(p.len() * 56 + 8);
     out.extend_from_slice(&(p.len() as u64).to_le_bytes());
@@ -566,7 +611,60 @@ fn from_bytes(bytes: &[u8]) -> Result<RankParticles> {
 
 #[cfg(test)]
 mod tests {
-    use super::DriftAccount;
+    use super::{sort_by_id, DriftAccount, RankParticles};
+    use crate::cluster::comm::{Comm, ThreadComm};
+
+    #[test]
+    fn ranks_sort_their_particles_by_id_together() {
+        // Ids scattered over 3 ranks unevenly (rank 1 holds none), in no
+        // order; the sorted parts in rank order are every id once, in order,
+        // each particle's record with it.
+        let ids: Vec<u64> = (0..5000u64)
+            .map(|k| (k * 7919) % 5003 + (k % 3) * (1 << 50))
+            .collect();
+        let shares = [0..3000, 3000..3000, 3000..5000];
+        let parts: Vec<RankParticles> = std::thread::scope(|s| {
+            let handles: Vec<_> = ThreadComm::ranks(3)
+                .into_iter()
+                .map(|comm| {
+                    let mine = &ids[shares[comm.rank()].clone()];
+                    s.spawn(move || {
+                        let mut p = RankParticles {
+                            id: mine.to_vec(),
+                            work: vec![1.0; mine.len()],
+                            ..Default::default()
+                        };
+                        p.pos_mass = mine
+                            .iter()
+                            .map(|&id| crate::gpu::layout::PosMass {
+                                pos: [id as f32, 0.0, 0.0],
+                                mass: (id % 11) as f32,
+                            })
+                            .collect();
+                        p.vel = vec![Default::default(); mine.len()];
+                        p.acc_pot = vec![Default::default(); mine.len()];
+                        sort_by_id(&comm, p).unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let all: Vec<u64> = parts.iter().flat_map(|p| p.id.clone()).collect();
+        let mut expected = ids.clone();
+        expected.sort_unstable();
+        assert_eq!(all, expected);
+        for p in &parts {
+            assert!(
+                p.len() <= 2 * ids.len() / 3,
+                "a rank got {} of {}",
+                p.len(),
+                ids.len()
+            );
+            for (id, pm) in p.id.iter().zip(&p.pos_mass) {
+                assert_eq!((pm.pos[0], pm.mass), (*id as f32, (id % 11) as f32));
+            }
+        }
+    }
 
     #[test]
     fn drift_pays_for_a_redraw_after_the_steps_lost_what_it_cost() {

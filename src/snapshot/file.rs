@@ -16,7 +16,7 @@ use std::sync::Mutex;
 /// rather than "read until memory runs out".
 const MAX_STREAM_TEXT_BYTES: u64 = 1 << 32;
 
-fn io_error(path: &str, source: std::io::Error) -> Error {
+pub(super) fn io_error(path: &str, source: std::io::Error) -> Error {
     Error::Io {
         path: path.to_string(),
         source,
@@ -446,7 +446,7 @@ pub fn remove_pending_temporaries() {
     }
 }
 
-fn pending(tmp: &Path, add: bool) {
+pub(super) fn pending(tmp: &Path, add: bool) {
     let mut list = match PENDING.lock() {
         Ok(p) => p,
         Err(p) => p.into_inner(),
@@ -460,7 +460,7 @@ fn pending(tmp: &Path, add: bool) {
 
 /// The file a write to `path` lands in: `path`, or where its symbolic
 /// links lead (a write replaces the target's content, not the link).
-fn resolve(path: &str) -> Result<PathBuf> {
+pub(super) fn resolve(path: &str) -> Result<PathBuf> {
     let p = Path::new(path);
     if p.file_name().is_none() {
         return Err(Error::InvalidParameter(format!(
@@ -516,8 +516,13 @@ fn parent(target: &Path) -> PathBuf {
 }
 
 fn temporary(target: &Path, what: &str) -> PathBuf {
+    temporary_named(target, what, std::process::id().into())
+}
+
+/// The temporary beside `target` of process `pid`'s write.
+pub(super) fn temporary_named(target: &Path, what: &str, pid: u64) -> PathBuf {
     let name = target.file_name().unwrap_or_default().to_string_lossy();
-    parent(target).join(format!(".{name}.{what}-{}", std::process::id()))
+    parent(target).join(format!(".{name}.{what}-{pid}"))
 }
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it, then renames

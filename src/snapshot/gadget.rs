@@ -432,6 +432,85 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     decode_files(&[(name, bytes)])
 }
 
+/// Gadget's type of a particle of `kind` (`None`: untyped, halo).
+pub fn type_of(kind: Option<u8>) -> usize {
+    kind.map_or(1, |t| t.min(5) as usize)
+}
+
+/// The header record (its length before and after it): the numbers of
+/// particles of each type, the types' masses (0: in the MASS block) and
+/// the time.
+pub fn header_record(npart: [u32; 6], mass: [f64; 6], time: f64) -> Vec<u8> {
+    let mut h = Vec::with_capacity(HEADER_BYTES + 8);
+    h.extend_from_slice(&(HEADER_BYTES as u32).to_le_bytes());
+    npart
+        .iter()
+        .for_each(|x| h.extend_from_slice(&x.to_le_bytes()));
+    mass.iter()
+        .for_each(|x| h.extend_from_slice(&x.to_le_bytes()));
+    h.extend_from_slice(&time.to_le_bytes());
+    h.extend_from_slice(&0f64.to_le_bytes()); // redshift
+    h.extend_from_slice(&[0u8; 8]); // flag_sfr, flag_feedback
+    npart
+        .iter()
+        .for_each(|x| h.extend_from_slice(&x.to_le_bytes())); // npartTotal
+    h.extend_from_slice(&0u32.to_le_bytes()); // flag_cooling
+    h.extend_from_slice(&1u32.to_le_bytes()); // num_files
+    h.extend_from_slice(&[0u8; 32]); // BoxSize, Omega0, OmegaLambda, HubbleParam
+    h.extend_from_slice(&[0u8; 8]); // flag_stellarage, flag_metals
+    h.extend_from_slice(&[0u8; 24]); // npartTotalHighWord
+    h.resize(4 + HEADER_BYTES, 0);
+    h.extend_from_slice(&(HEADER_BYTES as u32).to_le_bytes());
+    h
+}
+
+/// The particle blocks, in file order (MASS holds only the types whose
+/// particles' masses differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    Pos,
+    Vel,
+    Id,
+    Mass,
+}
+
+impl Block {
+    pub const ALL: [Block; 4] = [Block::Pos, Block::Vel, Block::Id, Block::Mass];
+
+    pub fn bytes_per_particle(self) -> usize {
+        match self {
+            Block::Pos | Block::Vel => 12,
+            Block::Id => 8,
+            Block::Mass => 4,
+        }
+    }
+
+    /// Particle `k`'s bytes in this block.
+    fn put(self, p: &Particles, k: usize, out: &mut Vec<u8>) {
+        let f32s =
+            |out: &mut Vec<u8>, xs: [f32; 3]| xs.iter().for_each(|x| out.extend(x.to_le_bytes()));
+        match self {
+            Block::Pos => f32s(out, p.pos_mass[k].pos),
+            Block::Vel => f32s(out, p.vel[k].vel),
+            Block::Id => out.extend(p.id[k].to_le_bytes()),
+            Block::Mass => out.extend(p.pos_mass[k].mass.to_le_bytes()),
+        }
+    }
+
+    /// The bytes in this block of `snap`'s particles of type `ty`, in
+    /// their order: one rank's piece of the block in a file written in
+    /// parts.
+    pub fn section_bytes(self, snap: &Snapshot, ty: usize) -> Vec<u8> {
+        let p = &snap.particles;
+        let types = snap.types.as_deref().filter(|t| t.len() == p.len());
+        let mut out = Vec::new();
+        for k in (0..p.len()).filter(|&k| type_of(types.map(|t| t[k])) == ty) {
+            self.put(p, k, &mut out);
+        }
+        out
+    }
+}
+
 /// Format 1, little-endian, one file: particles grouped by type (type 1,
 /// halo, where the snapshot has none), 64-bit ids, a MASS block unless all
 /// particles of a type weigh the same.
@@ -452,7 +531,7 @@ pub fn write_to(snap: &Snapshot, out: &mut (impl std::io::Write + ?Sized)) -> st
     let p = &snap.particles;
     let n = p.len();
     let types = snap.types.as_deref().filter(|t| t.len() == n);
-    let kind = |k: usize| types.map_or(1, |t| t[k].min(5));
+    let kind = |k: usize| type_of(types.map(|t| t[k])) as u8;
     // Gadget wants the particles of each type together, in type order:
     // the order is found once, on every core (untyped: as they are).
     let order: Option<Vec<u32>> = types.map(|_| {
@@ -483,27 +562,7 @@ pub fn write_to(snap: &Snapshot, out: &mut (impl std::io::Write + ?Sized)) -> st
             m0 as f64
         }
     });
-    let mut h = Vec::with_capacity(HEADER_BYTES);
-    npart
-        .iter()
-        .for_each(|x| h.extend_from_slice(&x.to_le_bytes()));
-    mass.iter()
-        .for_each(|x| h.extend_from_slice(&x.to_le_bytes()));
-    h.extend_from_slice(&snap.time.to_le_bytes());
-    h.extend_from_slice(&0f64.to_le_bytes()); // redshift
-    h.extend_from_slice(&[0u8; 8]); // flag_sfr, flag_feedback
-    npart
-        .iter()
-        .for_each(|x| h.extend_from_slice(&x.to_le_bytes())); // npartTotal
-    h.extend_from_slice(&0u32.to_le_bytes()); // flag_cooling
-    h.extend_from_slice(&1u32.to_le_bytes()); // num_files
-    h.extend_from_slice(&[0u8; 32]); // BoxSize, Omega0, OmegaLambda, HubbleParam
-    h.extend_from_slice(&[0u8; 8]); // flag_stellarage, flag_metals
-    h.extend_from_slice(&[0u8; 24]); // npartTotalHighWord
-    h.resize(HEADER_BYTES, 0);
-    out.write_all(&(h.len() as u32).to_le_bytes())?;
-    out.write_all(&h)?;
-    out.write_all(&(h.len() as u32).to_le_bytes())?;
+    out.write_all(&header_record(npart, mass, snap.time))?;
     // One block: its length, its payload (`each` adds the bytes of the
     // particle at `k`; the records of `range` of the order), its length
     // again. Runs of records are encoded on every core, written in order.
@@ -529,10 +588,9 @@ pub fn write_to(snap: &Snapshot, out: &mut (impl std::io::Write + ?Sized)) -> st
         }
         out.write_all(&(len as u32).to_le_bytes())
     };
-    let f32s = |b: &mut Vec<u8>, xs: [f32; 3]| xs.iter().for_each(|x| b.extend(x.to_le_bytes()));
-    block(12 * n, 0..n, &|k, b| f32s(b, p.pos_mass[k].pos))?;
-    block(12 * n, 0..n, &|k, b| f32s(b, p.vel[k].vel))?;
-    block(8 * n, 0..n, &|k, b| b.extend(p.id[k].to_le_bytes()))?;
+    for b in [Block::Pos, Block::Vel, Block::Id] {
+        block(b.bytes_per_particle() * n, 0..n, &|k, out| b.put(p, k, out))?;
+    }
     // Masses of the types without one in the header, in the same order
     // (the types are contiguous in it).
     let variable: usize = (0..6)
@@ -546,7 +604,7 @@ pub fn write_to(snap: &Snapshot, out: &mut (impl std::io::Write + ?Sized)) -> st
             let runs = map_indices((hi - lo).div_ceil(RUN), |r| {
                 let mut b = Vec::with_capacity(RUN * 4);
                 for j in lo + r * RUN..(lo + (r + 1) * RUN).min(hi) {
-                    b.extend(p.pos_mass[at(j)].mass.to_le_bytes());
+                    Block::Mass.put(p, at(j), &mut b);
                 }
                 b
             });

@@ -11,6 +11,8 @@ pub mod gadget;
 pub mod hdf5;
 pub mod iord;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod parted;
+#[cfg(not(target_arch = "wasm32"))]
 mod progress;
 pub mod tipsy;
 #[cfg(not(target_arch = "wasm32"))]
@@ -35,6 +37,28 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The particles at `keep` (indices into this snapshot), in that
+    /// order, with their potentials and kinds.
+    pub fn subset(&self, keep: &[usize]) -> Snapshot {
+        let p = &self.particles;
+        let pick = |v: &[u8]| keep.iter().map(|&k| v[k]).collect();
+        Snapshot {
+            time: self.time,
+            softening: self.softening,
+            particles: Particles {
+                pos_mass: keep.iter().map(|&k| p.pos_mass[k]).collect(),
+                vel: keep.iter().map(|&k| p.vel[k]).collect(),
+                id: keep.iter().map(|&k| p.id[k]).collect(),
+            },
+            potential: (self.potential.as_ref()).map(|v| keep.iter().map(|&k| v[k]).collect()),
+            types: self
+                .types
+                .as_deref()
+                .filter(|t| t.len() == p.len())
+                .map(pick),
+        }
+    }
+
     /// This snapshot (named `name`) with the other processes' `parts` of
     /// it, each read or decoded and named (a run on several ranks writes
     /// one per rank, named as Bonsai names them, `snap_TTTTT.TTTT-R`):

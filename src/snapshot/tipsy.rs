@@ -539,29 +539,15 @@ pub fn write_to(
 ) -> std::io::Result<()> {
     let p = &snap.particles;
     let n = p.len();
-    let endian = match flavor {
-        Flavor::Standard => Endian::Big,
-        Flavor::Bonsai => Endian::Little,
-    };
-    let mut head = RecordBytes::new(endian);
-    head.put(&snap.time.to_le_bytes());
-    let version = if flavor == Flavor::Bonsai {
-        BONSAI_VERSION
-    } else {
-        0
-    };
+    let endian = endian_of(flavor);
     let kind = |k: usize| snap.types.as_ref().filter(|t| t.len() == n).map(|t| t[k]);
     let rec_of = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
     // Counted on every core (exact: counts below 2^53).
     let counts = sum_by_chunks(n, |k| {
         let r = rec_of(k);
-        [Kind::Gas, Kind::Dark, Kind::Star].map(|kind| (r == kind) as u8 as f64)
+        RECORDS.map(|kind| (r == kind) as u8 as f64)
     });
-    let [nsph, ndark, nstar] = counts.map(|c| c as i32);
-    for word in [n as i32, 3, nsph, ndark, nstar, version] {
-        head.put(&word.to_le_bytes());
-    }
-    out.write_all(head.bytes())?;
+    out.write_all(&header_bytes(snap.time, counts.map(|c| c as u64), flavor))?;
     let encode = |k: usize| {
         let mut rec = RecordBytes::new(endian);
         rec.put(&p.pos_mass[k].mass.to_le_bytes());
@@ -617,6 +603,58 @@ pub fn write_to(
             out.write_all(bytes)?;
         }
     }
+}
+
+/// Tipsy's record kinds in file order: gas, dark matter, stars.
+const RECORDS: [Kind; 3] = [Kind::Gas, Kind::Dark, Kind::Star];
+
+fn endian_of(flavor: Flavor) -> Endian {
+    match flavor {
+        Flavor::Standard => Endian::Big,
+        Flavor::Bonsai => Endian::Little,
+    }
+}
+
+/// The file's header: its time and its numbers of gas, dark and star
+/// records (in `RECORDS` order).
+pub fn header_bytes(time: f64, counts: [u64; 3], flavor: Flavor) -> Vec<u8> {
+    let mut head = RecordBytes::new(endian_of(flavor));
+    head.put(&time.to_le_bytes());
+    let version = if flavor == Flavor::Bonsai {
+        BONSAI_VERSION
+    } else {
+        0
+    };
+    let [nsph, ndark, nstar] = counts.map(|c| c as i32);
+    let n = nsph + ndark + nstar;
+    for word in [n, 3, nsph, ndark, nstar, version] {
+        head.put(&word.to_le_bytes());
+    }
+    head.bytes().to_vec()
+}
+
+/// Which of the file's record sections (`RECORDS` order: 0 gas, 1 dark, 2
+/// stars) holds a particle of `kind` (`None`: untyped, a dark record).
+pub fn record_section(flavor: Flavor, kind: Option<u8>) -> usize {
+    let r = kind.map_or(Kind::Dark, |t| record(flavor, t));
+    RECORDS.iter().position(|&k| k == r).expect("a record kind")
+}
+
+/// The bytes of the records of `snap`'s particles that belong in record
+/// section `section` (`record_section`), in their order: one rank's piece
+/// of that section of a file written in parts.
+pub fn section_bytes(snap: &Snapshot, flavor: Flavor, section: usize) -> Vec<u8> {
+    let n = snap.particles.len();
+    let types = snap.types.as_deref().filter(|t| t.len() == n);
+    let keep: Vec<usize> = (0..n)
+        .filter(|&k| record_section(flavor, types.map(|t| t[k])) == section)
+        .collect();
+    let sub = snap.subset(&keep);
+    // The sub-snapshot's file is a header and exactly these records.
+    let mut bytes = Vec::with_capacity(HEADER_BYTES + keep.len() * GAS_BYTES as usize);
+    write_to(&sub, flavor, &mut bytes).expect("writing to memory");
+    bytes.drain(..HEADER_BYTES);
+    bytes
 }
 
 /// The bytes of one record (or the header), words in the file's order.

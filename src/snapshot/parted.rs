@@ -1,0 +1,427 @@
+//! One snapshot file written by several processes at once: the ranks of a
+//! run each hold a part of the particles, and the parts in rank order are
+//! the file's particle order. The file is what `file::write_file_as` writes
+//! for the whole, byte for byte, without the whole gathered anywhere.
+//!
+//! A format's bytes are framing, which only the whole file's counts decide
+//! (headers, block lengths; rank 0 writes it), and sections, each the
+//! concatenation in rank order of every rank's bytes of it (a kind's Tipsy
+//! records, a Gadget block's particles of one type, CSV rows). A section's
+//! lengths are all-gathered, and every rank writes its bytes at their
+//! offset in one temporary file (positioned writes: the ranks write at
+//! once, and no rank holds more than its own section). After every rank
+//! has synced, rank 0 renames the file into place: readers see the old
+//! file or the whole new one, as with every write of webgrav's.
+
+use super::file::{io_error, pending, resolve, temporary_named, Written};
+use super::{gadget, iord, tipsy, Format, Snapshot};
+use crate::error::{Error, Result};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// The processes writing one file together.
+pub trait Ranks {
+    fn rank(&self) -> usize;
+    /// Every rank's `mine`, in rank order (every rank calls it, in the
+    /// same order).
+    fn all_gather(&self, mine: &[u64]) -> Vec<Vec<u64>>;
+}
+
+/// Whether `format` is written in parts (HDF5 is written by its library,
+/// one process to a file: its parts are gathered).
+pub fn writes_in_parts(format: Format) -> bool {
+    !matches!(format, Format::Hdf5(_))
+}
+
+/// Writes `part`, this rank's particles (the ranks' parts in rank order
+/// being the snapshot), into `path` in `format` with every other rank
+/// (each calls it with its part), side files included as
+/// `file::write_file_as` writes them. Every rank returns the same outcome:
+/// an error on any rank (ids the format cannot hold, a failed write) is
+/// every rank's, and leaves `path` as it was.
+pub fn write_parted(
+    path: &str,
+    format: Format,
+    part: &Snapshot,
+    ranks: &dyn Ranks,
+) -> Result<Written> {
+    assert!(
+        writes_in_parts(format),
+        "{} is not written in parts",
+        format.name()
+    );
+    agree(
+        ranks,
+        format.check(&part.particles.id, part.types.as_deref()),
+    )?;
+    let counts = KindCounts::gather(part, ranks);
+    let pieces = match format {
+        Format::Tipsy | Format::TipsyBonsai => {
+            let flavor = format.tipsy_flavor().expect("Tipsy");
+            tipsy_pieces(part, flavor, &counts)
+        }
+        Format::Gadget => gadget_pieces(part, &counts, ranks),
+        Format::Csv => csv_pieces(part),
+        Format::Hdf5(_) => unreachable!("checked"),
+    };
+    write_pieces(path, pieces, ranks)?;
+    let mut written = Written::default();
+    if let Some(flavor) = format.tipsy_flavor() {
+        tipsy_side_files(path, part, flavor, &counts, ranks, &mut written)?;
+    }
+    Ok(written)
+}
+
+/// A piece of a file: bytes that rank 0 writes, or a section (each rank's
+/// bytes of it, made when it is written).
+enum Piece<'a> {
+    Framing(Vec<u8>),
+    Section(Box<dyn Fn() -> Vec<u8> + 'a>),
+}
+
+/// How many particles of each kind every rank holds (index 6: untyped).
+struct KindCounts {
+    /// `[rank][kind]`.
+    by_rank: Vec<[u64; 7]>,
+    typed: bool,
+}
+
+impl KindCounts {
+    fn gather(part: &Snapshot, ranks: &dyn Ranks) -> Self {
+        let mut mine = [0u64; 7];
+        for k in 0..part.particles.len() {
+            mine[kind_index(part, k)] += 1;
+        }
+        let by_rank: Vec<[u64; 7]> = ranks
+            .all_gather(&mine)
+            .iter()
+            .map(|c| c[..].try_into().expect("7 counts"))
+            .collect();
+        // A run's particles are typed on every rank or on none.
+        let typed = by_rank.iter().any(|c| c[..6].iter().any(|&n| n > 0));
+        Self { by_rank, typed }
+    }
+
+    /// Particles of `kind` (`None`: untyped) on ranks `ranks`.
+    fn of(&self, ranks: std::ops::Range<usize>, kind: Option<u8>) -> u64 {
+        let i = kind.map_or(6, usize::from);
+        self.by_rank[ranks].iter().map(|c| c[i]).sum()
+    }
+
+    /// The kinds counted: Gadget's six, or `None` for untyped particles.
+    fn kinds(&self) -> Vec<Option<u8>> {
+        match self.typed {
+            true => (0..6).map(Some).collect(),
+            false => vec![None],
+        }
+    }
+
+    /// Particles (on ranks `ranks`) in each section, a section being the
+    /// particles for which `section_of` (of a kind) gives its index.
+    fn by_section(
+        &self,
+        ranks: std::ops::Range<usize>,
+        sections: usize,
+        section_of: impl Fn(Option<u8>) -> usize,
+    ) -> Vec<u64> {
+        let mut n = vec![0; sections];
+        for kind in self.kinds() {
+            n[section_of(kind)] += self.of(ranks.clone(), kind);
+        }
+        n
+    }
+}
+
+fn kind_index(part: &Snapshot, k: usize) -> usize {
+    match part.types.as_deref() {
+        Some(t) if t.len() == part.particles.len() => t[k].min(5) as usize,
+        _ => 6,
+    }
+}
+
+fn tipsy_pieces<'a>(
+    part: &'a Snapshot,
+    flavor: tipsy::Flavor,
+    counts: &KindCounts,
+) -> Vec<Piece<'a>> {
+    let all = 0..counts.by_rank.len();
+    let records = counts.by_section(all, 3, |kind| tipsy::record_section(flavor, kind));
+    let mut pieces = vec![Piece::Framing(tipsy::header_bytes(
+        part.time,
+        records.clone().try_into().expect("3 sections"),
+        flavor,
+    ))];
+    for section in 0..3 {
+        pieces.push(Piece::Section(Box::new(move || {
+            tipsy::section_bytes(part, flavor, section)
+        })));
+    }
+    pieces
+}
+
+fn gadget_pieces<'a>(part: &'a Snapshot, counts: &KindCounts, ranks: &dyn Ranks) -> Vec<Piece<'a>> {
+    let all = 0..counts.by_rank.len();
+    let npart: Vec<u64> = counts.by_section(all, 6, gadget::type_of);
+    // A type's mass is in the header when all its particles, on every
+    // rank, weigh the same: each rank's lightest and heaviest, gathered.
+    let p = &part.particles;
+    let types = part.types.as_deref().filter(|t| t.len() == p.len());
+    let mut range = [(f32::INFINITY, f32::NEG_INFINITY); 6];
+    for k in 0..p.len() {
+        let r = &mut range[gadget::type_of(types.map(|t| t[k]))];
+        let m = p.pos_mass[k].mass;
+        *r = (r.0.min(m), r.1.max(m));
+    }
+    let mine: Vec<u64> = range
+        .iter()
+        .flat_map(|&(lo, hi)| [lo.to_bits() as u64, hi.to_bits() as u64])
+        .collect();
+    let gathered = ranks.all_gather(&mine);
+    let mass: [f64; 6] = std::array::from_fn(|t| {
+        let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+        for g in &gathered {
+            lo = lo.min(f32::from_bits(g[2 * t] as u32));
+            hi = hi.max(f32::from_bits(g[2 * t + 1] as u32));
+        }
+        if npart[t] > 0 && lo == hi {
+            lo as f64
+        } else {
+            0.0
+        }
+    });
+    let npart: [u32; 6] = std::array::from_fn(|t| npart[t] as u32);
+    let mut pieces = vec![Piece::Framing(gadget::header_record(
+        npart, mass, part.time,
+    ))];
+    for block in gadget::Block::ALL {
+        let in_block = |t: usize| block != gadget::Block::Mass || mass[t] == 0.0;
+        let n: u64 = (0..6)
+            .filter(|&t| in_block(t))
+            .map(|t| npart[t] as u64)
+            .sum();
+        if block == gadget::Block::Mass && n == 0 {
+            continue;
+        }
+        let marker = ((block.bytes_per_particle() as u64 * n) as u32)
+            .to_le_bytes()
+            .to_vec();
+        pieces.push(Piece::Framing(marker.clone()));
+        for t in (0..6).filter(|&t| in_block(t)) {
+            pieces.push(Piece::Section(Box::new(move || {
+                block.section_bytes(part, t)
+            })));
+        }
+        pieces.push(Piece::Framing(marker));
+    }
+    pieces
+}
+
+fn csv_pieces(part: &Snapshot) -> Vec<Piece<'_>> {
+    // The rows are those of the part's own file, after its header line.
+    let file = || {
+        let mut bytes = Vec::new();
+        super::csv::write_to(part, &mut bytes).expect("writing to memory");
+        bytes
+    };
+    let header_end = |b: &[u8]| {
+        b.iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |i| i + 1)
+    };
+    let mut header = file();
+    header.truncate(header_end(&header));
+    vec![
+        Piece::Framing(header),
+        Piece::Section(Box::new(move || {
+            let mut rows = file();
+            rows.drain(..header_end(&rows));
+            rows
+        })),
+    ]
+}
+
+/// The `.iord` and kinds side files of standard Tipsy and Bonsai's flavour,
+/// as `file::write_file_as` writes them, in parts.
+fn tipsy_side_files(
+    path: &str,
+    part: &Snapshot,
+    flavor: tipsy::Flavor,
+    counts: &KindCounts,
+    ranks: &dyn Ranks,
+    written: &mut Written,
+) -> Result<()> {
+    let size = counts.by_rank.len();
+    let section_of = |kind| tipsy::record_section(flavor, kind);
+    let total = counts.by_section(0..size, 3, section_of);
+    let before = counts.by_section(0..ranks.rank(), 3, section_of);
+    // This rank's particles of each section, in order.
+    let n = part.particles.len();
+    let types = part.types.as_deref().filter(|t| t.len() == n);
+    let sections: Vec<Vec<usize>> = (0..3)
+        .map(|s| {
+            (0..n)
+                .filter(|&k| section_of(types.map(|t| t[k])) == s)
+                .collect()
+        })
+        .collect();
+    // Any side file already there (rank 0 looks) is rewritten or removed,
+    // never left to contradict the new file.
+    let exists = |side: &str| -> bool {
+        let mine = (ranks.rank() == 0 && Path::new(side).exists()) as u64;
+        ranks.all_gather(&[mine]).iter().any(|e| e[0] == 1)
+    };
+    if flavor == tipsy::Flavor::Standard {
+        // Ids other than 0..N-1 in record order need the .iord file.
+        let first = |s: usize| total[..s].iter().sum::<u64>() + before[s];
+        let identity = (0..3).all(|s| {
+            (sections[s].iter().enumerate())
+                .all(|(j, &k)| part.particles.id[k] == first(s) + j as u64)
+        });
+        let side = iord::side_path(path);
+        let all_identity = ranks
+            .all_gather(&[identity as u64])
+            .iter()
+            .all(|i| i[0] == 1);
+        if !all_identity || exists(&side) {
+            let ids = |s: usize| {
+                sections[s]
+                    .iter()
+                    .map(|&k| part.particles.id[k])
+                    .collect::<Vec<_>>()
+            };
+            write_pieces(&side, lines_pieces(total.iter().sum(), &ids), ranks)?;
+            written.side_file = Some(side);
+        }
+    }
+    let side = iord::kinds_path(path);
+    if !counts.typed {
+        if ranks.rank() == 0 && Path::new(&side).exists() {
+            std::fs::remove_file(&side).map_err(|e| io_error(&side, e))?;
+        }
+        return Ok(());
+    }
+    // Kinds the format records as another kind, over all ranks.
+    written.unrecorded = (0..6u8)
+        .filter_map(|t| {
+            let n = counts.of(0..size, Some(t));
+            let recorded = tipsy::recorded_kind(flavor, t);
+            (n > 0 && recorded != t).then_some((t, n as usize, recorded))
+        })
+        .collect();
+    if !written.unrecorded.is_empty() || exists(&side) {
+        let types = types.expect("typed");
+        let kinds = |s: usize| sections[s].iter().map(|&k| types[k]).collect::<Vec<_>>();
+        write_pieces(&side, lines_pieces(total.iter().sum(), &kinds), ranks)?;
+        written.kinds_file = Some(side);
+    }
+    Ok(())
+}
+
+/// A side file (`iord`'s text: the count, then a value a line) of the
+/// values `values(section)` gives for each record section.
+fn lines_pieces<'a, T: std::fmt::Display + Sync>(
+    n: u64,
+    values: &'a (dyn Fn(usize) -> Vec<T> + 'a),
+) -> Vec<Piece<'a>> {
+    let mut pieces = vec![Piece::Framing(format!("{n}\n").into_bytes())];
+    for s in 0..3 {
+        pieces.push(Piece::Section(Box::new(move || {
+            let mut bytes = iord::encode(&values(s));
+            // Without iord's own count line.
+            let first_line = bytes.iter().position(|&c| c == b'\n').map_or(0, |i| i + 1);
+            bytes.drain(..first_line);
+            bytes
+        })));
+    }
+    pieces
+}
+
+/// Writes `pieces` into `path` with every other rank (see the module's
+/// comment).
+fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result<()> {
+    let root = ranks.rank() == 0;
+    // Rank 0 creates the temporary, named after its process; the others
+    // open it once it is there.
+    let pid = ranks.all_gather(&[std::process::id() as u64])[0][0];
+    let target = resolve(path)?;
+    let tmp = temporary_named(&target, "parts", pid);
+    let created = root.then(|| {
+        pending(&tmp, true);
+        std::fs::File::create(&tmp).map_err(|e| io_error(path, e))
+    });
+    let _cleanup = Cleanup { tmp: &tmp, root };
+    let created = agree(ranks, created.transpose())?;
+    let file = match created {
+        Some(f) => Ok(f),
+        None => (std::fs::OpenOptions::new().write(true).open(&tmp)).map_err(|e| io_error(path, e)),
+    };
+    let file = agree(ranks, file)?;
+    let mut at = 0u64;
+    let mut result: std::io::Result<()> = Ok(());
+    for piece in pieces {
+        match piece {
+            Piece::Framing(bytes) => {
+                if root && result.is_ok() {
+                    result = file.write_all_at(&bytes, at);
+                }
+                at += bytes.len() as u64;
+            }
+            Piece::Section(make) => {
+                let bytes = make();
+                let lens = ranks.all_gather(&[bytes.len() as u64]);
+                let before: u64 = lens[..ranks.rank()].iter().map(|l| l[0]).sum();
+                if result.is_ok() {
+                    result = file.write_all_at(&bytes, at + before);
+                }
+                at += lens.iter().map(|l| l[0]).sum::<u64>();
+            }
+        }
+    }
+    let synced = result.and_then(|()| file.sync_all());
+    agree(ranks, synced.map_err(|e| io_error(path, e)))?;
+    drop(file);
+    let renamed = if root {
+        let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
+        (|| {
+            if let Some(p) = permissions {
+                std::fs::set_permissions(&tmp, p)?;
+            }
+            std::fs::rename(&tmp, &target)
+        })()
+        .map_err(|e| io_error(path, e))
+    } else {
+        Ok(())
+    };
+    agree(ranks, renamed)
+}
+
+/// Removes the temporary (rank 0) unless it was renamed into place.
+struct Cleanup<'a> {
+    tmp: &'a Path,
+    root: bool,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        if self.root {
+            let _ = std::fs::remove_file(self.tmp);
+            pending(self.tmp, false);
+        }
+    }
+}
+
+/// `mine` if every rank succeeded; otherwise this rank's error, or an
+/// error naming the first rank that failed: every rank takes the same
+/// branch.
+fn agree<T>(ranks: &dyn Ranks, mine: Result<T>) -> Result<T> {
+    let failed = ranks.all_gather(&[mine.is_err() as u64]);
+    match mine {
+        Err(e) => Err(e),
+        Ok(v) => match failed.iter().position(|f| f[0] == 1) {
+            None => Ok(v),
+            Some(r) => Err(Error::InvalidParameter(format!(
+                "rank {r} failed to write its part of the file (its own error says why)"
+            ))),
+        },
+    }
+}
