@@ -290,8 +290,11 @@ async fn run_checked(
 /// on rank 0).
 async fn write_out(path: &str, ctx: &GpuContext, comm: &dyn Comm, run: &ClusterRun) -> Result<()> {
     let format = Format::from_path(path)?;
+    let clock = std::time::Instant::now();
+    let mut sorted_s = None;
     let written = if parted::writes_in_parts(format) {
         let part = run.id_ordered_part(ctx, comm).await?;
+        sorted_s = Some(clock.elapsed().as_secs_f64());
         Some(parted::write_parted(path, format, &part, &CommRanks(comm))?)
     } else {
         match run.gather(ctx, comm, 0).await? {
@@ -303,7 +306,13 @@ async fn write_out(path: &str, ctx: &GpuContext, comm: &dyn Comm, run: &ClusterR
         for note in written.notes(path) {
             say!("{note}");
         }
-        say!("wrote {path}");
+        let sorted = sorted_s.map_or(String::new(), |s| {
+            format!(" (its particles sorted by id across the ranks in {s:.2} s)")
+        });
+        say!(
+            "wrote {path} in {:.2} s{sorted}",
+            clock.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }

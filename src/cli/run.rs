@@ -645,6 +645,7 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
             }
             _ => snap,
         };
+        let clock = std::time::Instant::now();
         let written = write_state(path, snap, full.as_ref())?;
         if outcome.is_err() {
             say!(
@@ -652,7 +653,7 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
                 snap.time
             );
         } else {
-            say!("wrote {path}");
+            say!("wrote {path} in {:.2} s", clock.elapsed().as_secs_f64());
         }
         for note in written.notes(path) {
             say!("{note}");

@@ -503,11 +503,16 @@ impl Block {
     pub fn section_bytes(self, snap: &Snapshot, ty: usize) -> Vec<u8> {
         let p = &snap.particles;
         let types = snap.types.as_deref().filter(|t| t.len() == p.len());
-        let mut out = Vec::new();
-        for k in (0..p.len()).filter(|&k| type_of(types.map(|t| t[k])) == ty) {
-            self.put(p, k, &mut out);
-        }
-        out
+        let keep = indices_where(p.len(), |k| type_of(types.map(|t| t[k])) == ty);
+        // Encoded on every core, a run of particles each.
+        let runs = map_indices(keep.len().div_ceil(RUN), |r| {
+            let mut out = Vec::with_capacity(RUN * self.bytes_per_particle());
+            for &k in &keep[r * RUN..((r + 1) * RUN).min(keep.len())] {
+                self.put(p, k as usize, &mut out);
+            }
+            out
+        });
+        runs.concat()
     }
 }
 

@@ -295,10 +295,11 @@ fn tipsy_side_files(
     }
     let side = iord::kinds_path(path);
     if !counts.typed {
-        if ranks.rank() == 0 && Path::new(&side).exists() {
-            std::fs::remove_file(&side).map_err(|e| io_error(&side, e))?;
-        }
-        return Ok(());
+        let removed = match ranks.rank() == 0 && Path::new(&side).exists() {
+            true => std::fs::remove_file(&side).map_err(|e| io_error(&side, e)),
+            false => Ok(()),
+        };
+        return agree(ranks, removed);
     }
     // Kinds the format records as another kind, over all ranks.
     written.unrecorded = (0..6u8)
@@ -343,7 +344,7 @@ fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result
     // Rank 0 creates the temporary, named after its process; the others
     // open it once it is there.
     let pid = ranks.all_gather(&[std::process::id() as u64])[0][0];
-    let target = resolve(path)?;
+    let target = agree(ranks, resolve(path))?;
     let tmp = temporary_named(&target, "parts", pid);
     let created = root.then(|| {
         pending(&tmp, true);

@@ -537,17 +537,31 @@ pub fn write_to(
     flavor: Flavor,
     out: &mut (impl Write + ?Sized),
 ) -> std::io::Result<()> {
-    let p = &snap.particles;
-    let n = p.len();
-    let endian = endian_of(flavor);
-    let kind = |k: usize| snap.types.as_ref().filter(|t| t.len() == n).map(|t| t[k]);
-    let rec_of = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
+    let n = snap.particles.len();
+    let types = snap.types.as_deref().filter(|t| t.len() == n);
+    let rec_of = |k: usize| types.map_or(Kind::Dark, |t| record(flavor, t[k]));
     // Counted on every core (exact: counts below 2^53).
     let counts = sum_by_chunks(n, |k| {
         let r = rec_of(k);
         RECORDS.map(|kind| (r == kind) as u8 as f64)
     });
     out.write_all(&header_bytes(snap.time, counts.map(|c| c as u64), flavor))?;
+    write_records(snap, flavor, record_order(snap, flavor), out)
+}
+
+/// The records of `snap`'s particles `order` (indices, in the file's
+/// order) into `out`.
+fn write_records(
+    snap: &Snapshot,
+    flavor: Flavor,
+    mut order: impl Iterator<Item = usize>,
+    out: &mut (impl Write + ?Sized),
+) -> std::io::Result<()> {
+    let p = &snap.particles;
+    let n = p.len();
+    let endian = endian_of(flavor);
+    let kind = |k: usize| snap.types.as_ref().filter(|t| t.len() == n).map(|t| t[k]);
+    let rec_of = |k: usize| kind(k).map_or(Kind::Dark, |t| record(flavor, t));
     let encode = |k: usize| {
         let mut rec = RecordBytes::new(endian);
         rec.put(&p.pos_mass[k].mass.to_le_bytes());
@@ -583,7 +597,6 @@ pub fn write_to(
     // Records encoded on every core a piece at a time, each core's run of
     // records straight into bytes of its own, written in order.
     const RUN: usize = 4096;
-    let mut order = record_order(snap, flavor);
     let mut piece = Vec::new();
     loop {
         piece.clear();
@@ -646,14 +659,9 @@ pub fn record_section(flavor: Flavor, kind: Option<u8>) -> usize {
 pub fn section_bytes(snap: &Snapshot, flavor: Flavor, section: usize) -> Vec<u8> {
     let n = snap.particles.len();
     let types = snap.types.as_deref().filter(|t| t.len() == n);
-    let keep: Vec<usize> = (0..n)
-        .filter(|&k| record_section(flavor, types.map(|t| t[k])) == section)
-        .collect();
-    let sub = snap.subset(&keep);
-    // The sub-snapshot's file is a header and exactly these records.
-    let mut bytes = Vec::with_capacity(HEADER_BYTES + keep.len() * GAS_BYTES as usize);
-    write_to(&sub, flavor, &mut bytes).expect("writing to memory");
-    bytes.drain(..HEADER_BYTES);
+    let keep = (0..n).filter(|&k| record_section(flavor, types.map(|t| t[k])) == section);
+    let mut bytes = Vec::new();
+    write_records(snap, flavor, keep, &mut bytes).expect("writing to memory");
     bytes
 }
 

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 lab="${CARGO_TARGET_DIR:-target}/browser-engine-lab"
 bash tests/browser-engine/web-build.sh "$lab"
-cargo build -q --bin webgrav
+cargo build -q --features mpi --bin webgrav   # the features of the tests: no rebuild
 ln -sf "$(realpath "${CARGO_TARGET_DIR:-target}/debug/webgrav")" "$lab/webgrav"
 VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json WEBGRAV_LAB="$lab" \
   node tests/browser-engine/lab.mjs \
