@@ -9,8 +9,9 @@
 //! rank its own chunks of it, the particles one GPU samples) or an input
 //! file, the tree with θ or α,
 //! shared leapfrog steps, the run log (its energies summed as
-//! `--potential-sum` says, as on one GPU), the end state gathered into one
-//! `--out` file, a series of per-rank parts named as Bonsai names them
+//! `--potential-sum` says, as on one GPU), the end state in one `--out`
+//! file (each rank writing its own records there; HDF5 gathered in rank
+//! 0), a series of per-rank parts named as Bonsai names them
 //! (`--snap-every` with `--bonsai-names`), and checkpoints in the format
 //! of one GPU's (gathered, written by rank 0), which resume on any number
 //! of ranks or on one GPU. The rest is refused by name.

@@ -473,7 +473,9 @@ impl ClusterRun {
 
     /// This rank's part of the whole state in id order (every rank calls
     /// it): the ranks' parts in rank order are the one-GPU run's snapshot,
-    /// which `snapshot::parted` writes into one file.
+    /// which `snapshot::parted` writes into one file. An error here (a
+    /// failed read-back) is this rank's alone: the run must end every
+    /// rank (`MPI_Abort`), as any error once the ranks run does.
     pub async fn id_ordered_part(&self, ctx: &GpuContext, comm: &dyn Comm) -> Result<Snapshot> {
         let mine = self.local_particles(ctx, false).await?;
         Ok(self.snapshot_of(sort_by_id(comm, mine)?))
@@ -528,25 +530,42 @@ pub fn upload(ctx: &GpuContext, mine: RankParticles) -> Result<(GpuParticles, Ve
     Ok((GpuParticles::restore(ctx, &local)?, mine.id))
 }
 
-/// A rank's particles on the wire (state and ids; no work).
 /// The ranks' particles sorted by id across the ranks (every rank calls
-/// it): a sample sort, its splitters from every rank's regular samples of
-/// its sorted ids (no rank gets more than about twice its share), then one
-/// all-to-all. Ids are unique, so the order is total.
+/// it): a sample sort, then one all-to-all. Every rank offers regular
+/// samples of its sorted ids, each standing for the particles between it
+/// and the next, and the splitters are the weighted quantiles of them all:
+/// no rank gets more than its share and one sample's particles, however
+/// unevenly the ranks held them. Ids are unique, so the order is total.
 fn sort_by_id(comm: &dyn Comm, mine: RankParticles) -> Result<RankParticles> {
+    const SAMPLES_PER_RANK: usize = 64;
     let (n, p) = (mine.len(), comm.size());
     let mut order: Vec<usize> = (0..n).collect();
     order.par_sort_unstable_by_key(|&k| mine.id[k]);
     let sorted = mine.select(&order);
+    drop(order);
     drop(mine);
-    let samples: Vec<u64> = match n {
-        0 => Vec::new(),
-        _ => (0..p).map(|j| sorted.id[j * n / p]).collect(),
-    };
+    // (id, particles it stands for) pairs.
+    let k = n.min(SAMPLES_PER_RANK * p);
+    let samples: Vec<[u64; 2]> = (0..k)
+        .map(|j| {
+            let (at, next) = (j * n / k, (j + 1) * n / k);
+            [sorted.id[at], (next - at) as u64]
+        })
+        .collect();
     let mut all = allgather_records(comm, &samples).concat();
     all.sort_unstable();
-    // Rank d gets the ids from splitter d − 1 up to splitter d.
-    let splitters: Vec<u64> = (1..p).map(|d| all[d * all.len() / p]).collect();
+    let total: u64 = all.iter().map(|s| s[1]).sum();
+    // Rank d gets the ids from splitter d − 1 up to splitter d: splitter
+    // d is the first sample past d/p of all the particles.
+    let mut splitters = Vec::with_capacity(p);
+    let mut below = 0u64;
+    for s in &all {
+        while splitters.len() + 1 < p && below >= (splitters.len() as u64 + 1) * total / p as u64 {
+            splitters.push(s[0]);
+        }
+        below += s[1];
+    }
+    splitters.resize(p - 1, u64::MAX);
     let cuts: Vec<usize> = std::iter::once(0)
         .chain(
             splitters
@@ -556,7 +575,7 @@ fn sort_by_id(comm: &dyn Comm, mine: RankParticles) -> Result<RankParticles> {
         .chain(std::iter::once(n))
         .collect();
     let to = (0..p)
-        .map(|d| to_bytes(&sorted.select(&(cuts[d]..cuts[d + 1]).collect::<Vec<_>>())))
+        .map(|d| range_bytes(&sorted, cuts[d]..cuts[d + 1]))
         .collect();
     drop(sorted);
     joined_by_id(comm.alltoall(to))
@@ -578,13 +597,19 @@ fn joined_by_id(parts: Vec<Vec<u8>>) -> Result<RankParticles> {
     Ok(all.select(&order))
 }
 
+/// A rank's particles on the wire (state and ids; no work).
 fn to_bytes(p: &RankParticles) -> Vec<u8> {
-    let mut out = Vec::with_capacity(p.len() * 56 + 8);
-    out.extend_from_slice(&(p.len() as u64).to_le_bytes());
-    out.extend_from_slice(bytemuck::cast_slice(&p.pos_mass));
-    out.extend_from_slice(bytemuck::cast_slice(&p.vel));
-    out.extend_from_slice(bytemuck::cast_slice(&p.acc_pot));
-    out.extend_from_slice(bytemuck::cast_slice(&p.id));
+    range_bytes(p, 0..p.len())
+}
+
+/// Particles `r` of `p` as `to_bytes` puts them on the wire.
+fn range_bytes(p: &RankParticles, r: std::ops::Range<usize>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(r.len() * 56 + 8);
+    out.extend_from_slice(&(r.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytemuck::cast_slice(&p.pos_mass[r.clone()]));
+    out.extend_from_slice(bytemuck::cast_slice(&p.vel[r.clone()]));
+    out.extend_from_slice(bytemuck::cast_slice(&p.acc_pot[r.clone()]));
+    out.extend_from_slice(bytemuck::cast_slice(&p.id[r]));
     out
 }
 
@@ -616,13 +641,17 @@ mod tests {
 
     #[test]
     fn ranks_sort_their_particles_by_id_together() {
-        // Ids scattered over 3 ranks unevenly (rank 1 holds none), in no
-        // order; the sorted parts in rank order are every id once, in order,
-        // each particle's record with it.
-        let ids: Vec<u64> = (0..5000u64)
+        // Ids over 3 ranks unevenly (rank 1 holds none, rank 0 the 4000
+        // smallest, in no order); the sorted parts in rank order are every
+        // id once, in order, each particle's record with it, and no rank
+        // holds more than its share and a sample's particles.
+        let mut ids: Vec<u64> = (0..5000u64)
             .map(|k| (k * 7919) % 5003 + (k % 3) * (1 << 50))
             .collect();
-        let shares = [0..3000, 3000..3000, 3000..5000];
+        ids.sort_unstable();
+        ids[..4000].reverse();
+        ids[4000..].rotate_left(300);
+        let shares = [0..4000, 4000..4000, 4000..5000];
         let parts: Vec<RankParticles> = std::thread::scope(|s| {
             let handles: Vec<_> = ThreadComm::ranks(3)
                 .into_iter()
@@ -654,11 +683,11 @@ mod tests {
         expected.sort_unstable();
         assert_eq!(all, expected);
         for p in &parts {
+            // 4000 / 192 particles a sample on rank 0.
             assert!(
-                p.len() <= 2 * ids.len() / 3,
-                "a rank got {} of {}",
-                p.len(),
-                ids.len()
+                p.len().abs_diff(5000 / 3) <= 22,
+                "a rank got {} of 5000",
+                p.len()
             );
             for (id, pm) in p.id.iter().zip(&p.pos_mass) {
                 assert_eq!((pm.pos[0], pm.mass), (*id as f32, (id % 11) as f32));

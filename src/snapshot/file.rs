@@ -416,6 +416,14 @@ static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Held by each atomic write from its temporary's creation to its rename.
 static WRITING: Mutex<()> = Mutex::new(());
 
+/// The process's write lock (`WRITING`), even if a holder panicked.
+pub(super) fn write_lock() -> std::sync::MutexGuard<'static, ()> {
+    match WRITING.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
 /// For a process about to exit on a signal: waits (at most `patience`)
 /// for the atomic write under way to finish, and holds back every write
 /// after it while the returned guard lives, so that the exit lands
@@ -581,10 +589,7 @@ impl AtomicFile {
         let target = resolve(path)?;
         let tmp = temporary(&target, "tmp");
         let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
-        let lock = match WRITING.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let lock = write_lock();
         pending(&tmp, true);
         let file = std::fs::File::create(&tmp).map_err(|e| {
             pending(&tmp, false);

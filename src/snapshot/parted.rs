@@ -13,7 +13,7 @@
 //! has synced, rank 0 renames the file into place: readers see the old
 //! file or the whole new one, as with every write of webgrav's.
 
-use super::file::{io_error, pending, resolve, temporary_named, Written};
+use super::file::{io_error, pending, resolve, temporary_named, write_lock, Written};
 use super::{gadget, iord, tipsy, Format, Snapshot};
 use crate::error::{Error, Result};
 use std::os::unix::fs::FileExt;
@@ -38,7 +38,8 @@ pub fn writes_in_parts(format: Format) -> bool {
 /// (each calls it with its part), side files included as
 /// `file::write_file_as` writes them. Every rank returns the same outcome:
 /// an error on any rank (ids the format cannot hold, a failed write) is
-/// every rank's, and leaves `path` as it was.
+/// every rank's. A failed write leaves the file it was writing as it was;
+/// the side files are written after the snapshot, each in the same way.
 pub fn write_parted(
     path: &str,
     format: Format,
@@ -88,17 +89,19 @@ struct KindCounts {
 
 impl KindCounts {
     fn gather(part: &Snapshot, ranks: &dyn Ranks) -> Self {
-        let mut mine = [0u64; 7];
+        // The counts, then whether the part has kinds (a rank may have
+        // none of a typed snapshot's particles).
+        let mut mine = [0u64; 8];
         for k in 0..part.particles.len() {
             mine[kind_index(part, k)] += 1;
         }
-        let by_rank: Vec<[u64; 7]> = ranks
-            .all_gather(&mine)
-            .iter()
-            .map(|c| c[..].try_into().expect("7 counts"))
+        mine[7] = typed(part) as u64;
+        let gathered = ranks.all_gather(&mine);
+        let by_rank = (gathered.iter())
+            .map(|c| c[..7].try_into().expect("7 counts"))
             .collect();
         // A run's particles are typed on every rank or on none.
-        let typed = by_rank.iter().any(|c| c[..6].iter().any(|&n| n > 0));
+        let typed = gathered.iter().any(|c| c[7] == 1);
         Self { by_rank, typed }
     }
 
@@ -132,9 +135,13 @@ impl KindCounts {
     }
 }
 
+fn typed(part: &Snapshot) -> bool {
+    (part.types.as_ref()).is_some_and(|t| t.len() == part.particles.len())
+}
+
 fn kind_index(part: &Snapshot, k: usize) -> usize {
     match part.types.as_deref() {
-        Some(t) if t.len() == part.particles.len() => t[k].min(5) as usize,
+        Some(t) if typed(part) => t[k].min(5) as usize,
         _ => 6,
     }
 }
@@ -163,31 +170,32 @@ fn gadget_pieces<'a>(part: &'a Snapshot, counts: &KindCounts, ranks: &dyn Ranks)
     let all = 0..counts.by_rank.len();
     let npart: Vec<u64> = counts.by_section(all, 6, gadget::type_of);
     // A type's mass is in the header when all its particles, on every
-    // rank, weigh the same: each rank's lightest and heaviest, gathered.
+    // rank, weigh what its first one does (compared as one process's
+    // writer compares them): the first ranks' first masses gathered, then
+    // whether each rank's particles all equal them.
     let p = &part.particles;
     let types = part.types.as_deref().filter(|t| t.len() == p.len());
-    let mut range = [(f32::INFINITY, f32::NEG_INFINITY); 6];
-    for k in 0..p.len() {
-        let r = &mut range[gadget::type_of(types.map(|t| t[k]))];
-        let m = p.pos_mass[k].mass;
-        *r = (r.0.min(m), r.1.max(m));
+    let type_at = |k: usize| gadget::type_of(types.map(|t| t[k]));
+    let mut firsts = [0u64; 12];
+    for t in 0..6 {
+        if let Some(k) = (0..p.len()).find(|&k| type_at(k) == t) {
+            firsts[2 * t..2 * t + 2].copy_from_slice(&[1, p.pos_mass[k].mass.to_bits() as u64]);
+        }
     }
-    let mine: Vec<u64> = range
-        .iter()
-        .flat_map(|&(lo, hi)| [lo.to_bits() as u64, hi.to_bits() as u64])
-        .collect();
-    let gathered = ranks.all_gather(&mine);
-    let mass: [f64; 6] = std::array::from_fn(|t| {
-        let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-        for g in &gathered {
-            lo = lo.min(f32::from_bits(g[2 * t] as u32));
-            hi = hi.max(f32::from_bits(g[2 * t + 1] as u32));
-        }
-        if npart[t] > 0 && lo == hi {
-            lo as f64
-        } else {
-            0.0
-        }
+    let gathered = ranks.all_gather(&firsts);
+    let first: [Option<f32>; 6] = std::array::from_fn(|t| {
+        let on = gathered.iter().find(|g| g[2 * t] == 1)?;
+        Some(f32::from_bits(on[2 * t + 1] as u32))
+    });
+    let mut differs = [0u64; 6];
+    for k in 0..p.len() {
+        let t = type_at(k);
+        differs[t] |= first[t].is_some_and(|m| p.pos_mass[k].mass != m) as u64;
+    }
+    let differs = ranks.all_gather(&differs);
+    let mass: [f64; 6] = std::array::from_fn(|t| match first[t] {
+        Some(m) if differs.iter().all(|d| d[t] == 0) => m as f64,
+        _ => 0.0,
     });
     let npart: [u32; 6] = std::array::from_fn(|t| npart[t] as u32);
     let mut pieces = vec![Piece::Framing(gadget::header_record(
@@ -217,24 +225,20 @@ fn gadget_pieces<'a>(part: &'a Snapshot, counts: &KindCounts, ranks: &dyn Ranks)
 }
 
 fn csv_pieces(part: &Snapshot) -> Vec<Piece<'_>> {
-    // The rows are those of the part's own file, after its header line.
-    let file = || {
+    // The header is an empty part's file; the rows are those of the
+    // part's own file, after its header line.
+    let file = |snap: &Snapshot| {
         let mut bytes = Vec::new();
-        super::csv::write_to(part, &mut bytes).expect("writing to memory");
+        super::csv::write_to(snap, &mut bytes).expect("writing to memory");
         bytes
     };
-    let header_end = |b: &[u8]| {
-        b.iter()
-            .position(|&c| c == b'\n')
-            .map_or(b.len(), |i| i + 1)
-    };
-    let mut header = file();
-    header.truncate(header_end(&header));
+    let header = file(&part.subset(&[]));
+    let header_len = header.len();
     vec![
         Piece::Framing(header),
         Piece::Section(Box::new(move || {
-            let mut rows = file();
-            rows.drain(..header_end(&rows));
+            let mut rows = file(part);
+            rows.drain(..header_len);
             rows
         })),
     ]
@@ -346,6 +350,9 @@ fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result
     let pid = ranks.all_gather(&[std::process::id() as u64])[0][0];
     let target = agree(ranks, resolve(path))?;
     let tmp = temporary_named(&target, "parts", pid);
+    // Rank 0 holds the process's write lock as an atomic write does, so
+    // that a signal ends the process between writes (`hold_writes`).
+    let _lock = root.then(write_lock);
     let created = root.then(|| {
         pending(&tmp, true);
         std::fs::File::create(&tmp).map_err(|e| io_error(path, e))
