@@ -497,23 +497,26 @@ impl Block {
         }
     }
 
-    /// The bytes in this block of `snap`'s particles of type `ty`, in
-    /// their order: one rank's piece of the block in a file written in
-    /// parts.
-    pub fn section_bytes(self, snap: &Snapshot, ty: usize) -> Vec<u8> {
-        let p = &snap.particles;
-        let types = snap.types.as_deref().filter(|t| t.len() == p.len());
-        let keep = indices_where(p.len(), |k| type_of(types.map(|t| t[k])) == ty);
-        // Encoded on every core, a run of particles each.
+    /// The bytes in this block of `snap`'s particles `keep`, in that
+    /// order (encoded on every core, a run of particles each).
+    pub fn bytes_of(self, snap: &Snapshot, keep: &[u32]) -> Vec<u8> {
         let runs = map_indices(keep.len().div_ceil(RUN), |r| {
             let mut out = Vec::with_capacity(RUN * self.bytes_per_particle());
             for &k in &keep[r * RUN..((r + 1) * RUN).min(keep.len())] {
-                self.put(p, k as usize, &mut out);
+                self.put(&snap.particles, k as usize, &mut out);
             }
             out
         });
         runs.concat()
     }
+}
+
+/// `snap`'s particles of type `ty`, in their order: one rank's piece of
+/// each block's particles of that type in a file written in parts.
+pub fn indices_of_type(snap: &Snapshot, ty: usize) -> Vec<u32> {
+    let n = snap.particles.len();
+    let types = snap.types.as_deref().filter(|t| t.len() == n);
+    indices_where(n, |k| type_of(types.map(|t| t[k])) == ty)
 }
 
 /// Format 1, little-endian, one file: particles grouped by type (type 1,

@@ -9,7 +9,9 @@
 //! records, a Gadget block's particles of one type, CSV rows). A section's
 //! lengths are all-gathered, and every rank writes its bytes at their
 //! offset in one temporary file (positioned writes: the ranks write at
-//! once, and no rank holds more than its own section). After every rank
+//! once). Fixed-size records are encoded and written a run at a time, so
+//! a rank holds one run of them; text (CSV rows, side files) is made
+//! whole, as its length is known only then. After every rank
 //! has synced, rank 0 renames the file into place: readers see the old
 //! file or the whole new one, as with every write of webgrav's.
 
@@ -77,8 +79,20 @@ pub fn write_parted(
 /// bytes of it, made when it is written).
 enum Piece<'a> {
     Framing(Vec<u8>),
-    Section(Box<dyn Fn() -> Vec<u8> + 'a>),
+    /// Records of `size` bytes: this rank's particles in the section
+    /// (`keep`) and the bytes of a run of them (`encode`), written a run
+    /// at a time.
+    Records {
+        size: u64,
+        keep: Box<dyn Fn() -> Vec<u32> + 'a>,
+        encode: Box<dyn Fn(&[u32]) -> Vec<u8> + 'a>,
+    },
+    /// Text of this rank's particles, made whole.
+    Text(Box<dyn Fn() -> Vec<u8> + 'a>),
 }
+
+/// Records encoded and written at a time by a rank.
+const WRITE_RECORDS: usize = 1 << 20;
 
 /// How many particles of each kind every rank holds (index 6: untyped).
 struct KindCounts {
@@ -159,9 +173,11 @@ fn tipsy_pieces<'a>(
         flavor,
     ))];
     for section in 0..3 {
-        pieces.push(Piece::Section(Box::new(move || {
-            tipsy::section_bytes(part, flavor, section)
-        })));
+        pieces.push(Piece::Records {
+            size: tipsy::record_len(section),
+            keep: Box::new(move || tipsy::section_indices(part, flavor, section)),
+            encode: Box::new(move |keep| tipsy::records_bytes(part, flavor, keep)),
+        });
     }
     pieces
 }
@@ -215,9 +231,11 @@ fn gadget_pieces<'a>(part: &'a Snapshot, counts: &KindCounts, ranks: &dyn Ranks)
             .to_vec();
         pieces.push(Piece::Framing(marker.clone()));
         for t in (0..6).filter(|&t| in_block(t)) {
-            pieces.push(Piece::Section(Box::new(move || {
-                block.section_bytes(part, t)
-            })));
+            pieces.push(Piece::Records {
+                size: block.bytes_per_particle() as u64,
+                keep: Box::new(move || gadget::indices_of_type(part, t)),
+                encode: Box::new(move |keep| block.bytes_of(part, keep)),
+            });
         }
         pieces.push(Piece::Framing(marker));
     }
@@ -236,7 +254,7 @@ fn csv_pieces(part: &Snapshot) -> Vec<Piece<'_>> {
     let header_len = header.len();
     vec![
         Piece::Framing(header),
-        Piece::Section(Box::new(move || {
+        Piece::Text(Box::new(move || {
             let mut rows = file(part);
             rows.drain(..header_len);
             rows
@@ -330,7 +348,7 @@ fn lines_pieces<'a, T: std::fmt::Display + Sync>(
 ) -> Vec<Piece<'a>> {
     let mut pieces = vec![Piece::Framing(format!("{n}\n").into_bytes())];
     for s in 0..3 {
-        pieces.push(Piece::Section(Box::new(move || {
+        pieces.push(Piece::Text(Box::new(move || {
             let mut bytes = iord::encode(&values(s));
             // Without iord's own count line.
             let first_line = bytes.iter().position(|&c| c == b'\n').map_or(0, |i| i + 1);
@@ -374,7 +392,24 @@ fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result
                 }
                 at += bytes.len() as u64;
             }
-            Piece::Section(make) => {
+            Piece::Records { size, keep, encode } => {
+                let keep = keep();
+                let lens = ranks.all_gather(&[keep.len() as u64 * size]);
+                let mut offset = at + lens[..ranks.rank()].iter().map(|l| l[0]).sum::<u64>();
+                for run in keep.chunks(WRITE_RECORDS) {
+                    if result.is_err() {
+                        break;
+                    }
+                    let bytes = encode(run);
+                    result = match bytes.len() as u64 == run.len() as u64 * size {
+                        true => file.write_all_at(&bytes, offset),
+                        false => Err(std::io::Error::other("records of an unexpected size")),
+                    };
+                    offset += bytes.len() as u64;
+                }
+                at += lens.iter().map(|l| l[0]).sum::<u64>();
+            }
+            Piece::Text(make) => {
                 let bytes = make();
                 let lens = ranks.all_gather(&[bytes.len() as u64]);
                 let before: u64 = lens[..ranks.rank()].iter().map(|l| l[0]).sum();

@@ -8,7 +8,7 @@
 use super::{bad, checked, Snapshot};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
-use crate::state::parallel::{for_each_pair, map_indices, sum_by_chunks};
+use crate::state::parallel::{for_each_pair, indices_where, map_indices, sum_by_chunks};
 use crate::state::Particles;
 use std::io::{Read, Write};
 
@@ -653,15 +653,28 @@ pub fn record_section(flavor: Flavor, kind: Option<u8>) -> usize {
     RECORDS.iter().position(|&k| k == r).expect("a record kind")
 }
 
-/// The bytes of the records of `snap`'s particles that belong in record
-/// section `section` (`record_section`), in their order: one rank's piece
-/// of that section of a file written in parts.
-pub fn section_bytes(snap: &Snapshot, flavor: Flavor, section: usize) -> Vec<u8> {
+/// The bytes of one record of record section `section` (`RECORDS` order).
+pub fn record_len(section: usize) -> u64 {
+    [GAS_BYTES, DARK_BYTES, STAR_BYTES][section]
+}
+
+/// `snap`'s particles in record section `section` (`record_section`),
+/// in their order: one rank's records of that section in a file written
+/// in parts.
+pub fn section_indices(snap: &Snapshot, flavor: Flavor, section: usize) -> Vec<u32> {
     let n = snap.particles.len();
     let types = snap.types.as_deref().filter(|t| t.len() == n);
-    let keep = (0..n).filter(|&k| record_section(flavor, types.map(|t| t[k])) == section);
+    indices_where(n, |k| {
+        record_section(flavor, types.map(|t| t[k])) == section
+    })
+}
+
+/// The records of `snap`'s particles `keep` (of one record section), in
+/// that order.
+pub fn records_bytes(snap: &Snapshot, flavor: Flavor, keep: &[u32]) -> Vec<u8> {
     let mut bytes = Vec::new();
-    write_records(snap, flavor, keep, &mut bytes).expect("writing to memory");
+    let order = keep.iter().map(|&k| k as usize);
+    write_records(snap, flavor, order, &mut bytes).expect("writing to memory");
     bytes
 }
 
