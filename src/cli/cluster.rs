@@ -282,7 +282,29 @@ async fn run_checked(
             run_clock.elapsed().as_secs_f64()
         );
     }
+    say_peak_memory(comm, run.local_count());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each rank's peak host memory (said by rank 0), as a one-GPU run says
+/// its own: what the ranks of one host hold side by side.
+fn say_peak_memory(comm: &dyn Comm, particles: u32) {
+    let mine = crate::app::host::peak_resident_bytes().unwrap_or(0);
+    let all = allgather_records(comm, &[mine, particles as u64]);
+    if comm.rank() != 0 || all.iter().any(|r| r[0] == 0) {
+        return;
+    }
+    let each: Vec<String> = all
+        .iter()
+        .map(|r| {
+            let mib = r[0] as f64 / (1 << 20) as f64;
+            format!(
+                "{mib:.0} MiB ({:.0} B a particle)",
+                r[0] as f64 / r[1].max(1) as f64
+            )
+        })
+        .collect();
+    say!("peak host memory of each rank: {}", each.join(", "));
 }
 
 /// The run's state into one file at `path`, in id order as one GPU

@@ -85,11 +85,14 @@ enum Piece<'a> {
     Records {
         size: u64,
         keep: Box<dyn Fn() -> Vec<u32> + 'a>,
-        encode: Box<dyn Fn(&[u32]) -> Vec<u8> + 'a>,
+        encode: RecordsOf<'a>,
     },
     /// Text of this rank's particles, made whole.
     Text(Box<dyn Fn() -> Vec<u8> + 'a>),
 }
+
+/// The bytes of the records of some of a rank's particles (indices).
+type RecordsOf<'a> = Box<dyn Fn(&[u32]) -> Vec<u8> + 'a>;
 
 /// Records encoded and written at a time by a rank.
 const WRITE_RECORDS: usize = 1 << 20;
