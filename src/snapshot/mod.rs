@@ -41,7 +41,6 @@ impl Snapshot {
     /// order, with their potentials and kinds.
     pub fn subset(&self, keep: &[usize]) -> Snapshot {
         let p = &self.particles;
-        let pick = |v: &[u8]| keep.iter().map(|&k| v[k]).collect();
         Snapshot {
             time: self.time,
             softening: self.softening,
@@ -51,11 +50,9 @@ impl Snapshot {
                 id: keep.iter().map(|&k| p.id[k]).collect(),
             },
             potential: (self.potential.as_ref()).map(|v| keep.iter().map(|&k| v[k]).collect()),
-            types: self
-                .types
-                .as_deref()
+            types: (self.types.as_deref())
                 .filter(|t| t.len() == p.len())
-                .map(pick),
+                .map(|t| keep.iter().map(|&k| t[k]).collect()),
         }
     }
 

@@ -280,14 +280,8 @@ fn tipsy_side_files(
     let total = counts.by_section(0..size, 3, section_of);
     let before = counts.by_section(0..ranks.rank(), 3, section_of);
     // This rank's particles of each section, in order.
-    let n = part.particles.len();
-    let types = part.types.as_deref().filter(|t| t.len() == n);
-    let sections: Vec<Vec<usize>> = (0..3)
-        .map(|s| {
-            (0..n)
-                .filter(|&k| section_of(types.map(|t| t[k])) == s)
-                .collect()
-        })
+    let sections: Vec<Vec<u32>> = (0..3)
+        .map(|s| tipsy::section_indices(part, flavor, s))
         .collect();
     // Any side file already there (rank 0 looks) is rewritten or removed,
     // never left to contradict the new file.
@@ -300,7 +294,7 @@ fn tipsy_side_files(
         let first = |s: usize| total[..s].iter().sum::<u64>() + before[s];
         let identity = (0..3).all(|s| {
             (sections[s].iter().enumerate())
-                .all(|(j, &k)| part.particles.id[k] == first(s) + j as u64)
+                .all(|(j, &k)| part.particles.id[k as usize] == first(s) + j as u64)
         });
         let side = iord::side_path(path);
         let all_identity = ranks
@@ -311,7 +305,7 @@ fn tipsy_side_files(
             let ids = |s: usize| {
                 sections[s]
                     .iter()
-                    .map(|&k| part.particles.id[k])
+                    .map(|&k| part.particles.id[k as usize])
                     .collect::<Vec<_>>()
             };
             write_pieces(&side, lines_pieces(total.iter().sum(), &ids), ranks)?;
@@ -335,8 +329,12 @@ fn tipsy_side_files(
         })
         .collect();
     if !written.unrecorded.is_empty() || exists(&side) {
-        let types = types.expect("typed");
-        let kinds = |s: usize| sections[s].iter().map(|&k| types[k]).collect::<Vec<_>>();
+        let types = part.types.as_deref().expect("typed");
+        let kinds = |s: usize| {
+            (sections[s].iter())
+                .map(|&k| types[k as usize])
+                .collect::<Vec<_>>()
+        };
         write_pieces(&side, lines_pieces(total.iter().sum(), &kinds), ranks)?;
         written.kinds_file = Some(side);
     }
