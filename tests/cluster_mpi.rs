@@ -122,6 +122,64 @@ fn ranks_under_mpirun_follow_one_gpu() {
 }
 
 #[test]
+fn block_steps_under_mpirun_follow_one_gpu() {
+    let dir = common::fresh_dir("cluster_mpi_block");
+    let args = |out: &str| -> Vec<String> {
+        format!(
+            "run --model plummer -n 3000 --seed 4 --theta 0.6 --alpha 0 --dt 0.0625 --t-end 0.25 \
+             --timesteps block --levels 3 --eta 0.02 --rebuild 2 --log-every 0.25 --out {out}"
+        )
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+    };
+    let one_args = args("one.csv");
+    let one = common::webgrav_in(
+        &dir,
+        &one_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(one.status.success(), "{}", common::text(&one.stderr));
+    let one_line = common::log_lines(&common::text(&one.stdout)).pop().unwrap();
+    let run = mpirun(2, &dir, &args("p2.csv"));
+    let stderr = common::text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("block steps: particles per level"),
+        "{stderr}"
+    );
+    let line = common::log_lines(&common::text(&run.stdout)).pop().unwrap();
+    let levels = |l: &serde_json::Value| -> Vec<u64> {
+        serde_json::from_value(l["particles_per_level"].clone()).expect("levels")
+    };
+    let (mine, one_gpu) = (levels(&line), levels(&one_line));
+    eprintln!("particles per level: 2 ranks {mine:?}, one GPU {one_gpu:?}");
+    // The particles spread over the levels, as on one GPU (give or take
+    // those the trees' errors put across a level's edge).
+    assert_eq!(mine.iter().sum::<u64>(), 3000);
+    assert!(
+        one_gpu.iter().filter(|&&n| n > 30).count() >= 3,
+        "{one_gpu:?}"
+    );
+    for (a, b) in mine.iter().zip(&one_gpu) {
+        assert!(a.abs_diff(*b) <= 30, "{mine:?} {one_gpu:?}");
+    }
+    let de = |l: &serde_json::Value| l["rel_energy_error"].as_f64().unwrap();
+    eprintln!(
+        "|dE/E| 2 ranks {:e}, one GPU {:e}",
+        de(&line),
+        de(&one_line)
+    );
+    assert!((de(&line) - de(&one_line)).abs() <= 0.1 * de(&one_line));
+    let read = |name: &str| snapshot::read_file(dir.join(name).to_str().unwrap()).unwrap();
+    let (p2, one) = (read("p2.csv"), read("one.csv"));
+    assert_eq!(p2.time, 0.25);
+    // Most particles where one GPU put them (see tests/cluster.rs's block
+    // steps for the few a level's edge moves).
+    let apart = largest_position_difference(&p2, &one);
+    assert!(apart < 1e-2, "{apart:e}");
+}
+
+#[test]
 fn per_rank_parts_read_back_as_one_snapshot() {
     let dir = common::fresh_dir("cluster_mpi_parts");
     let series = "--snap-every 0.0625 --bonsai-names --snap-dir parts --out end.csv";
@@ -155,7 +213,6 @@ fn what_ranks_cannot_do_is_refused_on_every_rank() {
     let dir = common::fresh_dir("cluster_mpi_refused");
     for (extra, says) in [
         ("--solver direct", "the direct solver is not offered"),
-        ("--timesteps block", "--timesteps block is not offered"),
         ("--snap-every 0.0625", "add --bonsai-names"),
     ] {
         let run = mpirun(2, &dir, &run_args(&extra.split(' ').collect::<Vec<_>>()));

@@ -8,7 +8,7 @@
 //! What a parallel run offers today: a model (sampled in parallel, each
 //! rank its own chunks of it, the particles one GPU samples) or an input
 //! file, the tree with θ or α,
-//! shared leapfrog steps, the run log (its energies summed as
+//! shared or block leapfrog steps, any `--rebuild`, the run log (its energies summed as
 //! `--potential-sum` says, as on one GPU), the end state in one `--out`
 //! file (each rank writing its own records there; HDF5 gathered in rank
 //! 0), a series of per-rank parts named as Bonsai names them
@@ -24,7 +24,9 @@ use crate::cluster::mpi::{local_rank, MpiComm};
 use crate::cluster::run::{ClusterParams, ClusterRun, Rebalance};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
+use crate::run::block::Timesteps;
 use crate::run::checkpoint::{Checkpoint, EngineState};
+use crate::run::leapfrog::block_config;
 use crate::run::params::RunParams;
 use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
@@ -168,6 +170,8 @@ fn check(a: &RunArgs, resumed: Option<&Checkpoint>) -> Result<Plan> {
             rebalance: a
                 .redraw_every
                 .map_or(Rebalance::WhenItPays, Rebalance::Every),
+            rebuild: p.rebuild,
+            block: (p.timesteps == Timesteps::Block).then(|| block_config(p)),
         },
         steps: if a.t_end == start.0 {
             0
@@ -236,6 +240,7 @@ async fn run_checked(
     let run_clock = std::time::Instant::now();
     let mut steps_clock = std::time::Instant::now();
     let mut since_log = 0u64;
+    let mut last_levels = None;
     for step in 1..=plan.steps {
         run.step(&ctx, comm).await?;
         since_log += 1;
@@ -261,6 +266,7 @@ async fn run_checked(
                 wall_s: run_clock.elapsed().as_secs_f64(),
             };
             let line = log_line(comm, &run, &d, &start, de_max, times)?;
+            last_levels = d.levels;
             if let (true, Some(line)) = (root, line) {
                 emit(&line)?;
                 if let Some(l) = log.as_mut() {
@@ -281,6 +287,9 @@ async fn run_checked(
             comm.size(),
             run_clock.elapsed().as_secs_f64()
         );
+        if let Some(levels) = last_levels {
+            say!("block steps: particles per level (dt/2^k) {levels:?}");
+        }
     }
     say_peak_memory(comm, run.local_count());
     Ok(ExitCode::SUCCESS)
@@ -533,7 +542,7 @@ fn log_line(
     let sum = |k: usize| all.iter().map(|v| v[k]).sum::<f64>();
     let (e, e0) = (&d.diagnostics, &start.diagnostics);
     let dl = std::array::from_fn(|k| e.angular_momentum[k] - e0.angular_momentum[k]);
-    Ok(Some(serde_json::json!({
+    let mut line = serde_json::json!({
         // A one-GPU run's fields (`cli::run`'s log line), so that one
         // script reads the logs of both...
         "t": run.time(),
@@ -583,5 +592,9 @@ fn log_line(
         "exported_particles": sum(5),
         "imported_cells": sum(6),
         "imported_particles": sum(7),
-    })))
+    });
+    if let Some(levels) = &d.levels {
+        line["particles_per_level"] = levels.clone().into();
+    }
+    Ok(Some(line))
 }

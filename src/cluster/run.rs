@@ -10,6 +10,7 @@ use super::solver::{DistributedTree, EvaluationReport};
 use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
+use crate::run::block::{level_counts, BlockConfig, BlockSteps};
 use crate::run::leapfrog::Leapfrog;
 use crate::snapshot::Snapshot;
 use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
@@ -26,8 +27,15 @@ use rayon::prelude::*;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClusterParams {
     pub tree: TreeConfig,
+    /// The step (with block steps, the largest: `block.dt_max`).
     pub dt: f64,
     pub rebalance: Rebalance,
+    /// The tree is built every `rebuild` force evaluations and refitted in
+    /// between (`--rebuild`; with block steps counted in sub-steps from
+    /// the start of each largest step, as on one GPU). A redraw builds.
+    pub rebuild: u32,
+    /// Block time steps (`run::block`), or one shared step.
+    pub block: Option<BlockConfig>,
 }
 
 /// When a parallel run redraws its domains. Between redraws particles
@@ -52,6 +60,8 @@ pub struct ClusterRun {
     state: GpuParticles,
     solver: DistributedTree,
     leapfrog: Leapfrog,
+    /// The block steps' kernels on this state (`params.block`).
+    block: Option<BlockSteps>,
     /// Global id of each particle of this rank, by upload index.
     ids: Vec<u64>,
     params: ClusterParams,
@@ -150,7 +160,7 @@ impl RedrawParts {
 }
 
 /// Every rank's state summed: conserved quantities and counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterDiagnostics {
     pub diagnostics: Diagnostics,
     /// How the potential energy was summed.
@@ -159,6 +169,9 @@ pub struct ClusterDiagnostics {
     /// Fewest and most particles of a rank.
     pub fewest: u64,
     pub most: u64,
+    /// Particles per block-step level after the last largest step
+    /// (`levels[k]`: step dt / 2^k; block steps only).
+    pub levels: Option<Vec<u64>>,
 }
 
 impl ClusterRun {
@@ -184,13 +197,14 @@ impl ClusterRun {
         let (state, ids) = redistribute(ctx, comm, (mine, capacity), &mut parts)?;
         let clock = std::time::Instant::now();
         let solver = DistributedTree::new(ctx, &state, params.tree)?;
-        let leapfrog = Leapfrog::new(&ctx.device, &state, params.dt as f32);
+        let (leapfrog, block) = integrators(ctx, &state, &solver, &params);
         migration::build_kernels(&ctx.device);
         parts.setup_s = clock.elapsed().as_secs_f64();
         let mut run = Self {
             state,
             solver,
             leapfrog,
+            block,
             ids,
             params,
             base_time: time,
@@ -234,17 +248,27 @@ impl ClusterRun {
         self.solver.last
     }
 
-    /// One kick-drift-kick step of every rank (called by all together).
+    /// One kick-drift-kick step of every rank (called by all together),
+    /// with block steps one largest step.
     pub async fn step(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
         let clock = std::time::Instant::now();
-        let d = &ctx.device;
-        let mut encoder = d.create_command_encoder(&Default::default());
-        self.leapfrog.encode_kick_drift(d, &mut encoder, None);
-        ctx.queue.submit(Some(encoder.finish()));
-        self.solver.evaluate(ctx, comm).await?;
-        let mut encoder = d.create_command_encoder(&Default::default());
-        self.leapfrog.encode_kick(d, &mut encoder, None);
-        ctx.queue.submit(Some(encoder.finish()));
+        if self.block.is_some() {
+            self.block_step(ctx, comm).await?;
+        } else {
+            let d = &ctx.device;
+            // The first step builds, and every `rebuild`-th after it, as
+            // on one GPU.
+            if self.steps.is_multiple_of(self.params.rebuild.max(1) as u64) {
+                self.solver.tree.rebuild_next();
+            }
+            let mut encoder = d.create_command_encoder(&Default::default());
+            self.leapfrog.encode_kick_drift(d, &mut encoder, None);
+            ctx.queue.submit(Some(encoder.finish()));
+            self.solver.evaluate(ctx, comm).await?;
+            let mut encoder = d.create_command_encoder(&Default::default());
+            self.leapfrog.encode_kick(d, &mut encoder, None);
+            ctx.queue.submit(Some(encoder.finish()));
+        }
         // The step's walks done before its time is taken: left queued, they
         // would count in the next step's, and the first step after a
         // redraw (which waits for the GPU) would look the fastest by their
@@ -255,6 +279,44 @@ impl ClusterRun {
         self.steps += 1;
         if self.redraw_due(comm, clock.elapsed().as_secs_f64()) {
             self.rebalance(ctx, comm).await?;
+        }
+        Ok(())
+    }
+
+    /// One largest block step of every rank: `BlockSteps::encode_step`'s
+    /// sub-steps, where each busy one evaluates the forces of every rank's
+    /// active groups together (the trees cut for those groups alone). The
+    /// ranks agree on which sub-steps are busy from the deepest level of
+    /// all, gathered after each busy sub-step's kicks; an idle one drifts
+    /// (and builds, where `--rebuild` puts a build) with no exchange.
+    async fn block_step(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
+        let (d, q) = (&ctx.device, &ctx.queue);
+        let block = self.block.as_ref().expect("a block-step run");
+        let mut encoder = d.create_command_encoder(&Default::default());
+        block.encode_open(d, &mut encoder, &self.solver.tree, None);
+        q.submit(Some(encoder.finish()));
+        let last = block.substeps();
+        let mut deepest = deepest_of_all(ctx, comm, block).await?;
+        for s in 1..=last {
+            let mut encoder = d.create_command_encoder(&Default::default());
+            block.encode_drift(d, &mut encoder, s, None);
+            if !block.is_busy(s, deepest) {
+                self.solver
+                    .tree
+                    .encode_scheduled_groups(d, &mut encoder, None);
+                q.submit(Some(encoder.finish()));
+                continue;
+            }
+            q.submit(Some(encoder.finish()));
+            self.solver
+                .evaluate_selected(ctx, comm, |e| block.encode_select(d, e, s, None))
+                .await?;
+            let mut encoder = d.create_command_encoder(&Default::default());
+            block.encode_kick(d, &mut encoder, s, None);
+            q.submit(Some(encoder.finish()));
+            if s < last {
+                deepest = deepest_of_all(ctx, comm, block).await?;
+            }
         }
         Ok(())
     }
@@ -283,7 +345,7 @@ impl ClusterRun {
         // The new solver keeps the old one's host buffers and its report
         // (a log line after a redraw showed a new solver's empty one).
         self.solver = DistributedTree::succeeding(ctx, &state, self.params.tree, &mut self.solver)?;
-        self.leapfrog = Leapfrog::new(&ctx.device, &state, self.params.dt as f32);
+        (self.leapfrog, self.block) = integrators(ctx, &state, &self.solver, &self.params);
         parts.setup_s = clock.elapsed().as_secs_f64();
         self.state = state;
         self.ids = ids;
@@ -369,6 +431,12 @@ impl ClusterRun {
         let s = self.state.read(ctx).await?;
         let counts = allgather_records(comm, &[s.pos_mass.len() as u64]);
         let counts: Vec<u64> = counts.iter().map(|c| c[0]).collect();
+        let levels = self.block.as_ref().map(|b| {
+            let all = allgather_records(comm, &level_counts(&s.vel, b.levels()));
+            (0..=b.levels() as usize)
+                .map(|k| all.iter().map(|mine| mine[k]).sum())
+                .collect()
+        });
         let particles: u64 = counts.iter().sum();
         // A tree's bound, as on one GPU.
         let precise = particles <= rule.precise_up_to(HOST_MAX) as u64;
@@ -419,6 +487,7 @@ impl ClusterRun {
             particles,
             fewest: counts.iter().copied().min().unwrap_or(0),
             most: counts.iter().copied().max().unwrap_or(0),
+            levels,
         })
     }
 
@@ -500,6 +569,36 @@ impl ClusterRun {
     pub fn kinds_of(&self, ids: &[u64]) -> Option<Vec<u8>> {
         self.kinds.as_ref().map(|k| k.of(ids))
     }
+}
+
+/// The shared steps' leapfrog and (`params.block`) the block steps'
+/// kernels of a state and its solver, whose tree they set to build every
+/// `params.rebuild` evaluations.
+fn integrators(
+    ctx: &GpuContext,
+    state: &GpuParticles,
+    solver: &DistributedTree,
+    params: &ClusterParams,
+) -> (Leapfrog, Option<BlockSteps>) {
+    solver.tree.set_rebuild_every(params.rebuild);
+    let leapfrog = Leapfrog::new(&ctx.device, state, params.dt as f32);
+    let block = params
+        .block
+        .map(|config| BlockSteps::new(&ctx.device, &ctx.queue, &solver.tree, config));
+    (leapfrog, block)
+}
+
+/// The deepest block-step level of every rank's particles after the last
+/// kicks (every rank calls it), which each rank's next drifts then see.
+async fn deepest_of_all(ctx: &GpuContext, comm: &dyn Comm, block: &BlockSteps) -> Result<u32> {
+    let mine = block.deepest(ctx).await?;
+    let deepest = allgather_records(comm, &[mine])
+        .iter()
+        .map(|d| d[0])
+        .max()
+        .unwrap_or(mine);
+    block.set_deepest(&ctx.queue, deepest);
+    Ok(deepest)
 }
 
 /// `decompose` then `upload`, timed into `parts`.

@@ -125,12 +125,26 @@ impl DistributedTree {
     /// `acc_pot` (its state ends in key order). Every rank calls it
     /// together; the walks are left queued on the GPU.
     pub async fn evaluate(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
+        self.evaluate_selected(ctx, comm, |_| {}).await
+    }
+
+    /// `evaluate` for the groups `select` records leaving in the walk's
+    /// list (after the tree's build or refit; block steps' active groups):
+    /// the domain's summary shows the other ranks only those, so they cut
+    /// trees for them alone.
+    pub async fn evaluate_selected(
+        &mut self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+        select: impl FnOnce(&mut wgpu::CommandEncoder),
+    ) -> Result<()> {
         let (d, q) = (&ctx.device, &ctx.queue);
         let started = Instant::now();
         let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("cluster build"),
         });
         self.tree.encode_scheduled_groups(d, &mut encoder, None);
+        select(&mut encoder);
         self.summaries.encode(d, &mut encoder);
         q.submit(Some(encoder.finish()));
         let counter_bytes = std::mem::size_of::<TreeCounters>() as u64;

@@ -224,52 +224,106 @@ impl BlockSteps {
         tree: &TreeSolver,
         mut timer: Option<&mut PhaseTimer>,
     ) {
+        self.encode_open(device, encoder, tree, timer.as_deref_mut());
+        for s in 1..=self.substeps() {
+            self.encode_drift(device, encoder, s, timer.as_deref_mut());
+            tree.encode_scheduled_groups(device, encoder, timer.as_deref_mut());
+            self.encode_select(device, encoder, s, timer.as_deref_mut());
+            tree.encode_walk(encoder, timer.as_deref_mut());
+            self.encode_kick(device, encoder, s, timer.as_deref_mut());
+        }
+    }
+
+    /// Sub-steps of the smallest step in a largest one: 2^L.
+    pub fn substeps(&self) -> u32 {
+        1 << self.levels
+    }
+
+    /// Records a largest step's opening kicks (sub-step 0), which find the
+    /// deepest level anew, and schedules `tree`'s build at its first
+    /// sub-step.
+    pub fn encode_open(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        tree: &TreeSolver,
+        timer: Option<&mut PhaseTimer>,
+    ) {
         let particles = dispatch_size(device, self.n, WORKGROUP_SIZE);
-        let groups = dispatch_size(device, self.group_capacity, WORKGROUP_SIZE);
-        // The opening kicks find the deepest level anew.
         let deepest = std::mem::offset_of!(BlockCounters, deepest) as u64;
         encoder.clear_buffer(&self.counters, deepest, Some(4));
         // Each largest step starts with a build, as a run resumed at its
         // start must (it has no tree to refit): checkpoints, which fall
         // between largest steps, then change nothing.
         tree.rebuild_next();
-        self.pass(
-            encoder,
-            "integrate",
-            &self.open,
-            0,
-            particles,
-            timer.as_deref_mut(),
-        );
-        let last = 1u32 << self.levels;
-        for s in 1..=last {
-            self.pass(
-                encoder,
-                "integrate",
-                &self.drift,
-                s,
-                particles,
-                timer.as_deref_mut(),
-            );
-            tree.encode_scheduled_groups(device, encoder, timer.as_deref_mut());
-            if s < last {
-                // At the largest step's end every particle is active.
-                let mut pass = timed_pass(encoder, "select", timer.as_deref_mut());
-                self.select
-                    .dispatch_in_slot(&mut pass, &self.bind, s, groups);
-                self.settle
-                    .dispatch_in_slot(&mut pass, &self.bind, s, groups);
-            }
-            tree.encode_walk(encoder, timer.as_deref_mut());
-            self.pass(
-                encoder,
-                "integrate",
-                &self.kick,
-                s,
-                particles,
-                timer.as_deref_mut(),
-            );
+        self.pass(encoder, "integrate", &self.open, 0, particles, timer);
+    }
+
+    /// Records sub-step `s`'s drift of every particle, which also decides
+    /// whether any step ends at `s` (the tree's idle flag).
+    pub fn encode_drift(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        s: u32,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        let particles = dispatch_size(device, self.n, WORKGROUP_SIZE);
+        self.pass(encoder, "integrate", &self.drift, s, particles, timer);
+    }
+
+    /// Records sub-step `s`'s choice of the groups that walk (after the
+    /// tree's groups): those with an active particle, below the largest
+    /// step's end, where every particle is active.
+    pub fn encode_select(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        s: u32,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        if s >= self.substeps() {
+            return;
         }
+        let groups = dispatch_size(device, self.group_capacity, WORKGROUP_SIZE);
+        let mut pass = timed_pass(encoder, "select", timer);
+        self.select
+            .dispatch_in_slot(&mut pass, &self.bind, s, groups);
+        self.settle
+            .dispatch_in_slot(&mut pass, &self.bind, s, groups);
+    }
+
+    /// Records sub-step `s`'s kicks of the particles whose step ends there
+    /// (after the walk), which find the deepest level anew.
+    pub fn encode_kick(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        s: u32,
+        timer: Option<&mut PhaseTimer>,
+    ) {
+        let particles = dispatch_size(device, self.n, WORKGROUP_SIZE);
+        self.pass(encoder, "integrate", &self.kick, s, particles, timer);
+    }
+
+    /// The deepest level of this state's particles after the last kicks
+    /// (a read-back).
+    pub async fn deepest(&self, ctx: &GpuContext) -> Result<u32> {
+        Ok(self.counters(ctx).await?.deepest)
+    }
+
+    /// Sets the deepest level the next drifts see (a parallel run's, the
+    /// deepest of every rank: its ranks must agree on which sub-steps are
+    /// idle, since a busy one exchanges trees).
+    pub fn set_deepest(&self, queue: &wgpu::Queue, deepest: u32) {
+        let at = std::mem::offset_of!(BlockCounters, deepest) as u64;
+        queue.write_buffer(&self.counters, at, bytemuck::bytes_of(&deepest));
+    }
+
+    /// Whether any particle's step ends at sub-step `s` when the deepest
+    /// level is `deepest` (`block.wgsl`'s drift decides alike).
+    pub fn is_busy(&self, s: u32, deepest: u32) -> bool {
+        s.is_multiple_of(1 << (self.levels - deepest.min(self.levels)))
     }
 
     fn pass(

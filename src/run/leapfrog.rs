@@ -174,7 +174,7 @@ pub struct LeapfrogEngine {
 }
 
 /// The block-step settings of run parameters.
-fn block_config(p: &RunParams) -> BlockConfig {
+pub fn block_config(p: &RunParams) -> BlockConfig {
     BlockConfig {
         dt_max: p.dt as f32,
         eta: p.eta as f32,

@@ -485,14 +485,10 @@ pub struct RunParams {
 impl RunParams {
     /// What of these parameters a run on several ranks (`webgrav run`
     /// under `mpirun`) does not offer yet, in the CLI's words: it runs the
-    /// tree with shared steps, built every step.
+    /// tree (shared or block steps, any `--rebuild`).
     pub fn not_on_several_ranks(&self) -> Option<String> {
         if self.solver != SolverKind::Tree {
             Some(format!("the {} solver", self.solver.name()))
-        } else if self.timesteps != Timesteps::Shared {
-            Some("--timesteps block".into())
-        } else if self.rebuild != 1 {
-            Some("--rebuild above 1".into())
         } else {
             None
         }
