@@ -15,7 +15,7 @@ use webgrav::cluster::run::{upload, ClusterDiagnostics, ClusterParams, ClusterRu
 use webgrav::cluster::solver::{DistributedTree, EvaluationReport};
 use webgrav::direct::reference::{acc_errors, forces, pot_errors};
 use webgrav::gpu::layout::AccPot;
-use webgrav::run::block::{level_counts, BlockConfig, Timesteps};
+use webgrav::run::block::{BlockConfig, Timesteps};
 use webgrav::run::{Run, RunParams, SolverKind};
 use webgrav::snapshot::Snapshot;
 use webgrav::state::energy::{potentials_f64, PotentialRule, PotentialSum};
@@ -276,14 +276,17 @@ fn largest_position_difference(a: &Snapshot, b: &Snapshot) -> f64 {
     position_differences(a, b).pop().unwrap_or(0.0)
 }
 
-/// `steps` steps of `params` on one GPU (`run::Run`, no ranks): the end
-/// state in id order, its |ΔE/E| (the potential summed precisely) and its
-/// particles per block-step level (block steps only).
-fn run_on_one_gpu(
-    particles: &Particles,
-    params: RunParams,
-    steps: u64,
-) -> (Snapshot, f64, Option<Vec<u64>>) {
+/// Where a run ended: its state in id order, its |ΔE/E| (the potential
+/// summed precisely) and its particles per block-step level (block steps
+/// only).
+struct End {
+    snapshot: Snapshot,
+    energy_error: f64,
+    levels: Option<Vec<u64>>,
+}
+
+/// `steps` steps of `params` on one GPU (`run::Run`, no ranks).
+fn run_on_one_gpu(particles: &Particles, params: RunParams, steps: u64) -> End {
     let ctx = common::gpu();
     block_on(async {
         let mut run = Run::new(&ctx, particles, 0.0, params.validate().unwrap())
@@ -295,8 +298,11 @@ fn run_on_one_gpu(
             .unwrap();
         let end = run.readout(&ctx).await.unwrap();
         assert_eq!(end.steps, steps);
-        let de = end.diagnostics.energy_error(&first.diagnostics);
-        (Snapshot::clone(&end.snapshot), de, end.block_levels)
+        End {
+            snapshot: Snapshot::clone(&end.snapshot),
+            energy_error: end.diagnostics.energy_error(&first.diagnostics),
+            levels: end.block_levels,
+        }
     })
 }
 
@@ -318,6 +324,23 @@ fn one_gpu_params(c: &ClusterParams) -> RunParams {
         eta: c.block.map_or(RunParams::default().eta, |b| b.eta as f64),
         ..RunParams::default()
     }
+}
+
+/// `steps` steps of `params` on three ranks and on one GPU.
+fn on_three_ranks_and_one_gpu(
+    particles: &Particles,
+    params: ClusterParams,
+    steps: u64,
+) -> [End; 2] {
+    let (start, end, three) = run_on_ranks(3, particles, params, (steps, PotentialRule::Auto));
+    [
+        End {
+            snapshot: three,
+            energy_error: end.diagnostics.energy_error(&start.diagnostics),
+            levels: end.levels,
+        },
+        run_on_one_gpu(particles, one_gpu_params(&params), steps),
+    ]
 }
 
 /// Block time steps on three ranks follow one GPU's block steps: the same
@@ -343,16 +366,15 @@ fn block_steps_on_ranks_follow_one_gpus_block_steps() {
         ..short_run_params(Rebalance::Every(3))
     };
     let steps = 8;
-    let (start3, end3, three) = run_on_ranks(3, &particles, params, (steps, PotentialRule::Auto));
-    let de3 = end3.diagnostics.energy_error(&start3.diagnostics);
-    let (one, de1, levels1) = run_on_one_gpu(&particles, one_gpu_params(&params), steps);
-    let levels1 = levels1.expect("block steps");
+    let [three, one] = on_three_ranks_and_one_gpu(&particles, params, steps);
+    let (de3, de1) = (three.energy_error, one.energy_error);
+    let levels3 = three.levels.expect("block steps");
+    let levels1 = one.levels.expect("block steps");
     let shared = ClusterParams {
         block: None,
         ..params
     };
-    let (shared_one, _, _) = run_on_one_gpu(&particles, one_gpu_params(&shared), steps);
-    let levels3 = level_counts(&three.particles.vel, block.levels);
+    let shared_one = run_on_one_gpu(&particles, one_gpu_params(&shared), steps).snapshot;
     eprintln!("levels: three ranks {levels3:?}, one GPU {levels1:?}");
     eprintln!("|dE/E| three ranks {de3:e}, one GPU {de1:e}");
     // The particles spread over the levels (else this were a shared step).
@@ -364,8 +386,8 @@ fn block_steps_on_ranks_follow_one_gpus_block_steps() {
         assert!(a.abs_diff(*b) <= 4096 / 100, "{levels3:?} {levels1:?}");
     }
     assert!((de3 - de1).abs() <= 0.1 * de1, "{de1:e} {de3:e}");
-    let apart = position_differences(&three, &one);
-    let from_shared = position_differences(&shared_one, &one);
+    let apart = position_differences(&three.snapshot, &one.snapshot);
+    let from_shared = position_differences(&shared_one, &one.snapshot);
     let share_over = |d: &[f64], bound: f64| d.iter().filter(|&&x| x > bound).count();
     eprintln!(
         "positions apart: three ranks from one GPU, most {:e}, {} over 1e-4; shared steps, \
@@ -384,7 +406,7 @@ fn block_steps_on_ranks_follow_one_gpus_block_steps() {
     assert!(share_over(&apart, 1e-4) <= 4096 / 50, "{apart:?}");
     assert!(share_over(&from_shared, 1e-4) >= 4096 / 2);
     assert!(apart[apart.len() - 1] * 10.0 < from_shared[from_shared.len() - 1]);
-    assert_eq!(three.time, steps as f64 / 16.0);
+    assert_eq!(three.snapshot.time, steps as f64 / 16.0);
 }
 
 /// Shared steps with the tree refitted between builds (`--rebuild 4`) on
@@ -397,10 +419,9 @@ fn refits_between_builds_on_ranks_follow_one_gpu() {
         ..short_run_params(Rebalance::Every(6))
     };
     let steps = 16;
-    let (start3, end3, three) = run_on_ranks(3, &particles, params, (steps, PotentialRule::Auto));
-    let de3 = end3.diagnostics.energy_error(&start3.diagnostics);
-    let (one, de1, _) = run_on_one_gpu(&particles, one_gpu_params(&params), steps);
-    let apart = largest_position_difference(&three, &one);
+    let [three, one] = on_three_ranks_and_one_gpu(&particles, params, steps);
+    let (de3, de1) = (three.energy_error, one.energy_error);
+    let apart = largest_position_difference(&three.snapshot, &one.snapshot);
     eprintln!("|dE/E| three ranks {de3:e}, one GPU {de1:e}; positions apart {apart:e}");
     assert!((de3 - de1).abs() <= 0.1 * de1, "{de1:e} {de3:e}");
     assert!(apart < 1e-4, "{apart:e}");

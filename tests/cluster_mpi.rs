@@ -34,6 +34,27 @@ fn run_args(extra: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `webgrav {command} --out one.EXT` on one GPU, then `--out p2.EXT` on
+/// two ranks, in `dir`: their outputs, each checked to have succeeded,
+/// and the two ranks' stderr.
+fn on_one_gpu_and_two_ranks(dir: &std::path::Path, command: &str, ext: &str) -> [Output; 2] {
+    let args = |out: &str| -> Vec<String> {
+        format!("{command} --out {out}.{ext}")
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let one_args = args("one");
+    let one = common::webgrav_in(
+        dir,
+        &one_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(one.status.success(), "{}", common::text(&one.stderr));
+    let two = mpirun(2, dir, &args("p2"));
+    assert!(two.status.success(), "{}", common::text(&two.stderr));
+    [one, two]
+}
+
 fn largest_position_difference(a: &Snapshot, b: &Snapshot) -> f64 {
     assert_eq!(a.particles.id, b.particles.id);
     a.particles
@@ -124,25 +145,14 @@ fn ranks_under_mpirun_follow_one_gpu() {
 #[test]
 fn block_steps_under_mpirun_follow_one_gpu() {
     let dir = common::fresh_dir("cluster_mpi_block");
-    let args = |out: &str| -> Vec<String> {
-        format!(
-            "run --model plummer -n 3000 --seed 4 --theta 0.6 --alpha 0 --dt 0.0625 --t-end 0.25 \
-             --timesteps block --levels 3 --eta 0.02 --rebuild 2 --log-every 0.25 --out {out}"
-        )
-        .split_whitespace()
-        .map(String::from)
-        .collect()
-    };
-    let one_args = args("one.csv");
-    let one = common::webgrav_in(
+    let [one, run] = on_one_gpu_and_two_ranks(
         &dir,
-        &one_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "run --model plummer -n 3000 --seed 4 --theta 0.6 --alpha 0 --dt 0.0625 --t-end 0.25 \
+         --timesteps block --levels 3 --eta 0.02 --rebuild 2 --log-every 0.25",
+        "csv",
     );
-    assert!(one.status.success(), "{}", common::text(&one.stderr));
     let one_line = common::log_lines(&common::text(&one.stdout)).pop().unwrap();
-    let run = mpirun(2, &dir, &args("p2.csv"));
     let stderr = common::text(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
     assert!(
         stderr.contains("block steps: particles per level"),
         "{stderr}"
@@ -259,23 +269,12 @@ fn ranks_sample_one_gpus_galaxy_and_write_its_kinds() {
     // 70,000 particles: rank 0 samples the first 65,536 (one chunk of the
     // sums), rank 1 the rest, which cuts the merger's second galaxy.
     let dir = common::fresh_dir("cluster_mpi_galaxy");
-    let args = |out: &str| {
-        format!("run --model galaxy-merger -n 70000 --seed 2 --t-end 0 --out {out}")
-            .split(' ')
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
-    let one = common::webgrav_in(
+    let [_, run] = on_one_gpu_and_two_ranks(
         &dir,
-        &args("one.bonsai")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+        "run --model galaxy-merger -n 70000 --seed 2 --t-end 0",
+        "bonsai",
     );
-    assert!(one.status.success(), "{}", common::text(&one.stderr));
-    let run = mpirun(2, &dir, &args("p2.bonsai"));
     let stderr = common::text(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
     assert!(
         stderr.contains("galaxy-merger with N = 70000 on 2 ranks"),
         "{stderr}"

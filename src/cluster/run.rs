@@ -10,7 +10,7 @@ use super::solver::{DistributedTree, EvaluationReport};
 use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
-use crate::run::block::{level_counts, BlockConfig, BlockSteps};
+use crate::run::block::{level_counts, BlockConfig, BlockSteps, ParticlePass};
 use crate::run::leapfrog::Leapfrog;
 use crate::snapshot::Snapshot;
 use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
@@ -299,7 +299,7 @@ impl ClusterRun {
         let mut deepest = deepest_of_all(ctx, comm, block).await?;
         for s in 1..=last {
             let mut encoder = d.create_command_encoder(&Default::default());
-            block.encode_drift(d, &mut encoder, s, None);
+            block.encode_particles(d, &mut encoder, (ParticlePass::Drift, s), None);
             if !block.is_busy(s, deepest) {
                 self.solver
                     .tree
@@ -312,7 +312,7 @@ impl ClusterRun {
                 .evaluate_selected(ctx, comm, |e| block.encode_select(d, e, s, None))
                 .await?;
             let mut encoder = d.create_command_encoder(&Default::default());
-            block.encode_kick(d, &mut encoder, s, None);
+            block.encode_particles(d, &mut encoder, (ParticlePass::Kick, s), None);
             q.submit(Some(encoder.finish()));
             if s < last {
                 deepest = deepest_of_all(ctx, comm, block).await?;

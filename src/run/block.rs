@@ -226,11 +226,22 @@ impl BlockSteps {
     ) {
         self.encode_open(device, encoder, tree, timer.as_deref_mut());
         for s in 1..=self.substeps() {
-            self.encode_drift(device, encoder, s, timer.as_deref_mut());
+            let at = |pass| (pass, s);
+            self.encode_particles(
+                device,
+                encoder,
+                at(ParticlePass::Drift),
+                timer.as_deref_mut(),
+            );
             tree.encode_scheduled_groups(device, encoder, timer.as_deref_mut());
             self.encode_select(device, encoder, s, timer.as_deref_mut());
             tree.encode_walk(encoder, timer.as_deref_mut());
-            self.encode_kick(device, encoder, s, timer.as_deref_mut());
+            self.encode_particles(
+                device,
+                encoder,
+                at(ParticlePass::Kick),
+                timer.as_deref_mut(),
+            );
         }
     }
 
@@ -259,17 +270,23 @@ impl BlockSteps {
         self.pass(encoder, "integrate", &self.open, 0, particles, timer);
     }
 
-    /// Records sub-step `s`'s drift of every particle, which also decides
-    /// whether any step ends at `s` (the tree's idle flag).
-    pub fn encode_drift(
+    /// Records sub-step `s`'s pass over every particle: its drift, which
+    /// also decides whether any step ends at `s` (the tree's idle flag),
+    /// or (after the walk) the kicks of the particles whose step ends
+    /// there, which find the deepest level anew.
+    pub fn encode_particles(
         &self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
-        s: u32,
+        (pass, s): (ParticlePass, u32),
         timer: Option<&mut PhaseTimer>,
     ) {
         let particles = dispatch_size(device, self.n, WORKGROUP_SIZE);
-        self.pass(encoder, "integrate", &self.drift, s, particles, timer);
+        let kernel = match pass {
+            ParticlePass::Drift => &self.drift,
+            ParticlePass::Kick => &self.kick,
+        };
+        self.pass(encoder, "integrate", kernel, s, particles, timer);
     }
 
     /// Records sub-step `s`'s choice of the groups that walk (after the
@@ -291,19 +308,6 @@ impl BlockSteps {
             .dispatch_in_slot(&mut pass, &self.bind, s, groups);
         self.settle
             .dispatch_in_slot(&mut pass, &self.bind, s, groups);
-    }
-
-    /// Records sub-step `s`'s kicks of the particles whose step ends there
-    /// (after the walk), which find the deepest level anew.
-    pub fn encode_kick(
-        &self,
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        s: u32,
-        timer: Option<&mut PhaseTimer>,
-    ) {
-        let particles = dispatch_size(device, self.n, WORKGROUP_SIZE);
-        self.pass(encoder, "integrate", &self.kick, s, particles, timer);
     }
 
     /// The deepest level of this state's particles after the last kicks
@@ -338,6 +342,13 @@ impl BlockSteps {
         let mut pass = timed_pass(encoder, phase, timer);
         kernel.dispatch_in_slot(&mut pass, &self.bind, slot, groups);
     }
+}
+
+/// A sub-step's passes over every particle (`BlockSteps::encode_particles`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParticlePass {
+    Drift,
+    Kick,
 }
 
 /// How a tree run's leapfrog steps its particles.
