@@ -8,7 +8,7 @@
 mod common;
 
 use pollster::block_on;
-use webgrav::cluster::comm::{Comm, CommSums, ThreadComm};
+use webgrav::cluster::comm::{Comm, CommRanks, CommSums, ThreadComm};
 use webgrav::cluster::decomposition::{decompose, decompose_timed, DecomposeParts, RankParticles};
 use webgrav::cluster::let_tree::EssentialTree;
 use webgrav::cluster::run::{upload, ClusterDiagnostics, ClusterParams, ClusterRun, Rebalance};
@@ -16,12 +16,14 @@ use webgrav::cluster::solver::{DistributedTree, EvaluationReport};
 use webgrav::direct::reference::{acc_errors, forces, pot_errors};
 use webgrav::gpu::layout::AccPot;
 use webgrav::run::block::{BlockConfig, Timesteps};
+use webgrav::run::checkpoint::{self, Checkpoint, EngineState, Preamble, RankShare};
 use webgrav::run::{Run, RunParams, SolverKind};
 use webgrav::snapshot::Snapshot;
 use webgrav::state::energy::{potentials_f64, PotentialRule, PotentialSum};
 use webgrav::state::galaxy::catalog;
 use webgrav::state::galaxy::sampler::{now, Cpu, Realize, RealizeOnCpu, Shared};
 use webgrav::state::parallel::SUM_CHUNK;
+use webgrav::state::particles::StateReadback;
 use webgrav::state::share::Share;
 use webgrav::state::stats::ErrorStats;
 use webgrav::state::{Model, ModelParams, Particles};
@@ -425,6 +427,119 @@ fn refits_between_builds_on_ranks_follow_one_gpu() {
     eprintln!("|dE/E| three ranks {de3:e}, one GPU {de1:e}; positions apart {apart:e}");
     assert!((de3 - de1).abs() <= 0.1 * de1, "{de1:e} {de3:e}");
     assert!(apart < 1e-4, "{apart:e}");
+}
+
+/// A leapfrog checkpoint of 3000 particles in id order (ids ascending but
+/// not 0..n, forces and kinds of their own), as a run on ranks writes it.
+fn checkpoint_in_id_order(typed: bool) -> Checkpoint {
+    let p = Model::Plummer.generate(3000, 9).unwrap();
+    let n = p.len();
+    Checkpoint {
+        params: RunParams {
+            solver: SolverKind::Tree,
+            ..RunParams::default()
+        },
+        time: 0.25,
+        steps: 32,
+        base_time: 0.0,
+        base_steps: 32,
+        origin: 0.0,
+        run_id: 77,
+        ids: (0..n as u64).map(|k| 7 * k + 3).collect(),
+        types: typed.then(|| (0..n).map(|k| (k % 7 % 6) as u8).collect()),
+        e0: Some(Default::default()),
+        de_max: 1e-6,
+        tree_deepest: webgrav::tree::layout::MAX_DEPTH,
+        request: "{\"t_end\":1.0}".into(),
+        engine: EngineState::Leapfrog(StateReadback {
+            acc_pot: (p.pos_mass.iter())
+                .map(|m| AccPot {
+                    acc: m.pos.map(|x| -x),
+                    pot: -m.mass,
+                })
+                .collect(),
+            pos_mass: p.pos_mass,
+            vel: p.vel,
+            index: (0..n as u32).collect(),
+        }),
+    }
+}
+
+/// A checkpoint written by ranks in parts (each its particles in id order;
+/// one rank with none) is the whole checkpoint's bytes, and each of P
+/// ranks reads back only its share of the particles' state (the ids and
+/// kinds whole), checking the whole file's checksum: a damaged byte
+/// anywhere is refused by every rank.
+#[test]
+fn a_checkpoint_written_in_parts_is_the_whole_and_read_in_shares() {
+    let dir = common::fresh_dir("cluster_checkpoint_parts");
+    for typed in [true, false] {
+        let whole = checkpoint_in_id_order(typed);
+        let path = dir.join("c.ckpt");
+        let path = path.to_str().unwrap();
+        let EngineState::Leapfrog(state) = &whole.engine else {
+            unreachable!()
+        };
+        let parts = [0..1000, 1000..1000, 1000..3000];
+        let outcomes = on_ranks(3, |comm| {
+            let r = parts[comm.rank()].clone();
+            let types = whole.types.as_ref().map(|t| &t[r.clone()]);
+            let preamble = Preamble {
+                params: &whole.params,
+                time: whole.time,
+                steps: whole.steps,
+                base_time: whole.base_time,
+                base_steps: whole.base_steps,
+                origin: whole.origin,
+                run_id: whole.run_id,
+                ids: &whole.ids[r.clone()],
+                types,
+                e0: whole.e0,
+                de_max: whole.de_max,
+                tree_deepest: whole.tree_deepest,
+                request: &whole.request,
+            };
+            let part = StateReadback {
+                pos_mass: state.pos_mass[r.clone()].to_vec(),
+                vel: state.vel[r.clone()].to_vec(),
+                acc_pot: state.acc_pot[r].to_vec(),
+                index: Vec::new(),
+            };
+            checkpoint::write_parted(path, &preamble, &part, &CommRanks(comm))
+        });
+        for o in outcomes {
+            o.unwrap();
+        }
+        let bytes = std::fs::read(path).unwrap();
+        assert!(bytes == whole.encode(), "typed {typed}: the bytes differ");
+        for ranks in [1, 2, 3] {
+            for rank in 0..ranks {
+                let share = RankShare { rank, ranks };
+                let got = Checkpoint::read_path_share(path, Some(share)).unwrap();
+                let keep = share.of(3000);
+                let expected = Checkpoint {
+                    engine: EngineState::Leapfrog(StateReadback {
+                        pos_mass: state.pos_mass[keep.clone()].to_vec(),
+                        vel: state.vel[keep.clone()].to_vec(),
+                        acc_pot: state.acc_pot[keep.clone()].to_vec(),
+                        index: state.index[keep].to_vec(),
+                    }),
+                    ..whole.clone()
+                };
+                assert!(got == expected, "rank {rank} of {ranks}");
+            }
+        }
+        for at in [bytes.len() / 5, bytes.len() / 2, bytes.len() - 12] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x10;
+            std::fs::write(path, &damaged).unwrap();
+            for rank in 0..2 {
+                let share = Some(RankShare { rank, ranks: 2 });
+                let e = Checkpoint::read_path_share(path, share).unwrap_err();
+                assert!(e.to_string().contains("checksum"), "byte {at}: {e}");
+            }
+        }
+    }
 }
 
 /// A redraw on the GPU (`ClusterRun::redrawn`, what `rebalance` does)

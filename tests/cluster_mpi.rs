@@ -232,6 +232,12 @@ fn what_ranks_cannot_do_is_refused_on_every_rank() {
         // Said once (by rank 0), not by every rank.
         assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
     }
+    // A checkpoint that is not there: every rank looked, rank 0 says so.
+    let args = ["run", "--resume", "missing.ckpt"].map(String::from);
+    let run = mpirun(2, &dir, &args);
+    let stderr = common::text(&run.stderr);
+    assert!(!run.status.success());
+    assert_eq!(stderr.matches("missing.ckpt").count(), 1, "{stderr}");
 }
 
 #[test]

@@ -13,7 +13,8 @@
 //! file (each rank writing its own records there; HDF5 gathered in rank
 //! 0), a series of per-rank parts named as Bonsai names them
 //! (`--snap-every` with `--bonsai-names`), and checkpoints in the format
-//! of one GPU's (gathered, written by rank 0), which resume on any number
+//! of one GPU's (each rank writing its own records, each reading back only
+//! its share of them), which resume on any number
 //! of ranks or on one GPU. The rest is refused by name.
 
 use super::run::{check_outputs, norm, resolve, run_resolved, value, Log, Request, RunArgs};
@@ -25,7 +26,7 @@ use crate::cluster::run::{ClusterParams, ClusterRun, Rebalance};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
-use crate::run::checkpoint::{Checkpoint, EngineState};
+use crate::run::checkpoint::{self, Checkpoint, EngineState, Preamble};
 use crate::run::leapfrog::block_config;
 use crate::run::params::RunParams;
 use crate::run::schedule::whole_steps;
@@ -41,12 +42,28 @@ use std::process::ExitCode;
 /// `webgrav run` started by `mpirun`: on every rank with several, as one
 /// process (`run::run`) with one.
 pub async fn run_under_mpirun(a: RunArgs) -> Result<ExitCode> {
-    let (a, resumed) = resolve(a)?;
     let comm = MpiComm::init()?;
     if comm.size() == 1 {
         drop(comm);
+        let (a, resumed) = resolve(a, None)?;
         return run_resolved(a, resumed).await;
     }
+    // Each rank reads only its share of a checkpoint's particles.
+    let share = checkpoint::RankShare {
+        rank: comm.rank(),
+        ranks: comm.size(),
+    };
+    let (a, resumed) = match resolve(a, Some(share)) {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            // Every rank read the same file: rank 0 says what it found.
+            if comm.rank() == 0 {
+                say!("webgrav: error: {e}");
+            }
+            comm.barrier();
+            return Ok(ExitCode::FAILURE);
+        }
+    };
     run(a, comm, resumed).await
 }
 
@@ -204,7 +221,7 @@ async fn run_checked(
         Some(c) => {
             let (e0, run_id) = (c.e0, c.run_id);
             let kinds = c.types.as_ref().map(|t| KindsById::new(&c.ids, t));
-            let mine = checkpoint_share(c, comm)?;
+            let mine = checkpoint_share(c)?;
             (mine, kinds, plan.start, e0, run_id)
         }
         None => {
@@ -356,9 +373,10 @@ struct Ids {
     de_max: f64,
 }
 
-/// The run's checkpoint, gathered on rank 0 and written by it atomically
-/// in the format of a one-GPU run's (any number of ranks, or one GPU,
-/// resumes it).
+/// The run's checkpoint in the format of a one-GPU run's (any number of
+/// ranks, or one GPU, resumes it): the ranks sort their particles by id
+/// together, and each writes its own records at their place in the file
+/// (`checkpoint::write_parted`), atomically, as `--out` is written.
 async fn write_checkpoint(
     a: &RunArgs,
     path: &str,
@@ -368,62 +386,63 @@ async fn write_checkpoint(
     plan: &Plan,
     ids: Ids,
 ) -> Result<()> {
-    let Some(all) = run.gather_particles(ctx, comm, 0).await? else {
-        return Ok(());
-    };
-    let n = all.len();
+    let clock = std::time::Instant::now();
+    let mine = run.id_ordered_particles(ctx, comm).await?;
     // `Run`'s count: time = base_time + base_steps × dt, base_steps the
     // steps since base_time.
     let (base_time, steps_at_base) = run.base();
-    let c = Checkpoint {
-        params: plan.run_params,
+    let types = run.kinds_of(&mine.id);
+    let request = value(&Request::of(a));
+    let preamble = Preamble {
+        params: &plan.run_params,
         time: run.time(),
         steps: run.steps(),
         base_time,
         base_steps: run.steps() - steps_at_base,
         origin: plan.start.0,
         run_id: ids.run_id,
-        types: run.kinds_of(&all.id),
-        ids: all.id,
+        ids: &mine.id,
+        types: types.as_deref(),
         e0: Some(ids.e0),
         de_max: ids.de_max,
         tree_deepest: crate::tree::layout::MAX_DEPTH,
-        request: value(&Request::of(a)),
-        engine: EngineState::Leapfrog(StateReadback {
-            pos_mass: all.pos_mass,
-            vel: all.vel,
-            acc_pot: all.acc_pot,
-            index: (0..n as u32).collect(),
-        }),
+        request: &request,
     };
-    snapshot::write_atomic(path, &c.encode())?;
+    let state = StateReadback {
+        pos_mass: mine.pos_mass,
+        vel: mine.vel,
+        acc_pot: mine.acc_pot,
+        index: Vec::new(),
+    };
+    checkpoint::write_parted(path, &preamble, &state, &CommRanks(comm))?;
     // A signal ends every rank at once (`interrupt`); its last words name
     // this checkpoint, the one to resume.
     super::interrupt::checkpoint_written(path, run.time());
-    say!("wrote the checkpoint {path} at t = {}", run.time());
+    if comm.rank() == 0 {
+        say!(
+            "wrote the checkpoint {path} at t = {} in {:.2} s",
+            run.time(),
+            clock.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 
-/// This rank's equal share of a checkpoint's particles, with their forces
-/// (the next step kicks with them).
-fn checkpoint_share(c: Checkpoint, comm: &dyn Comm) -> Result<RankParticles> {
+/// This rank's share of a checkpoint's particles (read as its share:
+/// `Checkpoint::read_path_share`), with their forces (the next step kicks
+/// with them).
+fn checkpoint_share(c: Checkpoint) -> Result<RankParticles> {
     let EngineState::Leapfrog(state) = c.engine else {
         return Err(Error::InvalidParameter(
             "a Hermite checkpoint runs on one GPU".into(),
         ));
     };
-    let (n, p, r) = (state.pos_mass.len(), comm.size(), comm.rank());
-    let range = n * r / p..n * (r + 1) / p;
-    let len = range.len();
     Ok(RankParticles {
-        id: state.index[range.clone()]
-            .iter()
-            .map(|&i| c.ids[i as usize])
-            .collect(),
-        pos_mass: state.pos_mass[range.clone()].to_vec(),
-        vel: state.vel[range.clone()].to_vec(),
-        acc_pot: state.acc_pot[range].to_vec(),
-        work: vec![1.0; len],
+        id: state.index.iter().map(|&i| c.ids[i as usize]).collect(),
+        work: vec![1.0; state.pos_mass.len()],
+        pos_mass: state.pos_mass,
+        vel: state.vel,
+        acc_pot: state.acc_pot,
     })
 }
 

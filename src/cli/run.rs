@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
-use crate::run::checkpoint::Checkpoint;
+use crate::run::checkpoint::{self, Checkpoint};
 use crate::run::params::RunParams;
 use crate::run::schedule::{at, check_end, next_on_grid, on_grid, shown, whole_steps};
 use crate::run::SolverKind;
@@ -370,18 +370,21 @@ impl Log {
 }
 
 pub async fn run(a: RunArgs) -> Result<ExitCode> {
-    let (a, resumed) = resolve(a)?;
+    let (a, resumed) = resolve(a, None)?;
     run_resolved(a, resumed).await
 }
 
 /// A resumed run is asked what its checkpoint's run was asked, but for
 /// the options given now: its outputs are then checked as any run's. The
 /// arguments so completed, and the checkpoint read.
-pub(super) fn resolve(mut a: RunArgs) -> Result<(RunArgs, Option<Checkpoint>)> {
+pub(super) fn resolve(
+    mut a: RunArgs,
+    share: Option<checkpoint::RankShare>,
+) -> Result<(RunArgs, Option<Checkpoint>)> {
     let resumed = match a.resume.clone() {
         Some(path) => {
             refuse_overrides_of_resume(&a)?;
-            let c = Checkpoint::read_path(&path)?;
+            let c = Checkpoint::read_path_share(&path, share)?;
             take_request(&mut a, &c.request, &path)?;
             Some(c)
         }

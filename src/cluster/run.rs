@@ -546,8 +546,19 @@ impl ClusterRun {
     /// failed read-back) is this rank's alone: the run must end every
     /// rank (`MPI_Abort`), as any error once the ranks run does.
     pub async fn id_ordered_part(&self, ctx: &GpuContext, comm: &dyn Comm) -> Result<Snapshot> {
+        Ok(self.snapshot_of(self.id_ordered_particles(ctx, comm).await?))
+    }
+
+    /// This rank's part of every rank's particles in id order, forces
+    /// included (as `id_ordered_part`: what a checkpoint written in parts
+    /// holds).
+    pub async fn id_ordered_particles(
+        &self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+    ) -> Result<RankParticles> {
         let mine = self.local_particles(ctx, false).await?;
-        Ok(self.snapshot_of(sort_by_id(comm, mine)?))
+        sort_by_id(comm, mine)
     }
 
     /// `mine` as a snapshot at the run's time, with potentials and kinds.

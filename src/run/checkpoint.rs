@@ -28,6 +28,11 @@
 //! finishes the run as asked).
 //! Version 1 files are refused with a message.
 //!
+//! The ranks of a parallel run write one leapfrog checkpoint together,
+//! each its own records at their place (`write_parted`), and each reads
+//! back only its share of them (`Checkpoint::read_path_share`), checking
+//! the whole file's checksum: no process holds every particle's state.
+//!
 //! A checkpoint is written as it is encoded (`Checkpoint::write_to`, the
 //! checksum summed on the way; a leapfrog run's particle arrays go from
 //! the GPU to the file a piece at a time, `StateWriter`), read only as far as its header says it
@@ -44,6 +49,7 @@ use crate::hermite::{Body, Criterion, HermiteStats, Precision};
 use crate::state::particles::StateReadback;
 use crate::state::Diagnostics;
 use crate::tree::layout::MAX_DEPTH;
+use std::ops::Range;
 
 const MAGIC: &[u8; 8] = b"WGCHKPT\n";
 /// The format's version; a reader takes it and versions 2 to 8.
@@ -58,6 +64,21 @@ const XXH3_VERSION: u32 = 7;
 /// Most time-step levels a Hermite checkpoint may list: the integrator's
 /// steps reach from `dt_max` down to `DT_MIN` = 2^-40.
 const MAX_LEVELS: usize = 64;
+
+/// One of `ranks` equal shares of a leapfrog checkpoint's records (the
+/// ranks of a run, each reading its own: `Checkpoint::read_path_share`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankShare {
+    pub rank: usize,
+    pub ranks: usize,
+}
+
+impl RankShare {
+    /// The records of this share among `n`.
+    pub fn of(self, n: usize) -> Range<usize> {
+        n * self.rank / self.ranks..n * (self.rank + 1) / self.ranks
+    }
+}
 
 /// The state of one integrator.
 #[derive(Clone, Debug, PartialEq)]
@@ -325,6 +346,36 @@ impl In<'_> {
         }
         self.records(n)
     }
+    /// A count that must be `n`, then `n` records of which only those of
+    /// `keep` are kept (the rest read past, summed all the same).
+    fn pod_part<T: bytemuck::Pod>(&mut self, n: usize, keep: Range<usize>) -> Result<Vec<T>> {
+        if self.u64()? != n as u64 {
+            return Err(self.bad("a particle array whose length differs from the id count"));
+        }
+        let size = std::mem::size_of::<T>() as u64;
+        self.skip(keep.start as u64 * size)?;
+        let kept = self.records(keep.len() as u64)?;
+        self.skip((n - keep.end) as u64 * size)?;
+        Ok(kept)
+    }
+    /// Reads past `k` bytes.
+    fn skip(&mut self, k: u64) -> Result<()> {
+        if k > self.remaining() {
+            return Err(self.bad("truncated"));
+        }
+        match &mut self.src {
+            Src::Bytes { at, .. } => *at += k as usize,
+            Src::Stream { .. } => {
+                let mut left = k;
+                while left > 0 {
+                    let piece = left.min(1 << 20) as usize;
+                    self.take(piece)?;
+                    left -= piece as u64;
+                }
+            }
+        }
+        Ok(())
+    }
     /// `n` records, their count known: read straight into their array (a
     /// file's records are never in memory twice), once the body is known
     /// to hold them.
@@ -406,6 +457,17 @@ pub struct Preamble<'a> {
 
 impl Preamble<'_> {
     fn write(&self, o: &mut Out) {
+        self.write_head(o);
+        o.pod(self.ids);
+        o.u32(self.types.is_some() as u32);
+        if let Some(t) = self.types {
+            o.pod(t);
+        }
+        self.write_tail(o);
+    }
+
+    /// The preamble up to the ids' count.
+    fn write_head(&self, o: &mut Out) {
         o.put(MAGIC);
         o.u32(VERSION);
         let p = self.params;
@@ -444,11 +506,10 @@ impl Preamble<'_> {
         o.u64(self.base_steps);
         o.f64(self.origin);
         o.u64(self.run_id);
-        o.pod(self.ids);
-        o.u32(self.types.is_some() as u32);
-        if let Some(t) = self.types {
-            o.pod(t);
-        }
+    }
+
+    /// The preamble after the ids and the kinds.
+    fn write_tail(&self, o: &mut Out) {
         o.u32(self.e0.is_some() as u32);
         put_diagnostics(o, &self.e0.unwrap_or_default());
         o.f64(self.de_max);
@@ -489,6 +550,87 @@ impl<'a> StateWriter<'a> {
     pub fn finish(self) -> std::io::Result<()> {
         self.o.seal()
     }
+}
+
+/// A leapfrog checkpoint written by the ranks of a run together, each
+/// with its part of the particles (`preamble`'s ids and kinds, `state`'s
+/// records, in one order), the ranks' parts in rank order being the whole
+/// (`snapshot::parted`): the bytes of `encode` of the whole, its upload
+/// index the identity, with no process holding more than its part. Every
+/// rank returns the same outcome; a failed write leaves the old file.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write_parted(
+    path: &str,
+    preamble: &Preamble,
+    state: &StateReadback,
+    ranks: &dyn crate::snapshot::parted::Ranks,
+) -> Result<()> {
+    use crate::snapshot::parted::{write_pieces, Piece, RecordsOf};
+    let mine = preamble.ids.len();
+    let lens = ranks.all_gather(&[mine as u64]);
+    let n: u64 = lens.iter().map(|l| l[0]).sum();
+    let first: u64 = lens[..ranks.rank()].iter().map(|l| l[0]).sum();
+    let framing = |f: &dyn Fn(&mut Out)| {
+        let mut bytes = Vec::new();
+        f(&mut Out::new(&mut bytes));
+        Piece::Framing(bytes)
+    };
+    // Each rank's records, all of them, in their order.
+    let records = |size: usize, encode| whole_part(size, mine, encode);
+    fn whole_part(size: usize, mine: usize, encode: RecordsOf<'_>) -> Piece<'_> {
+        Piece::Records {
+            size: size as u64,
+            keep: Box::new(move || (0..mine as u32).collect()),
+            encode,
+        }
+    }
+    fn of<T: bytemuck::Pod>(xs: &[T]) -> RecordsOf<'_> {
+        Box::new(move |run: &[u32]| {
+            run.iter()
+                .flat_map(|&k| bytemuck::bytes_of(&xs[k as usize]).iter().copied())
+                .collect()
+        })
+    }
+    let count = || framing(&|o| o.u64(n));
+    let mut pieces = vec![
+        framing(&|o| {
+            preamble.write_head(o);
+            o.u64(n);
+        }),
+        records(8, of(preamble.ids)),
+        framing(&|o| {
+            o.u32(preamble.types.is_some() as u32);
+            if preamble.types.is_some() {
+                o.u64(n);
+            }
+        }),
+    ];
+    if let Some(types) = preamble.types {
+        pieces.push(records(1, of(types)));
+    }
+    pieces.extend([
+        framing(&|o| {
+            preamble.write_tail(o);
+            o.u32(0);
+            o.u64(n);
+        }),
+        records(16, of(&state.pos_mass)),
+        count(),
+        records(16, of(&state.vel)),
+        count(),
+        records(16, of(&state.acc_pot)),
+        count(),
+        records(
+            4,
+            Box::new(move |run: &[u32]| {
+                run.iter()
+                    .flat_map(|&k| (first as u32 + k).to_le_bytes())
+                    .collect()
+            }),
+        ),
+        Piece::Xxh3Trailer,
+    ]);
+    write_pieces(path, pieces, ranks)
 }
 
 impl Checkpoint {
@@ -559,6 +701,10 @@ impl Checkpoint {
 
     /// Parses a checkpoint; `name` appears in error messages.
     pub fn decode(bytes: &[u8], name: &str) -> Result<Self> {
+        Self::decode_share(bytes, name, None)
+    }
+
+    fn decode_share(bytes: &[u8], name: &str, share: Option<RankShare>) -> Result<Self> {
         if bytes.len() < MAGIC.len() + 12 || &bytes[..8] != MAGIC {
             return Err(bad(name, "not a webgrav checkpoint"));
         }
@@ -568,10 +714,13 @@ impl Checkpoint {
         if checksum(version, body) != sum {
             return Err(bad(name, "checksum mismatch (damaged or truncated file)"));
         }
-        Self::read(&mut In {
-            src: Src::Bytes { b: body, at: 0 },
-            name,
-        })
+        Self::read(
+            &mut In {
+                src: Src::Bytes { b: body, at: 0 },
+                name,
+            },
+            share,
+        )
     }
 
     /// Reads a checkpoint file as it is parsed (read ahead on a thread of
@@ -582,6 +731,16 @@ impl Checkpoint {
     /// regular file (a pipe, a device) is read as `read_file` reads it.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn read_path(path: &str) -> Result<Self> {
+        Self::read_path_share(path, None)
+    }
+
+    /// `read_path` for one of the ranks of a run (`share`): a leapfrog
+    /// state's records are only this rank's, the rest of the file read
+    /// past (and summed: every rank checks the whole file), so that no
+    /// rank holds every particle's state. The ids and kinds are whole
+    /// (`StateReadback::index` of the share points into them).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn read_path_share(path: &str, share: Option<RankShare>) -> Result<Self> {
         use std::io::Read as _;
         let io = |source| Error::Io {
             path: path.to_string(),
@@ -590,7 +749,7 @@ impl Checkpoint {
         let mut file = std::fs::File::open(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if !meta.is_file() {
-            return Self::decode(&read_file(path)?, path);
+            return Self::decode_share(&read_file(path)?, path, share);
         }
         // The header first: a file longer than a checkpoint of its N can
         // be is refused before anything else is read, as `read_file` does.
@@ -615,7 +774,7 @@ impl Checkpoint {
             },
             name: path,
         };
-        let parsed = Self::read(&mut i);
+        let parsed = Self::read(&mut i, share);
         // What was not parsed is summed too, so that damage anywhere is
         // told as such.
         let Src::Stream { r, left, sum, .. } = &mut i.src else {
@@ -637,8 +796,9 @@ impl Checkpoint {
         parsed
     }
 
-    /// The checkpoint `i` holds, from its first byte to its checksum.
-    fn read(i: &mut In) -> Result<Self> {
+    /// The checkpoint `i` holds, from its first byte to its checksum; of a
+    /// leapfrog state only `share`'s records if given (`RankShare`).
+    fn read(i: &mut In, share: Option<RankShare>) -> Result<Self> {
         let h = Head::read(i)?;
         let ids: Vec<u64> = i.records(h.n as u64)?;
         let n = ids.len();
@@ -661,12 +821,15 @@ impl Checkpoint {
             String::new()
         };
         let engine = match i.u32()? {
-            0 => EngineState::Leapfrog(StateReadback {
-                pos_mass: i.pod(Some(n))?,
-                vel: i.pod(Some(n))?,
-                acc_pot: i.pod(Some(n))?,
-                index: i.pod(Some(n))?,
-            }),
+            0 => {
+                let keep = share.map_or(0..n, |s| s.of(n));
+                EngineState::Leapfrog(StateReadback {
+                    pos_mass: i.pod_part(n, keep.clone())?,
+                    vel: i.pod_part(n, keep.clone())?,
+                    acc_pot: i.pod_part(n, keep.clone())?,
+                    index: i.pod_part(n, keep)?,
+                })
+            }
             1 => {
                 let [offset, target, time] = i.f64s::<3>()?;
                 let block_steps = i.u64()?;

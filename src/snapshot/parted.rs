@@ -77,7 +77,7 @@ pub fn write_parted(
 
 /// A piece of a file: bytes that rank 0 writes, or a section (each rank's
 /// bytes of it, made when it is written).
-enum Piece<'a> {
+pub(crate) enum Piece<'a> {
     Framing(Vec<u8>),
     /// Records of `size` bytes: this rank's particles in the section
     /// (`keep`) and the bytes of a run of them (`encode`), written a run
@@ -89,10 +89,14 @@ enum Piece<'a> {
     },
     /// Text of this rank's particles, made whole.
     Text(Box<dyn Fn() -> Vec<u8> + 'a>),
+    /// The XXH3-64 of every byte before it, little-endian (a checkpoint's
+    /// checksum): rank 0 reads the file back once every rank's bytes are
+    /// in it.
+    Xxh3Trailer,
 }
 
 /// The bytes of the records of some of a rank's particles (indices).
-type RecordsOf<'a> = Box<dyn Fn(&[u32]) -> Vec<u8> + 'a>;
+pub(crate) type RecordsOf<'a> = Box<dyn Fn(&[u32]) -> Vec<u8> + 'a>;
 
 /// Records encoded and written at a time by a rank.
 const WRITE_RECORDS: usize = 1 << 20;
@@ -362,7 +366,7 @@ fn lines_pieces<'a, T: std::fmt::Display + Sync>(
 
 /// Writes `pieces` into `path` with every other rank (see the module's
 /// comment).
-fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result<()> {
+pub(crate) fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result<()> {
     let root = ranks.rank() == 0;
     // Rank 0 creates the temporary, named after its process; the others
     // open it once it is there.
@@ -374,7 +378,14 @@ fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result
     let _lock = root.then(write_lock);
     let created = root.then(|| {
         pending(&tmp, true);
-        std::fs::File::create(&tmp).map_err(|e| io_error(path, e))
+        // Readable too: a checksum of the whole is read back.
+        (std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true))
+        .open(&tmp)
+        .map_err(|e| io_error(path, e))
     });
     let _cleanup = Cleanup { tmp: &tmp, root };
     let created = agree(ranks, created.transpose())?;
@@ -419,6 +430,17 @@ fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result
                 }
                 at += lens.iter().map(|l| l[0]).sum::<u64>();
             }
+            Piece::Xxh3Trailer => {
+                // Every rank's bytes before it are in the file (synced, so
+                // a file system shared by hosts shows them too).
+                let synced = std::mem::replace(&mut result, Ok(())).and_then(|()| file.sync_data());
+                agree(ranks, synced.map_err(|e| io_error(path, e)))?;
+                if root {
+                    result = xxh3_of(&file, at)
+                        .and_then(|sum| file.write_all_at(&sum.to_le_bytes(), at));
+                }
+                at += 8;
+            }
         }
     }
     let synced = result.and_then(|()| file.sync_all());
@@ -439,6 +461,20 @@ fn write_pieces(path: &str, pieces: Vec<Piece<'_>>, ranks: &dyn Ranks) -> Result
     agree(ranks, renamed)
 }
 
+/// The XXH3-64 of `file`'s first `len` bytes, read a piece at a time.
+fn xxh3_of(file: &std::fs::File, len: u64) -> std::io::Result<u64> {
+    let mut sum = xxhash_rust::xxh3::Xxh3Default::new();
+    let mut piece = vec![0u8; (len as usize).min(1 << 24)];
+    let mut at = 0u64;
+    while at < len {
+        let k = ((len - at) as usize).min(piece.len());
+        file.read_exact_at(&mut piece[..k], at)?;
+        sum.update(&piece[..k]);
+        at += k as u64;
+    }
+    Ok(sum.digest())
+}
+
 /// Removes the temporary (rank 0) unless it was renamed into place.
 struct Cleanup<'a> {
     tmp: &'a Path,
@@ -457,7 +493,7 @@ impl Drop for Cleanup<'_> {
 /// `mine` if every rank succeeded; otherwise this rank's error, or an
 /// error naming the first rank that failed: every rank takes the same
 /// branch.
-fn agree<T>(ranks: &dyn Ranks, mine: Result<T>) -> Result<T> {
+pub(crate) fn agree<T>(ranks: &dyn Ranks, mine: Result<T>) -> Result<T> {
     let failed = ranks.all_gather(&[mine.is_err() as u64]);
     match mine {
         Err(e) => Err(e),
