@@ -584,12 +584,14 @@ pub fn write_parted(
             encode,
         }
     }
+    // `keep` is every record in order, so a run is a range of them.
+    fn range(run: &[u32]) -> Range<usize> {
+        let first = run.first().map_or(0, |&k| k as usize);
+        debug_assert!(run.last().is_none_or(|&k| k as usize == first + run.len() - 1));
+        first..first + run.len()
+    }
     fn of<T: bytemuck::Pod>(xs: &[T]) -> RecordsOf<'_> {
-        Box::new(move |run: &[u32]| {
-            run.iter()
-                .flat_map(|&k| bytemuck::bytes_of(&xs[k as usize]).iter().copied())
-                .collect()
-        })
+        Box::new(move |run: &[u32]| bytemuck::cast_slice(&xs[range(run)]).to_vec())
     }
     let count = || framing(&|o| o.u64(n));
     let mut pieces = vec![
@@ -623,9 +625,8 @@ pub fn write_parted(
         records(
             4,
             Box::new(move |run: &[u32]| {
-                run.iter()
-                    .flat_map(|&k| (first as u32 + k).to_le_bytes())
-                    .collect()
+                let index: Vec<u32> = range(run).map(|k| first as u32 + k as u32).collect();
+                bytemuck::cast_slice(&index).to_vec()
             }),
         ),
         Piece::Xxh3Trailer,
