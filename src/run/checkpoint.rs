@@ -587,7 +587,9 @@ pub fn write_parted(
     // `keep` is every record in order, so a run is a range of them.
     fn range(run: &[u32]) -> Range<usize> {
         let first = run.first().map_or(0, |&k| k as usize);
-        debug_assert!(run.last().is_none_or(|&k| k as usize == first + run.len() - 1));
+        debug_assert!(run
+            .last()
+            .is_none_or(|&k| k as usize == first + run.len() - 1));
         first..first + run.len()
     }
     fn of<T: bytemuck::Pod>(xs: &[T]) -> RecordsOf<'_> {
