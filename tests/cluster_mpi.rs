@@ -216,6 +216,40 @@ fn per_rank_parts_read_back_as_one_snapshot() {
     let one_part = parts.join("snap_00000.0625-1");
     let part = snapshot::read_file(one_part.to_str().unwrap()).unwrap();
     assert!(part.particles.len() < 3000);
+
+    // The parts as a run's input: three ranks deal out the two parts (one
+    // rank reads none), and the run starts at their time, as one GPU's.
+    let from = |out: &str| {
+        format!(
+            "run --in parts/snap_00000.0625-0 --theta 0.6 --alpha 0 --dt 0.0078125 \
+             --t-end 0.125 --out {out}"
+        )
+        .split_whitespace()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    let run = mpirun(3, &dir, &from("p3.csv"));
+    let stderr = common::text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("2 parts, each read by one of 3 ranks"),
+        "{stderr}"
+    );
+    let args = from("one.csv");
+    let one = common::webgrav_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(one.status.success(), "{}", common::text(&one.stderr));
+    let read = |name: &str| snapshot::read_file(dir.join(name).to_str().unwrap()).unwrap();
+    // (One GPU writes its input's order, the ranks id order.)
+    let by_id = |s: Snapshot| {
+        let mut order: Vec<usize> = (0..s.particles.len()).collect();
+        order.sort_by_key(|&k| s.particles.id[k]);
+        s.subset(&order)
+    };
+    let (three, one) = (read("p3.csv"), by_id(read("one.csv")));
+    // 8 steps from t = 1/16 (not 16 from the file's time).
+    assert_eq!((three.time, one.time), (0.125, 0.125));
+    let worst = largest_position_difference(&three, &one);
+    assert!(worst < 2e-4, "positions differ by {worst:e}");
 }
 
 #[test]

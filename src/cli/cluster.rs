@@ -36,6 +36,7 @@ use crate::state::diagnostics::Diagnostics;
 use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
 use crate::state::share::Share;
+use crate::state::Particles;
 use crate::tree::TreeConfig;
 use std::process::ExitCode;
 
@@ -158,22 +159,10 @@ fn check(a: &RunArgs, resumed: Option<&Checkpoint>) -> Result<Plan> {
     }
     Format::named(&a.snap_format)?;
     check_outputs(a)?;
+    // An input file's time is known once it is read (`run_checked`).
     let start = resumed.map_or((0.0, 0), |c| (c.time, c.steps));
-    if a.t_end < start.0 {
-        return Err(Error::InvalidParameter(format!(
-            "--t-end {} is before the checkpoint's time {}",
-            a.t_end, start.0
-        )));
-    }
     let dt = p.dt;
-    let every = |name: &str, t: f64| -> Result<u64> {
-        if t == 0.0 {
-            return Ok(0);
-        }
-        whole_steps(t, dt).ok_or_else(|| {
-            Error::InvalidParameter(format!("{name} {t} is not a whole number of steps of {dt}"))
-        })
-    };
+    let every = |name: &str, t: f64| steps_of(name, t, dt);
     Ok(Plan {
         run_params: *p,
         start,
@@ -190,14 +179,38 @@ fn check(a: &RunArgs, resumed: Option<&Checkpoint>) -> Result<Plan> {
             rebuild: p.rebuild,
             block: (p.timesteps == Timesteps::Block).then(|| block_config(p)),
         },
-        steps: if a.t_end == start.0 {
-            0
-        } else {
-            every("--t-end", a.t_end - start.0)?
-        },
+        steps: steps_to_end(a, start.0, dt)?,
         log_steps: every("--log-every", a.log_every)?,
         snap_steps: every("--snap-every", a.snap_every)?,
         checkpoint_steps: every("--checkpoint-every", a.checkpoint_every)?,
+    })
+}
+
+/// Steps of `dt` in `t` (0: none), refused unless whole (`name` says
+/// what `t` is).
+fn steps_of(name: &str, t: f64, dt: f64) -> Result<u64> {
+    if t == 0.0 {
+        return Ok(0);
+    }
+    whole_steps(t, dt).ok_or_else(|| {
+        Error::InvalidParameter(format!("{name} {t} is not a whole number of steps of {dt}"))
+    })
+}
+
+/// Steps of `dt` from `start` (a checkpoint's or an input file's time) to
+/// `--t-end`.
+fn steps_to_end(a: &RunArgs, start: f64, dt: f64) -> Result<u64> {
+    if a.t_end < start {
+        return Err(Error::InvalidParameter(format!(
+            "--t-end {} is before the run's start at t = {start}",
+            a.t_end
+        )));
+    }
+    steps_of("--t-end", a.t_end - start, dt).map_err(|_| {
+        Error::InvalidParameter(format!(
+            "--t-end {} is not a whole number of steps of {dt} after the run's start at t = {start}",
+            a.t_end
+        ))
     })
 }
 
@@ -230,6 +243,21 @@ async fn run_checked(
         }
     };
     let generated_s = clock.elapsed().as_secs_f64();
+    // An input file starts the run at its own time (every rank read the
+    // same one, so every rank finds the same here).
+    let mut plan = plan;
+    if start_at != plan.start {
+        match steps_to_end(a, start_at.0, plan.params.dt) {
+            Ok(steps) => (plan.steps, plan.start) = (steps, start_at),
+            Err(e) => {
+                if root {
+                    say!("webgrav: error: {e}");
+                }
+                comm.barrier();
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
     let mut log = match (&a.log, root) {
         (Some(path), true) => Some(Log::open(path, a.resume.is_some().then_some(start_at.0))?),
         _ => None,
@@ -485,10 +513,76 @@ async fn initial_share(
         let mine = RankParticles::of_range(particles, 0..particles.len());
         return Ok((mine, kinds, 0.0));
     }
+    let path = a.initial.input.as_deref().expect("an input file");
+    if let Some(parts) = snapshot::process_parts(path) {
+        return parts_share(a, comm, &parts);
+    }
     let snap = a.initial.load_whole().await?;
     let kinds = (snap.types.as_ref()).map(|t| KindsById::new(&snap.particles.id, t));
     let mine = RankParticles::equal_share(&snap.particles, r, p);
     Ok((mine, kinds, snap.time))
+}
+
+/// This rank's share of a snapshot in per-process parts (`snap_…-0`, `-1`,
+/// …: a parallel run's series): the parts dealt out in order, rank r of P
+/// reading parts m·r/P up to m·(r + 1)/P of m, and none of the others (a
+/// rank may get none), so no rank reads the whole. The parts' kinds and
+/// time are the whole's, as one process reads them (`read_file`): kinds
+/// if any part has them (untyped parts' particles are stars), and one
+/// time for all.
+fn parts_share(
+    a: &RunArgs,
+    comm: &dyn Comm,
+    parts: &[String],
+) -> Result<(RankParticles, Option<KindsById>, f64)> {
+    let (p, r, m) = (comm.size(), comm.rank(), parts.len());
+    let dealt = &parts[m * r / p..m * (r + 1) / p];
+    let snap = match dealt.split_first() {
+        Some((first, rest)) => {
+            let rest = rest
+                .iter()
+                .map(|q| (snapshot::read_one_file(q), q.as_str()));
+            let mut snap = snapshot::read_one_file(first)?.join_parts(first, rest)?;
+            a.initial.to_nbody(&mut snap)?;
+            Some(snap)
+        }
+        None => None,
+    };
+    let n = snap.as_ref().map_or(0, |s| s.particles.len());
+    crate::app::host::check_host_memory(n as u64, SolverKind::Tree)?;
+    // (time, typed) of every rank that read a part.
+    let mine = snap.as_ref().map_or([f64::NAN, 0.0], |s| {
+        [s.time, s.types.is_some() as u64 as f64]
+    });
+    let read: Vec<[f64; 2]> = (allgather_records(comm, &mine).iter())
+        .filter(|t| !t[0].is_nan())
+        .map(|t| [t[0], t[1]])
+        .collect();
+    let time = read[0][0];
+    if let Some(other) = read.iter().find(|t| t[0] != time) {
+        return Err(Error::InvalidParameter(format!(
+            "{} is at t = {time}, another of its parts at t = {}: not parts of one snapshot",
+            parts[0], other[0]
+        )));
+    }
+    let typed = read.iter().any(|t| t[1] == 1.0);
+    if r == 0 {
+        say!("{}: {m} parts, each read by one of {p} ranks", parts[0]);
+    }
+    let (particles, types) = match snap {
+        Some(s) => (s.particles, s.types),
+        None => (Particles::default(), None),
+    };
+    let kinds = typed.then(|| {
+        let types = types.unwrap_or_else(|| vec![4; particles.len()]);
+        let mine = KindsById::new(&particles.id, &types);
+        KindsById::joined(allgather_records(comm, mine.runs()))
+    });
+    Ok((
+        RankParticles::of_range(&particles, 0..particles.len()),
+        kinds,
+        time,
+    ))
 }
 
 /// This rank's part of the series, as Bonsai names a process's snapshot:

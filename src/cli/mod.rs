@@ -263,6 +263,20 @@ impl InitialArgs {
         self.load_checked(None, SolverKind::Tree).await
     }
 
+    /// Converts what was read of the input file from `--units` to
+    /// webgrav's, if given.
+    fn to_nbody(&self, snap: &mut Snapshot) -> Result<()> {
+        if let Some(u) = &self.units {
+            if !u.iter().all(|x| x.is_finite() && *x > 0.0) {
+                return Err(Error::InvalidParameter(format!(
+                    "--units must be three positive numbers, got {u:?}"
+                )));
+            }
+            snapshot::gadget::to_nbody(snap, u[0], u[1], u[2]);
+        }
+        Ok(())
+    }
+
     /// Refuses `--units` without an input file.
     fn check_units(&self) -> Result<()> {
         if self.units.is_some() && self.input.is_none() {
@@ -279,14 +293,7 @@ impl InitialArgs {
         match &self.input {
             Some(path) => {
                 let mut snap = snapshot::read_file(path)?;
-                if let Some(u) = &self.units {
-                    if !u.iter().all(|x| x.is_finite() && *x > 0.0) {
-                        return Err(Error::InvalidParameter(format!(
-                            "--units must be three positive numbers, got {u:?}"
-                        )));
-                    }
-                    snapshot::gadget::to_nbody(&mut snap, u[0], u[1], u[2]);
-                }
+                self.to_nbody(&mut snap)?;
                 note_types(&snap, path);
                 note_units(path, self.units.is_some());
                 // The file's N, checked once it is known (the state read

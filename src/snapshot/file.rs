@@ -62,7 +62,10 @@ fn read_parts(parts: &[String]) -> Result<Snapshot> {
     read_one_file(&parts[0])?.join_parts(&parts[0], rest)
 }
 
-fn read_one_file(path: &str) -> Result<Snapshot> {
+/// One file of a snapshot, never joined with its siblings (`read_file`
+/// reads `snap_…-0` with `-1`, `-2`, …): what a rank of a parallel run
+/// reads of the parts it is dealt.
+pub fn read_one_file(path: &str) -> Result<Snapshot> {
     let (path, head) = match first_bytes(path) {
         // `snap_000` standing for the files `snap_000.0`, `snap_000.1`, …
         Err(_) if !Path::new(path).exists() && Path::new(&format!("{path}.0")).is_file() => {
