@@ -148,7 +148,7 @@ fn block_steps_under_mpirun_follow_one_gpu() {
     let [one, run] = on_one_gpu_and_two_ranks(
         &dir,
         "run --model plummer -n 3000 --seed 4 --theta 0.6 --alpha 0 --dt 0.0625 --t-end 0.25 \
-         --timesteps block --levels 3 --eta 0.02 --rebuild 2 --log-every 0.25",
+         --timesteps block --levels 4 --eta 0.02 --rebuild 2 --log-every 0.25",
         "csv",
     );
     let one_line = common::log_lines(&common::text(&one.stdout)).pop().unwrap();
@@ -157,6 +157,11 @@ fn block_steps_under_mpirun_follow_one_gpu() {
         stderr.contains("block steps: particles per level"),
         "{stderr}"
     );
+    // No particle took the deepest level, and the ranks say so as one GPU
+    // does.
+    let unused = "--levels 3 would record 8 sub-steps a step, not 16";
+    assert!(stderr.contains(unused), "{stderr}");
+    assert!(common::text(&one.stderr).contains(unused));
     let line = common::log_lines(&common::text(&run.stdout)).pop().unwrap();
     let levels = |l: &serde_json::Value| -> Vec<u64> {
         serde_json::from_value(l["particles_per_level"].clone()).expect("levels")

@@ -17,7 +17,10 @@
 //! its share of them), which resume on any number
 //! of ranks or on one GPU. The rest is refused by name.
 
-use super::run::{check_outputs, norm, resolve, run_resolved, value, Log, Request, RunArgs};
+use super::run::{
+    check_outputs, deepest_occupied, norm, resolve, run_resolved, say_unused_levels, value, Log,
+    Request, RunArgs,
+};
 use super::{emit, say};
 use crate::cluster::comm::{allgather_records, Comm, CommRanks, CommSums};
 use crate::cluster::decomposition::RankParticles;
@@ -286,6 +289,7 @@ async fn run_checked(
     let mut steps_clock = std::time::Instant::now();
     let mut since_log = 0u64;
     let mut last_levels = None;
+    let mut deepest_seen = None;
     for step in 1..=plan.steps {
         run.step(&ctx, comm).await?;
         since_log += 1;
@@ -311,6 +315,7 @@ async fn run_checked(
                 wall_s: run_clock.elapsed().as_secs_f64(),
             };
             let line = log_line(comm, &run, &d, &start, de_max, times)?;
+            deepest_seen = deepest_seen.max(d.levels.as_deref().and_then(deepest_occupied));
             last_levels = d.levels;
             if let (true, Some(line)) = (root, line) {
                 emit(&line)?;
@@ -335,6 +340,7 @@ async fn run_checked(
         if let Some(levels) = last_levels {
             say!("block steps: particles per level (dt/2^k) {levels:?}");
         }
+        say_unused_levels(deepest_seen, plan.run_params.levels);
     }
     say_peak_memory(comm, run.local_count());
     Ok(ExitCode::SUCCESS)

@@ -892,19 +892,7 @@ async fn integrate(
         if end {
             bar.finish_and_clear();
             report(&r, (now_ms() - clock) * 1e-3);
-            if let Some(deepest) = deepest_seen {
-                if deepest < p.levels as usize {
-                    say!(
-                        "block steps: the deepest level taken at the read-outs was \
-                         {deepest} (dt/2^{deepest}), and --levels {} records sub-steps for \
-                         deeper ones, idle but still launched: --levels {deepest} would \
-                         record {} sub-steps a step, not {}",
-                        p.levels,
-                        1u64 << deepest,
-                        1u64 << p.levels
-                    );
-                }
-            }
+            say_unused_levels(deepest_seen, p.levels);
             return Ok(Some(r));
         }
         // A signal as the end is reached lets the run finish; one between
@@ -918,7 +906,22 @@ async fn integrate(
 }
 
 /// The deepest level holding a particle (block steps' particles per level).
-fn deepest_occupied(levels: &[u64]) -> Option<usize> {
+/// Says so when block steps never took their deepest levels (`deepest`,
+/// the deepest occupied at the read-outs, of `levels`): their sub-steps
+/// are recorded all the same.
+pub(super) fn say_unused_levels(deepest: Option<usize>, levels: u32) {
+    if let Some(deepest) = deepest.filter(|&d| d < levels as usize) {
+        say!(
+            "block steps: the deepest level taken at the read-outs was {deepest} \
+             (dt/2^{deepest}), and --levels {levels} records sub-steps for deeper ones, idle \
+             but still launched: --levels {deepest} would record {} sub-steps a step, not {}",
+            1u64 << deepest,
+            1u64 << levels
+        );
+    }
+}
+
+pub(super) fn deepest_occupied(levels: &[u64]) -> Option<usize> {
     levels.iter().rposition(|&n| n > 0)
 }
 
