@@ -224,23 +224,21 @@ fn per_rank_parts_read_back_as_one_snapshot() {
 
     // The parts as a run's input: three ranks deal out the two parts (one
     // rank reads none), and the run starts at their time, as one GPU's.
-    let from = |out: &str| {
-        format!(
-            "run --in parts/snap_00000.0625-0 --theta 0.6 --alpha 0 --dt 0.0078125 \
-             --t-end 0.125 --out {out}"
-        )
-        .split_whitespace()
-        .map(String::from)
-        .collect::<Vec<_>>()
+    let from = |input: &str, out: &str| {
+        format!("run --in {input} --theta 0.6 --alpha 0 --dt 0.0078125 --t-end 0.125 --out {out}")
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
     };
-    let run = mpirun(3, &dir, &from("p3.csv"));
+    let parts_0 = "parts/snap_00000.0625-0";
+    let run = mpirun(3, &dir, &from(parts_0, "p3.csv"));
     let stderr = common::text(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     assert!(
         stderr.contains("2 parts, each read by one of 3 ranks"),
         "{stderr}"
     );
-    let args = from("one.csv");
+    let args = from(parts_0, "one.csv");
     let one = common::webgrav_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(one.status.success(), "{}", common::text(&one.stderr));
     let read = |name: &str| snapshot::read_file(dir.join(name).to_str().unwrap()).unwrap();
@@ -254,6 +252,18 @@ fn per_rank_parts_read_back_as_one_snapshot() {
     // 8 steps from t = 1/16 (not 16 from the file's time).
     assert_eq!((three.time, one.time), (0.125, 0.125));
     let worst = largest_position_difference(&three, &one);
+    assert!(worst < 2e-4, "positions differ by {worst:e}");
+
+    // One file (the end state, in id order): rank 0 reads it and deals
+    // out equal shares; the run is one GPU's from the same file.
+    let run = mpirun(2, &dir, &from("end.csv", "p2.csv"));
+    assert!(run.status.success(), "{}", common::text(&run.stderr));
+    let args = from("end.csv", "one_end.csv");
+    let one = common::webgrav_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(one.status.success(), "{}", common::text(&one.stderr));
+    let (two, one) = (read("p2.csv"), read("one_end.csv"));
+    assert_eq!((two.time, one.time), (0.125, 0.125));
+    let worst = largest_position_difference(&two, &one);
     assert!(worst < 2e-4, "positions differ by {worst:e}");
 }
 
@@ -271,12 +281,16 @@ fn what_ranks_cannot_do_is_refused_on_every_rank() {
         // Said once (by rank 0), not by every rank.
         assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
     }
-    // A checkpoint that is not there: every rank looked, rank 0 says so.
-    let args = ["run", "--resume", "missing.ckpt"].map(String::from);
-    let run = mpirun(2, &dir, &args);
-    let stderr = common::text(&run.stderr);
-    assert!(!run.status.success());
-    assert_eq!(stderr.matches("missing.ckpt").count(), 1, "{stderr}");
+    // A checkpoint or an input file that is not there: rank 0 says so.
+    for args in [
+        ["run", "--resume", "missing.ckpt"],
+        ["run", "--in", "missing.csv"],
+    ] {
+        let run = mpirun(2, &dir, &args.map(String::from));
+        let stderr = common::text(&run.stderr);
+        assert!(!run.status.success());
+        assert_eq!(stderr.matches(args[2]).count(), 1, "{stderr}");
+    }
 }
 
 #[test]

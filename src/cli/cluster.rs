@@ -25,7 +25,7 @@ use super::{emit, say};
 use crate::cluster::comm::{allgather_records, Comm, CommRanks, CommSums};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
-use crate::cluster::run::{ClusterParams, ClusterRun, Rebalance};
+use crate::cluster::run::{deal_equal_shares, ClusterParams, ClusterRun, Rebalance};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
@@ -34,7 +34,7 @@ use crate::run::leapfrog::block_config;
 use crate::run::params::RunParams;
 use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
-use crate::snapshot::{self, parted, Format};
+use crate::snapshot::{self, parted, Format, Snapshot};
 use crate::state::diagnostics::Diagnostics;
 use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
@@ -241,7 +241,27 @@ async fn run_checked(
             (mine, kinds, plan.start, e0, run_id)
         }
         None => {
-            let (mine, kinds, time) = initial_share(a, &ctx, comm).await?;
+            // One input file, not in parts: rank 0 reads it (and deals it
+            // out, `initial_share`), and says once why it could not.
+            let whole_input = a
+                .initial
+                .input
+                .as_deref()
+                .filter(|p| snapshot::process_parts(p).is_none());
+            let read = match (whole_input, root) {
+                (Some(_), true) => Some(a.initial.load_whole().await),
+                _ => None,
+            };
+            let failed = matches!(read, Some(Err(_))) as u64;
+            if allgather_records(comm, &[failed])[0][0] == 1 {
+                if let Some(Err(e)) = read {
+                    say!("webgrav: error: {e}");
+                }
+                comm.barrier();
+                return Ok(ExitCode::FAILURE);
+            }
+            let whole = read.transpose()?;
+            let (mine, kinds, time) = initial_share(a, &ctx, comm, whole).await?;
             (mine, kinds, (time, 0), None, crate::run::new_run_id())
         }
     };
@@ -486,11 +506,13 @@ fn checkpoint_share(c: Checkpoint) -> Result<RankParticles> {
 /// model of several kinds, or a file that has them) and the start time:
 /// a model sampled on the ranks' GPUs, each rank its own chunks of it
 /// (`Model::generate_share_on`: the same particles as on one GPU); an
-/// input file read by every rank, which keeps its slice.
+/// input file read by rank 0 (`whole`), which deals out equal shares, or
+/// in per-process parts, dealt out whole (`parts_share`).
 async fn initial_share(
     a: &RunArgs,
     ctx: &GpuContext,
     comm: &dyn Comm,
+    whole: Option<Snapshot>,
 ) -> Result<(RankParticles, Option<KindsById>, f64)> {
     let (p, r) = (comm.size(), comm.rank());
     let m = &a.initial.model;
@@ -523,10 +545,19 @@ async fn initial_share(
     if let Some(parts) = snapshot::process_parts(path) {
         return parts_share(a, comm, &parts);
     }
-    let snap = a.initial.load_whole().await?;
-    let kinds = (snap.types.as_ref()).map(|t| KindsById::new(&snap.particles.id, t));
-    let mine = RankParticles::equal_share(&snap.particles, r, p);
-    Ok((mine, kinds, snap.time))
+    // Rank 0 read the file (`whole`; ranks of one host each reading it
+    // whole would hold it side by side) and deals out equal shares, with
+    // its time and kinds.
+    let time = allgather_records(comm, &[whole.as_ref().map_or(0.0, |s| s.time)])[0][0];
+    let runs =
+        (whole.as_ref()).and_then(|s| s.types.as_ref().map(|t| KindsById::new(&s.particles.id, t)));
+    let typed = allgather_records(comm, &[runs.is_some() as u64])[0][0] == 1;
+    let kinds = typed.then(|| {
+        let mine = runs.as_ref().map_or(&[][..], |k| k.runs());
+        KindsById::joined(allgather_records(comm, mine))
+    });
+    let mine = deal_equal_shares(comm, 0, whole.as_ref().map(|s| &s.particles))?;
+    Ok((mine, kinds, time))
 }
 
 /// This rank's share of a snapshot in per-process parts (`snap_…-0`, `-1`,

@@ -8,7 +8,7 @@ use super::decomposition::{decompose_timed, DecomposeParts, RankParticles};
 use super::migration;
 use super::solver::{DistributedTree, EvaluationReport};
 use crate::error::{Error, Result};
-use crate::gpu::layout::AccPot;
+use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
 use crate::run::block::{level_counts, BlockConfig, BlockSteps, ParticlePass};
 use crate::run::leapfrog::Leapfrog;
@@ -714,13 +714,57 @@ fn to_bytes(p: &RankParticles) -> Vec<u8> {
 
 /// Particles `r` of `p` as `to_bytes` puts them on the wire.
 fn range_bytes(p: &RankParticles, r: std::ops::Range<usize>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(r.len() * 56 + 8);
-    out.extend_from_slice(&(r.len() as u64).to_le_bytes());
-    out.extend_from_slice(bytemuck::cast_slice(&p.pos_mass[r.clone()]));
-    out.extend_from_slice(bytemuck::cast_slice(&p.vel[r.clone()]));
-    out.extend_from_slice(bytemuck::cast_slice(&p.acc_pot[r.clone()]));
-    out.extend_from_slice(bytemuck::cast_slice(&p.id[r]));
+    let acc_pot = &p.acc_pot[r.clone()];
+    wire_bytes(
+        &p.pos_mass[r.clone()],
+        &p.vel[r.clone()],
+        Some(acc_pot),
+        &p.id[r],
+    )
+}
+
+/// Particles on the wire: their count, then each array (`acc_pot`
+/// `None`: no forces yet, zeros).
+fn wire_bytes(
+    pos_mass: &[PosMass],
+    vel: &[Velocity],
+    acc_pot: Option<&[AccPot]>,
+    id: &[u64],
+) -> Vec<u8> {
+    let n = pos_mass.len();
+    let mut out = Vec::with_capacity(n * 56 + 8);
+    out.extend_from_slice(&(n as u64).to_le_bytes());
+    out.extend_from_slice(bytemuck::cast_slice(pos_mass));
+    out.extend_from_slice(bytemuck::cast_slice(vel));
+    match acc_pot {
+        Some(a) => out.extend_from_slice(bytemuck::cast_slice(a)),
+        None => out.resize(out.len() + n * std::mem::size_of::<AccPot>(), 0),
+    }
+    out.extend_from_slice(bytemuck::cast_slice(id));
     out
+}
+
+/// Equal shares of `whole`, which rank `root` holds (`None` on the
+/// others), dealt out to every rank (every rank calls it): rank r gets
+/// particles n·r/P up to n·(r + 1)/P, as `RankParticles::equal_share`
+/// cuts them, with no forces yet.
+pub fn deal_equal_shares(
+    comm: &dyn Comm,
+    root: usize,
+    whole: Option<&Particles>,
+) -> Result<RankParticles> {
+    let p = comm.size();
+    let to = match whole {
+        Some(w) => (0..p)
+            .map(|r| {
+                let range = w.len() * r / p..w.len() * (r + 1) / p;
+                let (pm, v) = (&w.pos_mass[range.clone()], &w.vel[range.clone()]);
+                wire_bytes(pm, v, None, &w.id[range])
+            })
+            .collect(),
+        None => vec![Vec::new(); p],
+    };
+    from_bytes(&comm.alltoall(to)[root])
 }
 
 fn from_bytes(bytes: &[u8]) -> Result<RankParticles> {
@@ -746,7 +790,7 @@ fn from_bytes(bytes: &[u8]) -> Result<RankParticles> {
 
 #[cfg(test)]
 mod tests {
-    use super::{sort_by_id, DriftAccount, RankParticles};
+    use super::{deal_equal_shares, sort_by_id, DriftAccount, RankParticles};
     use crate::cluster::comm::{Comm, ThreadComm};
 
     #[test]
@@ -802,6 +846,28 @@ mod tests {
             for (id, pm) in p.id.iter().zip(&p.pos_mass) {
                 assert_eq!((pm.pos[0], pm.mass), (*id as f32, (id % 11) as f32));
             }
+        }
+    }
+
+    #[test]
+    fn rank_0_deals_out_equal_shares() {
+        let whole = crate::state::Model::Plummer.generate(1001, 2).unwrap();
+        let shares: Vec<RankParticles> = std::thread::scope(|s| {
+            let handles: Vec<_> = ThreadComm::ranks(3)
+                .into_iter()
+                .map(|comm| {
+                    let whole = (comm.rank() == 0).then_some(&whole);
+                    s.spawn(move || deal_equal_shares(&comm, 0, whole).unwrap())
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (r, share) in shares.iter().enumerate() {
+            let expected = RankParticles::equal_share(&whole, r, 3);
+            assert_eq!(share.id, expected.id, "rank {r}");
+            assert_eq!(share.pos_mass, expected.pos_mass, "rank {r}");
+            assert_eq!(share.vel, expected.vel, "rank {r}");
+            assert_eq!(share.acc_pot, expected.acc_pot, "rank {r}");
         }
     }
 
