@@ -8,9 +8,10 @@
 # T (default 1) with shared steps of dt = 1/32, then with block steps of
 # dt = 1/8, --levels 4 --eta 0.02 --rebuild 16 (BENCHMARKS.md, "Block time
 # steps for the tree"): on one GPU where N fits, then under mpirun on
-# every GPU. A JSON log line at the end of each (`wall_s`, |ΔE/E|,
-# `particles_per_level`); LIMIT (seconds, default 300) ends a run that
-# takes longer.
+# every GPU. A JSON log line halfway and at the end of each (`wall_s`,
+# |ΔE/E|, `particles_per_level`: the second half's steps are the first
+# line's `wall_s` from the second's, without the start); LIMIT (seconds,
+# default 300) ends a run that takes longer.
 source "$(dirname "$0")/gpu-host.sh"
 b=$1
 shift
@@ -19,7 +20,8 @@ limit=${LIMIT:-300}
 mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none ${MPI_ARGS:-} -np $gpus"
 export GLIBC_TUNABLES=glibc.malloc.hugetlb=1
 chmod +x ".benchx/$b"
-common=(--model milky-way --seed 1 --eps 0.1 --t-end "$t_end" --log-every "$t_end")
+common=(--model milky-way --seed 1 --eps 0.1 --t-end "$t_end"
+  --log-every "$(python3 -c "print($t_end / 2)")")
 shared=(--dt 0.03125)
 block=(--dt 0.125 --timesteps block --levels 4 --eta 0.02 --rebuild 16)
 for n in "$@"; do
