@@ -526,12 +526,15 @@ async fn initial_share(
         let tagged = (m.model)
             .generate_share_on(ctx, m.n, m.seed, &m.params, share)
             .await?;
-        say!(
-            "generated {} with N = {} on {p} ranks in {:.2} s",
-            m.model.name(),
-            m.n,
-            clock.elapsed().as_secs_f64()
-        );
+        // Said once (rank 0's time: the ranks sample at once).
+        if r == 0 {
+            say!(
+                "generated {} with N = {} on {p} ranks in {:.2} s",
+                m.model.name(),
+                m.n,
+                clock.elapsed().as_secs_f64()
+            );
+        }
         let particles = &tagged.particles;
         // Every rank holds the same components, so all or none have kinds.
         let kinds = tagged.types().map(|t| {
