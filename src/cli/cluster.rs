@@ -38,7 +38,7 @@ use crate::snapshot::{self, parted, Format, Snapshot};
 use crate::state::diagnostics::Diagnostics;
 use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
-use crate::state::share::Share;
+use crate::state::share::{RankShare, Share};
 use crate::state::Particles;
 use crate::tree::TreeConfig;
 use std::process::ExitCode;
@@ -53,20 +53,14 @@ pub async fn run_under_mpirun(a: RunArgs) -> Result<ExitCode> {
         return run_resolved(a, resumed).await;
     }
     // Each rank reads only its share of a checkpoint's particles.
-    let share = checkpoint::RankShare {
+    let share = RankShare {
         rank: comm.rank(),
         ranks: comm.size(),
     };
     let (a, resumed) = match resolve(a, Some(share)) {
         Ok(resolved) => resolved,
-        Err(e) => {
-            // Every rank read the same file: rank 0 says what it found.
-            if comm.rank() == 0 {
-                say!("webgrav: error: {e}");
-            }
-            comm.barrier();
-            return Ok(ExitCode::FAILURE);
-        }
+        // Every rank read the same file.
+        Err(e) => return Ok(refused_by_every_rank(&comm, Some(&e))),
     };
     run(a, comm, resumed).await
 }
@@ -92,20 +86,11 @@ fn keep_freed_memory() {
 /// `comm` (every rank calls it).
 async fn run(a: RunArgs, comm: MpiComm, resumed: Option<Checkpoint>) -> Result<ExitCode> {
     keep_freed_memory();
-    let root = comm.rank() == 0;
     let checked = check(&a, resumed.as_ref());
     let plan = match checked {
         Ok(plan) => plan,
-        Err(e) => {
-            // Every rank found the same: rank 0 says it, and the others
-            // wait for that (mpirun ends the job at the first rank that
-            // fails, which could cut rank 0 short).
-            if root {
-                say!("webgrav: error: {e}");
-            }
-            comm.barrier();
-            return Ok(ExitCode::FAILURE);
-        }
+        // Every rank found the same.
+        Err(e) => return Ok(refused_by_every_rank(&comm, Some(&e))),
     };
     match run_checked(&a, &comm, plan, resumed).await {
         Ok(code) => Ok(code),
@@ -114,6 +99,29 @@ async fn run(a: RunArgs, comm: MpiComm, resumed: Option<Checkpoint>) -> Result<E
             comm.abort(1)
         }
     }
+}
+
+/// Ends a run that every rank refuses alike, before the ranks work
+/// together: each found the same error, or rank 0 found it (`e` where
+/// it is known). Rank 0 says it, once, and the others wait for that
+/// (mpirun ends the job at the first rank that fails, which could cut
+/// rank 0 short).
+fn refused_by_every_rank(comm: &dyn Comm, e: Option<&Error>) -> ExitCode {
+    if let (0, Some(e)) = (comm.rank(), e) {
+        say!("webgrav: error: {e}");
+    }
+    comm.barrier();
+    ExitCode::FAILURE
+}
+
+/// Where a run's first particles come from.
+enum Input {
+    /// The model `--model` names.
+    Model,
+    /// One input file, read by rank 0 (`None` on the others).
+    Whole(Option<Snapshot>),
+    /// An input file in per-process parts: their paths, in order.
+    Parts(Vec<String>),
 }
 
 /// What a checked request asks of the ranks.
@@ -241,27 +249,27 @@ async fn run_checked(
             (mine, kinds, plan.start, e0, run_id)
         }
         None => {
-            // One input file, not in parts: rank 0 reads it (and deals it
-            // out, `initial_share`), and says once why it could not.
-            let whole_input = a
-                .initial
-                .input
-                .as_deref()
-                .filter(|p| snapshot::process_parts(p).is_none());
-            let read = match (whole_input, root) {
-                (Some(_), true) => Some(a.initial.load_whole().await),
-                _ => None,
+            let input = match a.initial.input.as_deref() {
+                None => Input::Model,
+                Some(path) => match snapshot::process_parts(path) {
+                    Some(parts) => Input::Parts(parts),
+                    None => {
+                        // Rank 0 reads one file (and deals it out,
+                        // `initial_share`), and says once why it could not.
+                        let read = match root {
+                            true => Some(a.initial.load_whole().await),
+                            false => None,
+                        };
+                        let failed = matches!(read, Some(Err(_))) as u64;
+                        if allgather_records(comm, &[failed])[0][0] == 1 {
+                            let e = read.and_then(|r| r.err());
+                            return Ok(refused_by_every_rank(comm, e.as_ref()));
+                        }
+                        Input::Whole(read.transpose()?)
+                    }
+                },
             };
-            let failed = matches!(read, Some(Err(_))) as u64;
-            if allgather_records(comm, &[failed])[0][0] == 1 {
-                if let Some(Err(e)) = read {
-                    say!("webgrav: error: {e}");
-                }
-                comm.barrier();
-                return Ok(ExitCode::FAILURE);
-            }
-            let whole = read.transpose()?;
-            let (mine, kinds, time) = initial_share(a, &ctx, comm, whole).await?;
+            let (mine, kinds, time) = initial_share(a, &ctx, comm, input).await?;
             (mine, kinds, (time, 0), None, crate::run::new_run_id())
         }
     };
@@ -272,13 +280,7 @@ async fn run_checked(
     if start_at != plan.start {
         match steps_to_end(a, start_at.0, plan.params.dt) {
             Ok(steps) => (plan.steps, plan.start) = (steps, start_at),
-            Err(e) => {
-                if root {
-                    say!("webgrav: error: {e}");
-                }
-                comm.barrier();
-                return Ok(ExitCode::FAILURE);
-            }
+            Err(e) => return Ok(refused_by_every_rank(comm, Some(&e))),
         }
     }
     let mut log = match (&a.log, root) {
@@ -503,54 +505,65 @@ fn checkpoint_share(c: Checkpoint) -> Result<RankParticles> {
 }
 
 /// This rank's share of the initial particles, their kinds by id (of a
-/// model of several kinds, or a file that has them) and the start time:
-/// a model sampled on the ranks' GPUs, each rank its own chunks of it
-/// (`Model::generate_share_on`: the same particles as on one GPU); an
-/// input file read by rank 0 (`whole`), which deals out equal shares, or
-/// in per-process parts, dealt out whole (`parts_share`).
+/// model of several kinds, or a file that has them) and the start time.
 async fn initial_share(
     a: &RunArgs,
     ctx: &GpuContext,
     comm: &dyn Comm,
-    whole: Option<Snapshot>,
+    input: Input,
+) -> Result<(RankParticles, Option<KindsById>, f64)> {
+    match input {
+        Input::Model => model_share(a, ctx, comm).await,
+        Input::Whole(whole) => whole_share(comm, whole),
+        Input::Parts(parts) => parts_share(a, comm, &parts),
+    }
+}
+
+/// This rank's share of the model, sampled on the ranks' GPUs, each rank
+/// its own chunks of it (`Model::generate_share_on`: the same particles as
+/// on one GPU).
+async fn model_share(
+    a: &RunArgs,
+    ctx: &GpuContext,
+    comm: &dyn Comm,
 ) -> Result<(RankParticles, Option<KindsById>, f64)> {
     let (p, r) = (comm.size(), comm.rank());
     let m = &a.initial.model;
-    if a.initial.input.is_none() {
-        a.initial.check_units()?;
-        let gather = CommSums(comm);
-        let share = Share::of_rank(m.n, r, p, &gather);
-        // The ranks of one host hold their shares side by side.
-        crate::app::host::check_host_memory(share.keep.len() as u64, SolverKind::Tree)?;
-        let clock = std::time::Instant::now();
-        let tagged = (m.model)
-            .generate_share_on(ctx, m.n, m.seed, &m.params, share)
-            .await?;
-        // Said once (rank 0's time: the ranks sample at once).
-        if r == 0 {
-            say!(
-                "generated {} with N = {} on {p} ranks in {:.2} s",
-                m.model.name(),
-                m.n,
-                clock.elapsed().as_secs_f64()
-            );
-        }
-        let particles = &tagged.particles;
-        // Every rank holds the same components, so all or none have kinds.
-        let kinds = tagged.types().map(|t| {
-            let mine = KindsById::new(&particles.id, &t);
-            KindsById::joined(allgather_records(comm, mine.runs()))
-        });
-        let mine = RankParticles::of_range(particles, 0..particles.len());
-        return Ok((mine, kinds, 0.0));
+    a.initial.check_units()?;
+    let gather = CommSums(comm);
+    let share = Share::of_rank(m.n, r, p, &gather);
+    // The ranks of one host hold their shares side by side.
+    crate::app::host::check_host_memory(share.keep.len() as u64, SolverKind::Tree)?;
+    let clock = std::time::Instant::now();
+    let tagged = (m.model)
+        .generate_share_on(ctx, m.n, m.seed, &m.params, share)
+        .await?;
+    // Said once (rank 0's time: the ranks sample at once).
+    if r == 0 {
+        say!(
+            "generated {} with N = {} on {p} ranks in {:.2} s",
+            m.model.name(),
+            m.n,
+            clock.elapsed().as_secs_f64()
+        );
     }
-    let path = a.initial.input.as_deref().expect("an input file");
-    if let Some(parts) = snapshot::process_parts(path) {
-        return parts_share(a, comm, &parts);
-    }
-    // Rank 0 read the file (`whole`; ranks of one host each reading it
-    // whole would hold it side by side) and deals out equal shares, with
-    // its time and kinds.
+    let particles = &tagged.particles;
+    // Every rank holds the same components, so all or none have kinds.
+    let kinds = tagged.types().map(|t| {
+        let mine = KindsById::new(&particles.id, &t);
+        KindsById::joined(allgather_records(comm, mine.runs()))
+    });
+    let mine = RankParticles::of_range(particles, 0..particles.len());
+    Ok((mine, kinds, 0.0))
+}
+
+/// This rank's equal share of one input file, which rank 0 read (`whole`;
+/// ranks of one host each reading it whole would hold it side by side)
+/// and deals out, with its time and kinds.
+fn whole_share(
+    comm: &dyn Comm,
+    whole: Option<Snapshot>,
+) -> Result<(RankParticles, Option<KindsById>, f64)> {
     let time = allgather_records(comm, &[whole.as_ref().map_or(0.0, |s| s.time)])[0][0];
     let runs =
         (whole.as_ref()).and_then(|s| s.types.as_ref().map(|t| KindsById::new(&s.particles.id, t)));
@@ -576,7 +589,7 @@ fn parts_share(
     parts: &[String],
 ) -> Result<(RankParticles, Option<KindsById>, f64)> {
     let (p, r, m) = (comm.size(), comm.rank(), parts.len());
-    let dealt = &parts[m * r / p..m * (r + 1) / p];
+    let dealt = &parts[RankShare { rank: r, ranks: p }.of(m)];
     let snap = match dealt.split_first() {
         Some((first, rest)) => {
             let rest = rest

@@ -21,13 +21,14 @@ use crate::error::{Error, Result};
 use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
-use crate::run::checkpoint::{self, Checkpoint};
+use crate::run::checkpoint::Checkpoint;
 use crate::run::params::RunParams;
 use crate::run::schedule::{at, check_end, next_on_grid, on_grid, shown, whole_steps};
 use crate::run::SolverKind;
 use crate::run::{write_state, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
 use crate::state::energy::{PotentialRule, PotentialSum};
+use crate::state::share::RankShare;
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -379,7 +380,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
 /// arguments so completed, and the checkpoint read.
 pub(super) fn resolve(
     mut a: RunArgs,
-    share: Option<checkpoint::RankShare>,
+    share: Option<RankShare>,
 ) -> Result<(RunArgs, Option<Checkpoint>)> {
     let resumed = match a.resume.clone() {
         Some(path) => {
@@ -905,7 +906,6 @@ async fn integrate(
     }
 }
 
-/// The deepest level holding a particle (block steps' particles per level).
 /// Says so when block steps never took their deepest levels (`deepest`,
 /// the deepest occupied at the read-outs, of `levels`): their sub-steps
 /// are recorded all the same.
@@ -921,6 +921,7 @@ pub(super) fn say_unused_levels(deepest: Option<usize>, levels: u32) {
     }
 }
 
+/// The deepest level holding a particle (block steps' particles per level).
 pub(super) fn deepest_occupied(levels: &[u64]) -> Option<usize> {
     levels.iter().rposition(|&n| n > 0)
 }

@@ -11,6 +11,7 @@
 use super::comm::{allgather_records, Comm};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
+use crate::state::share::RankShare;
 use crate::state::Particles;
 use crate::tree::layout::{Bounds, CutCandidate, MAX_DEPTH};
 use bytemuck::{Pod, Zeroable};
@@ -52,7 +53,7 @@ impl RankParticles {
     /// Rank `rank`'s equal slice of `p` among `ranks`.
     pub fn equal_share(p: &Particles, rank: usize, ranks: usize) -> Self {
         let n = p.len();
-        Self::of_range(p, n * rank / ranks..n * (rank + 1) / ranks)
+        Self::of_range(p, RankShare { rank, ranks }.of(n))
     }
 
     /// The particles at `keep` (indices), in that order.

@@ -19,6 +19,7 @@ use crate::state::energy::{
 };
 use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
+use crate::state::share::RankShare;
 use crate::state::{GpuParticles, Particles};
 use crate::tree::TreeConfig;
 use rayon::prelude::*;
@@ -299,7 +300,7 @@ impl ClusterRun {
         let mut deepest = deepest_of_all(ctx, comm, block).await?;
         for s in 1..=last {
             let mut encoder = d.create_command_encoder(&Default::default());
-            block.encode_particles(d, &mut encoder, (ParticlePass::Drift, s), None);
+            block.encode_particles(d, &mut encoder, ParticlePass::Drift, s, None);
             if !block.is_busy(s, deepest) {
                 self.solver
                     .tree
@@ -312,7 +313,7 @@ impl ClusterRun {
                 .evaluate_selected(ctx, comm, |e| block.encode_select(d, e, s, None))
                 .await?;
             let mut encoder = d.create_command_encoder(&Default::default());
-            block.encode_particles(d, &mut encoder, (ParticlePass::Kick, s), None);
+            block.encode_particles(d, &mut encoder, ParticlePass::Kick, s, None);
             q.submit(Some(encoder.finish()));
             if s < last {
                 deepest = deepest_of_all(ctx, comm, block).await?;
@@ -757,7 +758,7 @@ pub fn deal_equal_shares(
     let to = match whole {
         Some(w) => (0..p)
             .map(|r| {
-                let range = w.len() * r / p..w.len() * (r + 1) / p;
+                let range = RankShare { rank: r, ranks: p }.of(w.len());
                 let (pm, v) = (&w.pos_mass[range.clone()], &w.vel[range.clone()]);
                 wire_bytes(pm, v, None, &w.id[range])
             })

@@ -44,6 +44,9 @@ const BLOCK_WGSL: &str = include_str!("../../shaders/block.wgsl");
 /// Bits of `Velocity::last_acc` that hold a particle's level.
 pub const LEVEL_BITS: u32 = 5;
 
+/// Where `BlockCounters::deepest` lies in the block counters.
+const DEEPEST_AT: u64 = std::mem::offset_of!(BlockCounters, deepest) as u64;
+
 /// Deepest hierarchy (`--levels`): 2^12 sub-steps per largest step, each
 /// with a uniform slot of its own.
 pub const MAX_LEVELS: u32 = 12;
@@ -226,22 +229,17 @@ impl BlockSteps {
     ) {
         self.encode_open(device, encoder, tree, timer.as_deref_mut());
         for s in 1..=self.substeps() {
-            let at = |pass| (pass, s);
             self.encode_particles(
                 device,
                 encoder,
-                at(ParticlePass::Drift),
+                ParticlePass::Drift,
+                s,
                 timer.as_deref_mut(),
             );
             tree.encode_scheduled_groups(device, encoder, timer.as_deref_mut());
             self.encode_select(device, encoder, s, timer.as_deref_mut());
             tree.encode_walk(encoder, timer.as_deref_mut());
-            self.encode_particles(
-                device,
-                encoder,
-                at(ParticlePass::Kick),
-                timer.as_deref_mut(),
-            );
+            self.encode_particles(device, encoder, ParticlePass::Kick, s, timer.as_deref_mut());
         }
     }
 
@@ -261,8 +259,7 @@ impl BlockSteps {
         timer: Option<&mut PhaseTimer>,
     ) {
         let particles = dispatch_size(device, self.n, WORKGROUP_SIZE);
-        let deepest = std::mem::offset_of!(BlockCounters, deepest) as u64;
-        encoder.clear_buffer(&self.counters, deepest, Some(4));
+        encoder.clear_buffer(&self.counters, DEEPEST_AT, Some(4));
         // Each largest step starts with a build, as a run resumed at its
         // start must (it has no tree to refit): checkpoints, which fall
         // between largest steps, then change nothing.
@@ -278,7 +275,8 @@ impl BlockSteps {
         &self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
-        (pass, s): (ParticlePass, u32),
+        pass: ParticlePass,
+        s: u32,
         timer: Option<&mut PhaseTimer>,
     ) {
         let particles = dispatch_size(device, self.n, WORKGROUP_SIZE);
@@ -320,8 +318,7 @@ impl BlockSteps {
     /// deepest of every rank: its ranks must agree on which sub-steps are
     /// idle, since a busy one exchanges trees).
     pub fn set_deepest(&self, queue: &wgpu::Queue, deepest: u32) {
-        let at = std::mem::offset_of!(BlockCounters, deepest) as u64;
-        queue.write_buffer(&self.counters, at, bytemuck::bytes_of(&deepest));
+        queue.write_buffer(&self.counters, DEEPEST_AT, bytemuck::bytes_of(&deepest));
     }
 
     /// Whether any particle's step ends at sub-step `s` when the deepest

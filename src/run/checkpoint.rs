@@ -47,6 +47,7 @@ use crate::error::{Error, Result};
 use crate::hermite::integrator::DT_MIN;
 use crate::hermite::{Body, Criterion, HermiteStats, Precision};
 use crate::state::particles::StateReadback;
+use crate::state::share::RankShare;
 use crate::state::Diagnostics;
 use crate::tree::layout::MAX_DEPTH;
 use std::ops::Range;
@@ -64,21 +65,6 @@ const XXH3_VERSION: u32 = 7;
 /// Most time-step levels a Hermite checkpoint may list: the integrator's
 /// steps reach from `dt_max` down to `DT_MIN` = 2^-40.
 const MAX_LEVELS: usize = 64;
-
-/// One of `ranks` equal shares of a leapfrog checkpoint's records (the
-/// ranks of a run, each reading its own: `Checkpoint::read_path_share`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RankShare {
-    pub rank: usize,
-    pub ranks: usize,
-}
-
-impl RankShare {
-    /// The records of this share among `n`.
-    pub fn of(self, n: usize) -> Range<usize> {
-        n * self.rank / self.ranks..n * (self.rank + 1) / self.ranks
-    }
-}
 
 /// The state of one integrator.
 #[derive(Clone, Debug, PartialEq)]

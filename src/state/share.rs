@@ -14,6 +14,23 @@ use super::parallel::SUM_CHUNK;
 use crate::error::{Error, Result};
 use std::ops::Range;
 
+/// Rank `rank`'s equal share of `ranks` (the ranks of a parallel run):
+/// of `n` things in order, those from n·rank/ranks up to n·(rank + 1)/ranks
+/// (a checkpoint's records each rank reads, the particles or the files an
+/// input's reader deals out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankShare {
+    pub rank: usize,
+    pub ranks: usize,
+}
+
+impl RankShare {
+    /// This share's indices among `n`.
+    pub fn of(self, n: usize) -> Range<usize> {
+        n * self.rank / self.ranks..n * (self.rank + 1) / self.ranks
+    }
+}
+
 /// The sums of one chunk of a model's particles: `[chunk index, Σ m,
 /// Σ m x (3), Σ m v (3)]` (the index as f64, so that the record is plain
 /// numbers for an exchange: exact below 2^53).
