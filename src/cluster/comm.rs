@@ -23,6 +23,24 @@ pub trait Comm: Send + Sync {
     fn barrier(&self) {
         self.allgather(&[]);
     }
+    /// Sends rank r the pieces of `to[r]` laid end to end (`to` has `size`
+    /// entries) and calls `take` once with what every rank sent to this
+    /// one, in rank order, borrowed: where the ranks share a host they can
+    /// be read where their sender wrote them (`shared_memory`).
+    fn exchange(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
+        exchange_by_alltoall(self, to, take)
+    }
+}
+
+/// `Comm::exchange` through `alltoall`, each message copied whole first.
+pub fn exchange_by_alltoall<C: Comm + ?Sized>(
+    comm: &C,
+    to: &[Vec<&[u8]>],
+    take: &mut dyn FnMut(&[&[u8]]),
+) {
+    let got = comm.alltoall(to.iter().map(|pieces| pieces.concat()).collect());
+    let slices: Vec<&[u8]> = got.iter().map(Vec::as_slice).collect();
+    take(&slices)
 }
 
 /// Every rank's records `mine` (`T` plain data), in rank order.

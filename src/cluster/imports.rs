@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::empty_storage_buffer;
 use crate::gpu::layout::PosMass;
 use crate::gpu::GpuContext;
-use crate::tree::layout::{CellProps, TreeCell, TreeCounters};
+use crate::tree::layout::{CellProps, LetCell, TreeCell, TreeCounters};
 use crate::tree::walk::{TreeWalk, WalkSources, WalkedTree, IMPORTED_SPILL};
 use crate::tree::TreeBuffers;
 
@@ -44,44 +44,68 @@ pub fn assemble_into(
     cells: &mut [TreeCell],
     props: &mut [CellProps],
 ) {
+    use rayon::prelude::*;
     let trees: Vec<&EssentialTree> = trees.iter().filter(|t| !t.cells.is_empty()).collect();
-    let roots = trees.len() as u32;
-    let (mut count, mut mass) = (0u32, 0.0f32);
-    let mut base = 1 + roots;
-    let mut first_particle = 0usize;
-    for (k, t) in trees.iter().enumerate() {
-        // The tree's root goes to slot 1 + k, the rest of its cells after
-        // every root, in their order.
-        let slot = |i: u32| if i == 0 { 1 + k as u32 } else { base + i - 1 };
-        let particle_base = n_local + first_particle as u32;
-        for (i, c) in t.cells.iter().enumerate() {
-            let mut cell = c.cell;
-            if cell.child_count > 0 {
-                cell.first_child = slot(cell.first_child);
-            } else if cell.first_child == TAKEN {
-                // A multipole: a leaf with no particles to the walk.
-                cell.first_child = 0;
-                cell.start = 0;
-            } else {
-                cell.start += particle_base;
-            }
-            let at = slot(i as u32) as usize;
-            cells[at] = cell;
-            props[at] = c.props;
-        }
-        count = count.saturating_add(t.cells[0].cell.count);
-        mass += t.cells[0].props.com_mass[3];
-        first_particle += t.particles.len();
+    let roots = trees.len();
+    // Tree k's root goes to slot 1 + k, the rest of its cells after every
+    // root, in their order, from `after_roots[k]`; its particles start at
+    // `particles_from[k]`.
+    let (mut after_roots, mut particles_from) = (Vec::new(), Vec::new());
+    let (mut base, mut first_particle) = (1 + roots as u32, n_local);
+    for t in &trees {
+        after_roots.push(base);
+        particles_from.push(first_particle);
         base += t.cells.len() as u32 - 1;
+        first_particle += t.particles.len() as u32;
     }
-    cells[0] = TreeCell {
+    let moved = |k: usize, c: &LetCell| {
+        let mut cell = c.cell;
+        if cell.child_count > 0 {
+            // Children are never a root.
+            cell.first_child += after_roots[k] - 1;
+        } else if cell.first_child == TAKEN {
+            // A multipole: a leaf with no particles to the walk.
+            cell.first_child = 0;
+            cell.start = 0;
+        } else {
+            cell.start += particles_from[k];
+        }
+        cell
+    };
+    let (head_cells, mut rest_cells) = cells.split_at_mut(1 + roots);
+    let (head_props, mut rest_props) = props.split_at_mut(1 + roots);
+    for (k, t) in trees.iter().enumerate() {
+        head_cells[1 + k] = moved(k, &t.cells[0]);
+        head_props[1 + k] = t.cells[0].props;
+        let below = &t.cells[1..];
+        let (c_out, c_tail) = std::mem::take(&mut rest_cells).split_at_mut(below.len());
+        let (p_out, p_tail) = std::mem::take(&mut rest_props).split_at_mut(below.len());
+        (rest_cells, rest_props) = (c_tail, p_tail);
+        // Millions of cells a step: moved on every core.
+        const RUN: usize = 1 << 14;
+        c_out
+            .par_chunks_mut(RUN)
+            .zip(p_out.par_chunks_mut(RUN))
+            .zip(below.par_chunks(RUN))
+            .for_each(|((c_run, p_run), from)| {
+                for ((c, p), f) in c_run.iter_mut().zip(p_run).zip(from) {
+                    *c = moved(k, f);
+                    *p = f.props;
+                }
+            });
+    }
+    let count = trees
+        .iter()
+        .fold(0u32, |n, t| n.saturating_add(t.cells[0].cell.count));
+    let mass: f32 = trees.iter().map(|t| t.cells[0].props.com_mass[3]).sum();
+    head_cells[0] = TreeCell {
         start: 0,
         count: count.max(1),
         first_child: 1,
-        child_count: roots,
+        child_count: roots as u32,
     };
     // Opened by every group: an infinite opening radius.
-    props[0] = CellProps {
+    head_props[0] = CellProps {
         com_mass: [0.0, 0.0, 0.0, mass],
         quad_diag: [0.0, 0.0, 0.0, f32::MAX],
         quad_off: [0.0; 4],

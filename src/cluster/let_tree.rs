@@ -65,16 +65,13 @@ pub struct EssentialTree<'a> {
 const HEADER: usize = 8;
 
 impl<'a> EssentialTree<'a> {
-    /// The message of a tree: cell and particle counts (u32, little
-    /// endian), then the records' bytes.
-    pub fn message(cell_bytes: &[u8], particle_bytes: &[u8]) -> Vec<u8> {
-        let count = |bytes: &[u8], record: usize| ((bytes.len() / record) as u32).to_le_bytes();
-        let mut out = Vec::with_capacity(HEADER + cell_bytes.len() + particle_bytes.len());
-        out.extend_from_slice(&count(cell_bytes, std::mem::size_of::<LetCell>()));
-        out.extend_from_slice(&count(particle_bytes, std::mem::size_of::<PosMass>()));
-        out.extend_from_slice(cell_bytes);
-        out.extend_from_slice(particle_bytes);
-        out
+    /// The head of a tree's message: its cell and particle counts (u32,
+    /// little endian). The records' bytes follow, cells then particles.
+    pub fn header(cells: u32, particles: u32) -> [u8; HEADER] {
+        let mut head = [0; HEADER];
+        head[..4].copy_from_slice(&cells.to_le_bytes());
+        head[4..].copy_from_slice(&particles.to_le_bytes());
+        head
     }
 
     /// The cell and particle counts a message announces.
@@ -113,9 +110,10 @@ impl<'a> EssentialTree<'a> {
     /// Every index stays inside the tree, and children follow their
     /// parent (what the walk relies on to end).
     pub fn check(&self) -> Result<()> {
+        use rayon::prelude::*;
         let (nc, np) = (self.cells.len() as u64, self.particles.len() as u64);
-        for (k, c) in self.cells.iter().enumerate() {
-            let c = c.cell;
+        let damaged = |k: usize| {
+            let c = self.cells[k].cell;
             let (first, end) = if c.child_count > 0 {
                 (
                     c.first_child as u64,
@@ -128,14 +126,19 @@ impl<'a> EssentialTree<'a> {
             let particles_inside = c.child_count > 0
                 || c.first_child == TAKEN
                 || c.start as u64 + c.count as u64 <= np;
-            if !(children_inside && particles_inside) {
-                return Err(Error::InvalidParameter(format!(
-                    "a received tree is damaged: cell {k} names children or particles \
-                     outside the tree"
-                )));
-            }
+            !(children_inside && particles_inside)
+        };
+        // Millions of cells a step: checked on every core.
+        match (0..self.cells.len())
+            .into_par_iter()
+            .find_first(|&k| damaged(k))
+        {
+            Some(k) => Err(Error::InvalidParameter(format!(
+                "a received tree is damaged: cell {k} names children or particles \
+                 outside the tree"
+            ))),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -155,8 +158,8 @@ pub struct LetCutter {
     bind: wgpu::BindGroup,
     /// The trees' read-back, kept from one cut to the next.
     readback: StagingReader,
-    /// Seconds the last cut spent reading its trees back and framing them
-    /// as messages (after their counts were read).
+    /// Seconds the last cut spent waiting for its trees' copy to the host
+    /// (after their counts were read).
     pub last_read_s: f64,
 }
 
@@ -273,18 +276,21 @@ impl LetCutter {
 
     /// The local essential trees of the tree in `b` (built, with
     /// `counters` read back after its build) for the domains whose boxes
-    /// are `targets` (DOMAIN_BOXES each), in their order, as messages
-    /// (`EssentialTree::message`). `meanwhile` is called once the trees'
-    /// copy to the host is queued: what it queues runs on the GPU while
-    /// the host reads them.
-    pub async fn cut(
+    /// are `targets` (DOMAIN_BOXES each), handed to `send` in their order
+    /// as messages in pieces (`EssentialTree::header`, the cells, the
+    /// particles), borrowed
+    /// where the GPU's copy of them is mapped. `meanwhile` is called once
+    /// the trees' copy to the host is queued: what it queues runs on the
+    /// GPU while the host reads them.
+    pub async fn cut<R>(
         &mut self,
         ctx: &GpuContext,
         b: &TreeBuffers,
         counters: &TreeCounters,
         targets: &[DomainSummary],
         meanwhile: impl FnOnce(),
-    ) -> Result<Vec<Vec<u8>>> {
+        send: impl FnOnce(Vec<Vec<&[u8]>>) -> R,
+    ) -> Result<R> {
         assert_eq!(
             targets.len() % DOMAIN_BOXES as usize,
             0,
@@ -293,7 +299,7 @@ impl LetCutter {
         let domains = targets.len() / DOMAIN_BOXES as usize;
         if domains == 0 {
             meanwhile();
-            return Ok(Vec::new());
+            return Ok(send(Vec::new()));
         }
         let levels = levels_of(counters);
         let d = &ctx.device;
@@ -392,23 +398,32 @@ impl LetCutter {
                 (&self.cells_out, 0, head.cells as u64 * cs as u64),
                 (&self.particles_out, 0, head.particles as u64 * ps as u64),
             ];
-            let messages = self
+            let headers: Vec<[u8; HEADER]> = (0..domains)
+                .map(|k| {
+                    let cells = begins[k + 1][0] - begins[k][0];
+                    let particles = begins[k + 1][1] - begins[k][1];
+                    EssentialTree::header(cells, particles)
+                })
+                .collect();
+            let last_read_s = &mut self.last_read_s;
+            return self
                 .readback
                 .read(d, &ctx.queue, &ranges, meanwhile, |data| {
-                    (0..domains)
+                    *last_read_s = read.elapsed().as_secs_f64();
+                    let messages = (0..domains)
                         .map(|k| {
                             let (c0, c1) = (begins[k][0] as usize, begins[k + 1][0] as usize);
                             let (p0, p1) = (begins[k][1] as usize, begins[k + 1][1] as usize);
-                            EssentialTree::message(
+                            vec![
+                                &headers[k][..],
                                 &data[0][c0 * cs..c1 * cs],
                                 &data[1][p0 * ps..p1 * ps],
-                            )
+                            ]
                         })
-                        .collect()
+                        .collect();
+                    send(messages)
                 })
-                .await?;
-            self.last_read_s = read.elapsed().as_secs_f64();
-            return Ok(messages);
+                .await;
         }
     }
 

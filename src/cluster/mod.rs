@@ -12,7 +12,8 @@
 //! - `solver`: the local walk runs on the GPU while the trees travel,
 //!   then `imports` walks the received trees like the local one;
 //! - `comm`: the collective operations, over MPI (`mpi`, feature `mpi`)
-//!   or between threads;
+//!   or between threads; `shared_memory` carries the trees between the
+//!   ranks of one host;
 //! - `staging`: the host-visible buffers those trees pass through, kept
 //!   from one step to the next.
 
@@ -25,6 +26,7 @@ pub mod migration;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod run;
+pub mod shared_memory;
 pub mod solver;
 pub mod staging;
 pub mod summary;

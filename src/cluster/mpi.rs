@@ -3,9 +3,11 @@
 //! its predefined objects, as its `mpi.h` defines them). Every call comes
 //! from the thread that initialised MPI (MPI_THREAD_FUNNELED).
 
-use super::comm::Comm;
+use super::comm::{exchange_by_alltoall, Comm};
+use super::shared_memory::SharedExchange;
 use crate::error::{Error, Result};
 use std::ffi::{c_int, c_void};
+use std::sync::Mutex;
 
 type Handle = *mut c_void;
 
@@ -79,10 +81,17 @@ pub fn local_rank() -> usize {
         .unwrap_or(0)
 }
 
+/// Set (to anything) to send the trees through MPI even where the ranks
+/// share a host.
+pub const NO_SHARED_MEMORY: &str = "WEBGRAV_NO_SHARED_MEMORY";
+
 /// MPI_COMM_WORLD. Finalises MPI when dropped.
 pub struct MpiComm {
     rank: usize,
     size: usize,
+    /// The ranks' segments in shared memory, where they all run on one
+    /// host: `exchange` goes through them.
+    shared: Mutex<Option<SharedExchange>>,
 }
 
 impl MpiComm {
@@ -106,10 +115,29 @@ impl MpiComm {
                 "MPI did not start (MPI_Init_thread with MPI_THREAD_FUNNELED)".into(),
             ));
         }
-        Ok(Self {
+        let comm = Self {
             rank: rank as usize,
             size: size as usize,
-        })
+            shared: Mutex::new(None),
+        };
+        if comm.size > 1 && std::env::var_os(NO_SHARED_MEMORY).is_none() {
+            match SharedExchange::open(&comm) {
+                Ok(shared) => *comm.shared_exchange() = Some(shared),
+                Err(why) => comm.say_through_mpi(&why),
+            }
+        }
+        Ok(comm)
+    }
+
+    fn shared_exchange(&self) -> std::sync::MutexGuard<'_, Option<SharedExchange>> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Says once why the trees travel through MPI.
+    fn say_through_mpi(&self, why: &str) {
+        if self.rank == 0 {
+            eprintln!("webgrav: the trees travel through MPI: {why}");
+        }
     }
 
     /// Ends every rank of the run (after an error on this one, whose
@@ -234,6 +262,33 @@ impl Comm for MpiComm {
             }
         }
         received
+    }
+
+    fn exchange(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
+        self.exchange_shared(to, take)
+    }
+}
+
+impl MpiComm {
+    /// Through the ranks' shared segments where they have them (every
+    /// rank decides alike: from what they all published).
+    fn exchange_shared(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
+        let mut shared = self.shared_exchange();
+        if let Some(segments) = shared.as_mut() {
+            match segments.exchange(self, to, take) {
+                Ok(true) => return,
+                Ok(false) => {
+                    *shared = None;
+                    self.say_through_mpi("a rank's shared segment could not grow");
+                }
+                Err(e) => {
+                    eprintln!("webgrav: {e}");
+                    self.abort(1);
+                }
+            }
+        }
+        drop(shared);
+        exchange_by_alltoall(self, to, take)
     }
 }
 

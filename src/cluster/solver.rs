@@ -26,7 +26,7 @@ pub struct EvaluationReport {
     pub build_s: f64,
     /// Summaries gathered and local essential trees cut and read back.
     pub cut_s: f64,
-    /// The part of `cut_s` that read the trees back and framed them.
+    /// The part of `cut_s` that waited for the trees' copy to the host.
     pub cut_read_s: f64,
     /// The exchange of the trees, which runs while the GPU walks the
     /// local tree.
@@ -47,6 +47,31 @@ pub struct DistributedTree {
     imports: ImportedTrees,
     config: TreeConfig,
     pub last: EvaluationReport,
+}
+
+/// The trees every other rank sent (`incoming`, in rank order) checked,
+/// uploaded beside `tree`'s particles and their walk queued.
+fn import(
+    ctx: &GpuContext,
+    tree: &TreeSolver,
+    imports: &mut ImportedTrees,
+    me: usize,
+    incoming: &[&[u8]],
+) -> Result<()> {
+    let received = incoming
+        .iter()
+        .enumerate()
+        .filter(|&(r, _)| r != me)
+        .map(|(_, bytes)| EssentialTree::from_bytes(bytes))
+        .collect::<Result<Vec<_>>>()?;
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("cluster imported walk"),
+        });
+    imports.encode(ctx, &tree.buffers, &received, &mut encoder)?;
+    ctx.queue.submit(Some(encoder.finish()));
+    Ok(())
 }
 
 impl DistributedTree {
@@ -174,8 +199,13 @@ impl DistributedTree {
             .iter()
             .flat_map(|&r| all[r].iter().copied())
             .collect();
+        let Self {
+            tree,
+            cutter,
+            imports,
+            ..
+        } = self;
         // The local walk runs while the trees are read back and travel.
-        let tree = &self.tree;
         let walk_locally = || {
             let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("cluster local walk"),
@@ -183,38 +213,48 @@ impl DistributedTree {
             tree.encode_walk(&mut encoder, None);
             q.submit(Some(encoder.finish()));
         };
-        let messages = self
-            .cutter
-            .cut(ctx, &tree.buffers, &counters, &summaries, walk_locally)
-            .await?;
-        let cut = Instant::now();
-        let (mut exported_cells, mut exported_particles) = (0, 0);
-        let mut outgoing = vec![Vec::new(); p];
-        for (message, &r) in messages.into_iter().zip(&targets) {
-            let (cells, particles) = EssentialTree::counts(&message);
-            exported_cells += cells;
-            exported_particles += particles;
-            outgoing[r] = message;
-        }
-        // Timed apart: the wait for the slowest rank to reach the exchange,
-        // then the transfer itself.
-        comm.barrier();
-        let all_ready = Instant::now();
-        let incoming = comm.alltoall(outgoing);
-        let exchanged = Instant::now();
-
-        let received = incoming
-            .iter()
-            .enumerate()
-            .filter(|&(r, _)| r != me)
-            .map(|(_, bytes)| EssentialTree::from_bytes(bytes))
-            .collect::<Result<Vec<_>>>()?;
-        let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("cluster imported walk"),
-        });
-        self.imports
-            .encode(ctx, &self.tree.buffers, &received, &mut encoder)?;
-        q.submit(Some(encoder.finish()));
+        // The trees go out from where the GPU's copy of them is mapped, and
+        // the received ones are assembled from where they arrived.
+        let send = |messages: Vec<Vec<&[u8]>>| {
+            let cut = Instant::now();
+            let (mut exported_cells, mut exported_particles) = (0, 0);
+            let mut outgoing = vec![Vec::new(); p];
+            for (message, &r) in messages.into_iter().zip(&targets) {
+                let (cells, particles) = EssentialTree::counts(message[0]);
+                exported_cells += cells;
+                exported_particles += particles;
+                outgoing[r] = message;
+            }
+            // Timed apart: the wait for the slowest rank to reach the
+            // exchange, then the transfer itself.
+            comm.barrier();
+            let all_ready = Instant::now();
+            let mut imported = Ok(());
+            let mut exchanged = all_ready;
+            comm.exchange(&outgoing, &mut |incoming| {
+                exchanged = Instant::now();
+                imported = import(ctx, tree, imports, me, incoming);
+            });
+            imported.map(|()| {
+                (
+                    exported_cells,
+                    exported_particles,
+                    cut,
+                    all_ready,
+                    exchanged,
+                )
+            })
+        };
+        let (exported_cells, exported_particles, cut, all_ready, exchanged) = cutter
+            .cut(
+                ctx,
+                &tree.buffers,
+                &counters,
+                &summaries,
+                walk_locally,
+                send,
+            )
+            .await??;
         let imported = Instant::now();
         let secs = |a: Instant, b: Instant| (b - a).as_secs_f64();
         self.last = EvaluationReport {

@@ -1,0 +1,395 @@
+//! Exchanges between ranks of one host through shared memory: each rank
+//! writes what it sends into a file of its own in `/dev/shm`, which the
+//! others map read-only and read in place. A message is copied once, by
+//! its sender (on every core), where MPI's shared-memory transport copies
+//! it twice, on one core, through small FIFOs (Open MPI's single-copy
+//! mechanisms are off on the GPU hosts; BENCHMARKS.md). The receiver
+//! borrows the bytes where they lie until it is done with them.
+//!
+//! A rank's segment only grows: a larger one is a new file (the next
+//! generation), which the others map at the next exchange and whose name
+//! is unlinked once they have, so nothing is left in `/dev/shm` by a run,
+//! even one that is killed after that.
+
+use super::comm::{allgather_records, Comm};
+use crate::error::{Error, Result};
+use std::ffi::CString;
+
+/// Where the segments live (tmpfs: memory, not disk).
+const DIRECTORY: &str = "/dev/shm";
+
+/// Offsets of the messages within a segment are multiples of this (a
+/// cache line; the records a receiver reads in place need 4).
+const ALIGN: u64 = 64;
+
+/// Where each message of `sizes` starts in a segment, and its end.
+fn layout(sizes: &[u64]) -> (Vec<u64>, u64) {
+    let mut at = 0;
+    let offsets = sizes
+        .iter()
+        .map(|&s| {
+            let o = at;
+            at += s.next_multiple_of(ALIGN);
+            o
+        })
+        .collect();
+    (offsets, at)
+}
+
+/// One mapping of a segment file.
+struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+    generation: u64,
+}
+
+// SAFETY: the mapping is plain memory; who writes it and when is ordered
+// by the exchange's barriers.
+unsafe impl Send for Mapping {}
+
+impl Mapping {
+    /// Maps the file at `path` (`len` bytes), writable when `write`.
+    fn open(path: &str, len: usize, write: bool, generation: u64) -> std::io::Result<Self> {
+        let c_path = CString::new(path).expect("no NUL in a segment's name");
+        let flags = if write {
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL
+        } else {
+            libc::O_RDONLY
+        };
+        // SAFETY: plain system calls on a path we own; the descriptor is
+        // closed before returning (the mapping keeps the file).
+        unsafe {
+            let fd = libc::open(c_path.as_ptr(), flags | libc::O_CLOEXEC, 0o600);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let result = Self::map_fd(fd, len, write);
+            libc::close(fd);
+            if result.is_err() && write {
+                libc::unlink(c_path.as_ptr());
+            }
+            result.map(|ptr| Self {
+                ptr,
+                len,
+                generation,
+            })
+        }
+    }
+
+    /// # Safety
+    /// `fd` is an open descriptor of a regular file.
+    unsafe fn map_fd(fd: libc::c_int, len: usize, write: bool) -> std::io::Result<*mut u8> {
+        if write {
+            // Reserved now, so a full tmpfs fails here, cleanly, and not
+            // with SIGBUS at the first write into a page it cannot give.
+            let code = libc::posix_fallocate(fd, 0, len as libc::off_t);
+            if code != 0 {
+                return Err(std::io::Error::from_raw_os_error(code));
+            }
+        }
+        let prot = if write {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        let ptr = libc::mmap(
+            std::ptr::null_mut(),
+            len.max(1),
+            prot,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(ptr as *mut u8)
+    }
+
+    fn bytes(&self, offset: u64, len: u64) -> &[u8] {
+        assert!(
+            offset + len <= self.len as u64,
+            "a message inside its segment"
+        );
+        // SAFETY: within the mapping, which lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(offset as usize), len as usize) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `open`, unmapped once.
+        unsafe {
+            libc::munmap(self.ptr as *mut libc::c_void, self.len.max(1));
+        }
+    }
+}
+
+/// A raw destination range of this rank's segment, for the copies that
+/// run on every core (the ranges never overlap).
+struct Destination(*mut u8, usize);
+// SAFETY: disjoint ranges of the rank's own mapping, written by one task
+// each, while nobody reads them (before the exchange's barrier).
+unsafe impl Send for Destination {}
+unsafe impl Sync for Destination {}
+
+/// Bytes copied by one task when a rank fills its segment.
+const COPY_PIECE: usize = 4 << 20;
+
+/// The segments of the ranks of one host.
+pub struct SharedExchange {
+    /// Names this run's files apart from any other's.
+    token: u64,
+    /// This rank's segment, written by it alone.
+    own: Option<Mapping>,
+    /// A generation's file that the others have yet to map (unlinked
+    /// after the next barrier).
+    unlink_after_barrier: Option<String>,
+    /// The other ranks' segments, read-only (`None` for this rank, and
+    /// for a rank that has sent nothing yet).
+    peers: Vec<Option<Mapping>>,
+}
+
+/// Words each rank publishes at an exchange: whether its segment holds
+/// what it sends, the segment's generation and length, then the bytes it
+/// sends each rank.
+const HEAD_WORDS: usize = 3;
+
+impl SharedExchange {
+    /// The shared segments of `comm`'s ranks, every rank calling; an
+    /// error (the same on every rank) when they do not all run on this
+    /// host or cannot use `/dev/shm`.
+    pub fn open(comm: &dyn Comm) -> std::result::Result<Self, String> {
+        let host = hostname();
+        let hosts = comm.allgather(host.as_bytes());
+        if hosts.iter().any(|h| h != host.as_bytes()) {
+            return Err("the ranks run on more than one host".into());
+        }
+        // Rank 0's process id and clock name this run's files.
+        let mine = u64::from(std::process::id()) << 32
+            ^ std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos() as u64);
+        let token = allgather_records(comm, &[mine])[0][0];
+        // Every rank must be able to make a segment.
+        let probe = format!("{DIRECTORY}/webgrav-{token:016x}-{}-probe", comm.rank());
+        let ok = Mapping::open(&probe, 4096, true, 0).map(drop);
+        let _ = std::fs::remove_file(&probe);
+        let oks = allgather_records(comm, &[ok.is_ok() as u64]);
+        if let Err(e) = ok {
+            return Err(format!("{DIRECTORY} is not usable: {e}"));
+        }
+        if let Some(r) = oks.iter().position(|o| o[0] == 0) {
+            return Err(format!("{DIRECTORY} is not usable on rank {r}"));
+        }
+        Ok(Self {
+            token,
+            own: None,
+            unlink_after_barrier: None,
+            peers: (0..comm.size()).map(|_| None).collect(),
+        })
+    }
+
+    fn path(&self, rank: usize, generation: u64) -> String {
+        format!(
+            "{DIRECTORY}/webgrav-{:016x}-{rank}-{generation}",
+            self.token
+        )
+    }
+
+    /// Sends rank r the pieces of `to[r]` laid end to end and calls `take`
+    /// with what every rank sent here, in rank order, read in place; every
+    /// rank calls it together. `Ok(false)` when a rank could not grow its
+    /// segment (the same answer on every rank, with nothing sent): the
+    /// caller sends through MPI instead.
+    pub fn exchange(
+        &mut self,
+        comm: &dyn Comm,
+        to: &[Vec<&[u8]>],
+        take: &mut dyn FnMut(&[&[u8]]),
+    ) -> Result<bool> {
+        let (me, p) = (comm.rank(), comm.size());
+        assert_eq!(to.len(), p, "a message for every rank");
+        let sizes: Vec<u64> = to
+            .iter()
+            .map(|m| m.iter().map(|s| s.len() as u64).sum())
+            .collect();
+        let (offsets, end) = layout(&sizes);
+        let held = self.own.as_ref().map_or(0, |m| m.len as u64);
+        let mut fits = true;
+        if end > held {
+            let generation = self.own.as_ref().map_or(1, |m| m.generation + 1);
+            let len = (end + end / 4).next_multiple_of(1 << 21);
+            let path = self.path(me, generation);
+            match Mapping::open(&path, len as usize, true, generation) {
+                Ok(m) => {
+                    self.own = Some(m);
+                    self.unlink_after_barrier = Some(path);
+                }
+                Err(e) => {
+                    eprintln!(
+                        "webgrav: rank {me} could not grow its shared segment to {len} \
+                         bytes in {DIRECTORY} ({e})"
+                    );
+                    fits = false;
+                }
+            }
+        }
+        let own = self.own.as_ref();
+        let mut words = vec![
+            fits as u64,
+            own.map_or(0, |m| m.generation),
+            own.map_or(0, |m| m.len as u64),
+        ];
+        words.extend(&sizes);
+        let all = allgather_records(comm, &words);
+        if all.iter().any(|w| w[0] == 0) {
+            if let Some(path) = self.unlink_after_barrier.take() {
+                let _ = std::fs::remove_file(path);
+            }
+            return Ok(false);
+        }
+        // Map the others' new generations (before the barrier below, after
+        // which their owners unlink them).
+        for (r, w) in all.iter().enumerate() {
+            let (generation, len) = (w[1], w[2] as usize);
+            let mapped = self.peers[r].as_ref().map_or(0, |m| m.generation);
+            if r != me && generation != 0 && generation != mapped {
+                let path = self.path(r, generation);
+                let m = Mapping::open(&path, len, false, generation).map_err(|e| {
+                    Error::InvalidParameter(format!(
+                        "rank {me} could not map rank {r}'s shared segment {path}: {e}"
+                    ))
+                })?;
+                self.peers[r] = Some(m);
+            }
+        }
+        if end > 0 {
+            let own = self.own.as_ref().expect("grown above");
+            fill(own, to, &offsets);
+        }
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        comm.barrier();
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        if let Some(path) = self.unlink_after_barrier.take() {
+            let _ = std::fs::remove_file(path);
+        }
+        let received: Vec<&[u8]> = (0..p)
+            .map(|r| {
+                let sent = &all[r][HEAD_WORDS..];
+                let at = layout(sent).0[me];
+                let segment = if r == me {
+                    self.own.as_ref()
+                } else {
+                    self.peers[r].as_ref()
+                };
+                segment.map_or(&[][..], |m| m.bytes(at, sent[me]))
+            })
+            .collect();
+        take(&received);
+        // Nobody writes its segment again before everyone has read it.
+        comm.barrier();
+        Ok(true)
+    }
+}
+
+/// Copies `to`'s pieces to their messages' `offsets` in `own`, on every
+/// core.
+fn fill(own: &Mapping, to: &[Vec<&[u8]>], offsets: &[u64]) {
+    let mut copies = Vec::new();
+    for (pieces, &at) in to.iter().zip(offsets) {
+        let mut at = at as usize;
+        for piece in pieces {
+            for s in piece.chunks(COPY_PIECE) {
+                assert!(at + s.len() <= own.len, "a message inside the segment");
+                // SAFETY: inside the writable mapping (checked above).
+                copies.push((Destination(unsafe { own.ptr.add(at) }, s.len()), s));
+                at += s.len();
+            }
+        }
+    }
+    use rayon::prelude::*;
+    copies.into_par_iter().for_each(|(dst, src)| {
+        // SAFETY: disjoint ranges of this rank's own mapping, each of
+        // src.len() bytes (`Destination`).
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.0, dst.1) }
+    });
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer's length is passed; the name is NUL-terminated
+    // within it (or truncated, which is the same for every rank).
+    unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len() - 1) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::comm::ThreadComm;
+
+    /// The bytes rank `from` sends rank `to` in round `k`: sizes that grow
+    /// (new generations) and shrink, some empty, in two pieces.
+    fn message(from: usize, to: usize, k: usize) -> Vec<u8> {
+        let len = [0, 5, 4096, 70_000, 3, 1 << 20][(from + 2 * to + k) % 6] * (k + 1);
+        (0..len)
+            .map(|i| (i * 31 + from * 7 + to * 13 + k) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn ranks_receive_what_was_sent_as_segments_grow() {
+        let ranks = ThreadComm::ranks(3);
+        std::thread::scope(|s| {
+            for comm in ranks {
+                s.spawn(move || {
+                    let mut shared = SharedExchange::open(&comm).expect("/dev/shm on this host");
+                    let me = comm.rank();
+                    for k in 0..5 {
+                        let sent: Vec<Vec<u8>> = (0..3).map(|r| message(me, r, k)).collect();
+                        let to: Vec<Vec<&[u8]>> = sent
+                            .iter()
+                            .map(|m| {
+                                let (a, b) = m.split_at(m.len() / 3);
+                                vec![a, b]
+                            })
+                            .collect();
+                        let mut got = Vec::new();
+                        let went = shared
+                            .exchange(&comm, &to, &mut |incoming| {
+                                got = incoming.iter().map(|m| m.to_vec()).collect()
+                            })
+                            .unwrap();
+                        assert!(went);
+                        for (r, m) in got.iter().enumerate() {
+                            assert_eq!(*m, message(r, me, k), "round {k}, from {r} to {me}");
+                        }
+                    }
+                    let token = shared.token;
+                    drop(shared);
+                    comm.barrier();
+                    // Every generation's name is gone.
+                    let left = std::fs::read_dir(DIRECTORY)
+                        .unwrap()
+                        .filter_map(|e| e.ok())
+                        .filter(|e| {
+                            e.file_name()
+                                .to_string_lossy()
+                                .contains(&format!("{token:016x}"))
+                        })
+                        .count();
+                    assert_eq!(left, 0, "segments left in {DIRECTORY}");
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn messages_start_aligned_and_never_overlap() {
+        let (offsets, end) = layout(&[3, 0, 64, 65]);
+        assert_eq!(offsets, vec![0, 64, 64, 128]);
+        assert_eq!(end, 256);
+    }
+}
