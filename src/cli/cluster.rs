@@ -308,12 +308,16 @@ async fn run_checked(
         );
     }
     let run_clock = std::time::Instant::now();
-    let mut steps_clock = std::time::Instant::now();
+    // The steps' own wall time since the last log line (not the writes
+    // and diagnostics between them).
+    let mut stepping_s = 0.0;
     let mut since_log = 0u64;
     let mut last_levels = None;
     let mut deepest_seen = None;
     for step in 1..=plan.steps {
+        let stepping = std::time::Instant::now();
         run.step(&ctx, comm).await?;
+        stepping_s += stepping.elapsed().as_secs_f64();
         since_log += 1;
         if plan.snap_steps > 0 && step % plan.snap_steps == 0 {
             write_part(a, &ctx, comm, &run).await?;
@@ -331,9 +335,8 @@ async fn run_checked(
         if log_now {
             let d = run.diagnostics(&ctx, comm, rule).await?;
             de_max = de_max.max(d.diagnostics.energy_error(&start.diagnostics));
-            let wall = steps_clock.elapsed().as_secs_f64();
             let times = LogTimes {
-                step_s: wall / since_log as f64,
+                step_s: stepping_s / since_log as f64,
                 wall_s: run_clock.elapsed().as_secs_f64(),
             };
             let line = log_line(comm, &run, &d, &start, de_max, times)?;
@@ -346,7 +349,7 @@ async fn run_checked(
                 }
             }
             since_log = 0;
-            steps_clock = std::time::Instant::now();
+            stepping_s = 0.0;
         }
     }
     if let Some(path) = &a.out {
@@ -662,7 +665,7 @@ pub fn part_name(time: f64, rank: usize) -> String {
 }
 
 /// A log line's clocks: the mean wall time of the steps since the last
-/// line, and the run's wall time so far.
+/// line (the steps alone), and the run's wall time so far.
 struct LogTimes {
     step_s: f64,
     wall_s: f64,
@@ -701,6 +704,9 @@ fn log_line(
         run.redraw_parts.decompose.pack_s,
         run.redraw_parts.decompose.alltoall_s,
         run.redraw_parts.decompose.gather_s,
+        r.gpu_build_ms,
+        r.gpu_walk_ms,
+        r.gpu_imported_walk_ms,
     ];
     let all = allgather_records(comm, &mine);
     if comm.rank() != 0 {
@@ -753,6 +759,13 @@ fn log_line(
             "cut_read": most(13),
             "import_assemble": most(14),
             "exchange_wait": most(15),
+        },
+        // The GPU's time (timestamps) of the last step's build (bounds to
+        // groups) and walks; block steps: the last busy sub-step's.
+        "gpu_phases_max_ms": {
+            "build": most(21),
+            "walk": most(22),
+            "imported_walk": most(23),
         },
         // Decompositions so far (the same on every rank).
         "redraws": run.redraws,

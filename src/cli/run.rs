@@ -828,11 +828,15 @@ async fn integrate(
             .expect("static template"),
     );
     let mut t = start;
+    // The steps' own wall time since the last log line (not the read-outs,
+    // writes and diagnostics between them), and the steps it covers.
+    let (mut stepping_s, mut steps_at_log) = (0.0, run.steps());
     loop {
         let next_log = next_on_grid(t, origin, a.log_every);
         let next_snap = next_on_grid(t, origin, a.snap_every);
         let next_ckpt = next_on_grid(t, origin, a.checkpoint_every);
         let target = next_log.min(next_snap).min(next_ckpt).min(a.t_end);
+        let stepping = now_ms();
         let reached = run
             .run_to(ctx, target, |done, of| {
                 bar.set_length(of);
@@ -840,6 +844,7 @@ async fn integrate(
                 !interrupt::requested()
             })
             .await?;
+        stepping_s += (now_ms() - stepping) * 1e-3;
         // A signal that stops the run as its steps reach the target (the
         // batch ahead of the stop was the last) still has the target's
         // outputs written, as a run that went on writes them: its log line
@@ -873,7 +878,10 @@ async fn integrate(
             );
         }
         if at(t, next_log) || end {
-            let line = log_line(&r, (now_ms() - clock) * 1e-3);
+            let steps = run.steps() - steps_at_log;
+            let per_step = (steps > 0).then(|| stepping_s / steps as f64);
+            (stepping_s, steps_at_log) = (0.0, run.steps());
+            let line = log_line(&r, (now_ms() - clock) * 1e-3, per_step);
             emit(&line)?;
             if let Some(f) = log.as_mut() {
                 f.write(&line)?;
@@ -932,7 +940,7 @@ pub(super) fn norm(v: [f64; 3]) -> f64 {
 }
 
 /// One JSON line of the run log.
-fn log_line(r: &Readout, wall_s: f64) -> serde_json::Value {
+fn log_line(r: &Readout, wall_s: f64, wall_s_per_step: Option<f64>) -> serde_json::Value {
     let d = &r.diagnostics;
     let dl = std::array::from_fn(|k| d.angular_momentum[k] - r.e0.angular_momentum[k]);
     let mut line = serde_json::json!({
@@ -950,6 +958,10 @@ fn log_line(r: &Readout, wall_s: f64) -> serde_json::Value {
         "angular_momentum_change": norm(dl),
         "wall_s": wall_s,
     });
+    if let Some(per_step) = wall_s_per_step {
+        // As a run on several ranks logs it: the steps alone.
+        line["wall_s_per_step"] = per_step.into();
+    }
     if let Some(phases) = &r.phases {
         let ms: serde_json::Map<String, serde_json::Value> = phases
             .iter()

@@ -12,6 +12,7 @@ use super::staging::StagingWriter;
 use crate::error::{Error, Result};
 use crate::gpu::buffers::empty_storage_buffer;
 use crate::gpu::layout::PosMass;
+use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
 use crate::tree::layout::{CellProps, LetCell, TreeCell, TreeCounters};
 use crate::tree::walk::{TreeWalk, WalkSources, WalkedTree, IMPORTED_SPILL};
@@ -232,6 +233,7 @@ impl ImportedTrees {
         b: &TreeBuffers,
         trees: &[EssentialTree],
         encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&mut PhaseTimer>,
     ) -> Result<()> {
         let n = b.state.n as u64;
         let Some((cells, imported)) = assembled_size(trees) else {
@@ -318,7 +320,7 @@ impl ImportedTrees {
         ] {
             encoder.clear_buffer(&self.counters, offset, Some(size));
         }
-        self.walk.encode(encoder, None);
+        self.walk.encode(encoder, timer);
         self.last = ImportCounts {
             // The root's children: the trees that were not empty.
             trees: root.child_count,

@@ -18,6 +18,7 @@ use crate::state::energy::{
     precise_potentials_of, PotentialKernel, PotentialRule, PotentialSum, HOST_MAX,
 };
 use crate::state::kinds_by_id::KindsById;
+use crate::state::parallel::map_chunks;
 use crate::state::particles::StateReadback;
 use crate::state::share::RankShare;
 use crate::state::{GpuParticles, Particles};
@@ -276,7 +277,7 @@ impl ClusterRun {
         // time, so the drift's account would call for redraws after two
         // steps where the GPU's work is the larger part. The next step's
         // build would wait for them anyway.
-        self.solver.finish(ctx).await?;
+        self.solver.finish_timed(ctx).await?;
         self.steps += 1;
         if self.redraw_due(comm, clock.elapsed().as_secs_f64()) {
             self.rebalance(ctx, comm).await?;
@@ -406,8 +407,9 @@ impl ClusterRun {
         } else {
             vec![1.0; s.pos_mass.len()]
         };
+        let ids = &self.ids;
         Ok(RankParticles {
-            id: s.index.par_iter().map(|&i| self.ids[i as usize]).collect(),
+            id: s.index.par_iter().map(|&i| ids[i as usize]).collect(),
             pos_mass: s.pos_mass,
             vel: s.vel,
             acc_pot: s.acc_pot,
@@ -470,8 +472,17 @@ impl ClusterRun {
             }
             how
         } else {
-            for k in 0..s.pos_mass.len() {
-                sum.add_record(&s.pos_mass[k], &s.vel[k], &s.acc_pot[k]);
+            // Fixed chunks summed on every core, their sums added in order
+            // (as one GPU sums its read-out: the same bits on any number
+            // of cores).
+            for part in map_chunks(s.pos_mass.len(), |ks| {
+                let mut part = DiagnosticsSum::default();
+                for k in ks {
+                    part.add_record(&s.pos_mass[k], &s.vel[k], &s.acc_pot[k]);
+                }
+                part
+            }) {
+                sum.merge(&part);
             }
             PotentialSum::Solver
         };

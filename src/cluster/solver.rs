@@ -9,10 +9,12 @@ use super::let_tree::{EssentialTree, LetCutter};
 use super::summary::{DomainSummaries, DOMAIN_BOXES};
 use crate::error::Result;
 use crate::gpu::buffers::{read_buffer_ranges, records};
+use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
 use crate::state::GpuParticles;
 use crate::tree::layout::{DomainSummary, TreeCounters};
 use crate::tree::{TreeConfig, TreeSolver};
+use std::cell::RefCell;
 use std::time::Instant;
 
 /// What the last evaluation moved, and where its time went on the host.
@@ -38,7 +40,16 @@ pub struct EvaluationReport {
     pub import_s: f64,
     /// The part of `import_s` that assembled the trees on the host.
     pub import_assemble_s: f64,
+    /// Milliseconds of GPU time (timestamps; 0 without them) of the
+    /// build (bounds to groups), the local walk and the imported trees'
+    /// walk, as of the last `finish`.
+    pub gpu_build_ms: f64,
+    pub gpu_walk_ms: f64,
+    pub gpu_imported_walk_ms: f64,
 }
+
+/// Timed passes of one evaluation: the build's, the two walks.
+const TIMED_PASSES: u32 = 64;
 
 pub struct DistributedTree {
     pub tree: TreeSolver,
@@ -46,6 +57,8 @@ pub struct DistributedTree {
     cutter: LetCutter,
     imports: ImportedTrees,
     config: TreeConfig,
+    /// The GPU's time of the last evaluation's build and walks.
+    timer: PhaseTimer,
     pub last: EvaluationReport,
 }
 
@@ -55,6 +68,7 @@ fn import(
     ctx: &GpuContext,
     tree: &TreeSolver,
     imports: &mut ImportedTrees,
+    timer: &mut PhaseTimer,
     me: usize,
     incoming: &[&[u8]],
 ) -> Result<()> {
@@ -69,7 +83,7 @@ fn import(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("cluster imported walk"),
         });
-    imports.encode(ctx, &tree.buffers, &received, &mut encoder)?;
+    imports.encode(ctx, &tree.buffers, &received, &mut encoder, Some(timer))?;
     ctx.queue.submit(Some(encoder.finish()));
     Ok(())
 }
@@ -113,6 +127,7 @@ impl DistributedTree {
             ),
         };
         Ok(Self {
+            timer: PhaseTimer::new(ctx, TIMED_PASSES),
             summaries: DomainSummaries::new(d, b),
             cutter,
             imports,
@@ -168,7 +183,9 @@ impl DistributedTree {
         let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("cluster build"),
         });
-        self.tree.encode_scheduled_groups(d, &mut encoder, None);
+        self.timer.reset();
+        self.tree
+            .encode_scheduled_groups(d, &mut encoder, Some(&mut self.timer));
         select(&mut encoder);
         self.summaries.encode(d, &mut encoder);
         q.submit(Some(encoder.finish()));
@@ -203,14 +220,16 @@ impl DistributedTree {
             tree,
             cutter,
             imports,
+            timer,
             ..
         } = self;
+        let timer = RefCell::new(timer);
         // The local walk runs while the trees are read back and travel.
         let walk_locally = || {
             let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("cluster local walk"),
             });
-            tree.encode_walk(&mut encoder, None);
+            tree.encode_walk(&mut encoder, Some(&mut timer.borrow_mut()));
             q.submit(Some(encoder.finish()));
         };
         // The trees go out from where the GPU's copy of them is mapped, and
@@ -233,7 +252,7 @@ impl DistributedTree {
             let mut exchanged = all_ready;
             comm.exchange(&outgoing, &mut |incoming| {
                 exchanged = Instant::now();
-                imported = import(ctx, tree, imports, me, incoming);
+                imported = import(ctx, tree, imports, &mut timer.borrow_mut(), me, incoming);
             });
             imported.map(|()| {
                 (
@@ -268,6 +287,7 @@ impl DistributedTree {
             exchange_wait_s: secs(cut, all_ready),
             import_s: secs(exchanged, imported),
             import_assemble_s: self.imports.last_assemble_s,
+            ..self.last
         };
         Ok(())
     }
@@ -278,5 +298,28 @@ impl DistributedTree {
     pub async fn finish(&self, ctx: &GpuContext) -> Result<()> {
         let got = read_buffer_ranges(&ctx.device, &ctx.queue, &[self.imports.spill_word()]).await?;
         self.imports.check_spill(records::<u32>(&got[0])[0])
+    }
+
+    /// `finish`, taking the evaluation's GPU times into `last`.
+    pub async fn finish_timed(&mut self, ctx: &GpuContext) -> Result<()> {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        self.timer.resolve(&mut encoder);
+        ctx.queue.submit(Some(encoder.finish()));
+        self.finish(ctx).await?;
+        let phases = self.timer.read(ctx).await?;
+        let ms = |walk: Option<&str>| {
+            phases
+                .iter()
+                .filter(|(label, _)| match walk {
+                    Some(w) => *label == w,
+                    None => !label.ends_with("walk"),
+                })
+                .map(|(_, ms)| ms)
+                .sum::<f64>()
+        };
+        self.last.gpu_build_ms = ms(None);
+        self.last.gpu_walk_ms = ms(Some("walk"));
+        self.last.gpu_imported_walk_ms = ms(Some("imported walk"));
+        Ok(())
     }
 }

@@ -168,6 +168,8 @@ pub struct TreeWalk {
     /// groups end at once).
     strided: Option<u32>,
     pub path: WalkPath,
+    /// The timed phase's name: "walk", or "imported walk".
+    phase: &'static str,
 }
 
 /// The binding contract of `shaders/walk.wgsl` (both paths).
@@ -252,6 +254,10 @@ impl TreeWalk {
             dispatches,
             strided: b.strided.map(|s| s.walk),
             path,
+            phase: match tree {
+                WalkedTree::Local => "walk",
+                WalkedTree::Imported => "imported walk",
+            },
         }
     }
 
@@ -284,7 +290,7 @@ impl TreeWalk {
     }
 
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
-        let mut pass = timed_pass(encoder, "walk", timer);
+        let mut pass = timed_pass(encoder, self.phase, timer);
         // Later dispatches go on from the shared group counter.
         for _ in 0..self.dispatches {
             self.kernel.dispatch_gpu_sized(

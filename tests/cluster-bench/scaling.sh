@@ -8,8 +8,9 @@
 # For each N per GPU: `webgrav bench tree` at N on one GPU, then `webgrav
 # run` on every GPU of the host with N per GPU (weak) and with N in all
 # (strong). Every line is JSON (the runs' log lines carry "ranks"): a log
-# line every 8 steps, whose wall_s_per_step is the mean of those 8 (the
-# log line's "redraws" counts the decompositions so far); STEPS steps
+# line every 8 steps, whose wall_s_per_step is the mean of those 8
+# (the steps' own time; before 2026-11-30's c79f6bc it included the log's
+# diagnostics; the log line's "redraws" counts the decompositions so far); STEPS steps
 # (default 24), θ = THETA (default 0.75, the opening-angle MAC); WEBGRAV
 # names another build to run (e.g. an older commit's, beside this one);
 # MPI_ARGS adds options to mpirun (e.g. Open MPI's MCA settings).

@@ -9,8 +9,9 @@
 # then of N × GPUS under mpirun with each build in turn, ROUNDS times
 # (default 1). A build named NAME:nosm runs NAME with
 # WEBGRAV_NO_SHARED_MEMORY=1 (the trees through MPI). A JSON log line
-# every 8 steps: one GPU's `wall_s` includes its start, the ranks'
-# `wall_s_per_step` does not.
+# every 8 steps; its `wall_s_per_step` (one GPU's and the ranks') is the
+# mean wall time of those steps alone, without the start, the read-outs
+# and the log's diagnostics.
 source "$(dirname "$0")/gpu-host.sh"
 steps=${STEPS:-16}
 rounds=${ROUNDS:-1}
