@@ -447,10 +447,23 @@ pub(crate) fn packed(count: usize, migrant: impl Fn(usize) -> Migrant + Sync) ->
 /// Sends every rank its `outgoing` migrants (packed) and returns the
 /// arrivals, by source rank.
 pub(crate) fn exchange(comm: &dyn Comm, outgoing: Vec<Vec<u8>>) -> Vec<Migrant> {
-    comm.alltoall(outgoing)
-        .iter()
-        .flat_map(|bytes| bytemuck::pod_collect_to_vec::<u8, Migrant>(bytes))
-        .collect()
+    let arrived = comm.alltoall(outgoing);
+    let size = std::mem::size_of::<Migrant>();
+    let count = arrived.iter().map(|b| b.len() / size).sum();
+    // Copied into place on every core (gigabytes at a run's start).
+    let mut migrants: Vec<Migrant> = bytemuck::zeroed_vec(count);
+    let mut rest: &mut [u8] = bytemuck::cast_slice_mut(&mut migrants);
+    let mut copies = Vec::new();
+    for bytes in &arrived {
+        let whole = bytes.len() - bytes.len() % size;
+        let (into, tail) = std::mem::take(&mut rest).split_at_mut(whole);
+        copies.extend(into.chunks_mut(4 << 20).zip(bytes[..whole].chunks(4 << 20)));
+        rest = tail;
+    }
+    copies
+        .into_par_iter()
+        .for_each(|(into, from)| into.copy_from_slice(from));
+    migrants
 }
 
 /// The indices of the particles bound for rank `r`, in order.

@@ -189,7 +189,20 @@ impl Comm for MpiComm {
         let p = self.size;
         assert_eq!(to.len(), p, "alltoall needs one message per rank");
         let sent: Vec<u64> = to.iter().map(|m| m.len() as u64).collect();
-        let got = self.alltoall_words(&sent);
+        let (got, most_sent) = self.alltoall_words(&sent);
+        // Large ones (a decomposition's migrants, a file's sort by id)
+        // through the shared segments where the ranks have them: every
+        // rank decides alike, from the largest any rank sends. (Size first:
+        // the segments' own small alltoalls come here while they are
+        // locked.)
+        if most_sent >= SHARED_FROM && self.shared_exchange().is_some() {
+            let pieces: Vec<Vec<&[u8]>> = to.iter().map(|m| vec![m.as_slice()]).collect();
+            let mut received = Vec::new();
+            self.exchange_shared(&pieces, &mut |incoming| {
+                received = incoming.iter().map(|m| copied(m)).collect()
+            });
+            return received;
+        }
         let mut received: Vec<Vec<u8>> = got
             .iter()
             .map(|&n| Vec::with_capacity(n as usize))
@@ -292,6 +305,21 @@ impl MpiComm {
     }
 }
 
+/// An alltoall in which some rank sends at least this many bytes goes
+/// through the shared segments (small ones, the collectives' words, go
+/// point to point: the segments' own bookkeeping is such an alltoall).
+const SHARED_FROM: u64 = 1 << 20;
+
+/// A received message's own copy, made on every core.
+fn copied(bytes: &[u8]) -> Vec<u8> {
+    use rayon::prelude::*;
+    let mut out = vec![0u8; bytes.len()];
+    out.par_chunks_mut(4 << 20)
+        .zip(bytes.par_chunks(4 << 20))
+        .for_each(|(o, b)| o.copy_from_slice(b));
+    out
+}
+
 /// Bytes of one point-to-point message at most (MPI counts are C ints).
 const MESSAGE_PIECE: usize = 1 << 30;
 
@@ -320,25 +348,29 @@ impl MpiComm {
         }
     }
 
-    /// `sent[r]` to rank r; what every rank sent here (one MPI_Alltoall
-    /// of 8 bytes a rank).
-    fn alltoall_words(&self, sent: &[u64]) -> Vec<u64> {
+    /// `sent[r]` to rank r; what every rank sent here, and the most bytes
+    /// any rank sends the others (one MPI_Alltoall of 16 bytes a rank).
+    fn alltoall_words(&self, sent: &[u64]) -> (Vec<u64>, u64) {
         let p = self.size;
         assert_eq!(sent.len(), p, "a word for every rank");
-        let mut got = vec![0u64; p];
-        // SAFETY: both buffers hold p u64s, 8 bytes to and from each rank.
+        let leaving: u64 = sent.iter().sum::<u64>() - sent[self.rank];
+        let words: Vec<[u64; 2]> = sent.iter().map(|&s| [s, leaving]).collect();
+        let mut got = vec![[0u64; 2]; p];
+        // SAFETY: both buffers hold p pairs of u64s, 16 bytes to and from
+        // each rank.
         let code = unsafe {
             MPI_Alltoall(
-                sent.as_ptr() as *const c_void,
-                8,
+                words.as_ptr() as *const c_void,
+                16,
                 byte(),
                 got.as_mut_ptr() as *mut c_void,
-                8,
+                16,
                 byte(),
                 world(),
             )
         };
         self.check(code, "MPI_Alltoall");
-        got
+        let most = got.iter().map(|w| w[1]).max().unwrap_or(0);
+        (got.iter().map(|w| w[0]).collect(), most)
     }
 }

@@ -136,6 +136,10 @@ unsafe impl Sync for Destination {}
 /// Bytes copied by one task when a rank fills its segment.
 const COPY_PIECE: usize = 4 << 20;
 
+/// A segment larger than this is made anew, smaller, when an exchange
+/// needs under a quarter of it.
+const SHRINK_ABOVE: u64 = 256 << 20;
+
 /// The segments of the ranks of one host.
 pub struct SharedExchange {
     /// Names this run's files apart from any other's.
@@ -148,6 +152,8 @@ pub struct SharedExchange {
     /// The other ranks' segments, read-only (`None` for this rank, and
     /// for a rank that has sent nothing yet).
     peers: Vec<Option<Mapping>>,
+    /// `SHRINK_ABOVE` (smaller in the tests).
+    shrink_above: u64,
 }
 
 /// Words each rank publishes at an exchange: whether its segment holds
@@ -187,6 +193,7 @@ impl SharedExchange {
             own: None,
             unlink_after_barrier: None,
             peers: (0..comm.size()).map(|_| None).collect(),
+            shrink_above: SHRINK_ABOVE,
         })
     }
 
@@ -216,10 +223,13 @@ impl SharedExchange {
             .collect();
         let (offsets, end) = layout(&sizes);
         let held = self.own.as_ref().map_or(0, |m| m.len as u64);
+        // A segment grown for a rare large exchange (a decomposition's
+        // migrants, a file's sort) is given back at the next small one.
+        let oversized = held > self.shrink_above && end < held / 4;
         let mut fits = true;
-        if end > held {
+        if end > held || oversized {
             let generation = self.own.as_ref().map_or(1, |m| m.generation + 1);
-            let len = (end + end / 4).next_multiple_of(1 << 21);
+            let len = (end + end / 4).max(1).next_multiple_of(1 << 21);
             let path = self.path(me, generation);
             match Mapping::open(&path, len as usize, true, generation) {
                 Ok(m) => {
@@ -333,7 +343,14 @@ mod tests {
     /// The bytes rank `from` sends rank `to` in round `k`: sizes that grow
     /// (new generations) and shrink, some empty, in two pieces.
     fn message(from: usize, to: usize, k: usize) -> Vec<u8> {
-        let len = [0, 5, 4096, 70_000, 3, 1 << 20][(from + 2 * to + k) % 6] * (k + 1);
+        // Round 3 grows the segments past the tests' `shrink_above`, round
+        // 4 is small again (they shrink).
+        let small = [0, 5, 4096, 70_000, 3, 1 << 20][(from + 2 * to + k) % 6];
+        let len = match k {
+            3 if from != to => small + (3 << 20),
+            4 => small % 100_000,
+            _ => small * (k + 1),
+        };
         (0..len)
             .map(|i| (i * 31 + from * 7 + to * 13 + k) as u8)
             .collect()
@@ -346,8 +363,9 @@ mod tests {
             for comm in ranks {
                 s.spawn(move || {
                     let mut shared = SharedExchange::open(&comm).expect("/dev/shm on this host");
+                    shared.shrink_above = 4 << 20;
                     let me = comm.rank();
-                    for k in 0..5 {
+                    for k in 0..6 {
                         let sent: Vec<Vec<u8>> = (0..3).map(|r| message(me, r, k)).collect();
                         let to: Vec<Vec<&[u8]>> = sent
                             .iter()
@@ -364,7 +382,13 @@ mod tests {
                             .unwrap();
                         assert!(went);
                         for (r, m) in got.iter().enumerate() {
-                            assert_eq!(*m, message(r, me, k), "round {k}, from {r} to {me}");
+                            assert!(*m == message(r, me, k), "round {k}, from {r} to {me}");
+                        }
+                        let held = shared.own.as_ref().map_or(0, |m| m.len as u64);
+                        match k {
+                            3 => assert!(held > 4 << 20, "grown: {held} bytes"),
+                            4 => assert!(held < 4 << 20, "given back: {held} bytes"),
+                            _ => {}
                         }
                     }
                     let token = shared.token;
