@@ -4,7 +4,7 @@
 //! from the thread that initialised MPI (MPI_THREAD_FUNNELED).
 
 use super::comm::{exchange_by_alltoall, Comm};
-use super::shared_memory::SharedExchange;
+use super::shared_memory::{Sent, SharedExchange};
 use crate::error::{Error, Result};
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
@@ -195,13 +195,23 @@ impl Comm for MpiComm {
         // rank decides alike, from the largest any rank sends. (Size first:
         // the segments' own small alltoalls come here while they are
         // locked.)
-        if most_sent >= SHARED_FROM && self.shared_exchange().is_some() {
+        if most_sent >= SHARED_FROM {
+            let mut shared = self.shared_exchange();
             let pieces: Vec<Vec<&[u8]>> = to.iter().map(|m| vec![m.as_slice()]).collect();
-            let mut received = Vec::new();
-            self.exchange_shared(&pieces, &mut |incoming| {
-                received = incoming.iter().map(|m| copied(m)).collect()
-            });
-            return received;
+            if let Some(sent) = self.shared_send(&mut shared, &pieces) {
+                // The messages are in the segment: freed before the
+                // receiver's copies are made, so the largest exchanges
+                // are not held three times.
+                drop(pieces);
+                drop(to);
+                let mut received = Vec::new();
+                let segments = shared.as_mut().expect("sent through them");
+                segments.receive(self, sent, &mut |incoming| {
+                    received = incoming.iter().map(|m| copied(m)).collect()
+                });
+                segments.release();
+                return received;
+            }
         }
         let mut received: Vec<Vec<u8>> = got
             .iter()
@@ -287,21 +297,30 @@ impl MpiComm {
     /// rank decides alike: from what they all published).
     fn exchange_shared(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
         let mut shared = self.shared_exchange();
-        if let Some(segments) = shared.as_mut() {
-            match segments.exchange(self, to, take) {
-                Ok(true) => return,
-                Ok(false) => {
-                    *shared = None;
-                    self.say_through_mpi("a rank's shared segment could not grow");
-                }
-                Err(e) => {
-                    eprintln!("webgrav: {e}");
-                    self.abort(1);
-                }
-            }
+        if let Some(sent) = self.shared_send(&mut shared, to) {
+            let segments = shared.as_mut().expect("sent through them");
+            return segments.receive(self, sent, take);
         }
         drop(shared);
         exchange_by_alltoall(self, to, take)
+    }
+
+    /// `to` into the shared segments (`SharedExchange::send`); `None`
+    /// where the ranks have none, or no longer: a rank that could not
+    /// grow its segment turns them off on every rank.
+    fn shared_send(&self, shared: &mut Option<SharedExchange>, to: &[Vec<&[u8]>]) -> Option<Sent> {
+        match shared.as_mut()?.send(self, to) {
+            Ok(Some(sent)) => Some(sent),
+            Ok(None) => {
+                *shared = None;
+                self.say_through_mpi("a rank's shared segment could not grow");
+                None
+            }
+            Err(e) => {
+                eprintln!("webgrav: {e}");
+                self.abort(1)
+            }
+        }
     }
 }
 

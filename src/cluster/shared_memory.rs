@@ -92,6 +92,8 @@ impl Mapping {
         } else {
             libc::PROT_READ
         };
+        // Not populated here (MAP_POPULATE): one core faulting in
+        // gigabytes is slower than the copies' cores faulting their pages.
         let ptr = libc::mmap(
             std::ptr::null_mut(),
             len.max(1),
@@ -136,6 +138,9 @@ unsafe impl Sync for Destination {}
 /// Bytes copied by one task when a rank fills its segment.
 const COPY_PIECE: usize = 4 << 20;
 
+/// The most room a grown segment keeps beyond what it was grown for.
+const HEADROOM: u64 = 64 << 20;
+
 /// A segment larger than this is made anew, smaller, when an exchange
 /// needs under a quarter of it.
 const SHRINK_ABOVE: u64 = 256 << 20;
@@ -154,6 +159,8 @@ pub struct SharedExchange {
     peers: Vec<Option<Mapping>>,
     /// `SHRINK_ABOVE` (smaller in the tests).
     shrink_above: u64,
+    /// Segments this rank has made (each a new file name).
+    generations: u64,
 }
 
 /// Words each rank publishes at an exchange: whether its segment holds
@@ -194,6 +201,7 @@ impl SharedExchange {
             unlink_after_barrier: None,
             peers: (0..comm.size()).map(|_| None).collect(),
             shrink_above: SHRINK_ABOVE,
+            generations: 0,
         })
     }
 
@@ -215,6 +223,19 @@ impl SharedExchange {
         to: &[Vec<&[u8]>],
         take: &mut dyn FnMut(&[&[u8]]),
     ) -> Result<bool> {
+        match self.send(comm, to)? {
+            Some(sent) => {
+                self.receive(comm, sent, take);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// `exchange`'s first half: once it returns, what `to` held is in this
+    /// rank's segment (the caller may free it) and every rank's is in
+    /// theirs. `None` when a rank could not grow its segment.
+    pub fn send(&mut self, comm: &dyn Comm, to: &[Vec<&[u8]>]) -> Result<Option<Sent>> {
         let (me, p) = (comm.rank(), comm.size());
         assert_eq!(to.len(), p, "a message for every rank");
         let sizes: Vec<u64> = to
@@ -228,9 +249,17 @@ impl SharedExchange {
         let oversized = held > self.shrink_above && end < held / 4;
         let mut fits = true;
         if end > held || oversized {
-            let generation = self.own.as_ref().map_or(1, |m| m.generation + 1);
-            let len = (end + end / 4).max(1).next_multiple_of(1 << 21);
+            self.generations += 1;
+            let generation = self.generations;
+            // Room to grow a little (the trees vary from step to step), but
+            // not a quarter of gigabytes.
+            let len = (end + (end / 4).min(HEADROOM))
+                .max(1)
+                .next_multiple_of(1 << 21);
             let path = self.path(me, generation);
+            // The old generation goes first: both at once would hold the
+            // largest exchanges twice.
+            self.own = None;
             match Mapping::open(&path, len as usize, true, generation) {
                 Ok(m) => {
                     self.own = Some(m);
@@ -257,7 +286,7 @@ impl SharedExchange {
             if let Some(path) = self.unlink_after_barrier.take() {
                 let _ = std::fs::remove_file(path);
             }
-            return Ok(false);
+            return Ok(None);
         }
         // Map the others' new generations (before the barrier below, after
         // which their owners unlink them).
@@ -266,6 +295,7 @@ impl SharedExchange {
             let mapped = self.peers[r].as_ref().map_or(0, |m| m.generation);
             if r != me && generation != 0 && generation != mapped {
                 let path = self.path(r, generation);
+                self.peers[r] = None;
                 let m = Mapping::open(&path, len, false, generation).map_err(|e| {
                     Error::InvalidParameter(format!(
                         "rank {me} could not map rank {r}'s shared segment {path}: {e}"
@@ -284,23 +314,47 @@ impl SharedExchange {
         if let Some(path) = self.unlink_after_barrier.take() {
             let _ = std::fs::remove_file(path);
         }
-        let received: Vec<&[u8]> = (0..p)
-            .map(|r| {
-                let sent = &all[r][HEAD_WORDS..];
-                let at = layout(sent).0[me];
+        Ok(Some(Sent { all }))
+    }
+
+    /// `exchange`'s second half: `take` reads what every rank sent here.
+    pub fn receive(&mut self, comm: &dyn Comm, sent: Sent, take: &mut dyn FnMut(&[&[u8]])) {
+        let me = comm.rank();
+        let received: Vec<&[u8]> = sent
+            .all
+            .iter()
+            .enumerate()
+            .map(|(r, words)| {
+                let sizes = &words[HEAD_WORDS..];
+                let at = layout(sizes).0[me];
                 let segment = if r == me {
                     self.own.as_ref()
                 } else {
                     self.peers[r].as_ref()
                 };
-                segment.map_or(&[][..], |m| m.bytes(at, sent[me]))
+                segment.map_or(&[][..], |m| m.bytes(at, sizes[me]))
             })
             .collect();
         take(&received);
         // Nobody writes its segment again before everyone has read it.
         comm.barrier();
-        Ok(true)
     }
+}
+
+impl SharedExchange {
+    /// Unmaps every segment (this rank's and its view of the others'):
+    /// after a rare large exchange, whose segments would otherwise be
+    /// held, twice over in each rank's resident memory, until the next.
+    /// Every rank calls it together, after `receive`.
+    pub fn release(&mut self) {
+        self.own = None;
+        self.peers.iter_mut().for_each(|m| *m = None);
+    }
+}
+
+/// What `send` published: every rank's head words and sizes.
+pub struct Sent {
+    all: Vec<Vec<u64>>,
 }
 
 /// Copies `to`'s pieces to their messages' `offsets` in `own`, on every
@@ -386,6 +440,9 @@ mod tests {
                         }
                         let held = shared.own.as_ref().map_or(0, |m| m.len as u64);
                         match k {
+                            // Every rank lets go of its segments; the next
+                            // round makes and maps them anew.
+                            1 => shared.release(),
                             3 => assert!(held > 4 << 20, "grown: {held} bytes"),
                             4 => assert!(held < 4 << 20, "given back: {held} bytes"),
                             _ => {}
