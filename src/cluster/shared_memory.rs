@@ -12,6 +12,7 @@
 //! even one that is killed after that.
 
 use super::comm::{allgather_records, Comm};
+use super::staging::aligned_layout;
 use crate::error::{Error, Result};
 use std::ffi::CString;
 
@@ -24,16 +25,7 @@ const ALIGN: u64 = 64;
 
 /// Where each message of `sizes` starts in a segment, and its end.
 fn layout(sizes: &[u64]) -> (Vec<u64>, u64) {
-    let mut at = 0;
-    let offsets = sizes
-        .iter()
-        .map(|&s| {
-            let o = at;
-            at += s.next_multiple_of(ALIGN);
-            o
-        })
-        .collect();
-    (offsets, at)
+    aligned_layout(sizes, ALIGN)
 }
 
 /// One mapping of a segment file.

@@ -13,18 +13,25 @@ use crate::gpu::buffers::copy_to_mapped;
 /// aligned for `bytemuck`).
 const ALIGN: u64 = 256;
 
-/// Where each of `sizes` starts in one buffer, and the buffer's size.
-fn layout(sizes: &[u64]) -> (Vec<u64>, u64) {
+/// Where each of `sizes` starts when laid end to end, each at a multiple
+/// of `align`, and where the last ends (rounded up to `align`).
+pub(super) fn aligned_layout(sizes: &[u64], align: u64) -> (Vec<u64>, u64) {
     let mut at = 0;
     let offsets = sizes
         .iter()
         .map(|&s| {
             let o = at;
-            at += s.next_multiple_of(ALIGN);
+            at += s.next_multiple_of(align);
             o
         })
         .collect();
-    (offsets, at.max(ALIGN))
+    (offsets, at)
+}
+
+/// Where each of `sizes` starts in one buffer, and the buffer's size.
+fn layout(sizes: &[u64]) -> (Vec<u64>, u64) {
+    let (offsets, end) = aligned_layout(sizes, ALIGN);
+    (offsets, end.max(ALIGN))
 }
 
 /// Which way a staging buffer carries bytes.
