@@ -769,6 +769,8 @@ fn log_line(
         },
         // Decompositions so far (the same on every rank).
         "redraws": run.redraws,
+        // Of them, those called because a rank's imports crowded their room.
+        "redraws_for_imports": run.redraws_for_imports,
         "exported_cells": sum(4),
         "exported_particles": sum(5),
         "imported_cells": sum(6),

@@ -139,6 +139,10 @@ pub struct ImportedTrees {
     upload: StagingWriter,
     /// Seconds the last import spent assembling the trees on the host.
     pub last_assemble_s: f64,
+    /// The share of what one binding holds beside the local particles
+    /// that the last import's particles (or cells, if more) filled: at 1
+    /// the next larger import is refused.
+    pub room_used: f64,
 }
 
 impl ImportedTrees {
@@ -198,6 +202,7 @@ impl ImportedTrees {
             assembled: AssembledCells::default(),
             upload: StagingWriter::new("imported trees upload"),
             last_assemble_s: 0.0,
+            room_used: 0.0,
         }
     }
 
@@ -239,12 +244,17 @@ impl ImportedTrees {
         let Some((cells, imported)) = assembled_size(trees) else {
             self.last = ImportCounts::default();
             self.last_assemble_s = 0.0;
+            self.room_used = 0.0;
             return Ok(());
         };
         let d = &ctx.device;
         let (cells, imported) = (cells as u64, imported as u64);
         let particles = n + imported;
         let (cell_limit, particle_limit) = limits(ctx);
+        self.room_used = room_used(
+            (cells, cell_limit),
+            (imported, particle_limit.saturating_sub(n)),
+        );
         if cells > cell_limit || particles > particle_limit {
             return Err(Error::TooManyParticles {
                 n: particles,
@@ -352,6 +362,16 @@ impl ImportedTrees {
     }
 }
 
+/// The larger share of `(used, room)` for cells and for particles (1 where
+/// there is no room).
+fn room_used((cells, cell_room): (u64, u64), (particles, particle_room): (u64, u64)) -> f64 {
+    let share = |used: u64, room: u64| match room {
+        0 => 1.0,
+        _ => used as f64 / room as f64,
+    };
+    share(cells, cell_room).max(share(particles, particle_room))
+}
+
 /// The most imported cells and particles (the local ones included) that
 /// one binding of their records holds.
 fn limits(ctx: &GpuContext) -> (u64, u64) {
@@ -359,4 +379,17 @@ fn limits(ctx: &GpuContext) -> (u64, u64) {
         ctx.max_elements(std::mem::size_of::<CellProps>() as u64),
         ctx.max_elements(std::mem::size_of::<PosMass>() as u64),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::room_used;
+
+    #[test]
+    fn the_fuller_of_cells_and_particles_is_the_room_used() {
+        assert_eq!(room_used((10, 100), (30, 40)), 0.75);
+        assert_eq!(room_used((90, 100), (0, 40)), 0.9);
+        // No room left beside the local particles: full.
+        assert_eq!(room_used((1, 100), (0, 0)), 1.0);
+    }
 }

@@ -78,8 +78,13 @@ pub struct ClusterRun {
     pub redraw_parts: RedrawParts,
     /// Decompositions since the start (the first one included).
     pub redraws: u64,
+    /// Those of them called because a rank's imports crowded their room
+    /// (`CROWDED_IMPORTS`).
+    pub redraws_for_imports: u64,
     /// `Rebalance::WhenItPays`'s account since the last redraw.
     drift: DriftAccount,
+    /// Steps since the last redraw.
+    steps_since_redraw: u64,
     /// The precise potentials' kernel of the energy reports (built at its
     /// first use).
     energy_kernel: Option<PotentialKernel>,
@@ -96,6 +101,14 @@ pub struct ClusterRun {
 /// own in one binding: a Milky Way of 2^27 − 2^22 particles a rank on
 /// two GPUs imported 4.3·10^6 (3.3 %) eight steps after a redraw.
 const IMPORT_ROOM: u64 = 16;
+
+/// The share of the room left for a rank's imports (`IMPORT_ROOM`, and
+/// the imported walk's binding) that calls for a redraw when a rank's
+/// last imports filled more of it: they grow as the domains' edges blur
+/// between redraws, and a run whose imports outgrow the room ends. A
+/// Milky Way of 1.26·10^8 particles a rank on two H200s had filled 79 %
+/// of it sixteen steps after a redraw (2026-11-30).
+const CROWDED_IMPORTS: f64 = 0.75;
 
 /// The most particles of its own a rank holds, on every rank's GPU: the
 /// tree's (each array within one storage binding,
@@ -218,7 +231,9 @@ impl ClusterRun {
             rebalance_s: parts.decompose_s + parts.upload_s,
             redraw_parts: parts,
             redraws: 1,
+            redraws_for_imports: 0,
             drift: DriftAccount::default(),
+            steps_since_redraw: 0,
             energy_kernel: None,
             kinds: None,
             capacity,
@@ -326,15 +341,23 @@ impl ClusterRun {
     /// Whether the domains are redrawn after a step of `step_s` seconds on
     /// this rank: the same answer on every rank (from what they all see).
     fn redraw_due(&mut self, comm: &dyn Comm, step_s: f64) -> bool {
-        match self.params.rebalance {
+        self.steps_since_redraw += 1;
+        let lost = self.drift.note(step_s);
+        // Right after a redraw the imports are as small as the domains
+        // make them: another would not help.
+        let crowded =
+            self.steps_since_redraw > 1 && self.solver.import_room_used() > CROWDED_IMPORTS;
+        let all = allgather_records(comm, &[lost, self.rebalance_s, crowded as u8 as f64]);
+        let most = |k: usize| all.iter().map(|v| v[k]).fold(0.0, f64::max);
+        let due = match self.params.rebalance {
             Rebalance::Every(k) => k > 0 && self.steps.is_multiple_of(k),
-            Rebalance::WhenItPays => {
-                let lost = self.drift.note(step_s);
-                let all = allgather_records(comm, &[lost, self.rebalance_s]);
-                let most = |k: usize| all.iter().map(|v| v[k]).fold(0.0, f64::max);
-                most(0) > most(1)
-            }
+            Rebalance::WhenItPays => most(0) > most(1),
+        };
+        if !due && most(2) > 0.0 {
+            self.redraws_for_imports += 1;
+            return true;
         }
+        due
     }
 
     /// Redraws the domains from the work of the last walk and moves the
@@ -355,6 +378,7 @@ impl ClusterRun {
         self.redraw_parts = parts;
         self.redraws += 1;
         self.drift = DriftAccount::default();
+        self.steps_since_redraw = 0;
         Ok(())
     }
 

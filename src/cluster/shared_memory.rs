@@ -244,8 +244,12 @@ impl SharedExchange {
             self.generations += 1;
             let generation = self.generations;
             // Room to grow a little (the trees vary from step to step), but
-            // not a quarter of gigabytes.
+            // not a quarter of gigabytes; and twice the segment it replaces
+            // when it grows, since the trees grow step by step between
+            // redraws and each new segment is faulted in afresh.
+            let grown = if end > held { 2 * held } else { 0 };
             let len = (end + (end / 4).min(HEADROOM))
+                .max(grown)
                 .max(1)
                 .next_multiple_of(1 << 21);
             let path = self.path(me, generation);

@@ -292,6 +292,12 @@ impl DistributedTree {
         Ok(())
     }
 
+    /// The share of the room beside this rank's particles that the last
+    /// imports filled (0 to 1; see `ImportedTrees::room_used`).
+    pub fn import_room_used(&self) -> f64 {
+        self.imports.room_used
+    }
+
     /// Waits for the last evaluation's walks and checks that the imported
     /// one was complete (later evaluations check their predecessor as
     /// they go).

@@ -2,8 +2,9 @@
 //! sends and receives every step. A fresh host-visible buffer of tens of
 //! megabytes costs far more than its copy (the driver allocates, pins and
 //! faults it in: the trees' read-back ran at about 1 GB/s on an H200 that
-//! way, BENCHMARKS.md), so each of these grows by a quarter more than it
-//! was asked for and is otherwise reused.
+//! way, BENCHMARKS.md), so each of these grows to a quarter more than it
+//! was asked for, and at least twice what it held, and is otherwise
+//! reused.
 
 use crate::error::{Error, Result};
 use crate::gpu::buffers::copy_to_mapped;
@@ -41,16 +42,27 @@ enum Direction {
     Write,
 }
 
-/// A staging buffer for `total` bytes and a quarter more; one to write
-/// into is born mapped (no wait for its first map).
-fn grown(device: &wgpu::Device, label: &str, total: u64, direction: Direction) -> wgpu::Buffer {
+/// A staging buffer for `total` bytes and a quarter more, and at least
+/// twice the `held` one it replaces (trees that grow step by step between
+/// redraws would otherwise make a new one every few steps, each costing
+/// tens of milliseconds at first use); one to write into is born mapped
+/// (no wait for its first map).
+fn grown(
+    device: &wgpu::Device,
+    label: &str,
+    total: u64,
+    held: Option<&wgpu::Buffer>,
+    direction: Direction,
+) -> wgpu::Buffer {
     let usage = match direction {
         Direction::Read => wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         Direction::Write => wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
     };
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
-        size: (total + total / 4).next_multiple_of(ALIGN),
+        size: (total + total / 4)
+            .max(2 * held.map_or(0, |b| b.size()))
+            .next_multiple_of(ALIGN),
         usage,
         mapped_at_creation: direction == Direction::Write,
     })
@@ -93,7 +105,14 @@ impl StagingReader {
         let sizes: Vec<u64> = sources.iter().map(|s| s.2).collect();
         let (offsets, total) = layout(&sizes);
         if self.buffer.as_ref().is_none_or(|b| b.size() < total) {
-            self.buffer = Some(grown(device, self.label, total, Direction::Read));
+            let held = self.buffer.take();
+            self.buffer = Some(grown(
+                device,
+                self.label,
+                total,
+                held.as_ref(),
+                Direction::Read,
+            ));
         }
         let staging = self.buffer.as_ref().expect("made above");
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -174,7 +193,14 @@ impl StagingWriter {
             .collect();
         let (offsets, total) = layout(&sizes);
         if self.buffer.as_ref().is_none_or(|b| b.size() < total) {
-            self.buffer = Some(grown(device, self.label, total, Direction::Write));
+            let held = self.buffer.take();
+            self.buffer = Some(grown(
+                device,
+                self.label,
+                total,
+                held.as_ref(),
+                Direction::Write,
+            ));
             self.last_copy = None;
         } else {
             let staging = self.buffer.as_ref().expect("checked above");

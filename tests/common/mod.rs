@@ -82,7 +82,7 @@ pub fn spawn_webgrav_in(dir: &std::path::Path, args: &[&str]) -> std::process::C
         .expect("start webgrav")
 }
 
-/// A run log's lines without what differs between runs (wall time,
+/// A run log's lines without what differs between runs (wall times,
 /// phase timings).
 #[allow(dead_code)]
 pub fn log_lines(text: &str) -> Vec<serde_json::Value> {
@@ -91,6 +91,7 @@ pub fn log_lines(text: &str) -> Vec<serde_json::Value> {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
             let o = v.as_object_mut().unwrap();
             o.remove("wall_s");
+            o.remove("wall_s_per_step");
             o.remove("phase_ms");
             v
         })
