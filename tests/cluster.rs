@@ -572,17 +572,37 @@ fn redraws_on_the_gpu_move_the_particles_as_the_host_does() {
                         let gpu = block_on(state.read(&ctx)).unwrap();
                         let rank = comm.rank();
                         assert_eq!(ids, host.id, "P = {p}, rank {rank}");
+                        let by_work = ids.len();
                         assert!(gpu.index.iter().enumerate().all(|(k, &i)| i == k as u32));
                         assert!(gpu.pos_mass == host.pos_mass, "P = {p}, rank {rank}");
                         assert!(gpu.vel == host.vel, "P = {p}, rank {rank}");
                         assert!(gpu.acc_pot == host.acc_pot, "P = {p}, rank {rank}");
                         // Those that left this rank.
                         let kept: std::collections::HashSet<u64> = ids.into_iter().collect();
-                        before.id.iter().filter(|i| !kept.contains(i)).count()
+                        let moved = before.id.iter().filter(|i| !kept.contains(i)).count();
+                        // Cuts moved to the particle for a capacity of N/P
+                        // (`capped`'s search of the keys) land where the
+                        // host's do.
+                        let cap = (particles.pos_mass.len() / p) as u64;
+                        let parts = &mut Default::default();
+                        let host = decompose_timed(&comm, before, cap, parts).unwrap();
+                        let mut parts = Default::default();
+                        let (state, ids) =
+                            block_on(run.redrawn_within(&ctx, &comm, cap, &mut parts)).unwrap();
+                        let gpu = block_on(state.read(&ctx)).unwrap();
+                        assert_eq!(ids.len() as u64, cap, "P = {p}, rank {rank}");
+                        assert_eq!(ids, host.id, "capped, P = {p}, rank {rank}");
+                        assert!(gpu.pos_mass == host.pos_mass, "capped, P = {p}");
+                        (moved, by_work)
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).sum()
+            let (moved, by_work): (Vec<usize>, Vec<usize>) =
+                handles.into_iter().map(|h| h.join().unwrap()).unzip();
+            // The cuts by work alone are not N/P each: the capped ones moved.
+            let equal = particles.pos_mass.len() / p;
+            assert!(by_work.iter().any(|&c| c != equal), "P = {p}: {by_work:?}");
+            moved.iter().sum()
         });
         eprintln!("P = {p}: {moved} particles changed rank");
         assert!(moved > 0, "P = {p}: the redraw moved nothing");

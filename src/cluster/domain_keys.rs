@@ -91,7 +91,9 @@ impl DomainKeys {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let cuts = storage("domain cuts", 8 * (ranks as u64 - 1));
+        // Room for the cuts between ranks or a probe's keys (`capped`).
+        let most_cuts = (ranks - 1).max(super::decomposition::PROBE_KEYS) as u64;
+        let cuts = storage("domain cuts", 8 * most_cuts);
         let sort_keys = storage("domain sort keys", 8 * n as u64);
         let order = storage("domain order", 4 * n as u64);
         let stride = super::decomposition::candidate_stride(n as usize, ranks);
@@ -99,7 +101,7 @@ impl DomainKeys {
             "domain cut candidates",
             (n as usize).div_ceil(stride) as u64 * std::mem::size_of::<CutCandidate>() as u64,
         );
-        let counts = storage("domain counts", 4 * ranks as u64);
+        let counts = storage("domain counts", 4 * (most_cuts + 1));
         let bind = kernels.cut_candidates.bind(
             device,
             &[
@@ -173,14 +175,25 @@ impl DomainKeys {
     }
 
     /// How many of this rank's particles go to each rank under `cuts`
-    /// (after `candidates`, whose frame it keys in): leaves each
-    /// particle's destination in `sort_keys` and its index in `order`.
+    /// (ascending; or to each bin between a probe's keys: at most
+    /// `PROBE_KEYS` of them), after `candidates`, whose frame it keys in:
+    /// leaves each particle's destination in `sort_keys` and its index in
+    /// `order`.
     pub async fn local_counts(&self, ctx: &GpuContext, cuts: Vec<u64>) -> Result<Vec<u64>> {
+        let bins = cuts.len() as u64 + 1;
+        assert!(
+            4 * bins <= self.counts.size(),
+            "{} cuts: more than a probe's",
+            cuts.len()
+        );
         let words: Vec<[u32; 2]> = cuts.iter().map(|&c| [(c >> 32) as u32, c as u32]).collect();
         if !words.is_empty() {
             ctx.queue
                 .write_buffer(&self.cuts, 0, bytemuck::cast_slice(&words));
         }
+        let at = std::mem::offset_of!(RedrawParams, cuts) as u64;
+        ctx.queue
+            .write_buffer(&self.params, at, bytemuck::bytes_of(&(cuts.len() as u32)));
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         encoder.clear_buffer(&self.counts, 0, None);
         {
@@ -191,12 +204,8 @@ impl DomainKeys {
                 .dispatch(&mut pass, &self.bind, groups);
         }
         ctx.queue.submit(Some(encoder.finish()));
-        let bytes = read_buffer_ranges(
-            &ctx.device,
-            &ctx.queue,
-            &[(&self.counts, 0, 4 * self.ranks as u64)],
-        )
-        .await?;
+        let bytes =
+            read_buffer_ranges(&ctx.device, &ctx.queue, &[(&self.counts, 0, 4 * bins)]).await?;
         Ok(records::<u32>(&bytes[0])
             .iter()
             .map(|&c| c as u64)

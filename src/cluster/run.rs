@@ -392,6 +392,18 @@ impl ClusterRun {
         comm: &dyn Comm,
         parts: &mut RedrawParts,
     ) -> Result<(GpuParticles, Vec<u64>)> {
+        self.redrawn_within(ctx, comm, self.capacity, parts).await
+    }
+
+    /// `redrawn` with no rank given more than `capacity` particles (at
+    /// most what its GPU holds: `redrawn` gives that).
+    pub async fn redrawn_within(
+        &self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+        capacity: u64,
+        parts: &mut RedrawParts,
+    ) -> Result<(GpuParticles, Vec<u64>)> {
         self.solver.finish(ctx).await?;
         let clock = std::time::Instant::now();
         let redrawn = migration::redraw(
@@ -399,7 +411,7 @@ impl ClusterRun {
             comm,
             &self.solver.tree,
             &self.ids,
-            self.capacity,
+            capacity.min(self.capacity),
             &mut parts.decompose,
         )
         .await?;
