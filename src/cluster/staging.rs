@@ -42,30 +42,35 @@ enum Direction {
     Write,
 }
 
-/// A staging buffer for `total` bytes and a quarter more, and at least
-/// twice the `held` one it replaces (trees that grow step by step between
+/// Makes `buffer` a staging buffer of at least `total` bytes, when it is
+/// smaller (or none): one for `total` bytes and a quarter more, and at
+/// least twice the one it replaces (trees that grow step by step between
 /// redraws would otherwise make a new one every few steps, each costing
 /// tens of milliseconds at first use); one to write into is born mapped
-/// (no wait for its first map).
-fn grown(
+/// (no wait for its first map). Whether it made a new one.
+fn hold(
     device: &wgpu::Device,
     label: &str,
+    buffer: &mut Option<wgpu::Buffer>,
     total: u64,
-    held: Option<&wgpu::Buffer>,
     direction: Direction,
-) -> wgpu::Buffer {
+) -> bool {
+    let held = buffer.as_ref().map_or(0, |b| b.size());
+    if buffer.is_some() && held >= total {
+        return false;
+    }
     let usage = match direction {
         Direction::Read => wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         Direction::Write => wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
     };
-    device.create_buffer(&wgpu::BufferDescriptor {
+    *buffer = None;
+    *buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
-        size: (total + total / 4)
-            .max(2 * held.map_or(0, |b| b.size()))
-            .next_multiple_of(ALIGN),
+        size: (total + total / 4).max(2 * held).next_multiple_of(ALIGN),
         usage,
         mapped_at_creation: direction == Direction::Write,
-    })
+    }));
+    true
 }
 
 fn mapping_failed(what: &str, e: impl std::fmt::Display) -> Error {
@@ -104,16 +109,7 @@ impl StagingReader {
     ) -> Result<R> {
         let sizes: Vec<u64> = sources.iter().map(|s| s.2).collect();
         let (offsets, total) = layout(&sizes);
-        if self.buffer.as_ref().is_none_or(|b| b.size() < total) {
-            let held = self.buffer.take();
-            self.buffer = Some(grown(
-                device,
-                self.label,
-                total,
-                held.as_ref(),
-                Direction::Read,
-            ));
-        }
+        hold(device, self.label, &mut self.buffer, total, Direction::Read);
         let staging = self.buffer.as_ref().expect("made above");
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some(self.label),
@@ -192,15 +188,13 @@ impl StagingWriter {
             .map(|r| r.2.iter().map(|p| p.len() as u64).sum())
             .collect();
         let (offsets, total) = layout(&sizes);
-        if self.buffer.as_ref().is_none_or(|b| b.size() < total) {
-            let held = self.buffer.take();
-            self.buffer = Some(grown(
-                device,
-                self.label,
-                total,
-                held.as_ref(),
-                Direction::Write,
-            ));
+        if hold(
+            device,
+            self.label,
+            &mut self.buffer,
+            total,
+            Direction::Write,
+        ) {
             self.last_copy = None;
         } else {
             let staging = self.buffer.as_ref().expect("checked above");
