@@ -42,7 +42,7 @@ pub struct EvaluationReport {
     pub import_assemble_s: f64,
     /// Milliseconds of GPU time (timestamps; 0 without them) of the
     /// build (bounds to groups), the local walk and the imported trees'
-    /// walk, as of the last `finish`.
+    /// walk, as of the last `finish_timed`.
     pub gpu_build_ms: f64,
     pub gpu_walk_ms: f64,
     pub gpu_imported_walk_ms: f64,
