@@ -469,16 +469,12 @@ pub(crate) fn exchange(comm: &dyn Comm, outgoing: Vec<Vec<u8>>) -> Vec<Migrant> 
     // Copied into place on every core (gigabytes at a run's start).
     let mut migrants: Vec<Migrant> = bytemuck::zeroed_vec(count);
     let mut rest: &mut [u8] = bytemuck::cast_slice_mut(&mut migrants);
-    let mut copies = Vec::new();
     for bytes in &arrived {
         let whole = bytes.len() - bytes.len() % size;
         let (into, tail) = std::mem::take(&mut rest).split_at_mut(whole);
-        copies.extend(into.chunks_mut(4 << 20).zip(bytes[..whole].chunks(4 << 20)));
+        crate::state::parallel::copy(into, &bytes[..whole]);
         rest = tail;
     }
-    copies
-        .into_par_iter()
-        .for_each(|(into, from)| into.copy_from_slice(from));
     migrants
 }
 

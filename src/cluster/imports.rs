@@ -14,6 +14,7 @@ use crate::gpu::buffers::empty_storage_buffer;
 use crate::gpu::layout::PosMass;
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
+use crate::state::parallel::map_into;
 use crate::tree::layout::{CellProps, LetCell, TreeCell, TreeCounters};
 use crate::tree::walk::{TreeWalk, WalkSources, WalkedTree, IMPORTED_SPILL};
 use crate::tree::TreeBuffers;
@@ -45,7 +46,6 @@ pub fn assemble_into(
     cells: &mut [TreeCell],
     props: &mut [CellProps],
 ) {
-    use rayon::prelude::*;
     let trees: Vec<&EssentialTree> = trees.iter().filter(|t| !t.cells.is_empty()).collect();
     let roots = trees.len();
     // Tree k's root goes to slot 1 + k, the rest of its cells after every
@@ -83,17 +83,8 @@ pub fn assemble_into(
         let (p_out, p_tail) = std::mem::take(&mut rest_props).split_at_mut(below.len());
         (rest_cells, rest_props) = (c_tail, p_tail);
         // Millions of cells a step: moved on every core.
-        const RUN: usize = 1 << 14;
-        c_out
-            .par_chunks_mut(RUN)
-            .zip(p_out.par_chunks_mut(RUN))
-            .zip(below.par_chunks(RUN))
-            .for_each(|((c_run, p_run), from)| {
-                for ((c, p), f) in c_run.iter_mut().zip(p_run).zip(from) {
-                    *c = moved(k, f);
-                    *p = f.props;
-                }
-            });
+        map_into(c_out, below, |f| moved(k, f));
+        map_into(p_out, below, |f| f.props);
     }
     let count = trees
         .iter()

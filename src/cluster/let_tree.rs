@@ -278,10 +278,9 @@ impl LetCutter {
     /// `counters` read back after its build) for the domains whose boxes
     /// are `targets` (DOMAIN_BOXES each), handed to `send` in their order
     /// as messages in pieces (`EssentialTree::header`, the cells, the
-    /// particles), borrowed
-    /// where the GPU's copy of them is mapped. `meanwhile` is called once
-    /// the trees' copy to the host is queued: what it queues runs on the
-    /// GPU while the host reads them.
+    /// particles), borrowed where the GPU's copy of them is mapped.
+    /// `meanwhile` is called once the trees' copy to the host is queued:
+    /// what it queues runs on the GPU while the host reads them.
     pub async fn cut<R>(
         &mut self,
         ctx: &GpuContext,

@@ -181,10 +181,12 @@ impl Comm for MpiComm {
         self.size
     }
 
-    /// Each message goes straight from its vector to its receiver's (MPI
-    /// point to point, no staging copy), in pieces of at most MESSAGE_PIECE
-    /// bytes, since MPI counts are C ints (a decomposition moves gigabytes
-    /// at 10^8 particles per rank).
+    /// Where any rank sends SHARED_FROM bytes or more, through the shared
+    /// segments (if the ranks have them). Otherwise each message goes
+    /// straight from its vector to its receiver's (MPI point to point, no
+    /// staging copy), in pieces of at most MESSAGE_PIECE bytes, since MPI
+    /// counts are C ints (a decomposition moves gigabytes at 10^8
+    /// particles per rank).
     fn alltoall(&self, mut to: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         let p = self.size;
         assert_eq!(to.len(), p, "alltoall needs one message per rank");
@@ -331,11 +333,8 @@ const SHARED_FROM: u64 = 1 << 20;
 
 /// A received message's own copy, made on every core.
 fn copied(bytes: &[u8]) -> Vec<u8> {
-    use rayon::prelude::*;
     let mut out = vec![0u8; bytes.len()];
-    out.par_chunks_mut(4 << 20)
-        .zip(bytes.par_chunks(4 << 20))
-        .for_each(|(o, b)| o.copy_from_slice(b));
+    crate::state::parallel::copy(&mut out, bytes);
     out
 }
 

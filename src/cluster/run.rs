@@ -18,7 +18,6 @@ use crate::state::energy::{
     precise_potentials_of, PotentialKernel, PotentialRule, PotentialSum, HOST_MAX,
 };
 use crate::state::kinds_by_id::KindsById;
-use crate::state::parallel::map_chunks;
 use crate::state::particles::StateReadback;
 use crate::state::share::RankShare;
 use crate::state::{GpuParticles, Particles};
@@ -508,18 +507,8 @@ impl ClusterRun {
             }
             how
         } else {
-            // Fixed chunks summed on every core, their sums added in order
-            // (as one GPU sums its read-out: the same bits on any number
-            // of cores).
-            for part in map_chunks(s.pos_mass.len(), |ks| {
-                let mut part = DiagnosticsSum::default();
-                for k in ks {
-                    part.add_record(&s.pos_mass[k], &s.vel[k], &s.acc_pot[k]);
-                }
-                part
-            }) {
-                sum.merge(&part);
-            }
+            // On every core, as one GPU sums its read-out.
+            sum.add_records(&s.pos_mass, &s.vel, &s.acc_pot);
             PotentialSum::Solver
         };
         let all = allgather_records(comm, &sum.to_lanes());

@@ -100,6 +100,14 @@ impl Mapping {
         Ok(ptr as *mut u8)
     }
 
+    /// The whole mapping to write: only this rank's own segment, which
+    /// nobody reads while it fills it (the exchange's barriers).
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the mapping's `len` bytes, writable (`open` with
+        // `write`), borrowed through `self`, which they outlive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
     fn bytes(&self, offset: u64, len: u64) -> &[u8] {
         assert!(
             offset + len <= self.len as u64,
@@ -118,17 +126,6 @@ impl Drop for Mapping {
         }
     }
 }
-
-/// A raw destination range of this rank's segment, for the copies that
-/// run on every core (the ranges never overlap).
-struct Destination(*mut u8, usize);
-// SAFETY: disjoint ranges of the rank's own mapping, written by one task
-// each, while nobody reads them (before the exchange's barrier).
-unsafe impl Send for Destination {}
-unsafe impl Sync for Destination {}
-
-/// Bytes copied by one task when a rank fills its segment.
-const COPY_PIECE: usize = 4 << 20;
 
 /// The most room a grown segment keeps beyond what it was grown for.
 const HEADROOM: u64 = 64 << 20;
@@ -301,7 +298,7 @@ impl SharedExchange {
             }
         }
         if end > 0 {
-            let own = self.own.as_ref().expect("grown above");
+            let own = self.own.as_mut().expect("grown above");
             fill(own, to, &offsets);
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
@@ -335,9 +332,7 @@ impl SharedExchange {
         // Nobody writes its segment again before everyone has read it.
         comm.barrier();
     }
-}
 
-impl SharedExchange {
     /// Unmaps every segment (this rank's and its view of the others'):
     /// after a rare large exchange, whose segments would otherwise be
     /// held, twice over in each rank's resident memory, until the next.
@@ -353,27 +348,17 @@ pub struct Sent {
     all: Vec<Vec<u64>>,
 }
 
-/// Copies `to`'s pieces to their messages' `offsets` in `own`, on every
-/// core.
-fn fill(own: &Mapping, to: &[Vec<&[u8]>], offsets: &[u64]) {
-    let mut copies = Vec::new();
+/// Copies `to`'s pieces to their messages' `offsets` in `own`, each on
+/// every core.
+fn fill(own: &mut Mapping, to: &[Vec<&[u8]>], offsets: &[u64]) {
+    let segment = own.bytes_mut();
     for (pieces, &at) in to.iter().zip(offsets) {
         let mut at = at as usize;
         for piece in pieces {
-            for s in piece.chunks(COPY_PIECE) {
-                assert!(at + s.len() <= own.len, "a message inside the segment");
-                // SAFETY: inside the writable mapping (checked above).
-                copies.push((Destination(unsafe { own.ptr.add(at) }, s.len()), s));
-                at += s.len();
-            }
+            crate::state::parallel::copy(&mut segment[at..at + piece.len()], piece);
+            at += piece.len();
         }
     }
-    use rayon::prelude::*;
-    copies.into_par_iter().for_each(|(dst, src)| {
-        // SAFETY: disjoint ranges of this rank's own mapping, each of
-        // src.len() bytes (`Destination`).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.0, dst.1) }
-    });
 }
 
 fn hostname() -> String {

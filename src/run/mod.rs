@@ -26,7 +26,7 @@ use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialRule, PotentialSum};
 use crate::state::few_body::{Sample, MAX_TRACKED_BODIES};
-use crate::state::parallel::{map_chunks, map_into};
+use crate::state::parallel::map_into;
 use crate::state::{Diagnostics, DiagnosticsSum, GpuParticles, Particles, StateArray};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
@@ -1171,19 +1171,7 @@ impl Run {
                             }
                         }
                         if let Some(s) = sum.as_mut() {
-                            for part in map_chunks(piece.pos_mass.len(), |ks| {
-                                let mut part = DiagnosticsSum::default();
-                                for k in ks {
-                                    part.add_record(
-                                        &piece.pos_mass[k],
-                                        &piece.vel[k],
-                                        &piece.acc_pot[k],
-                                    );
-                                }
-                                part
-                            }) {
-                                s.merge(&part);
-                            }
+                            s.add_records(piece.pos_mass, piece.vel, piece.acc_pot);
                         }
                     })
                     .await?;

@@ -2,6 +2,7 @@
 //! what the GPU computed (velocities, positions and potentials).
 
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
+use crate::state::parallel::map_chunks;
 
 /// Energies (N-body units) and momenta of one state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -111,6 +112,20 @@ impl DiagnosticsSum {
         s.d.center_of_mass.copy_from_slice(&v[6..9]);
         s.d.angular_momentum.copy_from_slice(&v[9..12]);
         s
+    }
+
+    /// `add_record` of every record, in fixed chunks on every core whose
+    /// sums are added in order (the same bits on any number of cores).
+    pub fn add_records(&mut self, pos_mass: &[PosMass], vel: &[Velocity], acc_pot: &[AccPot]) {
+        for part in map_chunks(pos_mass.len(), |ks| {
+            let mut part = DiagnosticsSum::default();
+            for k in ks {
+                part.add_record(&pos_mass[k], &vel[k], &acc_pot[k]);
+            }
+            part
+        }) {
+            self.merge(&part);
+        }
     }
 
     /// `add` of a read-back record.
