@@ -609,6 +609,90 @@ fn redraws_on_the_gpu_move_the_particles_as_the_host_does() {
     }
 }
 
+/// This rank's forces on `state` (ids `ids`) after `solver` evaluated
+/// them, by global id.
+fn forces_by_id(
+    ctx: &webgrav::gpu::GpuContext,
+    solver: &DistributedTree,
+    state: &webgrav::state::GpuParticles,
+    ids: &[u64],
+) -> Vec<(u64, AccPot)> {
+    block_on(solver.finish(ctx)).unwrap();
+    let s = block_on(state.read(ctx)).unwrap();
+    let mut out: Vec<(u64, AccPot)> = s
+        .index
+        .iter()
+        .zip(&s.acc_pot)
+        .map(|(&i, a)| (ids[i as usize], *a))
+        .collect();
+    out.sort_by_key(|&(id, _)| id);
+    out
+}
+
+/// A solver moved to a redrawn state (`DistributedTree::redrawn`) gives
+/// the forces a solver made for that state gives: where its arrays hold
+/// the new state they are kept, with everything bound to them, and what
+/// reads the particles reads the new ones; where they cannot, it is made
+/// anew with room.
+#[test]
+fn a_solver_moved_to_a_redrawn_state_gives_a_new_solvers_forces() {
+    let config = TreeConfig {
+        theta: 0.6,
+        eps: EPS,
+        alpha: 0.1,
+    };
+    let first = Model::Plummer.generate(6000, 3).unwrap();
+    // Fewer particles than the room, then more.
+    let fewer = Model::Plummer.generate(5000, 4).unwrap();
+    let more = Model::Plummer.generate(12000, 5).unwrap();
+    on_ranks(2, |comm| {
+        let ctx = common::gpu();
+        let state_of = |particles: &Particles| {
+            let mine = RankParticles::equal_share(particles, comm.rank(), comm.size());
+            upload(&ctx, decompose(comm, mine).unwrap()).unwrap()
+        };
+        let (state, _) = state_of(&first);
+        let room = state.n + state.n / 2;
+        let mut solver = DistributedTree::with_room(&ctx, &state, config, room).unwrap();
+        block_on(solver.evaluate_fresh(&ctx, comm)).unwrap();
+        for (particles, kept) in [(&fewer, true), (&more, false)] {
+            let (moved_state, ids) = state_of(particles);
+            assert_eq!(solver.tree.holds(moved_state.n), kept);
+            solver
+                .redrawn(&ctx, &moved_state, moved_state.n + moved_state.n / 2)
+                .unwrap();
+            assert!(solver.tree.holds(moved_state.n));
+            block_on(solver.evaluate_fresh(&ctx, comm)).unwrap();
+            let moved = forces_by_id(&ctx, &solver, &moved_state, &ids);
+            let (state, same_ids) = state_of(particles);
+            assert_eq!(ids, same_ids);
+            let mut new = DistributedTree::new(&ctx, &state, config).unwrap();
+            block_on(new.evaluate_fresh(&ctx, comm)).unwrap();
+            let made = forces_by_id(&ctx, &new, &state, &ids);
+            // The same trees (the kept arrays only hold more), cut and
+            // walked alike: the same sums, to their rounding (measured on
+            // lavapipe: a unit in the last place here and there). A walk
+            // of the old particles, or a tree cut from them, is off by
+            // O(1).
+            assert_eq!(moved.len(), made.len());
+            let mut worst = 0.0f64;
+            for ((id, a), (same, b)) in moved.iter().zip(&made) {
+                assert_eq!(id, same);
+                let norm = |v: [f32; 3]| v.iter().map(|&x| (x as f64).powi(2)).sum::<f64>().sqrt();
+                let diff = norm(std::array::from_fn(|k| a.acc[k] - b.acc[k])) / norm(b.acc);
+                let pot = ((a.pot - b.pot) / b.pot).abs() as f64;
+                worst = worst.max(diff).max(pot);
+            }
+            eprintln!(
+                "rank {}, kept {kept}: largest difference {worst:e}",
+                comm.rank()
+            );
+            assert!(worst < 1e-5, "rank {}, kept {kept}: {worst:e}", comm.rank());
+            assert!(solver.last.imported.trees > 0, "{:?}", solver.last);
+        }
+    });
+}
+
 // A parallel run's precise energy is one GPU's: each rank sums its own
 // particles' potentials against every rank's (in double-single on its GPU
 // above the host's bound), so the ranks' W is the f64 sum's to rounding;

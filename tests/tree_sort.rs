@@ -318,3 +318,49 @@ fn sort_timing() {
         );
     }
 }
+
+/// A sort made with room (`RadixSort::with_room`) and resized keeps its
+/// buffers and sorts each new count as a sort made for it does: fewer
+/// pairs (the serial scan's size), then more again, up to the room (a
+/// parallel run's redraw changes a rank's count so).
+#[test]
+fn a_resized_sort_sorts_each_count_it_is_given() {
+    let ctx = common::gpu();
+    let held = 3 * BLOCK_KEYS as usize * 64 + 17;
+    let keys = random_keys(held, 64, 11);
+    let values: Vec<u32> = (0..held as u32).collect();
+    let key_buf = storage_buffer(&ctx.device, "test keys", &keys);
+    let value_buf = storage_buffer(&ctx.device, "test values", &values);
+    let mut sort = RadixSort::with_room(&ctx.device, &key_buf, &value_buf, 5, held as u32, 64);
+    assert_eq!(sort.held(), held as u32);
+    for n in [1000, held, 333, BLOCK_KEYS as usize * 129 + 1] {
+        ctx.queue
+            .write_buffer(&key_buf, 0, bytemuck::cast_slice(&keys));
+        ctx.queue
+            .write_buffer(&value_buf, 0, bytemuck::cast_slice(&values));
+        sort.resize(&ctx.device, n as u32);
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        sort.encode(&ctx.device, &mut encoder, None);
+        ctx.queue.submit(Some(encoder.finish()));
+        let got_keys: Vec<[u32; 2]> =
+            pollster::block_on(read_vec(&ctx.device, &ctx.queue, &key_buf)).unwrap();
+        let got_values: Vec<u32> =
+            pollster::block_on(read_vec(&ctx.device, &ctx.queue, &value_buf)).unwrap();
+        let (want_keys, want_values) = sort_cpu(&keys[..n], &values[..n]);
+        assert_eq!(&got_keys[..n], &want_keys[..], "n = {n}");
+        assert_eq!(&got_values[..n], &want_values[..], "n = {n}");
+        assert_eq!(&got_keys[n..], &keys[n..], "n = {n}: pairs past n moved");
+    }
+}
+
+/// A sort cannot be resized past the room it was made with.
+#[test]
+#[should_panic(expected = "room for 64 pairs, 65 to sort")]
+fn a_sort_is_not_resized_past_its_room() {
+    let ctx = common::gpu();
+    let keys = random_keys(64, 64, 1);
+    let key_buf = storage_buffer(&ctx.device, "test keys", &keys);
+    let value_buf = storage_buffer(&ctx.device, "test values", &[0u32; 64]);
+    let mut sort = RadixSort::with_room(&ctx.device, &key_buf, &value_buf, 64, 64, 64);
+    sort.resize(&ctx.device, 65);
+}

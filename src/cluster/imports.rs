@@ -155,6 +155,24 @@ impl ImportedTrees {
         next
     }
 
+    /// The imports of the tree in `b` after a redraw that kept its arrays
+    /// (`TreeSolver::rebind`): the room and host buffers stay, the walk
+    /// reads the new particles.
+    pub fn rebind(&mut self, ctx: &GpuContext, b: &TreeBuffers) {
+        self.local_count = b.state.n as u64;
+        self.walk = TreeWalk::of_tree(
+            ctx,
+            b,
+            WalkedTree::Imported,
+            &WalkSources {
+                pos_mass: &self.pos_mass,
+                cells: &self.cells,
+                props: &self.props,
+                counters: &self.counters,
+            },
+        );
+    }
+
     /// Room for `cells` imported cells and `imported` particles beside
     /// the local ones.
     fn with_room(ctx: &GpuContext, b: &TreeBuffers, (cells, imported): (u64, u64)) -> Self {

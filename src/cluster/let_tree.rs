@@ -256,7 +256,9 @@ impl LetCutter {
         empty_storage_buffer(device, "LET particles", bytes)
     }
 
-    fn rebind(&mut self, device: &wgpu::Device, b: &TreeBuffers) {
+    /// Cuts the tree in `b` from now on: its state changed, its arrays
+    /// stayed (`TreeSolver::rebind`).
+    pub fn rebind(&mut self, device: &wgpu::Device, b: &TreeBuffers) {
         self.bind = self.kernel.bind(
             device,
             &[

@@ -101,6 +101,21 @@ pub struct ClusterRun {
 /// two GPUs imported 4.3·10^6 (3.3 %) eight steps after a redraw.
 const IMPORT_ROOM: u64 = 16;
 
+/// The share of its particles a rank's tree keeps room for beyond them
+/// (up to what its GPU holds): a redraw changes a rank's count (by 6 % at
+/// 6.7·10^7 a rank on two ranks), and a tree whose arrays hold the new
+/// count keeps them (`DistributedTree::redrawn`).
+const TREE_ROOM: u64 = 8;
+
+/// The particles a rank's tree holds for `n` of its own: `TREE_ROOM` more,
+/// within `capacity`.
+fn room_for(n: u32, capacity: u64) -> u32 {
+    let n = n as u64;
+    (n + n / TREE_ROOM)
+        .min(capacity.max(n))
+        .min(u32::MAX as u64) as u32
+}
+
 /// The share of the room left for a rank's imports (`IMPORT_ROOM`, and
 /// the imported walk's binding) that calls for a redraw when a rank's
 /// last imports filled more of it: they grow as the domains' edges blur
@@ -210,7 +225,8 @@ impl ClusterRun {
         let capacity = rank_capacity(ctx, comm);
         let (state, ids) = redistribute(ctx, comm, (mine, capacity), &mut parts)?;
         let clock = std::time::Instant::now();
-        let solver = DistributedTree::new(ctx, &state, params.tree)?;
+        let solver =
+            DistributedTree::with_room(ctx, &state, params.tree, room_for(state.n, capacity))?;
         let (leapfrog, block) = integrators(ctx, &state, &solver, &params);
         migration::build_kernels(&ctx.device);
         parts.setup_s = clock.elapsed().as_secs_f64();
@@ -366,9 +382,11 @@ impl ClusterRun {
         let mut parts = RedrawParts::default();
         let (state, ids) = self.redrawn(ctx, comm, &mut parts).await?;
         let clock = std::time::Instant::now();
-        // The new solver keeps the old one's host buffers and its report
-        // (a log line after a redraw showed a new solver's empty one).
-        self.solver = DistributedTree::succeeding(ctx, &state, self.params.tree, &mut self.solver)?;
+        // The solver keeps its report (a log line after a redraw showed a
+        // new solver's empty one) and, where they hold the new state, its
+        // arrays.
+        self.solver
+            .redrawn(ctx, &state, room_for(state.n, self.capacity))?;
         (self.leapfrog, self.block) = integrators(ctx, &state, &self.solver, &self.params);
         parts.setup_s = clock.elapsed().as_secs_f64();
         self.state = state;

@@ -384,6 +384,9 @@ pub struct TreeBuffers {
     pub walk_share_cap: u32,
     /// Most workgroups per dimension of one dispatch (the device's limit).
     pub max_workgroups: u32,
+    /// Particles the arrays hold: the state's, or more where the solver
+    /// was made with room (`TreeSolver::with_room`, `rebind`).
+    pub held: u32,
     /// Workgroups of the GPU-sized dispatches where they are strided rather
     /// than indirect (`GpuContext::dispatch_sizing`).
     pub strided: Option<StridedWorkgroups>,
@@ -396,17 +399,19 @@ impl TreeBuffers {
         config: TreeConfig,
         cell_capacity: u32,
         walk_workgroups: u32,
+        held: u32,
     ) -> Result<Self> {
         let d = &ctx.device;
         let n = state.n;
+        let held = held.max(n);
         let max_workgroups = d.limits().max_compute_workgroups_per_dimension;
         let walk_workgroups = walk_workgroups.clamp(1, WALK_WORKGROUPS.min(max_workgroups));
-        let arrays = TreeArrays::new(n, cell_capacity, walk_workgroups);
+        let arrays = TreeArrays::new(held, cell_capacity, walk_workgroups);
         let limit = ctx.max_elements(1);
         let (largest, bytes) = arrays.largest();
         if bytes > limit {
             return Err(Error::TooManyParticles {
-                n: n as u64,
+                n: held as u64,
                 max: max_particles_within(limit),
                 reason: format!(
                     "the tree's {largest} array needs {bytes} bytes, over the {limit}-byte \
@@ -487,6 +492,7 @@ impl TreeBuffers {
             group_capacity,
             walk_share_cap,
             max_workgroups,
+            held,
             strided: match ctx.dispatch_sizing {
                 DispatchSizing::Indirect => None,
                 DispatchSizing::Strided { max_workgroups: m } => {
@@ -554,6 +560,33 @@ pub struct TreeSolver {
     alpha_bits: AtomicU32,
 }
 
+/// The passes bound to a solver's buffers (bind groups and dispatch sizes
+/// only: their pipelines are cached, and every buffer is `TreeBuffers`').
+struct Phases {
+    bbox: bbox::BoundingBox,
+    keys: keys::KeyGen,
+    reorder: reorder::Reorder,
+    build: build::TreeBuild,
+    properties: properties::CellProperties,
+    groups: groups::GroupBoxes,
+    walk: walk::TreeWalk,
+}
+
+impl Phases {
+    fn new(ctx: &GpuContext, b: &TreeBuffers) -> Self {
+        let d = &ctx.device;
+        Self {
+            bbox: bbox::BoundingBox::new(d, b),
+            keys: keys::KeyGen::new(d, b),
+            reorder: reorder::Reorder::new(d, b),
+            build: build::TreeBuild::new(d, b),
+            properties: properties::CellProperties::new(d, b),
+            groups: groups::GroupBoxes::new(d, b),
+            walk: walk::TreeWalk::new(ctx, b),
+        }
+    }
+}
+
 /// Levels recorded beyond the depth of the last build when the levels are
 /// fitted (`TreeSolver::fit_levels`): a tree deepens by at most a level
 /// or so between fits in the runs measured.
@@ -589,18 +622,55 @@ impl TreeSolver {
         cells: u32,
         walk_workgroups: u32,
     ) -> Result<Self> {
+        Self::built(ctx, state, config, (cells, walk_workgroups), state.n)
+    }
+
+    /// A solver whose arrays hold `held` particles (at least the state's),
+    /// so that `rebind` can move it to another state of as many.
+    pub fn with_room(
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        config: TreeConfig,
+        held: u32,
+    ) -> Result<Self> {
+        let held = held.max(state.n);
+        Self::built(
+            ctx,
+            state,
+            config,
+            (default_cells(held), WALK_WORKGROUPS),
+            held,
+        )
+    }
+
+    fn built(
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        config: TreeConfig,
+        (cells, walk_workgroups): (u32, u32),
+        held: u32,
+    ) -> Result<Self> {
         config.validate()?;
         let d = &ctx.device;
-        let buffers = TreeBuffers::new(ctx, state, config, cells.max(64), walk_workgroups)?;
+        let buffers = TreeBuffers::new(ctx, state, config, cells.max(64), walk_workgroups, held)?;
+        let sort = sort::RadixSort::with_room(
+            d,
+            &buffers.keys,
+            &buffers.values,
+            state.n,
+            buffers.held,
+            KEY_BITS,
+        );
+        let phases = Phases::new(ctx, &buffers);
         Ok(Self {
-            bbox: bbox::BoundingBox::new(d, &buffers),
-            keys: keys::KeyGen::new(d, &buffers),
-            sort: sort::RadixSort::new(d, &buffers.keys, &buffers.values, state.n, KEY_BITS),
-            reorder: reorder::Reorder::new(d, &buffers),
-            build: build::TreeBuild::new(d, &buffers),
-            properties: properties::CellProperties::new(d, &buffers),
-            groups: groups::GroupBoxes::new(d, &buffers),
-            walk: walk::TreeWalk::new(ctx, &buffers),
+            bbox: phases.bbox,
+            keys: phases.keys,
+            sort,
+            reorder: phases.reorder,
+            build: phases.build,
+            properties: phases.properties,
+            groups: phases.groups,
+            walk: phases.walk,
             buffers,
             rebuild_every: AtomicU32::new(1),
             on_this_tree: AtomicU32::new(u32::MAX),
@@ -608,6 +678,45 @@ impl TreeSolver {
             built_deepest: AtomicU32::new(MAX_DEPTH),
             alpha_bits: AtomicU32::new(config.alpha.to_bits()),
         })
+    }
+
+    /// Whether the solver's arrays hold `n` particles (`rebind`).
+    pub fn holds(&self, n: u32) -> bool {
+        n <= self.buffers.held
+    }
+
+    /// Moves the solver to `state` (a parallel run's redrawn particles, at
+    /// most `buffers.held`) with `config`, keeping its arrays, its sort's
+    /// and the levels its builds record: a filled GPU's arrays allocated
+    /// anew, and the old ones freed, took seconds of each redraw, and a
+    /// new solver's first build records every level. The next evaluation
+    /// builds.
+    pub fn rebind(
+        &mut self,
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        config: TreeConfig,
+    ) -> Result<()> {
+        config.validate()?;
+        if !self.holds(state.n) {
+            return Err(Error::InvalidParameter(format!(
+                "a tree solver with room for {} particles cannot take {}",
+                self.buffers.held, state.n
+            )));
+        }
+        self.buffers.state = state.clone();
+        self.set_config(&ctx.queue, config);
+        self.sort.resize(&ctx.device, state.n);
+        let phases = Phases::new(ctx, &self.buffers);
+        self.bbox = phases.bbox;
+        self.keys = phases.keys;
+        self.reorder = phases.reorder;
+        self.build = phases.build;
+        self.properties = phases.properties;
+        self.groups = phases.groups;
+        self.walk = phases.walk;
+        self.rebuild_next();
+        Ok(())
     }
 
     /// Whether the acceleration MAC is in use (`TreeConfig::alpha` > 0).

@@ -89,14 +89,55 @@ pub struct RadixSort {
     pass_binds: [Vec<wgpu::BindGroup>; 2],
     keys: wgpu::Buffer,
     values: wgpu::Buffer,
-    scratch_keys: wgpu::Buffer,
-    scratch_values: wgpu::Buffer,
+    scratch: SortScratch,
     /// Workgroups of the per-block dispatches (split over y when needed).
     block_groups: (u32, u32),
     /// Workgroups of the row scan: RADIX, or 1 for the serial scan.
     scan_groups: u32,
     n: u32,
+    key_bits: u32,
     scratch_bytes: u64,
+}
+
+/// The sort's own arrays, for up to `held` pairs.
+#[derive(Clone)]
+struct SortScratch {
+    keys: wgpu::Buffer,
+    values: wgpu::Buffer,
+    /// The [digit][block] table.
+    block_offsets: wgpu::Buffer,
+    digit_totals: wgpu::Buffer,
+    held: u32,
+}
+
+impl SortScratch {
+    fn new(device: &wgpu::Device, held: u32) -> Self {
+        // Zero-sized bindings are invalid: scratch buffers hold at least one
+        // element even when there is nothing to sort.
+        let scratch = |label: &str, bytes: u64| empty_storage_buffer(device, label, bytes.max(4));
+        Self {
+            keys: scratch("radix sort scratch keys", held as u64 * KEY_BYTES),
+            values: scratch("radix sort scratch values", held as u64 * VALUE_BYTES),
+            block_offsets: scratch(
+                "radix sort block offsets",
+                RADIX as u64 * held.div_ceil(BLOCK_KEYS) as u64 * 4,
+            ),
+            digit_totals: scratch("radix sort digit totals", RADIX as u64 * 4),
+            held,
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        [
+            &self.keys,
+            &self.values,
+            &self.block_offsets,
+            &self.digit_totals,
+        ]
+        .iter()
+        .map(|b| b.size())
+        .sum()
+    }
 }
 
 impl RadixSort {
@@ -112,22 +153,70 @@ impl RadixSort {
         n: u32,
         key_bits: u32,
     ) -> Self {
+        Self::with_room(device, keys, values, n, n, key_bits)
+    }
+
+    /// `new` with its scratch sized for `held` pairs (at least `n`; the
+    /// caller's buffers must hold as many), which `resize` keeps.
+    pub fn with_room(
+        device: &wgpu::Device,
+        keys: &wgpu::Buffer,
+        values: &wgpu::Buffer,
+        n: u32,
+        held: u32,
+        key_bits: u32,
+    ) -> Self {
         assert!(
             (1..=64).contains(&key_bits),
             "key_bits must be in 1..=64, got {key_bits}"
         );
+        assert!(held >= n, "room for {held} pairs, {n} to sort");
         assert!(
-            keys.size() >= n as u64 * KEY_BYTES,
-            "keys buffer holds {} bytes, {n} keys need {}",
+            keys.size() >= held as u64 * KEY_BYTES,
+            "keys buffer holds {} bytes, {held} keys need {}",
             keys.size(),
-            n as u64 * KEY_BYTES
+            held as u64 * KEY_BYTES
         );
         assert!(
-            values.size() >= n as u64 * VALUE_BYTES,
-            "values buffer holds {} bytes, {n} values need {}",
+            values.size() >= held as u64 * VALUE_BYTES,
+            "values buffer holds {} bytes, {held} values need {}",
             values.size(),
-            n as u64 * VALUE_BYTES
+            held as u64 * VALUE_BYTES
         );
+        let scratch = SortScratch::new(device, held);
+        Self::bound(device, (keys, values), scratch, n, key_bits)
+    }
+
+    /// Sorts `n` pairs from now on (at most the room it was made with),
+    /// keeping its buffers: a parallel run's redraw changes a rank's count.
+    pub fn resize(&mut self, device: &wgpu::Device, n: u32) {
+        assert!(
+            n <= self.scratch.held,
+            "room for {} pairs, {n} to sort",
+            self.scratch.held
+        );
+        let (keys, values) = (self.keys.clone(), self.values.clone());
+        *self = Self::bound(
+            device,
+            (&keys, &values),
+            self.scratch.clone(),
+            n,
+            self.key_bits,
+        );
+    }
+
+    /// Pairs the sort's buffers hold.
+    pub fn held(&self) -> u32 {
+        self.scratch.held
+    }
+
+    fn bound(
+        device: &wgpu::Device,
+        (keys, values): (&wgpu::Buffer, &wgpu::Buffer),
+        scratch: SortScratch,
+        n: u32,
+        key_bits: u32,
+    ) -> Self {
         let module = shader_module(device, "radix sort", &wgsl());
         let count_digits = Kernel::from_module(
             device,
@@ -152,21 +241,6 @@ impl RadixSort {
         let scatter =
             Kernel::from_module(device, "radix sort scatter", &module, "scatter", BINDINGS);
 
-        // Zero-sized bindings are invalid: scratch buffers hold at least one
-        // element even when there is nothing to sort.
-        let scratch = |label: &str, bytes: u64| empty_storage_buffer(device, label, bytes.max(4));
-        let scratch_keys = scratch("radix sort scratch keys", n as u64 * KEY_BYTES);
-        let scratch_values = scratch("radix sort scratch values", n as u64 * VALUE_BYTES);
-        let block_offsets = scratch(
-            "radix sort block offsets",
-            RADIX as u64 * num_blocks as u64 * 4,
-        );
-        let digit_totals = scratch("radix sort digit totals", RADIX as u64 * 4);
-        let mut scratch_bytes = scratch_keys.size()
-            + scratch_values.size()
-            + block_offsets.size()
-            + digit_totals.size();
-
         // Nothing to sort: no passes (encode records nothing).
         let passes = if n == 0 {
             0
@@ -189,7 +263,7 @@ impl RadixSort {
                 )
             })
             .collect();
-        scratch_bytes += params.iter().map(|p| p.size()).sum::<u64>();
+        let scratch_bytes = scratch.bytes() + params.iter().map(|p| p.size()).sum::<u64>();
         let binds_from = |parity: u32| -> Vec<wgpu::BindGroup> {
             params
                 .iter()
@@ -197,9 +271,9 @@ impl RadixSort {
                 .map(|(pass, params)| {
                     let (src_keys, src_values, dst_keys, dst_values) = if pass as u32 % 2 == parity
                     {
-                        (keys, values, &scratch_keys, &scratch_values)
+                        (keys, values, &scratch.keys, &scratch.values)
                     } else {
-                        (&scratch_keys, &scratch_values, keys, values)
+                        (&scratch.keys, &scratch.values, keys, values)
                     };
                     // One bind group serves all three kernels: their layouts
                     // are identical (BINDINGS), hence compatible.
@@ -209,8 +283,8 @@ impl RadixSort {
                             params,
                             src_keys,
                             src_values,
-                            &block_offsets,
-                            &digit_totals,
+                            &scratch.block_offsets,
+                            &scratch.digit_totals,
                             dst_keys,
                             dst_values,
                         ],
@@ -227,11 +301,11 @@ impl RadixSort {
             pass_binds,
             keys: keys.clone(),
             values: values.clone(),
-            scratch_keys,
-            scratch_values,
+            scratch,
             block_groups: dispatch_size(device, num_blocks, 1),
             scan_groups: if serial_scan { 1 } else { RADIX },
             n,
+            key_bits,
             scratch_bytes,
         }
     }
@@ -280,14 +354,14 @@ impl RadixSort {
         if binds.len() % 2 == 1 {
             // An odd pass count leaves the result in the scratch pair.
             encoder.copy_buffer_to_buffer(
-                &self.scratch_keys,
+                &self.scratch.keys,
                 0,
                 &self.keys,
                 0,
                 self.n as u64 * KEY_BYTES,
             );
             encoder.copy_buffer_to_buffer(
-                &self.scratch_values,
+                &self.scratch.values,
                 0,
                 &self.values,
                 0,
