@@ -38,6 +38,25 @@ fn random_keys(n: usize, key_bits: u32, seed: u64) -> Vec<[u32; 2]> {
     (0..n).map(|_| split(rng.next() & mask)).collect()
 }
 
+/// Runs `sort` and reads back its whole key and value buffers.
+fn sorted(
+    ctx: &GpuContext,
+    sort: &RadixSort,
+    (keys, values): (&wgpu::Buffer, &wgpu::Buffer),
+) -> (Vec<[u32; 2]>, Vec<u32>) {
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test sort"),
+        });
+    sort.encode(&ctx.device, &mut encoder, None);
+    ctx.queue.submit(Some(encoder.finish()));
+    (
+        pollster::block_on(read_vec(&ctx.device, &ctx.queue, keys)).unwrap(),
+        pollster::block_on(read_vec(&ctx.device, &ctx.queue, values)).unwrap(),
+    )
+}
+
 /// Sorts the first `keys.len()` pairs of buffers that hold `extra` more
 /// elements on the GPU; returns the whole buffers.
 fn gpu_sort(
@@ -56,17 +75,7 @@ fn gpu_sort(
     let key_buf = storage_buffer(&ctx.device, "test keys", &key_data);
     let value_buf = storage_buffer(&ctx.device, "test values", &value_data);
     let sort = RadixSort::new(&ctx.device, &key_buf, &value_buf, n as u32, key_bits);
-    let mut encoder = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("test sort"),
-        });
-    sort.encode(&ctx.device, &mut encoder, None);
-    ctx.queue.submit(Some(encoder.finish()));
-    let sorted_keys: Vec<[u32; 2]> =
-        pollster::block_on(read_vec(&ctx.device, &ctx.queue, &key_buf)).unwrap();
-    let sorted_values: Vec<u32> =
-        pollster::block_on(read_vec(&ctx.device, &ctx.queue, &value_buf)).unwrap();
+    let (sorted_keys, sorted_values) = sorted(ctx, &sort, (&key_buf, &value_buf));
     let tail_keys = &sorted_keys[n..];
     let tail_values = &sorted_values[n..];
     assert_eq!(tail_keys, &key_data[n..], "n = {n}: keys beyond n changed");
@@ -331,7 +340,7 @@ fn a_resized_sort_sorts_each_count_it_is_given() {
     let values: Vec<u32> = (0..held as u32).collect();
     let key_buf = storage_buffer(&ctx.device, "test keys", &keys);
     let value_buf = storage_buffer(&ctx.device, "test values", &values);
-    let mut sort = RadixSort::with_room(&ctx.device, &key_buf, &value_buf, 5, held as u32, 64);
+    let mut sort = RadixSort::with_room(&ctx.device, (&key_buf, &value_buf), (5, held as u32), 64);
     assert_eq!(sort.held(), held as u32);
     for n in [1000, held, 333, BLOCK_KEYS as usize * 129 + 1] {
         ctx.queue
@@ -339,13 +348,7 @@ fn a_resized_sort_sorts_each_count_it_is_given() {
         ctx.queue
             .write_buffer(&value_buf, 0, bytemuck::cast_slice(&values));
         sort.resize(&ctx.device, n as u32);
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        sort.encode(&ctx.device, &mut encoder, None);
-        ctx.queue.submit(Some(encoder.finish()));
-        let got_keys: Vec<[u32; 2]> =
-            pollster::block_on(read_vec(&ctx.device, &ctx.queue, &key_buf)).unwrap();
-        let got_values: Vec<u32> =
-            pollster::block_on(read_vec(&ctx.device, &ctx.queue, &value_buf)).unwrap();
+        let (got_keys, got_values) = sorted(&ctx, &sort, (&key_buf, &value_buf));
         let (want_keys, want_values) = sort_cpu(&keys[..n], &values[..n]);
         assert_eq!(&got_keys[..n], &want_keys[..], "n = {n}");
         assert_eq!(&got_values[..n], &want_values[..], "n = {n}");
@@ -361,6 +364,6 @@ fn a_sort_is_not_resized_past_its_room() {
     let keys = random_keys(64, 64, 1);
     let key_buf = storage_buffer(&ctx.device, "test keys", &keys);
     let value_buf = storage_buffer(&ctx.device, "test values", &[0u32; 64]);
-    let mut sort = RadixSort::with_room(&ctx.device, &key_buf, &value_buf, 64, 64, 64);
+    let mut sort = RadixSort::with_room(&ctx.device, (&key_buf, &value_buf), (64, 64), 64);
     sort.resize(&ctx.device, 65);
 }

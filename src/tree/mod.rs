@@ -655,10 +655,8 @@ impl TreeSolver {
         let buffers = TreeBuffers::new(ctx, state, config, cells.max(64), walk_workgroups, held)?;
         let sort = sort::RadixSort::with_room(
             d,
-            &buffers.keys,
-            &buffers.values,
-            state.n,
-            buffers.held,
+            (&buffers.keys, &buffers.values),
+            (state.n, buffers.held),
             KEY_BITS,
         );
         let phases = Phases::new(ctx, &buffers);

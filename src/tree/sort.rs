@@ -153,17 +153,15 @@ impl RadixSort {
         n: u32,
         key_bits: u32,
     ) -> Self {
-        Self::with_room(device, keys, values, n, n, key_bits)
+        Self::with_room(device, (keys, values), (n, n), key_bits)
     }
 
-    /// `new` with its scratch sized for `held` pairs (at least `n`; the
-    /// caller's buffers must hold as many), which `resize` keeps.
+    /// `new` of `n` pairs with its scratch sized for `held` (at least `n`;
+    /// the caller's buffers must hold as many), which `resize` keeps.
     pub fn with_room(
         device: &wgpu::Device,
-        keys: &wgpu::Buffer,
-        values: &wgpu::Buffer,
-        n: u32,
-        held: u32,
+        (keys, values): (&wgpu::Buffer, &wgpu::Buffer),
+        (n, held): (u32, u32),
         key_bits: u32,
     ) -> Self {
         assert!(
@@ -171,18 +169,14 @@ impl RadixSort {
             "key_bits must be in 1..=64, got {key_bits}"
         );
         assert!(held >= n, "room for {held} pairs, {n} to sort");
-        assert!(
-            keys.size() >= held as u64 * KEY_BYTES,
-            "keys buffer holds {} bytes, {held} keys need {}",
-            keys.size(),
-            held as u64 * KEY_BYTES
-        );
-        assert!(
-            values.size() >= held as u64 * VALUE_BYTES,
-            "values buffer holds {} bytes, {held} values need {}",
-            values.size(),
-            held as u64 * VALUE_BYTES
-        );
+        for (buffer, what, bytes) in [(keys, "keys", KEY_BYTES), (values, "values", VALUE_BYTES)] {
+            let needed = held as u64 * bytes;
+            assert!(
+                buffer.size() >= needed,
+                "{what} buffer holds {} bytes, {held} {what} need {needed}",
+                buffer.size()
+            );
+        }
         let scratch = SortScratch::new(device, held);
         Self::bound(device, (keys, values), scratch, n, key_bits)
     }
