@@ -1,6 +1,14 @@
 //! The summary of this rank's domain (drives `shaders/summary.wgsl`):
 //! boxes of its walk groups in two levels, with their loosest tolerances,
 //! which the other ranks cut their local essential trees against.
+//!
+//! Known weakness: a box is the union of its cell's groups, and the cells
+//! are opened by particle count, so a sparse cell whose particles lie on
+//! either side of a hole that another domain fills (an outer domain around
+//! a galaxy's centre) can stay one box across the hole; the other domain
+//! then sends all it holds there (BENCHMARKS.md, "Redraws that keep the
+//! solver's arrays": about twice the imports for the first steps after a
+//! decomposition at 2^27 on two ranks).
 
 use crate::gpu::buffers::empty_storage_buffer;
 use crate::gpu::context::dispatch_size;
