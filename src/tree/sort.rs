@@ -4,7 +4,7 @@
 //! A stable LSD radix sort with `RADIX_BITS`-bit digits on plain WebGPU (no
 //! subgroups, no device-wide barrier inside a dispatch). Each digit pass is
 //! three dispatches: per-block digit counts, an exclusive scan of the
-//! [digit][block] count table, and a stable scatter (see the WGSL header).
+//! `[digit][block]` count table, and a stable scatter (see the WGSL header).
 //! Passes alternate between the caller's buffers and a scratch pair; an odd
 //! pass count ends with a copy back, so the result is always in the caller's
 //! buffers. A caller that only needs the keys' high bits in order (the tree,
@@ -28,7 +28,7 @@ pub const RADIX: u32 = 1 << RADIX_BITS;
 /// invocation to each digit.
 pub const SORT_THREADS: u32 = RADIX;
 /// Pairs each invocation handles per pass. Smaller blocks spread a pass
-/// over more workgroups; larger ones keep the [digit][block] table (and its
+/// over more workgroups; larger ones keep the `[digit][block]` table (and its
 /// scan) small. Measured on the H100 (the tree's 63-bit sort, ms at N =
 /// 2^18 / 2^20 / 2^22): 4: 0.18 / 0.48 / 1.85; 8: 0.21 / 0.46 / 1.97; 16:
 /// 0.33 / 0.52 / 2.33; 32: 0.69 / 0.66 / 2.56.
@@ -37,7 +37,7 @@ pub const KEYS_PER_THREAD: u32 = 4;
 pub const BLOCK_KEYS: u32 = SORT_THREADS * KEYS_PER_THREAD;
 /// u32 words of one digit's invocation mask in the scatter ranking.
 const MASK_WORDS: u32 = SORT_THREADS / 32;
-/// Up to this many blocks (N ≤ 128 × BLOCK_KEYS = 131,072) the [digit][block]
+/// Up to this many blocks (N ≤ 128 × BLOCK_KEYS = 131,072) the `[digit][block]`
 /// rows are scanned by one workgroup, one row per invocation, without
 /// barriers (`scan_digit_rows_serial`); longer rows by a workgroup each.
 pub const SERIAL_SCAN_MAX_BLOCKS: u32 = 128;
@@ -63,7 +63,7 @@ pub fn wgsl() -> String {
 }
 
 /// The binding contract of `shaders/sort.wgsl`, shared by its three
-/// kernels: params, source keys and values, the [digit][block] table, the
+/// kernels: params, source keys and values, the `[digit][block]` table, the
 /// digit totals, destination keys and values.
 pub const BINDINGS: &[Slot] = &[
     ("params", Binding::Uniform),
@@ -365,7 +365,7 @@ impl RadixSort {
     }
 
     /// Bytes of GPU scratch memory it allocated: the scratch key/value pair
-    /// (12 bytes per pair), the [digit][block] table (1 KiB per block of
+    /// (12 bytes per pair), the `[digit][block]` table (1 KiB per block of
     /// `BLOCK_KEYS` pairs), the digit totals and the per-pass uniforms.
     pub fn scratch_bytes(&self) -> u64 {
         self.scratch_bytes

@@ -83,7 +83,7 @@ impl Disk {
     }
 
     /// v_c² of the razor-thin exponential disk in its plane (Freeman 1970):
-    /// 4πΣ₀R_d y² [I₀K₀ − I₁K₁](y), y = R/(2R_d).
+    /// 4πΣ₀R_d y² \[I₀K₀ − I₁K₁\](y), y = R/(2R_d).
     pub fn circular_speed2(&self, r: f64) -> f64 {
         let y = r / (2.0 * self.scale_length);
         if y <= 0.0 {
