@@ -59,11 +59,6 @@ pub fn sum_f64(comm: &dyn Comm, values: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// The sum over ranks of `value`.
-pub fn sum_u64(comm: &dyn Comm, value: u64) -> u64 {
-    allgather_records(comm, &[value]).iter().map(|v| v[0]).sum()
-}
-
 /// The largest `value` of any rank.
 pub fn max_f64(comm: &dyn Comm, value: f64) -> f64 {
     allgather_records(comm, &[value])

@@ -295,11 +295,12 @@ where
     let mut below = async |keys: Vec<u64>| -> Result<Vec<u64>> {
         let k = keys.len();
         let mine = local_counts(keys).await?;
-        let all = allgather_records(comm, &mine[..k]);
+        // Every rank's particles in each bin, then below each key.
         let mut sum = 0;
-        Ok((0..k)
-            .map(|j| {
-                sum += all.iter().map(|c| c[j]).sum::<u64>();
+        Ok(all_counts(comm, &mine[..k])
+            .into_iter()
+            .map(|c| {
+                sum += c;
                 sum
             })
             .collect())

@@ -118,7 +118,7 @@ impl DistributedTree {
     /// Moves the solver to a redrawn `state`. Where its tree's arrays hold
     /// the state, they stay, with everything bound to them; what reads the
     /// particles is bound anew (a filled GPU's arrays allocated anew, and
-    /// the old ones freed, took 2.1–2.5 s of each redraw on two H200s).
+    /// the old ones freed, took 1.8–2.6 s of each redraw on two H200s).
     /// Otherwise the tree is made anew, with room for `room` particles.
     /// Either way the trees' staging on the host and the imports' room are
     /// kept (the first step after a redraw would otherwise allocate and

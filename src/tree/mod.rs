@@ -403,7 +403,7 @@ impl TreeBuffers {
     ) -> Result<Self> {
         let d = &ctx.device;
         let n = state.n;
-        let held = held.max(n);
+        debug_assert!(held >= n, "arrays for {held} of {n} particles");
         let max_workgroups = d.limits().max_compute_workgroups_per_dimension;
         let walk_workgroups = walk_workgroups.clamp(1, WALK_WORKGROUPS.min(max_workgroups));
         let arrays = TreeArrays::new(held, cell_capacity, walk_workgroups);
@@ -538,14 +538,9 @@ impl TreeBuffers {
 /// evaluation (all eight phases) into an encoder.
 pub struct TreeSolver {
     pub buffers: TreeBuffers,
-    bbox: bbox::BoundingBox,
-    keys: keys::KeyGen,
     sort: sort::RadixSort,
-    reorder: reorder::Reorder,
-    build: build::TreeBuild,
-    properties: properties::CellProperties,
-    groups: groups::GroupBoxes,
-    walk: walk::TreeWalk,
+    /// The passes bound to `buffers` (rebound by `rebind`).
+    phases: Phases,
     /// Force evaluations per tree build (`encode_scheduled`).
     rebuild_every: AtomicU32,
     /// Evaluations on the current tree; `u32::MAX` before the first build.
@@ -659,16 +654,9 @@ impl TreeSolver {
             (state.n, buffers.held),
             KEY_BITS,
         );
-        let phases = Phases::new(ctx, &buffers);
         Ok(Self {
-            bbox: phases.bbox,
-            keys: phases.keys,
+            phases: Phases::new(ctx, &buffers),
             sort,
-            reorder: phases.reorder,
-            build: phases.build,
-            properties: phases.properties,
-            groups: phases.groups,
-            walk: phases.walk,
             buffers,
             rebuild_every: AtomicU32::new(1),
             on_this_tree: AtomicU32::new(u32::MAX),
@@ -705,14 +693,7 @@ impl TreeSolver {
         self.buffers.state = state.clone();
         self.set_config(&ctx.queue, config);
         self.sort.resize(&ctx.device, state.n);
-        let phases = Phases::new(ctx, &self.buffers);
-        self.bbox = phases.bbox;
-        self.keys = phases.keys;
-        self.reorder = phases.reorder;
-        self.build = phases.build;
-        self.properties = phases.properties;
-        self.groups = phases.groups;
-        self.walk = phases.walk;
+        self.phases = Phases::new(ctx, &self.buffers);
         self.rebuild_next();
         Ok(())
     }
@@ -742,8 +723,8 @@ impl TreeSolver {
             // The positions have not moved: the same tree (the sort keeps
             // the order within a deepest cell), so only the groups, which
             // take the |a| just remembered, and the walk are redone.
-            self.groups.encode_refit(encoder, None);
-            self.walk.encode(encoder, timer);
+            self.phases.groups.encode_refit(encoder, None);
+            self.phases.walk.encode(encoder, timer);
         } else {
             self.encode(device, encoder, timer);
         }
@@ -756,7 +737,7 @@ impl TreeSolver {
     /// outside a run's steps call this (`encode_fresh` does).
     pub fn encode_remember(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
         if self.accel_mac() {
-            self.groups.encode_remember(device, encoder);
+            self.phases.groups.encode_remember(device, encoder);
         }
     }
 
@@ -764,7 +745,7 @@ impl TreeSolver {
     /// `buffers.bounds` (the build's first phase, alone; a parallel run's
     /// redraw reads it).
     pub fn encode_bounds(&self, encoder: &mut wgpu::CommandEncoder) {
-        self.bbox.encode(encoder, None);
+        self.phases.bbox.encode(encoder, None);
     }
 
     /// Records one force evaluation: after it, the state is in key order and
@@ -779,7 +760,7 @@ impl TreeSolver {
         mut timer: Option<&mut PhaseTimer>,
     ) {
         self.encode_build(device, encoder, timer.as_deref_mut());
-        self.walk.encode(encoder, timer);
+        self.phases.walk.encode(encoder, timer);
     }
 
     /// `encode` up to the walk: a build and its group boxes.
@@ -789,8 +770,10 @@ impl TreeSolver {
         encoder: &mut wgpu::CommandEncoder,
         mut timer: Option<&mut PhaseTimer>,
     ) {
-        self.bbox.encode(encoder, timer.as_deref_mut());
-        self.keys.encode(device, encoder, timer.as_deref_mut());
+        self.phases.bbox.encode(encoder, timer.as_deref_mut());
+        self.phases
+            .keys
+            .encode(device, encoder, timer.as_deref_mut());
         let deepest = self.deepest.load(Ordering::Relaxed);
         self.built_deepest.store(deepest, Ordering::Relaxed);
         // Cells down to level `deepest` are told apart by the key's top
@@ -800,11 +783,16 @@ impl TreeSolver {
         let unused_key_bits = KEY_BITS.saturating_sub(3 * deepest);
         self.sort
             .encode_high_bits(encoder, unused_key_bits, timer.as_deref_mut());
-        self.reorder.encode(device, encoder, timer.as_deref_mut());
-        self.build.encode(encoder, deepest, timer.as_deref_mut());
-        self.properties
+        self.phases
+            .reorder
+            .encode(device, encoder, timer.as_deref_mut());
+        self.phases
+            .build
             .encode(encoder, deepest, timer.as_deref_mut());
-        self.groups.encode(encoder, timer);
+        self.phases
+            .properties
+            .encode(encoder, deepest, timer.as_deref_mut());
+        self.phases.groups.encode(encoder, timer);
         self.on_this_tree.store(1, Ordering::Relaxed);
     }
 
@@ -829,7 +817,7 @@ impl TreeSolver {
         mut timer: Option<&mut PhaseTimer>,
     ) {
         self.encode_scheduled_groups(device, encoder, timer.as_deref_mut());
-        self.walk.encode(encoder, timer);
+        self.phases.walk.encode(encoder, timer);
     }
 
     /// `encode_scheduled` up to the walk (build or refit, group boxes),
@@ -852,7 +840,7 @@ impl TreeSolver {
 
     /// The walk of the groups in the list (after `encode_scheduled_groups`).
     pub fn encode_walk(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
-        self.walk.encode(encoder, timer);
+        self.phases.walk.encode(encoder, timer);
     }
 
     /// Records a force evaluation on the tree of the last `encode` (a
@@ -869,9 +857,10 @@ impl TreeSolver {
         mut timer: Option<&mut PhaseTimer>,
     ) {
         let deepest = self.built_deepest.load(Ordering::Relaxed);
-        self.properties
+        self.phases
+            .properties
             .encode(encoder, deepest, timer.as_deref_mut());
-        self.groups.encode_refit(encoder, timer);
+        self.phases.groups.encode_refit(encoder, timer);
     }
 
     /// Builds from now on record levels 0..=`deepest` only (at most
@@ -939,7 +928,7 @@ impl TreeSolver {
 
     /// Which walk this solver runs (portable or subgroup fast path).
     pub fn walk_path(&self) -> walk::WalkPath {
-        self.walk.path
+        self.phases.walk.path
     }
 
     /// The mean particle-particle and particle-cell interactions per

@@ -104,7 +104,7 @@ pub struct RadixSort {
 struct SortScratch {
     keys: wgpu::Buffer,
     values: wgpu::Buffer,
-    /// The [digit][block] table.
+    /// The `[digit][block]` table.
     block_offsets: wgpu::Buffer,
     digit_totals: wgpu::Buffer,
     held: u32,
