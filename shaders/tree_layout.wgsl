@@ -190,13 +190,24 @@ struct TraceResult {
 // One of the boxes a rank's domain shows the others: the box of a run of
 // its walk groups and their loosest tolerances (largest open_scale,
 // smallest accel_tol), so a cell every box of the domain takes as a
-// multipole is taken by each of its groups.
+// multipole is taken by each of its groups; and the particles of those
+// groups.
 struct DomainSummary {
     lo: vec4<f32>,
     hi: vec4<f32>,
     open_scale: f32,
     accel_tol: f32,
     groups: u32,
+    particles: u32,
+}
+
+// How a rank picks its summary (src/cluster/summary.rs): the boxes it may
+// use, and how many other domains' summaries of the last evaluation it
+// holds (their particles weigh the cells that would span them).
+struct SummaryParams {
+    other_domains: u32,
+    coarse_boxes: u32,
+    fine_boxes: u32,
     _pad: u32,
 }
 

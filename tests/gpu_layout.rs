@@ -346,7 +346,13 @@ fn tree_layouts_match_wgsl() {
         &src,
         "DomainSummary",
         size_of::<DomainSummary>(),
-        fields!(DomainSummary: lo, hi, open_scale, accel_tol, groups, _pad),
+        fields!(DomainSummary: lo, hi, open_scale, accel_tol, groups, particles),
+    );
+    check_in(
+        &src,
+        "SummaryParams",
+        size_of::<SummaryParams>(),
+        fields!(SummaryParams: other_domains, coarse_boxes, fine_boxes, _pad),
     );
     check_in(
         &src,

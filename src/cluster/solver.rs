@@ -133,10 +133,16 @@ impl DistributedTree {
         }
         self.tree = TreeSolver::with_room(ctx, state, self.config, room)?;
         let b = &self.tree.buffers;
-        self.summaries = DomainSummaries::new(&ctx.device, b);
+        self.summaries.rebind(&ctx.device, b);
         self.cutter = LetCutter::succeeding(ctx, b, &mut self.cutter);
         self.imports = ImportedTrees::succeeding(ctx, b, &mut self.imports);
         Ok(())
+    }
+
+    /// Shows the other ranks at most `coarse` boxes of at most `fine`
+    /// boxes each (`DomainSummaries::limit`).
+    pub fn limit_summary(&mut self, ctx: &GpuContext, coarse: u32, fine: u32) {
+        self.summaries.limit(&ctx.queue, coarse, fine);
     }
 
     /// The first evaluation of a state (see `TreeSolver::encode_fresh`):
@@ -218,6 +224,9 @@ impl DistributedTree {
             .iter()
             .flat_map(|&r| all[r].iter().copied())
             .collect();
+        // The next evaluation's summary weighs its cells by these.
+        self.summaries
+            .remember_others(ctx, &self.tree.buffers, &summaries);
         let Self {
             tree,
             cutter,

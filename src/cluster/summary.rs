@@ -2,19 +2,20 @@
 //! boxes of its walk groups in two levels, with their loosest tolerances,
 //! which the other ranks cut their local essential trees against.
 //!
-//! Known weakness: a box is the union of its cell's groups, and the cells
-//! are opened by particle count, so a sparse cell whose particles lie on
-//! either side of a hole that another domain fills (an outer domain around
-//! a galaxy's centre) can stay one box across the hole; the other domain
-//! then sends all it holds there (BENCHMARKS.md, "Redraws that keep the
-//! solver's arrays": about twice the imports for the first steps after a
-//! decomposition at 2^27 on two ranks).
+//! The fine picks open cells by their particles and by the particles of
+//! the other domains (their summaries of the last evaluation) that their
+//! boxes would span: by count alone, a sparse cell whose particles lie on
+//! either side of a hole another domain fills (an outer domain around a
+//! galaxy's centre) stayed one box across it, and the cut then sent all
+//! that domain held there (BENCHMARKS.md, "Summaries that see the other
+//! domains").
 
-use crate::gpu::buffers::empty_storage_buffer;
+use crate::gpu::buffers::{empty_storage_buffer, uniform_buffer};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
-use crate::tree::layout::{counter_word_consts, DomainSummary};
+use crate::gpu::GpuContext;
+use crate::tree::layout::{counter_word_consts, DomainSummary, SummaryParams};
 use crate::tree::TreeBuffers;
 
 const SUMMARY_WGSL: &str = include_str!("../../shaders/summary.wgsl");
@@ -38,18 +39,22 @@ pub fn wgsl() -> String {
         ("COARSE_BOXES", COARSE_BOXES),
         ("FINE_BOXES", FINE_BOXES),
         ("FINE_TOTAL", COARSE_BOXES * FINE_BOXES),
+        ("DOMAIN_BOXES", DOMAIN_BOXES),
     ]);
     crate::tree::compose_with(&consts, SUMMARY_WGSL)
 }
 
 /// The binding contract of `shaders/summary.wgsl`.
 pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
     ("counter_words", Binding::StorageRead),
     ("cells", Binding::StorageRead),
+    ("cell_boxes", Binding::StorageRead),
     ("group_boxes", Binding::StorageRead),
     ("frontier", Binding::StorageReadWrite),
     ("accum", Binding::StorageReadWrite),
     ("summary", Binding::StorageReadWrite),
+    ("others", Binding::StorageRead),
 ];
 
 pub struct DomainSummaries {
@@ -58,10 +63,47 @@ pub struct DomainSummaries {
     accumulate: Kernel,
     finish: Kernel,
     bind: wgpu::BindGroup,
+    params: SummaryParams,
+    params_buffer: wgpu::Buffer,
+    frontier: wgpu::Buffer,
+    accum: wgpu::Buffer,
+    /// The other domains' summaries of the last evaluation.
+    others: wgpu::Buffer,
+    /// Domains `others` holds.
+    others_capacity: u32,
     /// Groups the tree's arrays hold (the accumulation's invocations).
     group_capacity: u32,
     /// The DOMAIN_BOXES `DomainSummary` records the kernels write.
     pub summary: wgpu::Buffer,
+}
+
+/// The kernels' bindings: the tree's arrays in `b`, and the summaries'
+/// own (params, frontier, accumulators, summary, the others' summaries).
+fn bind_summary(
+    kernel: &Kernel,
+    device: &wgpu::Device,
+    b: &TreeBuffers,
+    [params, frontier, accum, summary, others]: [&wgpu::Buffer; 5],
+) -> wgpu::BindGroup {
+    kernel.bind(
+        device,
+        &[
+            params,
+            &b.counters,
+            &b.cells,
+            &b.cell_boxes,
+            &b.group_boxes,
+            frontier,
+            accum,
+            summary,
+            others,
+        ],
+    )
+}
+
+fn summaries_buffer(device: &wgpu::Device, label: &str, domains: u32) -> wgpu::Buffer {
+    let bytes = domains as u64 * DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64;
+    empty_storage_buffer(device, label, bytes)
 }
 
 impl DomainSummaries {
@@ -76,22 +118,23 @@ impl DomainSummaries {
         let (coarse, fine) = (COARSE_BOXES as u64, (COARSE_BOXES * FINE_BOXES) as u64);
         // SummaryFrontier: a count, three words per coarse box, one per fine.
         let frontier = storage("domain summary frontier", 4 * (1 + 3 * coarse + fine));
-        // Eight words a fine box (BoxAccum).
-        let accum = storage("domain summary accumulators", 32 * fine);
-        let summary = storage(
-            "domain summary",
-            DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64,
-        );
-        let bind = pick_coarse.bind(
+        // Nine words a fine box (BoxAccum).
+        let accum = storage("domain summary accumulators", 36 * fine);
+        let params = SummaryParams {
+            other_domains: 0,
+            coarse_boxes: COARSE_BOXES,
+            fine_boxes: FINE_BOXES,
+            _pad: 0,
+        };
+        let params_buffer = uniform_buffer(device, "domain summary params", &params);
+        let others_capacity = 1;
+        let others = summaries_buffer(device, "other domains' summaries", others_capacity);
+        let summary = summaries_buffer(device, "domain summary", 1);
+        let bind = bind_summary(
+            &pick_coarse,
             device,
-            &[
-                &b.counters,
-                &b.cells,
-                &b.group_boxes,
-                &frontier,
-                &accum,
-                &summary,
-            ],
+            b,
+            [&params_buffer, &frontier, &accum, &summary, &others],
         );
         Self {
             pick_coarse,
@@ -99,9 +142,66 @@ impl DomainSummaries {
             accumulate,
             finish,
             bind,
+            params,
+            params_buffer,
+            frontier,
+            accum,
+            others,
+            others_capacity,
             group_capacity: b.group_capacity,
             summary,
         }
+    }
+
+    /// Summarises the tree in `b` from now on (a tree made anew after a
+    /// redraw); the other domains' summaries stay.
+    pub fn rebind(&mut self, device: &wgpu::Device, b: &TreeBuffers) {
+        self.bind = bind_summary(
+            &self.pick_coarse,
+            device,
+            b,
+            [
+                &self.params_buffer,
+                &self.frontier,
+                &self.accum,
+                &self.summary,
+                &self.others,
+            ],
+        );
+        self.group_capacity = b.group_capacity;
+    }
+
+    /// The other domains' summaries (DOMAIN_BOXES each) the next picks
+    /// weigh cells by, for the tree in `b`.
+    pub fn remember_others(&mut self, ctx: &GpuContext, b: &TreeBuffers, others: &[DomainSummary]) {
+        assert_eq!(others.len() % DOMAIN_BOXES as usize, 0, "whole domains");
+        let domains = (others.len() / DOMAIN_BOXES as usize) as u32;
+        if domains > self.others_capacity {
+            self.others_capacity = domains.next_power_of_two();
+            self.others = summaries_buffer(
+                &ctx.device,
+                "other domains' summaries",
+                self.others_capacity,
+            );
+            self.rebind(&ctx.device, b);
+        }
+        ctx.queue
+            .write_buffer(&self.others, 0, bytemuck::cast_slice(others));
+        self.params.other_domains = domains;
+        self.write_params(&ctx.queue);
+    }
+
+    /// Shows the other ranks at most `coarse` boxes of at most `fine`
+    /// each (the default: COARSE_BOXES of FINE_BOXES): a smaller summary
+    /// for tests and for studies of its size.
+    pub fn limit(&mut self, queue: &wgpu::Queue, coarse: u32, fine: u32) {
+        self.params.coarse_boxes = coarse.clamp(1, COARSE_BOXES);
+        self.params.fine_boxes = fine.clamp(1, FINE_BOXES);
+        self.write_params(queue);
+    }
+
+    fn write_params(&self, queue: &wgpu::Queue) {
+        queue.write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
     }
 
     /// Records the summary of the groups the last build or refit formed.

@@ -245,6 +245,21 @@ pub struct DomainSummary {
     /// 1 when the box holds any of the domain's groups, 0 for an empty
     /// box (which the cut skips).
     pub groups: u32,
+    /// The particles of the box's groups.
+    pub particles: u32,
+}
+
+/// How a rank picks its domain's summary (`cluster::summary`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct SummaryParams {
+    /// Summaries of other domains (from the last evaluation) the picks
+    /// weigh cells by: the others' particles a cell's box would span.
+    pub other_domains: u32,
+    /// The coarse boxes, and the fine boxes within each, the picks may
+    /// use (at most `COARSE_BOXES` and `FINE_BOXES`).
+    pub coarse_boxes: u32,
+    pub fine_boxes: u32,
     pub _pad: u32,
 }
 
