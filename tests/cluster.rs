@@ -24,6 +24,7 @@ use webgrav::state::galaxy::catalog;
 use webgrav::state::galaxy::sampler::{now, Cpu, Realize, RealizeOnCpu, Shared};
 use webgrav::state::parallel::SUM_CHUNK;
 use webgrav::state::particles::StateReadback;
+use webgrav::state::rng::mix;
 use webgrav::state::share::{RankShare, Share};
 use webgrav::state::stats::ErrorStats;
 use webgrav::state::{Model, ModelParams, Particles};
@@ -846,16 +847,12 @@ fn no_rank_gets_more_particles_than_its_gpu_holds() {
 }
 
 /// Points uniform in the shell r0 < |x| < r1 about `centre`, from a
-/// fixed stream.
+/// fixed stream (SplitMix64: the models' `mix` of a golden-ratio count).
 fn shell(n: usize, (r0, r1): (f32, f32), centre: [f32; 3], seed: u64) -> Vec<[f32; 3]> {
     let mut state = seed;
     let mut uniform = move || {
-        // SplitMix64.
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f32 / (1u64 << 53) as f32
+        (mix(state) >> 11) as f32 / (1u64 << 53) as f32
     };
     let mut out = Vec::with_capacity(n);
     while out.len() < n {

@@ -4,7 +4,7 @@
 //! particles they name). Outputs that do not fit grow and are cut again.
 
 use super::staging::StagingReader;
-use super::summary::{COARSE_BOXES, DOMAIN_BOXES, FINE_BOXES};
+use super::summary::{summaries_buffer, COARSE_BOXES, DOMAIN_BOXES, FINE_BOXES};
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
 use crate::gpu::context::dispatch_size;
@@ -183,7 +183,7 @@ impl LetCutter {
         let particle_capacity = (b.state.n.max(64)).min(most(std::mem::size_of::<PosMass>()));
         let cells_out = Self::cells_buffer(device, cell_capacity);
         let particles_out = Self::particles_buffer(device, particle_capacity);
-        let targets = Self::targets_buffer(device, domains_capacity);
+        let targets = summaries_buffer(device, "LET target boxes", domains_capacity);
         let bind = kernel.bind(
             device,
             &[
@@ -238,12 +238,6 @@ impl LetCutter {
     fn counter_buffer(device: &wgpu::Device, domains: u32) -> wgpu::Buffer {
         let bytes = std::mem::size_of::<LetCounters>() as u64 + (domains as u64 + 1) * 8;
         empty_storage_buffer(device, "LET counters", bytes)
-    }
-
-    fn targets_buffer(device: &wgpu::Device, domains: u32) -> wgpu::Buffer {
-        let bytes =
-            domains as u64 * DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64;
-        empty_storage_buffer(device, "LET target boxes", bytes)
     }
 
     fn cells_buffer(device: &wgpu::Device, cells: u32) -> wgpu::Buffer {
@@ -314,7 +308,7 @@ impl LetCutter {
         if domains as u32 > self.domains_capacity {
             self.domains_capacity = (domains as u32).next_power_of_two();
             self.counters = Self::counter_buffer(d, self.domains_capacity);
-            self.targets = Self::targets_buffer(d, self.domains_capacity);
+            self.targets = summaries_buffer(d, "LET target boxes", self.domains_capacity);
             grown = true;
         }
         if grown {

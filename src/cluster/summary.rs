@@ -101,7 +101,8 @@ fn bind_summary(
     )
 }
 
-fn summaries_buffer(device: &wgpu::Device, label: &str, domains: u32) -> wgpu::Buffer {
+/// A buffer of `domains` summaries (DOMAIN_BOXES records each).
+pub(super) fn summaries_buffer(device: &wgpu::Device, label: &str, domains: u32) -> wgpu::Buffer {
     let bytes = domains as u64 * DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64;
     empty_storage_buffer(device, label, bytes)
 }
