@@ -25,32 +25,6 @@
 // Bound only for walk_dispatch (group_boxes_of is dispatched from it).
 @group(0) @binding(8) var<storage, read_write> dispatch: TreeDispatch;
 
-// How the walk tests cells for a group whose particles' smallest |a_old|
-// is `a_min`: (open_scale, accel_tol) of GroupBox. The acceleration MAC
-// accepts a cell at distance d > b from the group when M b^3 / (d^3
-// (d - b)^2), the size of the acceleration error its quadrupole
-// expansion leaves (Salmon & Warren's bound up to a constant, which alpha
-// absorbs), is at most alpha |a_old|; a group with a particle that has no
-// force yet (a first evaluation) gets the geometric test alone, as an
-// opening angle on b: d > b/θ, and never nearer than b (θ may exceed 1,
-// which l/θ + δ allows but b/θ does not: a cell around the group itself
-// could pass).
-fn group_tolerance(a_min: f32) -> vec2<f32> {
-    if (params.alpha == 0.0) {
-        return vec2<f32>(1.0, 0.0);
-    }
-    if (a_min > 0.0) {
-        return vec2<f32>(1.0, params.alpha * a_min);
-    }
-    return vec2<f32>(max(params.inv_theta * params.inv_theta, 1.0), 3.0e38);
-}
-
-fn point_group(j: u32) -> GroupBox {
-    let p = vec4<f32>(pos_mass[j].pos, 0.0);
-    let tol = group_tolerance(vel[j].last_acc);
-    return GroupBox(p, p, j, 1u, tol.x, tol.y);
-}
-
 // Each lane's part of its group's box and smallest |a_old|, combined
 // within the group.
 var<workgroup> lane_lo: array<vec3<f32>, WORKGROUP_SIZE>;
@@ -124,26 +98,8 @@ fn box_of_tile_group(g: u32, lid: u32, built: u32) {
 fn write_group_box(g: u32, grp: Group, lo: vec3<f32>, hi: vec3<f32>, a_min: f32) {
     let side = hi - lo;
     let too_big = max(side.x, max(side.y, side.z)) > cube_side(bounds) / f32(GROUP_SPLIT_DIVISOR);
-    if (too_big && grp.count > 1u) {
-        // Reserve the new slots with compare-and-swap so that a reservation
-        // that does not fit never raises the count, even for a moment (an
-        // add-then-subtract could let another group reserve past a hole).
-        let extra = grp.count - 1u;
-        var first = atomicLoad(&counters.group_count);
-        loop {
-            if (first + extra > params.group_capacity) {
-                break;
-            }
-            let r = atomicCompareExchangeWeak(&counters.group_count, first, first + extra);
-            if (r.exchanged) {
-                for (var k = 1u; k < grp.count; k++) {
-                    group_boxes[first + k - 1u] = point_group(grp.start + k);
-                }
-                group_boxes[g] = point_group(grp.start);
-                return;
-            }
-            first = r.old_value;
-        }
+    if (too_big && grp.count > 1u && split_into_points(g, grp.start, grp.count)) {
+        return;
     }
     let tol = group_tolerance(a_min);
     group_boxes[g] = GroupBox(vec4<f32>(lo, 0.0), vec4<f32>(hi, 0.0), grp.start, grp.count, tol.x, tol.y);

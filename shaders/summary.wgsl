@@ -84,51 +84,6 @@ var<workgroup> root_cell: u32;
 // at most 8).
 const SCORE_LANES: u32 = COARSE_BOXES / 8u;
 
-// The share of box t's volume inside b (along an axis t is flat on, all
-// of it where b spans it).
-fn share_inside(b: Bounds, t: DomainSummary) -> f32 {
-    var share = 1.0;
-    for (var x = 0u; x < 3u; x++) {
-        let lo = max(b.lo[x], t.lo[x]);
-        let hi = min(b.hi[x], t.hi[x]);
-        if (hi < lo) {
-            return 0.0;
-        }
-        let side = t.hi[x] - t.lo[x];
-        share *= select(1.0, (hi - lo) / side, side > 0.0);
-    }
-    return share;
-}
-
-// This lane's part of the other domains' particles inside b: the fine
-// boxes of every SCORE_LANES-th coarse box that b meets.
-fn others_inside(b: Bounds, lane: u32) -> f32 {
-    var sum = 0.0;
-    for (var d = 0u; d < params.other_domains; d++) {
-        let first = d * DOMAIN_BOXES;
-        for (var c = lane; c < COARSE_BOXES; c += SCORE_LANES) {
-            let coarse = others[first + c];
-            if (coarse.groups == 0u || share_inside(b, coarse) == 0.0) {
-                continue;
-            }
-            if (all(coarse.lo.xyz >= b.lo.xyz) && all(coarse.hi.xyz <= b.hi.xyz)) {
-                // All of it inside (a top cell holds most of a domain's
-                // boxes): its fine boxes need no look.
-                sum += f32(coarse.particles);
-                continue;
-            }
-            let fine = first + COARSE_BOXES + c * FINE_BOXES;
-            for (var j = 0u; j < FINE_BOXES; j++) {
-                let f = others[fine + j];
-                if (f.groups != 0u) {
-                    sum += f32(f.particles) * share_inside(b, f);
-                }
-            }
-        }
-    }
-    return sum;
-}
-
 // Scores the entries from scored_from to listed (at most 8): by their
 // particles alone unless `weigh`.
 fn score_new_entries(k: u32, weigh: bool) {
@@ -141,7 +96,7 @@ fn score_new_entries(k: u32, weigh: bool) {
     let lane = k % SCORE_LANES;
     partial[k] = 0.0;
     if (weigh && e < to) {
-        partial[k] = others_inside(cell_boxes[list[e]], lane);
+        partial[k] = others_inside(cell_boxes[list[e]], lane, SCORE_LANES, params.other_domains);
     }
     for (var half = SCORE_LANES / 2u; half > 0u; half /= 2u) {
         workgroupBarrier();

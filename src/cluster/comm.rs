@@ -5,7 +5,7 @@
 
 use crate::snapshot::parted::Ranks;
 use crate::state::share::{ChunkSums, GatherSums};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 pub trait Comm: Send + Sync {
     /// This rank, 0..size.
@@ -105,7 +105,9 @@ impl Comm for SingleComm {
 }
 
 /// Ranks as threads of one process: `ThreadComm::ranks(p)` gives one
-/// handle per rank, each to be moved to its own thread.
+/// handle per rank, each to be moved to its own thread. A rank whose
+/// thread panics holding its handle abandons the others: their waits
+/// panic too, where they would otherwise wait forever for it.
 pub struct ThreadComm {
     rank: usize,
     shared: Arc<Shared>,
@@ -115,7 +117,43 @@ struct Shared {
     size: usize,
     /// What each rank posted for the others in the current operation.
     posted: Mutex<Vec<Vec<Vec<u8>>>>,
-    barrier: Barrier,
+    gate: Mutex<Gate>,
+    opened: Condvar,
+}
+
+/// A barrier that a panicking rank can break (std's `Barrier` cannot).
+struct Gate {
+    arrived: usize,
+    /// How many times every rank has come through.
+    generation: u64,
+    abandoned: bool,
+}
+
+impl Shared {
+    fn gate(&self) -> MutexGuard<'_, Gate> {
+        self.gate.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until every rank has come here; panics if a rank has
+    /// abandoned the others.
+    fn wait(&self) {
+        let mut gate = self.gate();
+        let generation = gate.generation;
+        gate.arrived += 1;
+        if gate.arrived == self.size {
+            gate.arrived = 0;
+            gate.generation += 1;
+            self.opened.notify_all();
+            return;
+        }
+        while gate.generation == generation && !gate.abandoned {
+            gate = self.opened.wait(gate).unwrap_or_else(|e| e.into_inner());
+        }
+        assert!(
+            gate.generation != generation,
+            "another rank panicked while this one waited for it"
+        );
+    }
 }
 
 impl ThreadComm {
@@ -123,7 +161,12 @@ impl ThreadComm {
         let shared = Arc::new(Shared {
             size,
             posted: Mutex::new(vec![Vec::new(); size]),
-            barrier: Barrier::new(size),
+            gate: Mutex::new(Gate {
+                arrived: 0,
+                generation: 0,
+                abandoned: false,
+            }),
+            opened: Condvar::new(),
         });
         (0..size)
             .map(|rank| ThreadComm {
@@ -131,6 +174,15 @@ impl ThreadComm {
                 shared: shared.clone(),
             })
             .collect()
+    }
+}
+
+impl Drop for ThreadComm {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.shared.gate().abandoned = true;
+            self.shared.opened.notify_all();
+        }
     }
 }
 
@@ -151,14 +203,39 @@ impl Comm for ThreadComm {
         lock()[self.rank] = to;
         // Everyone has posted; take ours; everyone has taken before the
         // next operation posts again.
-        self.shared.barrier.wait();
+        self.shared.wait();
         let got = {
             let mut posted = lock();
             (0..self.shared.size)
                 .map(|r| std::mem::take(&mut posted[r][self.rank]))
                 .collect()
         };
-        self.shared.barrier.wait();
+        self.shared.wait();
         got
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank that panics releases the others with a panic of their own,
+    /// so a failing test of ranks on threads fails rather than hangs.
+    #[test]
+    fn a_panicking_rank_does_not_leave_the_others_waiting() {
+        let outcomes: Vec<bool> = std::thread::scope(|s| {
+            let handles: Vec<_> = ThreadComm::ranks(3)
+                .into_iter()
+                .map(|comm| {
+                    s.spawn(move || {
+                        comm.barrier();
+                        assert_ne!(comm.rank(), 1, "rank 1 fails");
+                        comm.barrier();
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().is_ok()).collect()
+        });
+        assert_eq!(outcomes, [false, false, false]);
     }
 }

@@ -28,5 +28,6 @@ pub mod mpi;
 pub mod run;
 pub mod shared_memory;
 pub mod solver;
+pub mod spanning;
 pub mod staging;
 pub mod summary;

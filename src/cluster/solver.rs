@@ -129,6 +129,7 @@ impl DistributedTree {
             let b = &self.tree.buffers;
             self.cutter.rebind(&ctx.device, b);
             self.imports.rebind(ctx, b);
+            self.summaries.rebind(&ctx.device, b);
             return Ok(());
         }
         self.tree = TreeSolver::with_room(ctx, state, self.config, room)?;
@@ -143,6 +144,15 @@ impl DistributedTree {
     /// boxes each (`DomainSummaries::limit`).
     pub fn limit_summary(&mut self, ctx: &GpuContext, coarse: u32, fine: u32) {
         self.summaries.limit(&ctx.queue, coarse, fine);
+    }
+
+    /// The next evaluation knows no other domain's summary, as a new
+    /// solver's first does: its summary picks boxes by count, and it
+    /// splits no group that spans another domain (`cluster::spanning`).
+    /// A solver kept across a redraw otherwise goes on from the old
+    /// domains' summaries, which comparisons with a new solver must not.
+    pub fn forget_other_domains(&mut self, ctx: &GpuContext) {
+        self.summaries.remember_others(ctx, &self.tree.buffers, &[]);
     }
 
     /// The first evaluation of a state (see `TreeSolver::encode_fresh`):
@@ -173,7 +183,7 @@ impl DistributedTree {
     /// `acc_pot` (its state ends in key order). Every rank calls it
     /// together; the walks are left queued on the GPU.
     pub async fn evaluate(&mut self, ctx: &GpuContext, comm: &dyn Comm) -> Result<()> {
-        self.evaluate_selected(ctx, comm, |_| {}).await
+        self.evaluate_groups(ctx, comm, |_| {}, true).await
     }
 
     /// `evaluate` for the groups `select` records leaving in the walk's
@@ -186,6 +196,19 @@ impl DistributedTree {
         comm: &dyn Comm,
         select: impl FnOnce(&mut wgpu::CommandEncoder),
     ) -> Result<()> {
+        self.evaluate_groups(ctx, comm, select, false).await
+    }
+
+    /// `evaluate_selected`; groups that span another domain are split
+    /// (`cluster::spanning`) where `split_spanning` (not in block steps,
+    /// whose chosen groups are a list of their own).
+    async fn evaluate_groups(
+        &mut self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+        select: impl FnOnce(&mut wgpu::CommandEncoder),
+        split_spanning: bool,
+    ) -> Result<()> {
         let (d, q) = (&ctx.device, &ctx.queue);
         let started = Instant::now();
         let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -195,7 +218,7 @@ impl DistributedTree {
         self.tree
             .encode_scheduled_groups(d, &mut encoder, Some(&mut self.timer));
         select(&mut encoder);
-        self.summaries.encode(d, &mut encoder);
+        self.summaries.encode(d, &mut encoder, split_spanning);
         q.submit(Some(encoder.finish()));
         let counter_bytes = std::mem::size_of::<TreeCounters>() as u64;
         let summary_bytes = DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64;

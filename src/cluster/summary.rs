@@ -10,6 +10,7 @@
 //! that domain held there (BENCHMARKS.md, "Summaries that see the other
 //! domains").
 
+use super::spanning::SpanningGroups;
 use crate::gpu::buffers::{empty_storage_buffer, uniform_buffer};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
@@ -19,6 +20,8 @@ use crate::tree::layout::{counter_word_consts, DomainSummary, SummaryParams};
 use crate::tree::TreeBuffers;
 
 const SUMMARY_WGSL: &str = include_str!("../../shaders/summary.wgsl");
+/// The other domains' boxes as a density, which `spanning` reads too.
+pub const DOMAIN_BOXES_WGSL: &str = include_str!("../../shaders/domain_boxes.wgsl");
 
 /// Coarse boxes a domain shows the others (one workgroup picks them: at
 /// most WORKGROUP_SIZE).
@@ -41,7 +44,7 @@ pub fn wgsl() -> String {
         ("FINE_TOTAL", COARSE_BOXES * FINE_BOXES),
         ("DOMAIN_BOXES", DOMAIN_BOXES),
     ]);
-    crate::tree::compose_with(&consts, SUMMARY_WGSL)
+    crate::tree::compose_with(&consts, &format!("{SUMMARY_WGSL}\n{DOMAIN_BOXES_WGSL}"))
 }
 
 /// The binding contract of `shaders/summary.wgsl`.
@@ -75,6 +78,9 @@ pub struct DomainSummaries {
     group_capacity: u32,
     /// The DOMAIN_BOXES `DomainSummary` records the kernels write.
     pub summary: wgpu::Buffer,
+    /// The split of groups that span another domain, after the summary.
+    spanning: SpanningGroups,
+    spanning_bind: wgpu::BindGroup,
 }
 
 /// The kernels' bindings: the tree's arrays in `b`, and the summaries'
@@ -137,6 +143,8 @@ impl DomainSummaries {
             b,
             [&params_buffer, &frontier, &accum, &summary, &others],
         );
+        let spanning = SpanningGroups::new(device);
+        let spanning_bind = spanning.bind(device, b, &params_buffer, &others);
         Self {
             pick_coarse,
             pick_fine,
@@ -151,11 +159,13 @@ impl DomainSummaries {
             others_capacity,
             group_capacity: b.group_capacity,
             summary,
+            spanning,
+            spanning_bind,
         }
     }
 
-    /// Summarises the tree in `b` from now on (a tree made anew after a
-    /// redraw); the other domains' summaries stay.
+    /// Summarises the tree and state in `b` from now on (after a redraw);
+    /// the other domains' summaries stay.
     pub fn rebind(&mut self, device: &wgpu::Device, b: &TreeBuffers) {
         self.bind = bind_summary(
             &self.pick_coarse,
@@ -170,6 +180,9 @@ impl DomainSummaries {
             ],
         );
         self.group_capacity = b.group_capacity;
+        self.spanning_bind = self
+            .spanning
+            .bind(device, b, &self.params_buffer, &self.others);
     }
 
     /// The other domains' summaries (DOMAIN_BOXES each) the next picks
@@ -186,8 +199,10 @@ impl DomainSummaries {
             );
             self.rebind(&ctx.device, b);
         }
-        ctx.queue
-            .write_buffer(&self.others, 0, bytemuck::cast_slice(others));
+        if !others.is_empty() {
+            ctx.queue
+                .write_buffer(&self.others, 0, bytemuck::cast_slice(others));
+        }
         self.params.other_domains = domains;
         self.write_params(&ctx.queue);
     }
@@ -205,8 +220,15 @@ impl DomainSummaries {
         queue.write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
     }
 
-    /// Records the summary of the groups the last build or refit formed.
-    pub fn encode(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
+    /// Records the summary of the groups the last build or refit formed,
+    /// then (`split_spanning`) the split of those that span another
+    /// domain, which block steps' chosen groups must not see.
+    pub fn encode(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        split_spanning: bool,
+    ) {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("domain summary"),
             timestamp_writes: None,
@@ -221,5 +243,9 @@ impl DomainSummaries {
         );
         self.finish
             .dispatch(&mut pass, &self.bind, (COARSE_BOXES, 1));
+        if split_spanning {
+            self.spanning
+                .encode(device, &mut pass, &self.spanning_bind, self.group_capacity);
+        }
     }
 }

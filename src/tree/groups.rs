@@ -4,7 +4,9 @@
 //! GROUP_CELL particles on each path from the root, siblings packed
 //! together.
 //! This phase gives each its bounding box, splits groups that span too much
-//! of the system into one-particle groups, and sizes the walk's dispatch.
+//! of the system into one-particle groups (`shaders/groups_points.wgsl`,
+//! which a parallel run's `cluster::spanning` uses too), and sizes the
+//! walk's dispatch.
 //! A refit (`encode_refit`) does the same for the groups of the last build
 //! at the particles' current positions.
 //! With the acceleration MAC, each group's tolerance comes from its
@@ -18,9 +20,11 @@ use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const GROUPS_WGSL: &str = include_str!("../../shaders/groups.wgsl");
+/// One-particle groups, which `cluster::spanning` makes too.
+pub const POINT_GROUPS_WGSL: &str = include_str!("../../shaders/groups_points.wgsl");
 
 pub fn wgsl() -> String {
-    super::compose(GROUPS_WGSL)
+    super::compose(&format!("{GROUPS_WGSL}\n{POINT_GROUPS_WGSL}"))
 }
 
 pub struct GroupBoxes {

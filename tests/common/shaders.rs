@@ -109,6 +109,11 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             cluster::summary::BINDINGS,
         ),
         (
+            "spanning".into(),
+            cluster::spanning::wgsl(),
+            cluster::spanning::BINDINGS,
+        ),
+        (
             "let_tree".into(),
             cluster::let_tree::wgsl(),
             cluster::let_tree::BINDINGS,
