@@ -265,6 +265,25 @@ fn per_rank_parts_read_back_as_one_snapshot() {
     assert_eq!((two.time, one.time), (0.125, 0.125));
     let worst = largest_position_difference(&two, &one);
     assert!(worst < 2e-4, "positions differ by {worst:e}");
+
+    // The same file as Bonsai's Tipsy: each rank reads its own records
+    // (no rank reads the whole), and the run is the same.
+    let end = read("end.csv");
+    snapshot::write_file(dir.join("end.bonsai").to_str().unwrap(), &end).unwrap();
+    let run = mpirun(2, &dir, &from("end.bonsai", "p2b.csv"));
+    let stderr = common::text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("3000 particles, each of 2 ranks reading its own")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let shared = read("p2b.csv");
+    assert_eq!(shared.time, 0.125);
+    let worst = largest_position_difference(&shared, &one);
+    assert!(worst < 2e-4, "positions differ by {worst:e}");
 }
 
 #[test]
@@ -281,6 +300,31 @@ fn what_ranks_cannot_do_is_refused_on_every_rank() {
         // Said once (by rank 0), not by every rank.
         assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
     }
+    // A Tipsy file whose last particle's velocity is NaN: the rank that
+    // reads it finds it, and rank 0 says so once, naming the particle.
+    let mut damaged = webgrav::snapshot::Format::TipsyBonsai
+        .encode(&Snapshot {
+            time: 0.0,
+            particles: webgrav::state::Model::Plummer.generate(3000, 4).unwrap(),
+            softening: 0.0,
+            potential: None,
+            types: None,
+        })
+        .unwrap();
+    let vx = 32 + 2999 * 36 + 16;
+    damaged[vx..vx + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(dir.join("damaged.bonsai"), damaged).unwrap();
+    let args = "run --in damaged.bonsai --t-end 0.0625 --dt 0.0625 --out d.csv";
+    let run = mpirun(
+        2,
+        &dir,
+        &args.split(' ').map(String::from).collect::<Vec<_>>(),
+    );
+    let stderr = common::text(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    let says = "particle 2999: non-finite velocity";
+    assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
+    assert!(!dir.join("d.csv").exists());
     // A checkpoint or an input file that is not there: rank 0 says so.
     for args in [
         ["run", "--resume", "missing.ckpt"],

@@ -531,3 +531,139 @@ fn a_file_written_in_parts_is_the_whole_files_to_the_byte() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// Each process's share of one Tipsy file (`read_tipsy_share`, as the
+/// ranks of a parallel run read their input) is its slice of the file as
+/// one process reads it whole: positions, velocities, ids, and kinds where
+/// any share shows the file has them (a file of dark records alone has
+/// them when any particle carries Bonsai's id ranges, which only the last
+/// share holds here). A damaged record is named by its index in the file,
+/// by the share that holds it; a file a share cannot be read of (side
+/// files, another format) is left to one process.
+#[test]
+fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
+    use webgrav::snapshot::read_tipsy_share;
+    use webgrav::state::share::RankShare;
+    let dir = std::env::temp_dir().join(format!("webgrav-shares-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let n = 1000;
+    let untyped = Snapshot {
+        particles: Model::Plummer.generate(n, 7).unwrap(),
+        potential: None,
+        ..sample()
+    };
+    let typed = |kinds: &[u8]| Snapshot {
+        types: Some((0..n).map(|k| kinds[k % kinds.len()]).collect()),
+        ..untyped.clone()
+    };
+    // An untyped Bonsai file whose last particle's id carries the dark
+    // matter range (its id, bytes 28..36 of its record).
+    let mut ranged_at_the_end = Format::TipsyBonsai.encode(&untyped).unwrap();
+    let last = ranged_at_the_end.len() - 8;
+    let id = tipsy::BONSAI_DARK_ID + untyped.particles.id[n - 1];
+    ranged_at_the_end[last..].copy_from_slice(&id.to_le_bytes());
+    let files = [
+        ("untyped.tipsy", Format::Tipsy.encode(&untyped).unwrap()),
+        (
+            "gas-dark-stars.tipsy",
+            Format::Tipsy.encode(&typed(&[0, 1, 4])).unwrap(),
+        ),
+        (
+            "untyped.bonsai",
+            Format::TipsyBonsai.encode(&untyped).unwrap(),
+        ),
+        (
+            "galaxy.bonsai",
+            Format::TipsyBonsai.encode(&typed(&[1, 2, 3])).unwrap(),
+        ),
+        ("ranged-at-the-end.bonsai", ranged_at_the_end),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(path(name), bytes).unwrap();
+        let whole = webgrav::snapshot::read_file(&path(name)).unwrap();
+        for ranks in [1, 2, 3, 7] {
+            let shares: Vec<_> = (0..ranks)
+                .map(|rank| {
+                    let share = RankShare { rank, ranks };
+                    read_tipsy_share(&path(name), share, |_| Ok(()))
+                        .unwrap()
+                        .expect("a Tipsy file is read in shares")
+                })
+                .collect();
+            let joined = |f: &dyn Fn(&Snapshot) -> Vec<u64>| -> Vec<u64> {
+                shares.iter().flat_map(|s| f(&s.snap)).collect()
+            };
+            let what = format!("{name} in {ranks} shares");
+            assert!(shares.iter().all(|s| s.n == n && s.snap.time == whole.time));
+            let pos_mass: Vec<_> = shares
+                .iter()
+                .flat_map(|s| s.snap.particles.pos_mass.clone())
+                .collect();
+            let vel: Vec<_> = shares
+                .iter()
+                .flat_map(|s| s.snap.particles.vel.clone())
+                .collect();
+            assert_eq!(pos_mass, whole.particles.pos_mass, "{what}");
+            assert_eq!(vel, whole.particles.vel, "{what}");
+            assert_eq!(
+                joined(&|s| s.particles.id.clone()),
+                whole.particles.id,
+                "{what}"
+            );
+            let typed = shares.iter().any(|s| s.typed);
+            assert_eq!(typed, whole.types.is_some(), "{what}");
+            if *name == "ranged-at-the-end.bonsai" {
+                // Typed by its last particle alone.
+                assert!(typed && (ranks == 1 || !shares[0].typed), "{what}");
+            }
+            if let Some(kinds) = &whole.types {
+                let kinds: Vec<u64> = kinds.iter().map(|&k| k as u64).collect();
+                let shared = joined(&|s| s.types.iter().flatten().map(|&k| k as u64).collect());
+                assert_eq!(shared, kinds, "{what}");
+            }
+        }
+    }
+
+    // Particle 777's velocity made NaN: the share that holds it names it.
+    let mut damaged = files[2].1.clone();
+    let vx = 32 + 777 * 36 + 16;
+    damaged[vx..vx + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(path("damaged.bonsai"), &damaged).unwrap();
+    for rank in 0..3 {
+        let share = RankShare { rank, ranks: 3 };
+        let read = read_tipsy_share(&path("damaged.bonsai"), share, |_| Ok(()));
+        match (rank, read) {
+            (2, Err(Error::BadSnapshot { problem, .. })) => {
+                assert!(
+                    problem.contains("particle 777: non-finite velocity"),
+                    "{problem}"
+                )
+            }
+            (2, other) => panic!("the damaged share was read: {:?}", other.map(|_| ())),
+            (_, read) => assert!(read.unwrap().is_some()),
+        }
+    }
+    // The memory check sees the share's count before any record is read.
+    let refused = read_tipsy_share(
+        &path("untyped.bonsai"),
+        RankShare { rank: 1, ranks: 4 },
+        |count| {
+            assert_eq!(count, 250);
+            Err(Error::InvalidParameter("no room".into()))
+        },
+    );
+    assert!(matches!(refused, Err(Error::InvalidParameter(m)) if m == "no room"));
+    // Side files, or another format: one process reads the whole.
+    std::fs::write(path("untyped.tipsy.iord"), "1000\n").unwrap();
+    let csv = path("x.csv");
+    std::fs::write(&csv, Format::Csv.encode(&untyped).unwrap()).unwrap();
+    for p in [path("untyped.tipsy"), csv] {
+        let share = RankShare { rank: 0, ranks: 2 };
+        assert!(
+            read_tipsy_share(&p, share, |_| Ok(())).unwrap().is_none(),
+            "{p}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

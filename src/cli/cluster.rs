@@ -25,7 +25,9 @@ use super::{emit, say};
 use crate::cluster::comm::{allgather_records, Comm, CommRanks, CommSums};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
-use crate::cluster::run::{deal_equal_shares, ClusterParams, ClusterRun, Rebalance};
+use crate::cluster::run::{
+    deal_equal_shares, from_tipsy_shares, ClusterParams, ClusterRun, Rebalance,
+};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::run::block::Timesteps;
@@ -34,6 +36,7 @@ use crate::run::leapfrog::block_config;
 use crate::run::params::RunParams;
 use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
+use crate::snapshot::tipsy::TipsyShare;
 use crate::snapshot::{self, parted, Format, Snapshot};
 use crate::state::diagnostics::Diagnostics;
 use crate::state::kinds_by_id::KindsById;
@@ -102,13 +105,15 @@ async fn run(a: RunArgs, comm: MpiComm, resumed: Option<Checkpoint>) -> Result<E
 }
 
 /// Ends a run that every rank refuses alike, before the ranks work
-/// together: each found the same error, or rank 0 found it (`e` where
-/// it is known). Rank 0 says it, once, and the others wait for that
-/// (mpirun ends the job at the first rank that fails, which could cut
-/// rank 0 short).
+/// together: each found the same error, or some ranks found one (`e`
+/// where it is known). Rank 0 says the first rank's, once, and the others
+/// wait for that (mpirun ends the job at the first rank that fails, which
+/// could cut rank 0 short).
 fn refused_by_every_rank(comm: &dyn Comm, e: Option<&Error>) -> ExitCode {
-    if let (0, Some(e)) = (comm.rank(), e) {
-        say!("webgrav: error: {e}");
+    let said = e.map_or(String::new(), |e| e.to_string());
+    let all = comm.allgather(said.as_bytes());
+    if let (0, Some(first)) = (comm.rank(), all.iter().find(|m| !m.is_empty())) {
+        say!("webgrav: error: {}", String::from_utf8_lossy(first));
     }
     comm.barrier();
     ExitCode::FAILURE
@@ -120,6 +125,8 @@ enum Input {
     Model,
     /// One input file, read by rank 0 (`None` on the others).
     Whole(Option<Snapshot>),
+    /// One Tipsy file, each rank's share read by that rank.
+    Shared(TipsyShare),
     /// An input file in per-process parts: their paths, in order.
     Parts(Vec<String>),
 }
@@ -253,20 +260,25 @@ async fn run_checked(
                 None => Input::Model,
                 Some(path) => match snapshot::process_parts(path) {
                     Some(parts) => Input::Parts(parts),
-                    None => {
-                        // Rank 0 reads one file (and deals it out,
-                        // `initial_share`), and says once why it could not.
-                        let read = match root {
-                            true => Some(a.initial.load_whole().await),
-                            false => None,
-                        };
-                        let failed = matches!(read, Some(Err(_))) as u64;
-                        if allgather_records(comm, &[failed])[0][0] == 1 {
-                            let e = read.and_then(|r| r.err());
-                            return Ok(refused_by_every_rank(comm, e.as_ref()));
+                    None => match read_shares(a, comm, path) {
+                        Err(refused) => return Ok(refused),
+                        Ok(Some(share)) => Input::Shared(share),
+                        Ok(None) => {
+                            // Rank 0 reads any other file (and deals it
+                            // out, `initial_share`), and says once why it
+                            // could not.
+                            let read = match root {
+                                true => Some(a.initial.load_whole().await),
+                                false => None,
+                            };
+                            let failed = matches!(read, Some(Err(_))) as u64;
+                            if allgather_records(comm, &[failed])[0][0] == 1 {
+                                let e = read.and_then(|r| r.err());
+                                return Ok(refused_by_every_rank(comm, e.as_ref()));
+                            }
+                            Input::Whole(read.transpose()?)
                         }
-                        Input::Whole(read.transpose()?)
-                    }
+                    },
                 },
             };
             let (mine, kinds, time) = initial_share(a, &ctx, comm, input).await?;
@@ -518,6 +530,11 @@ async fn initial_share(
     match input {
         Input::Model => model_share(a, ctx, comm).await,
         Input::Whole(whole) => whole_share(comm, whole),
+        Input::Shared(share) => {
+            let time = share.snap.time;
+            let (mine, kinds) = from_tipsy_shares(comm, share);
+            Ok((mine, kinds, time))
+        }
         Input::Parts(parts) => parts_share(a, comm, &parts),
     }
 }
@@ -558,6 +575,81 @@ async fn model_share(
     });
     let mine = RankParticles::of_range(particles, 0..particles.len());
     Ok((mine, kinds, 0.0))
+}
+
+/// Each rank's share of the input file where it is a Tipsy file without
+/// side files (`snapshot::read_tipsy_share`; no rank holds the whole
+/// file), converted from `--units`; `Ok(None)` where rank 0 is to read it
+/// whole. A share that cannot be read (a damaged record, memory the host
+/// lacks) ends the run on every rank, its error said once (`Err`).
+fn read_shares(
+    a: &RunArgs,
+    comm: &dyn Comm,
+    path: &str,
+) -> std::result::Result<Option<TipsyShare>, ExitCode> {
+    let (r, p) = (comm.rank(), comm.size());
+    let fits = |n: usize| crate::app::host::check_host_memory(n as u64, SolverKind::Tree);
+    let read = a.initial.check_units().and_then(|()| {
+        let mut share = snapshot::read_tipsy_share(path, RankShare { rank: r, ranks: p }, fits)?;
+        if let Some(s) = &mut share {
+            a.initial.to_nbody(&mut s.snap)?;
+        }
+        Ok(share)
+    });
+    // [0 (one rank reads it whole), 1 (shares) or 2 (failed), any mass,
+    // gas particles].
+    let outcome = match &read {
+        Ok(None) => [0, 0, 0],
+        Ok(Some(s)) => {
+            let p = &s.snap.particles;
+            let gas = s
+                .snap
+                .types
+                .as_ref()
+                .map_or(0, |t| t.iter().filter(|&&k| k == 0).count());
+            [
+                1,
+                p.pos_mass.iter().any(|q| q.mass > 0.0) as u64,
+                gas as u64,
+            ]
+        }
+        Err(_) => [2, 0, 0],
+    };
+    let all = allgather_records(comm, &outcome);
+    if all.iter().any(|o| o[0] == 2) {
+        return Err(refused_by_every_rank(comm, read.as_ref().err()));
+    }
+    if all.iter().all(|o| o[0] == 0) {
+        return Ok(None);
+    }
+    let refused = |problem: String| {
+        let e = Error::BadSnapshot {
+            path: path.to_string(),
+            problem,
+        };
+        Err(refused_by_every_rank(comm, Some(&e)))
+    };
+    if all.iter().any(|o| o[0] == 0) {
+        return refused("the ranks found it changed while they read it".into());
+    }
+    if all.iter().all(|o| o[1] == 0) {
+        return refused("total mass is zero".into());
+    }
+    let share = read.ok().flatten().expect("every rank read its share");
+    if r == 0 {
+        say!(
+            "{path}: {} particles, each of {p} ranks reading its own",
+            share.n
+        );
+        let gas: u64 = all.iter().map(|o| o[2]).sum();
+        if gas > 0 {
+            say!(
+                "{path}: {gas} gas particles are integrated as collisionless (webgrav has no \
+                 hydrodynamics)"
+            );
+        }
+    }
+    Ok(Some(share))
 }
 
 /// This rank's equal share of one input file, which rank 0 read (`whole`;

@@ -12,6 +12,7 @@ use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
 use crate::run::block::{level_counts, BlockConfig, BlockSteps, ParticlePass};
 use crate::run::leapfrog::Leapfrog;
+use crate::snapshot::tipsy::TipsyShare;
 use crate::snapshot::Snapshot;
 use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
 use crate::state::energy::{
@@ -822,6 +823,54 @@ pub fn deal_equal_shares(
     from_bytes(&comm.alltoall(to)[root])
 }
 
+/// This rank's particles of one file that every rank read its own
+/// records of (`snapshot::read_tipsy_share`: particles n·r/P up to
+/// n·(r + 1)/P, as `deal_equal_shares` deals them), with the file's kinds
+/// by id where any share shows the file has them. Every rank calls it.
+pub fn from_tipsy_shares(comm: &dyn Comm, share: TipsyShare) -> (RankParticles, Option<KindsById>) {
+    let particles = share.snap.particles;
+    let typed = allgather_records(comm, &[share.typed as u64])
+        .iter()
+        .any(|t| t[0] == 1);
+    let kinds = typed.then(|| {
+        let types = share.snap.types.expect("a share's kinds, each particle's");
+        kinds_of_shares(comm, &particles.id, &types)
+    });
+    let mine = RankParticles::of_range(&particles, 0..particles.len());
+    (mine, kinds)
+}
+
+/// The kinds by id of every rank's `ids` (their `kinds`). Runs of ids
+/// join where the ranks' ids lie in ranges apart (a file in id order, the
+/// usual case); where they interleave, a run of one rank's ids could
+/// cover another's of another kind, so every rank's ids and kinds are
+/// gathered instead.
+fn kinds_of_shares(comm: &dyn Comm, ids: &[u64], kinds: &[u8]) -> KindsById {
+    let span = match (ids.iter().min(), ids.iter().max()) {
+        (Some(&lo), Some(&hi)) => [lo, hi],
+        _ => [u64::MAX, 0],
+    };
+    let mut spans: Vec<[u64; 2]> = allgather_records(comm, &span)
+        .iter()
+        .map(|s| [s[0], s[1]])
+        .filter(|s| s[0] <= s[1])
+        .collect();
+    spans.sort_unstable();
+    let apart = spans.windows(2).all(|w| w[0][1] < w[1][0]);
+    if apart {
+        let mine = KindsById::new(ids, kinds);
+        return KindsById::joined(allgather_records(comm, mine.runs()));
+    }
+    let pairs: Vec<[u64; 2]> = ids
+        .iter()
+        .zip(kinds)
+        .map(|(&id, &kind)| [id, kind as u64])
+        .collect();
+    let all: Vec<[u64; 2]> = allgather_records(comm, &pairs).concat();
+    let (ids, kinds): (Vec<u64>, Vec<u8>) = all.iter().map(|p| (p[0], p[1] as u8)).unzip();
+    KindsById::new(&ids, &kinds)
+}
+
 fn from_bytes(bytes: &[u8]) -> Result<RankParticles> {
     let bad = || Error::InvalidParameter("a rank's particles arrived damaged".into());
     let n = u64::from_le_bytes(bytes.get(..8).ok_or_else(bad)?.try_into().unwrap()) as usize;
@@ -924,6 +973,68 @@ mod tests {
             assert_eq!(share.vel, expected.vel, "rank {r}");
             assert_eq!(share.acc_pot, expected.acc_pot, "rank {r}");
         }
+    }
+
+    /// Ranks that read their own records of one file have what rank 0
+    /// would deal them, and the file's kinds by id, whether the ranks'
+    /// ids lie in ranges apart (the file in id order) or interleave.
+    #[test]
+    fn shares_read_by_every_rank_are_the_dealt_ones_with_the_files_kinds() {
+        use crate::snapshot::{self, Format, Snapshot};
+        use crate::state::kinds_by_id::KindsById;
+        use crate::state::share::RankShare;
+        let n = 1001;
+        let path =
+            std::env::temp_dir().join(format!("webgrav-run-shares-{}.bonsai", std::process::id()));
+        let path = path.to_str().unwrap();
+        for interleaved in [false, true] {
+            let mut particles = crate::state::Model::Plummer.generate(n, 3).unwrap();
+            if interleaved {
+                particles.id = (0..n as u64).map(|k| (k * 617) % n as u64).collect();
+            }
+            // Halo, disk and bulge in runs of ids, as a model's components
+            // are: three kinds of record and id range, the file (its dark
+            // records, then its star ones) in id order unless interleaved.
+            let snap = Snapshot {
+                time: 0.5,
+                particles,
+                softening: 0.0,
+                potential: None,
+                types: Some((0..n).map(|k| [1, 2, 3][3 * k / n]).collect()),
+            };
+            std::fs::write(path, Format::TipsyBonsai.encode(&snap).unwrap()).unwrap();
+            let whole = snapshot::read_file(path).unwrap();
+            let kinds = KindsById::new(&whole.particles.id, whole.types.as_ref().unwrap());
+            let got: Vec<(RankParticles, Option<KindsById>)> = std::thread::scope(|s| {
+                let handles: Vec<_> = ThreadComm::ranks(3)
+                    .into_iter()
+                    .map(|comm| {
+                        s.spawn(move || {
+                            let share = RankShare {
+                                rank: comm.rank(),
+                                ranks: 3,
+                            };
+                            let read = snapshot::read_tipsy_share(path, share, |_| Ok(()));
+                            super::from_tipsy_shares(&comm, read.unwrap().unwrap())
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (r, (share, shared_kinds)) in got.iter().enumerate() {
+                let expected = RankParticles::equal_share(&whole.particles, r, 3);
+                assert_eq!(share.id, expected.id, "rank {r}");
+                assert_eq!(share.pos_mass, expected.pos_mass, "rank {r}");
+                assert_eq!(share.vel, expected.vel, "rank {r}");
+                assert_eq!(share.work, expected.work, "rank {r}");
+                assert_eq!(
+                    shared_kinds.as_ref(),
+                    Some(&kinds),
+                    "rank {r}, interleaved {interleaved}"
+                );
+            }
+        }
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::comm::{allgather_records, Comm};
 use super::imports::{ImportCounts, ImportedTrees};
 use super::let_tree::{EssentialTree, LetCutter};
+use super::spanning::SpanningGroups;
 use super::summary::{DomainSummaries, DOMAIN_BOXES};
 use crate::error::Result;
 use crate::gpu::buffers::{read_buffer_ranges, records};
@@ -54,6 +55,8 @@ const TIMED_PASSES: u32 = 64;
 pub struct DistributedTree {
     pub tree: TreeSolver,
     summaries: DomainSummaries,
+    /// The split of groups that span another domain, after the summary.
+    spanning: SpanningGroups,
     cutter: LetCutter,
     imports: ImportedTrees,
     config: TreeConfig,
@@ -107,6 +110,7 @@ impl DistributedTree {
         Ok(Self {
             timer: PhaseTimer::new(ctx, TIMED_PASSES),
             summaries: DomainSummaries::new(&ctx.device, b),
+            spanning: SpanningGroups::new(&ctx.device),
             cutter: LetCutter::new(ctx, b),
             imports: ImportedTrees::new(ctx, b),
             config,
@@ -218,7 +222,11 @@ impl DistributedTree {
         self.tree
             .encode_scheduled_groups(d, &mut encoder, Some(&mut self.timer));
         select(&mut encoder);
-        self.summaries.encode(d, &mut encoder, split_spanning);
+        self.summaries.encode(d, &mut encoder);
+        if split_spanning {
+            self.spanning
+                .encode(d, &mut encoder, &self.tree.buffers, &self.summaries);
+        }
         q.submit(Some(encoder.finish()));
         let counter_bytes = std::mem::size_of::<TreeCounters>() as u64;
         let summary_bytes = DOMAIN_BOXES as u64 * std::mem::size_of::<DomainSummary>() as u64;

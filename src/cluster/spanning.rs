@@ -8,7 +8,7 @@
 //! walk took 650 ms where it takes 80 (BENCHMARKS.md, "Summaries that see
 //! the other domains").
 
-use super::summary::{COARSE_BOXES, DOMAIN_BOXES, DOMAIN_BOXES_WGSL, FINE_BOXES};
+use super::summary::{DomainSummaries, COARSE_BOXES, DOMAIN_BOXES, DOMAIN_BOXES_WGSL, FINE_BOXES};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
@@ -69,16 +69,20 @@ impl SpanningGroups {
         }
     }
 
-    /// The kernel's bindings: the tree and state in `b`, and the other
-    /// domains' summaries with their count (`summary_params`).
-    pub fn bind(
+    /// Records the split of the groups of the last build or refit in `b`
+    /// that span another domain, by the other domains' summaries that
+    /// `summaries` holds (after this evaluation's summary: bound anew
+    /// each time, as a redraw or more domains may have replaced those
+    /// buffers).
+    pub fn encode(
         &self,
         device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
         b: &TreeBuffers,
-        summary_params: &wgpu::Buffer,
-        others: &wgpu::Buffer,
-    ) -> wgpu::BindGroup {
-        self.kernel.bind(
+        summaries: &DomainSummaries,
+    ) {
+        let (others, summary_params) = summaries.others();
+        let bind = self.kernel.bind(
             device,
             &[
                 &b.params,
@@ -90,22 +94,15 @@ impl SpanningGroups {
                 &b.bounds,
                 others,
             ],
-        )
-    }
-
-    /// Records the split of the groups of the last build or refit that
-    /// span another domain (after their summary).
-    pub fn encode(
-        &self,
-        device: &wgpu::Device,
-        pass: &mut wgpu::ComputePass<'_>,
-        bind: &wgpu::BindGroup,
-        group_capacity: u32,
-    ) {
+        );
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("split spanning groups"),
+            timestamp_writes: None,
+        });
         self.kernel.dispatch(
-            pass,
-            bind,
-            dispatch_size(device, group_capacity, WORKGROUP_SIZE),
+            &mut pass,
+            &bind,
+            dispatch_size(device, b.group_capacity, WORKGROUP_SIZE),
         );
     }
 }

@@ -10,7 +10,6 @@
 //! that domain held there (BENCHMARKS.md, "Summaries that see the other
 //! domains").
 
-use super::spanning::SpanningGroups;
 use crate::gpu::buffers::{empty_storage_buffer, uniform_buffer};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
@@ -78,9 +77,6 @@ pub struct DomainSummaries {
     group_capacity: u32,
     /// The DOMAIN_BOXES `DomainSummary` records the kernels write.
     pub summary: wgpu::Buffer,
-    /// The split of groups that span another domain, after the summary.
-    spanning: SpanningGroups,
-    spanning_bind: wgpu::BindGroup,
 }
 
 /// The kernels' bindings: the tree's arrays in `b`, and the summaries'
@@ -143,8 +139,6 @@ impl DomainSummaries {
             b,
             [&params_buffer, &frontier, &accum, &summary, &others],
         );
-        let spanning = SpanningGroups::new(device);
-        let spanning_bind = spanning.bind(device, b, &params_buffer, &others);
         Self {
             pick_coarse,
             pick_fine,
@@ -159,13 +153,11 @@ impl DomainSummaries {
             others_capacity,
             group_capacity: b.group_capacity,
             summary,
-            spanning,
-            spanning_bind,
         }
     }
 
-    /// Summarises the tree and state in `b` from now on (after a redraw);
-    /// the other domains' summaries stay.
+    /// Summarises the tree in `b` from now on (after a redraw); the other
+    /// domains' summaries stay.
     pub fn rebind(&mut self, device: &wgpu::Device, b: &TreeBuffers) {
         self.bind = bind_summary(
             &self.pick_coarse,
@@ -180,9 +172,12 @@ impl DomainSummaries {
             ],
         );
         self.group_capacity = b.group_capacity;
-        self.spanning_bind = self
-            .spanning
-            .bind(device, b, &self.params_buffer, &self.others);
+    }
+
+    /// The other domains' summaries of the last evaluation, and the
+    /// uniform that says how many there are (`spanning` reads both).
+    pub fn others(&self) -> (&wgpu::Buffer, &wgpu::Buffer) {
+        (&self.others, &self.params_buffer)
     }
 
     /// The other domains' summaries (DOMAIN_BOXES each) the next picks
@@ -220,15 +215,8 @@ impl DomainSummaries {
         queue.write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
     }
 
-    /// Records the summary of the groups the last build or refit formed,
-    /// then (`split_spanning`) the split of those that span another
-    /// domain, which block steps' chosen groups must not see.
-    pub fn encode(
-        &self,
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        split_spanning: bool,
-    ) {
+    /// Records the summary of the groups the last build or refit formed.
+    pub fn encode(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("domain summary"),
             timestamp_writes: None,
@@ -243,9 +231,5 @@ impl DomainSummaries {
         );
         self.finish
             .dispatch(&mut pass, &self.bind, (COARSE_BOXES, 1));
-        if split_spanning {
-            self.spanning
-                .encode(device, &mut pass, &self.spanning_bind, self.group_capacity);
-        }
     }
 }

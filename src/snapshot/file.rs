@@ -7,7 +7,8 @@ use super::progress::{Progress, Reading, Writing};
 use super::write_behind::WriteBehind;
 use super::{gadget, iord, tipsy, Format, Snapshot};
 use crate::error::{Error, Result};
-use std::io::{Read, Write};
+use crate::state::share::RankShare;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -91,6 +92,38 @@ pub fn read_one_file(path: &str) -> Result<Snapshot> {
         read_side_files(path, &mut snap, tipsy::flavor_of(&head))?;
     }
     Ok(snap)
+}
+
+/// One process's share of the Tipsy file `path` (`tipsy::decode_share`:
+/// particles `share.of(n)`, read from where their records start), or
+/// `None` where the file is not one a share can be read of: another
+/// format, not a regular file, or a Tipsy file with side files (its ids
+/// and kinds are lines of text, which a share could only find by reading
+/// them all); then one process reads it whole. `fits(count)` checks,
+/// before any record is read, that the share's particles fit.
+pub fn read_tipsy_share(
+    path: &str,
+    share: RankShare,
+    fits: impl FnOnce(usize) -> Result<()>,
+) -> Result<Option<tipsy::TipsyShare>> {
+    let io = |e| io_error(path, e);
+    let head = first_bytes(path)?;
+    let format = Format::identify(path, &head)?;
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let side_files = [iord::side_path(path), iord::kinds_path(path)];
+    if format.tipsy_flavor().is_none()
+        || !meta.is_file()
+        || side_files.iter().any(|s| Path::new(s).exists())
+    {
+        return Ok(None);
+    }
+    let records_at = |offset, count| -> Result<ReadAhead> {
+        fits(count)?;
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        file.seek(std::io::SeekFrom::Start(offset)).map_err(io)?;
+        Ok(ReadAhead::new(file))
+    };
+    tipsy::decode_share(&head, meta.len(), path, share, records_at).map(Some)
 }
 
 /// An HDF5 file, read by name by the HDF5 library (a pipe or a device is
@@ -672,7 +705,8 @@ impl ReadAhead {
         let (spare, spares) = std::sync::mpsc::sync_channel::<Vec<u8>>(AHEAD_BLOCKS + 2);
         advise_sequential(&file);
         std::thread::spawn(move || {
-            let mut offset = 0u64;
+            // Where the file was opened or moved to.
+            let mut offset = file.stream_position().unwrap_or(0);
             loop {
                 let mut block = spares.try_recv().unwrap_or_default();
                 block.resize(AHEAD_BLOCK_BYTES, 0);

@@ -348,7 +348,7 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use file::{
-    check_output, hold_writes, process_parts, read_file, read_one_file, remove_pending_temporaries,
-    write_atomic, write_atomic_path, write_atomic_with, write_file, write_file_as, AtomicFile,
-    ReadAhead, Written,
+    check_output, hold_writes, process_parts, read_file, read_one_file, read_tipsy_share,
+    remove_pending_temporaries, write_atomic, write_atomic_path, write_atomic_with, write_file,
+    write_file_as, AtomicFile, ReadAhead, Written,
 };

@@ -9,6 +9,7 @@ use super::{bad, checked, Snapshot};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::parallel::{for_each_pair, indices_where, map_indices, sum_by_chunks};
+use crate::state::share::RankShare;
 use crate::state::Particles;
 use std::io::{Read, Write};
 
@@ -265,10 +266,174 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
 /// Records read from the source at a time by `decode_from`.
 const CHUNK_RECORDS: usize = 1 << 18;
 
-/// Parses a Tipsy file of `len` bytes that `source` yields, a piece at a
-/// time: a file of any size is read without a copy of its bytes in memory.
-/// Its length is checked against its header before any record is read.
-pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapshot> {
+/// What a Tipsy file's header says, checked against the file's length:
+/// where each record lies.
+struct Layout {
+    h: Header,
+    endian: Endian,
+    /// 32, or 28 where the writer left out the pad word.
+    header_bytes: usize,
+    /// Bonsai's flavour: 64-bit ids in the dark and star records.
+    bonsai_ids: bool,
+}
+
+impl Layout {
+    /// Reads and checks the header of a file of `len` bytes from its
+    /// first `len.min(32)` bytes (`head`).
+    fn of(head: &[u8], len: u64, name: &str) -> Result<Self> {
+        if len < SHORT_HEADER_BYTES as u64 || head.len() < SHORT_HEADER_BYTES {
+            return Err(bad(
+                name,
+                format!(
+                    "truncated: {len} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header"
+                ),
+            ));
+        }
+        let mut padded = [0u8; HEADER_BYTES];
+        padded[..head.len().min(HEADER_BYTES)]
+            .copy_from_slice(&head[..head.len().min(HEADER_BYTES)]);
+        let bytes = &padded[..];
+        let (big, little) = (header(bytes, Endian::Big), header(bytes, Endian::Little));
+        let (h, endian) = if big.ndim == 3 {
+            (big, Endian::Big)
+        } else if little.ndim == 3 {
+            (little, Endian::Little)
+        } else {
+            return Err(bad(
+                name,
+                format!(
+                    "not a Tipsy file: ndim reads {} (big-endian) or {} (little-endian), expected 3",
+                    big.ndim, little.ndim
+                ),
+            ));
+        };
+        if h.nbodies < 0 || h.nsph < 0 || h.ndark < 0 || h.nstar < 0 {
+            return Err(bad(
+                name,
+                format!(
+                    "negative particle count in header (nbodies {}, nsph {}, ndark {}, nstar {})",
+                    h.nbodies, h.nsph, h.ndark, h.nstar
+                ),
+            ));
+        }
+        let total = h.nsph as i64 + h.ndark as i64 + h.nstar as i64;
+        if total != h.nbodies as i64 {
+            return Err(bad(
+                name,
+                format!(
+                    "header counts disagree: nbodies = {} but nsph + ndark + nstar = {total}",
+                    h.nbodies
+                ),
+            ));
+        }
+        if h.nbodies == 0 {
+            return Err(bad(name, "header announces no particles"));
+        }
+        if !h.time.is_finite() {
+            return Err(bad(name, format!("non-finite time {}", h.time)));
+        }
+        let records =
+            GAS_BYTES * h.nsph as u64 + DARK_BYTES * h.ndark as u64 + STAR_BYTES * h.nstar as u64;
+        let header_bytes = if len == records + HEADER_BYTES as u64 {
+            HEADER_BYTES
+        } else if len == records + SHORT_HEADER_BYTES as u64 {
+            SHORT_HEADER_BYTES
+        } else if len < records + HEADER_BYTES as u64 {
+            return Err(bad(
+                name,
+                format!(
+                    "truncated: header announces {} particles ({} gas, {} dark, {} star) = {} bytes, file has {len}",
+                    h.nbodies,
+                    h.nsph,
+                    h.ndark,
+                    h.nstar,
+                    records + HEADER_BYTES as u64
+                ),
+            ));
+        } else {
+            return Err(bad(
+                name,
+                format!(
+                    "{} unexpected bytes after the last of the {} particle records",
+                    len - records - HEADER_BYTES as u64,
+                    h.nbodies
+                ),
+            ));
+        };
+        let version = if header_bytes == HEADER_BYTES {
+            Cursor {
+                bytes,
+                at: 28,
+                endian,
+            }
+            .i32()
+        } else {
+            0
+        };
+        Ok(Self {
+            bonsai_ids: endian == Endian::Little && version == BONSAI_VERSION,
+            h,
+            endian,
+            header_bytes,
+        })
+    }
+
+    fn n(&self) -> usize {
+        self.h.nbodies as usize
+    }
+
+    /// The sections in the file's order: their kind, first particle,
+    /// count and record size.
+    fn sections(&self) -> [(Kind, usize, usize, u64); 3] {
+        let (nsph, ndark) = (self.h.nsph as usize, self.h.ndark as usize);
+        [
+            (Kind::Gas, 0, nsph, GAS_BYTES),
+            (Kind::Dark, nsph, ndark, DARK_BYTES),
+            (Kind::Star, nsph + ndark, self.h.nstar as usize, STAR_BYTES),
+        ]
+    }
+
+    /// Where particle `k`'s record starts in the file.
+    fn offset_of(&self, k: usize) -> u64 {
+        self.header_bytes as u64
+            + self
+                .sections()
+                .iter()
+                .map(|&(_, first, count, size)| k.saturating_sub(first).min(count) as u64 * size)
+                .sum::<u64>()
+    }
+
+    /// Whether the file has records of more than one kind.
+    fn mixes_kinds(&self) -> bool {
+        self.h.nsph > 0 || self.h.nstar > 0
+    }
+
+    /// The kinds as Gadget numbers them (gas 0, dark 1, star 4) of the
+    /// particles in `range`, where the file mixes kinds.
+    fn types(&self, range: std::ops::Range<usize>) -> Option<Vec<u8>> {
+        self.mixes_kinds().then(|| {
+            let [_, (_, first_dark, ndark, _), _] = self.sections();
+            range
+                .map(|k| match k {
+                    k if k < first_dark => 0,
+                    k if k < first_dark + ndark => 1,
+                    _ => 4,
+                })
+                .collect()
+        })
+    }
+}
+
+/// The records of particles `range` (their first at the `source`'s
+/// position), parsed a piece at a time on every core: positions, masses
+/// and velocities, ids (the file's, or the particles' indices), potentials
+/// and the first softening a record holds.
+fn read_records(
+    source: &mut impl Read,
+    l: &Layout,
+    range: std::ops::Range<usize>,
+    name: &str,
+) -> Result<(Particles, Vec<f32>, Option<f32>)> {
     let read_error = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
         _ => Error::Io {
@@ -276,101 +441,7 @@ pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapsh
             source: e,
         },
     };
-    if len < SHORT_HEADER_BYTES as u64 {
-        return Err(bad(
-            name,
-            format!("truncated: {len} bytes, shorter than the {HEADER_BYTES}-byte Tipsy header"),
-        ));
-    }
-    // The header, with the first bytes of the records where its pad word
-    // is missing.
-    let mut head = [0u8; HEADER_BYTES];
-    let head_len = len.min(HEADER_BYTES as u64) as usize;
-    source
-        .read_exact(&mut head[..head_len])
-        .map_err(read_error)?;
-    let bytes = &head[..];
-    let (big, little) = (header(bytes, Endian::Big), header(bytes, Endian::Little));
-    let (h, endian) = if big.ndim == 3 {
-        (big, Endian::Big)
-    } else if little.ndim == 3 {
-        (little, Endian::Little)
-    } else {
-        return Err(bad(
-            name,
-            format!(
-                "not a Tipsy file: ndim reads {} (big-endian) or {} (little-endian), expected 3",
-                big.ndim, little.ndim
-            ),
-        ));
-    };
-    if h.nbodies < 0 || h.nsph < 0 || h.ndark < 0 || h.nstar < 0 {
-        return Err(bad(
-            name,
-            format!(
-                "negative particle count in header (nbodies {}, nsph {}, ndark {}, nstar {})",
-                h.nbodies, h.nsph, h.ndark, h.nstar
-            ),
-        ));
-    }
-    let total = h.nsph as i64 + h.ndark as i64 + h.nstar as i64;
-    if total != h.nbodies as i64 {
-        return Err(bad(
-            name,
-            format!(
-                "header counts disagree: nbodies = {} but nsph + ndark + nstar = {total}",
-                h.nbodies
-            ),
-        ));
-    }
-    if h.nbodies == 0 {
-        return Err(bad(name, "header announces no particles"));
-    }
-    if !h.time.is_finite() {
-        return Err(bad(name, format!("non-finite time {}", h.time)));
-    }
-    let records =
-        GAS_BYTES * h.nsph as u64 + DARK_BYTES * h.ndark as u64 + STAR_BYTES * h.nstar as u64;
-    let header_bytes = if len == records + HEADER_BYTES as u64 {
-        HEADER_BYTES
-    } else if len == records + SHORT_HEADER_BYTES as u64 {
-        SHORT_HEADER_BYTES
-    } else if len < records + HEADER_BYTES as u64 {
-        return Err(bad(
-            name,
-            format!(
-                "truncated: header announces {} particles ({} gas, {} dark, {} star) = {} bytes, file has {len}",
-                h.nbodies,
-                h.nsph,
-                h.ndark,
-                h.nstar,
-                records + HEADER_BYTES as u64
-            ),
-        ));
-    } else {
-        return Err(bad(
-            name,
-            format!(
-                "{} unexpected bytes after the last of the {} particle records",
-                len - records - HEADER_BYTES as u64,
-                h.nbodies
-            ),
-        ));
-    };
-    let version = if header_bytes == HEADER_BYTES {
-        Cursor {
-            bytes: &head,
-            at: 28,
-            endian,
-        }
-        .i32()
-    } else {
-        0
-    };
-    let bonsai_ids = endian == Endian::Little && version == BONSAI_VERSION;
-
-    let n = h.nbodies as usize;
-    let mut source = (&head[header_bytes..head_len]).chain(source);
+    let n = range.len();
     let mut chunk = Vec::new();
     // Zeroed pages take memory only as the records fill them.
     let mut p = Particles {
@@ -381,66 +452,138 @@ pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapsh
     let mut potential = vec![0f32; n];
     let mut softening = None;
     let mut base = 0;
-    for kind in [Kind::Gas, Kind::Dark, Kind::Star] {
-        let count = match kind {
-            Kind::Gas => h.nsph,
-            Kind::Dark => h.ndark,
-            Kind::Star => h.nstar,
-        };
-        let size = match kind {
-            Kind::Gas => GAS_BYTES,
-            Kind::Dark => DARK_BYTES,
-            Kind::Star => STAR_BYTES,
-        } as usize;
-        let mut left = count as usize;
+    for (kind, first, count, size) in l.sections() {
+        let size = size as usize;
+        let mine = range.start.max(first)..range.end.min(first + count);
+        let mut left = mine.len();
         while left > 0 {
             let records = left.min(CHUNK_RECORDS);
             left -= records;
             chunk.resize(records * size, 0);
             source.read_exact(&mut chunk).map_err(read_error)?;
             // Parsed on every core into the records' places.
-            let parse =
-                |j: usize| parse_record(&chunk[j * size..(j + 1) * size], kind, endian, bonsai_ids);
-            let range = base..base + records;
+            let parse = |j: usize| {
+                parse_record(
+                    &chunk[j * size..(j + 1) * size],
+                    kind,
+                    l.endian,
+                    l.bonsai_ids,
+                )
+            };
+            let at = base..base + records;
             for_each_pair(
-                &mut p.pos_mass[range.clone()],
-                &mut p.vel[range.clone()],
+                &mut p.pos_mass[at.clone()],
+                &mut p.vel[at.clone()],
                 |j, pm, v| {
                     let r = parse(j);
                     (*pm, *v) = (r.pos_mass, r.vel);
                 },
             );
-            for_each_pair(
-                &mut p.id[range.clone()],
-                &mut potential[range],
-                |j, id, phi| {
-                    let r = parse(j);
-                    (*id, *phi) = (r.id.unwrap_or((base + j) as u64), r.phi);
-                },
-            );
+            let index = range.start + base;
+            for_each_pair(&mut p.id[at.clone()], &mut potential[at], |j, id, phi| {
+                let r = parse(j);
+                (*id, *phi) = (r.id.unwrap_or((index + j) as u64), r.phi);
+            });
             softening = softening.or_else(|| parse(0).eps);
             base += records;
         }
     }
-    // Types as Gadget numbers them (gas 0, dark 1, star 4), where the
-    // file mixes kinds.
-    let types = (h.nsph > 0 || h.nstar > 0).then(|| {
-        [(h.nsph, 0u8), (h.ndark, 1), (h.nstar, 4)]
-            .iter()
-            .flat_map(|&(count, t)| std::iter::repeat_n(t, count as usize))
-            .collect()
-    });
+    Ok((p, potential, softening))
+}
+
+/// Parses a Tipsy file of `len` bytes that `source` yields, a piece at a
+/// time: a file of any size is read without a copy of its bytes in memory.
+/// Its length is checked against its header before any record is read.
+pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapshot> {
+    // The header, with the first bytes of the records where its pad word
+    // is missing.
+    let mut head = [0u8; HEADER_BYTES];
+    let head_len = len.min(HEADER_BYTES as u64) as usize;
+    source
+        .read_exact(&mut head[..head_len])
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
+            _ => Error::Io {
+                path: name.to_string(),
+                source: e,
+            },
+        })?;
+    let l = Layout::of(&head[..head_len], len, name)?;
+    let mut source = (&head[l.header_bytes..head_len]).chain(source);
+    let (particles, potential, softening) = read_records(&mut source, &l, 0..l.n(), name)?;
     let mut snap = Snapshot {
-        time: h.time,
-        particles: p,
+        time: l.h.time,
+        particles,
         softening: softening.unwrap_or(0.0),
         potential: potential.iter().any(|&x| x != 0.0).then_some(potential),
-        types,
+        types: l.types(0..l.n()),
     };
-    if bonsai_ids {
-        map_bonsai_ids(&mut snap, h.nsph as usize, h.ndark as usize);
+    if l.bonsai_ids {
+        let types = bonsai_types(&mut snap.particles.id, &l, 0);
+        if types.ranged || snap.types.is_some() {
+            snap.types = Some(types.kinds);
+        }
     }
     checked(snap, name)
+}
+
+/// One process's share of a Tipsy file: the particles of `range`, each
+/// with its kind, and whether this share alone shows that the file tells
+/// kinds apart (`typed`: a file of one kind of record is typed where any
+/// particle carries Bonsai's id ranges, which another share may hold).
+pub struct TipsyShare {
+    /// The share's particles with their kinds, at the file's time (no
+    /// softening or potentials: a run's input does not need them).
+    pub snap: Snapshot,
+    /// The file's particles.
+    pub n: usize,
+    pub typed: bool,
+}
+
+/// Reads particles `share.of(n)` of a Tipsy file of `len` bytes, whose
+/// first bytes are `head` (32, or all it has), and every record but
+/// theirs left unread: `records_at(offset, count)` gives the file from
+/// the share's first record on, once its count is known (a check of the
+/// memory it needs goes there). Each process of a parallel run reads its
+/// own part of one file. The header is checked as `decode_from` checks
+/// it, and the share's values as a whole file's are; a particle named in
+/// an error is named by its index in the file.
+pub fn decode_share<R: Read>(
+    head: &[u8],
+    len: u64,
+    name: &str,
+    share: RankShare,
+    records_at: impl FnOnce(u64, usize) -> Result<R>,
+) -> Result<TipsyShare> {
+    let l = Layout::of(head, len, name)?;
+    let range = share.of(l.n());
+    let mut source = records_at(l.offset_of(range.start), range.len())?;
+    let (mut particles, _, _) = read_records(&mut source, &l, range.clone(), name)?;
+    particles
+        .check_values(range.start)
+        .map_err(|problem| bad(name, problem))?;
+    let (kinds, typed) = match l.bonsai_ids {
+        true => {
+            let mapped = bonsai_types(&mut particles.id, &l, range.start);
+            (mapped.kinds, mapped.ranged || l.mixes_kinds())
+        }
+        // Untyped files' particles are dark matter.
+        false => match l.types(range.clone()) {
+            Some(kinds) => (kinds, true),
+            None => (vec![1; range.len()], false),
+        },
+    };
+    Ok(TipsyShare {
+        snap: Snapshot {
+            time: l.h.time,
+            particles,
+            softening: 0.0,
+            potential: None,
+            types: Some(kinds),
+        },
+        n: l.n(),
+        typed,
+    })
 }
 
 /// One particle's record as read: its id where the file holds one
@@ -487,18 +630,23 @@ fn parse_record(bytes: &[u8], kind: Kind, endian: Endian, bonsai_ids: bool) -> R
     }
 }
 
-/// Takes Bonsai's id ranges off the ids and keeps what they said: dark
-/// matter (≥ 3e18) is a halo particle, 2e18… a bulge particle; other
-/// star records are Bonsai's disk. Files without those ranges and with
-/// one kind of record keep no types (as before).
-fn map_bonsai_ids(snap: &mut Snapshot, nsph: usize, ndark: usize) {
-    let ids = &mut snap.particles.id;
+/// The kinds Bonsai's id ranges say, and whether any id carried one.
+struct BonsaiTypes {
+    kinds: Vec<u8>,
+    ranged: bool,
+}
+
+/// Takes Bonsai's id ranges off `ids` (particles `first`… of the file)
+/// and keeps what they said: dark matter (≥ 3e18) is a halo particle,
+/// 2e18… a bulge particle; other star records are Bonsai's disk. A file
+/// without those ranges and with one kind of record keeps no types (as
+/// before), which `ranged` tells its readers.
+fn bonsai_types(ids: &mut [u64], l: &Layout, first: usize) -> BonsaiTypes {
+    let (nsph, ndark) = (l.h.nsph as usize, l.h.ndark as usize);
     let ranged = ids.iter().any(|&id| id >= BONSAI_BULGE_ID);
-    if !ranged && snap.types.is_none() {
-        return;
-    }
-    let mut types = vec![0u8; ids.len()];
-    for_each_pair(ids, &mut types, |k, id, t| {
+    let mut kinds = vec![0u8; ids.len()];
+    for_each_pair(ids, &mut kinds, |j, id, t| {
+        let k = first + j;
         *t = if *id >= BONSAI_DARK_ID {
             *id -= BONSAI_DARK_ID;
             1
@@ -513,7 +661,7 @@ fn map_bonsai_ids(snap: &mut Snapshot, nsph: usize, ndark: usize) {
             2
         };
     });
-    snap.types = Some(types);
+    BonsaiTypes { kinds, ranged }
 }
 
 /// Encodes a snapshot: untyped particles as dark-matter records; typed

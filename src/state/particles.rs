@@ -44,6 +44,17 @@ impl Particles {
                 self.id.len()
             ));
         }
+        if !self.check_values(0)? {
+            return Err("total mass is zero".into());
+        }
+        Ok(())
+    }
+
+    /// Positions, velocities and masses checked, the particles named by
+    /// their index plus `first` (a share of a larger set: `validate`
+    /// without its whole-set checks). Whether any mass is positive.
+    pub fn check_values(&self, first: usize) -> std::result::Result<bool, String> {
+        let n = self.pos_mass.len();
         // Checked on every core a chunk at a time; the first bad particle
         // in index order is the one named, as in turn.
         const CHUNK: usize = 1 << 16;
@@ -51,14 +62,15 @@ impl Particles {
             let mut positive = false;
             for k in c * CHUNK..((c + 1) * CHUNK).min(n) {
                 let (p, v) = (&self.pos_mass[k], &self.vel[k]);
+                let i = first + k;
                 if !p.pos.iter().all(|x| x.is_finite()) {
-                    return Err(format!("particle {k}: non-finite position {:?}", p.pos));
+                    return Err(format!("particle {i}: non-finite position {:?}", p.pos));
                 }
                 if !v.vel.iter().all(|x| x.is_finite()) {
-                    return Err(format!("particle {k}: non-finite velocity {:?}", v.vel));
+                    return Err(format!("particle {i}: non-finite velocity {:?}", v.vel));
                 }
                 if !(p.mass.is_finite() && p.mass >= 0.0) {
-                    return Err(format!("particle {k}: invalid mass {}", p.mass));
+                    return Err(format!("particle {i}: invalid mass {}", p.mass));
                 }
                 positive |= p.mass > 0.0;
             }
@@ -70,10 +82,7 @@ impl Particles {
         for p in problems {
             positive |= p?;
         }
-        if !positive {
-            return Err("total mass is zero".into());
-        }
-        Ok(())
+        Ok(positive)
     }
 }
 
