@@ -9,9 +9,10 @@
 //                   interactions of the last walk, a particle-cell one
 //                   counting twice);
 //   destinations:   the rank whose run of the curve holds each particle's
-//                   key (the cuts at or below it), as the radix sort's
-//                   key, the particle's index as its value, and this
-//                   rank's count for each rank.
+//                   key (the cuts at or below it), counted on from this
+//                   rank, as the radix sort's key (this rank's own
+//                   particles sort first), the particle's index as its
+//                   value, and this rank's count for each rank.
 // Driven by src/cluster/domain_keys.rs.
 
 @group(0) @binding(0) var<uniform> params: RedrawParams;
@@ -128,7 +129,10 @@ fn destinations(
     let i = flat_index(wid, nwg, lid);
     if (i < params.n) {
         let rank = destination(curve_key(i));
-        sort_keys[i] = vec2<u32>(0u, rank);
+        // Sorted by destination counted on from this rank: its own
+        // particles first, where they stay (migration.wgsl).
+        let ranks = params.cuts + 1u;
+        sort_keys[i] = vec2<u32>(0u, (rank + ranks - params.rank) % ranks);
         order[i] = i;
         atomicAdd(&counts[rank], 1u);
     }

@@ -1,9 +1,9 @@
 // The particles' part of a redraw on the GPU: after the radix sort has
-// grouped them by destination rank (stably, so each rank's run keeps the
-// order of the last tree build), `pack` gathers their state in that order
-// into the `moved` arrays, from which the host reads back only the
-// particles leaving this rank and the GPU copies the stayers into the new
-// state. `order` (the sorted indices) is overwritten in place with each
+// grouped them by destination rank, this rank's own first (stably, so
+// each rank's run keeps the order of the last tree build), `pack` gathers
+// their state in that order into the `moved` arrays, from which the host
+// reads back only the particles leaving this rank; the stayers stay where
+// they are, and the arrays become the new state. `order` (the sorted indices) is overwritten in place with each
 // particle's upload index, which names its global id on the host.
 // Driven by src/cluster/migration.rs.
 

@@ -221,6 +221,10 @@ struct RedrawParams {
     n: u32,
     stride: u32,
     cuts: u32,
+    rank: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // A candidate cut of the curve in a redraw: the Hilbert key of the first

@@ -896,7 +896,9 @@ fn ranks_particles(points: Vec<[f32; 3]>, first_id: u64) -> RankParticles {
 /// shell's few boxes span the ball, and the inner rank sends the outer
 /// one all it holds there; once the picks weigh cells by the particles of
 /// the other domain they would span (the evaluations after), the outer
-/// rank imports a fraction, and its forces keep the MAC's errors.
+/// rank imports less, near what the whole summary brings, and its forces
+/// keep the MAC's errors. How much less depends on where the points
+/// fall, so three realizations are asserted on together.
 #[test]
 fn summaries_that_know_the_other_domains_do_not_span_them() {
     let config = TreeConfig {
@@ -904,60 +906,73 @@ fn summaries_that_know_the_other_domains_do_not_span_them() {
         eps: EPS,
         alpha: 0.0,
     };
-    // 20,000 in the shell 0.6 < r < 1.2, 60,000 in a clump of radius 0.2
-    // three units off; the inner rank's 20,000 in r < 0.2.
-    let mut outer = shell(20_000, (0.6, 1.2), [0.0; 3], 1);
-    outer.extend(shell(60_000, (0.0, 0.2), [3.0, 0.0, 0.0], 2));
-    let outer = ranks_particles(outer, 0);
-    let inner = ranks_particles(shell(20_000, (0.0, 0.2), [0.0; 3], 3), 1 << 20);
-    // Imports of two evaluations with the summary limited to 32 × 32 boxes
-    // (about 80 particles a box, so that boxes are scarce as they are at
-    // 6.7·10^7 particles a rank), and of one with the whole summary; the
-    // limited ones' forces.
-    let reports = on_ranks(2, |comm| {
-        let ctx = common::gpu();
-        let mine = if comm.rank() == 0 { &outer } else { &inner };
-        let (state, ids) = upload(&ctx, mine.clone()).unwrap();
-        let mut limited = DistributedTree::new(&ctx, &state, config).unwrap();
-        limited.limit_summary(&ctx, 32, 32);
-        let mut evaluations = Vec::new();
-        for _ in 0..2 {
-            block_on(limited.evaluate(&ctx, comm)).unwrap();
-            let forces = forces_by_id(&ctx, &limited, &state, &ids);
-            evaluations.push((limited.last.imported.particles, forces));
-        }
-        let (state, _) = upload(&ctx, mine.clone()).unwrap();
-        let mut whole = DistributedTree::new(&ctx, &state, config).unwrap();
-        block_on(whole.evaluate(&ctx, comm)).unwrap();
-        block_on(whole.finish(&ctx)).unwrap();
-        (evaluations, whole.last.imported.particles)
-    });
-    let (evaluations, whole) = &reports[0];
-    let (by_count, knowing) = (evaluations[0].0, evaluations[1].0);
-    eprintln!(
-        "the outer rank imported {by_count} particles by count, {knowing} knowing the \
-         inner rank's summary, {whole} with the whole summary"
-    );
-    // Measured on lavapipe: 15,676, then 8,979 against 8,964.
-    assert!(by_count * 2 > 3 * knowing, "{by_count} → {knowing}");
-    assert!(knowing * 50 <= whole * 51, "{knowing} against {whole}");
-    // Both cut trees hold what the shell's groups open: against a direct
-    // sum over every particle, a sample of the shell's particles has the
-    // MAC's errors both times (the second walks the groups across the
-    // ball one particle at a time, `cluster::spanning`). A tree that
-    // lacked cells a group opens would be off by O(1).
-    let mut all = outer.pos_mass.clone();
-    all.extend(&inner.pos_mass);
-    let sample: Vec<usize> = (0..20_000).step_by(10).collect();
-    let exact = forces_on(&all, &sample, EPS as f64);
-    let errors = |forces: &[(u64, AccPot)]| {
-        let acc: Vec<AccPot> = sample.iter().map(|&i| forces[i].1).collect();
-        ErrorStats::of(&acc_errors(&acc, &exact))
-    };
-    let (first, second) = (errors(&evaluations[0].1), errors(&evaluations[1].1));
-    eprintln!("the shell's errors: {first:?}, then {second:?}");
-    assert!(second.p99 <= 1.5 * first.p99, "{first:?} → {second:?}");
-    assert!(second.max <= 1.5 * first.max, "{first:?} → {second:?}");
+    let mut imports = Vec::new();
+    for (realization, seed) in [1, 11, 21].into_iter().enumerate() {
+        // 20,000 in the shell 0.6 < r < 1.2, 60,000 in a clump of radius
+        // 0.2 three units off; the inner rank's 20,000 in r < 0.2.
+        let mut outer = shell(20_000, (0.6, 1.2), [0.0; 3], seed);
+        outer.extend(shell(60_000, (0.0, 0.2), [3.0, 0.0, 0.0], seed + 1));
+        let outer = ranks_particles(outer, 0);
+        let inner = ranks_particles(shell(20_000, (0.0, 0.2), [0.0; 3], seed + 2), 1 << 20);
+        // Imports of two evaluations with the summary limited to 32 × 32
+        // boxes (about 80 particles a box, so that boxes are scarce as
+        // they are at 6.7·10^7 particles a rank), and of one with the
+        // whole summary; the limited ones' forces.
+        let reports = on_ranks(2, |comm| {
+            let ctx = common::gpu();
+            let mine = if comm.rank() == 0 { &outer } else { &inner };
+            let (state, ids) = upload(&ctx, mine.clone()).unwrap();
+            let mut limited = DistributedTree::new(&ctx, &state, config).unwrap();
+            limited.limit_summary(&ctx, 32, 32);
+            let mut evaluations = Vec::new();
+            for _ in 0..2 {
+                block_on(limited.evaluate(&ctx, comm)).unwrap();
+                let forces = forces_by_id(&ctx, &limited, &state, &ids);
+                evaluations.push((limited.last.imported.particles, forces));
+            }
+            let (state, _) = upload(&ctx, mine.clone()).unwrap();
+            let mut whole = DistributedTree::new(&ctx, &state, config).unwrap();
+            block_on(whole.evaluate(&ctx, comm)).unwrap();
+            block_on(whole.finish(&ctx)).unwrap();
+            (evaluations, whole.last.imported.particles)
+        });
+        let (evaluations, whole) = &reports[0];
+        let (by_count, knowing) = (evaluations[0].0, evaluations[1].0);
+        eprintln!(
+            "realization {realization}: the outer rank imported {by_count} particles by \
+             count, {knowing} knowing the inner rank's summary, {whole} with the whole summary"
+        );
+        imports.push((by_count, knowing, *whole));
+        // Both cut trees hold what the shell's groups open: against a
+        // direct sum over every particle, a sample of the shell's
+        // particles has the MAC's errors both times (the second walks the
+        // groups across the ball one particle at a time,
+        // `cluster::spanning`). A tree that lacked cells a group opens
+        // would be off by O(1).
+        let mut all = outer.pos_mass.clone();
+        all.extend(&inner.pos_mass);
+        let sample: Vec<usize> = (0..20_000).step_by(10).collect();
+        let exact = forces_on(&all, &sample, EPS as f64);
+        let errors = |forces: &[(u64, AccPot)]| {
+            let acc: Vec<AccPot> = sample.iter().map(|&i| forces[i].1).collect();
+            ErrorStats::of(&acc_errors(&acc, &exact))
+        };
+        let (first, second) = (errors(&evaluations[0].1), errors(&evaluations[1].1));
+        eprintln!("the shell's errors: {first:?}, then {second:?}");
+        assert!(second.p99 <= 1.5 * first.p99, "{first:?} → {second:?}");
+        assert!(second.max <= 1.5 * first.max, "{first:?} → {second:?}");
+    }
+    // Measured on lavapipe: 15,676 → 8,979 (8,964 with the whole summary),
+    // 9,789 → 2,975 (2,975), 8,111 → 2,619 (2,578). Each realization
+    // imports less once its rank knows the other, and near the whole
+    // summary's; together, far less than by count.
+    for &(by_count, knowing, whole) in &imports {
+        assert!(knowing < by_count, "{imports:?}");
+        assert!(knowing * 10 <= whole * 13, "{imports:?}");
+    }
+    let sum = |k: usize| -> u64 { imports.iter().map(|i| [i.0, i.1, i.2][k]).sum() };
+    assert!(sum(0) * 2 >= sum(1) * 3, "{imports:?}");
+    assert!(sum(1) * 10 <= sum(2) * 11, "{imports:?}");
 }
 
 /// A walk group across another domain: a sparse shell's groups about

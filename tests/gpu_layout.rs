@@ -358,7 +358,7 @@ fn tree_layouts_match_wgsl() {
         &src,
         "RedrawParams",
         size_of::<RedrawParams>(),
-        fields!(RedrawParams: lo, scale, n, stride, cuts),
+        fields!(RedrawParams: lo, scale, n, stride, cuts, rank, _pad0, _pad1, _pad2),
     );
     check_in(
         &src,

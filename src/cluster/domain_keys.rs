@@ -64,7 +64,7 @@ pub struct DomainKeys {
     pub params: wgpu::Buffer,
     cuts: wgpu::Buffer,
     /// After `local_counts`, the radix sort's keys: each particle's
-    /// destination rank.
+    /// destination rank counted on from this rank (its own first).
     pub sort_keys: wgpu::Buffer,
     /// After `local_counts`, the sort's values: each particle's index.
     pub order: wgpu::Buffer,
@@ -72,14 +72,15 @@ pub struct DomainKeys {
     counts: wgpu::Buffer,
     n: u32,
     ranks: usize,
+    rank: usize,
     /// Particles per candidate (`decomposition::candidate_stride`).
     pub stride: usize,
 }
 
 impl DomainKeys {
     /// For the particles of `tree` (whose last walk counted their
-    /// interactions) on one of `ranks` ranks.
-    pub fn new(device: &wgpu::Device, tree: &TreeSolver, ranks: usize) -> Self {
+    /// interactions) on `rank` of `ranks` ranks.
+    pub fn new(device: &wgpu::Device, tree: &TreeSolver, (rank, ranks): (usize, usize)) -> Self {
         let (state, interactions) = (&tree.buffers.state, &tree.buffers.interactions);
         let kernels = Kernels::new(device);
         let n = state.n;
@@ -126,6 +127,7 @@ impl DomainKeys {
             counts,
             n,
             ranks,
+            rank,
             stride,
         }
     }
@@ -137,6 +139,10 @@ impl DomainKeys {
             n: self.n,
             stride: self.stride as u32,
             cuts: self.ranks as u32 - 1,
+            rank: self.rank as u32,
+            _pad0: 0,
+            _pad1: 0,
+            _pad2: 0,
         };
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&params));

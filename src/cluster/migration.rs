@@ -1,8 +1,10 @@
 //! A redraw of the domains that keeps the particles on the GPU (drives
 //! `shaders/migration.wgsl`): keys, cuts and destinations on the GPU
-//! (`domain_keys`), a stable radix sort by destination, then only the
-//! particles that change rank cross the host; the stayers are copied into
-//! the new state on the GPU. The result is `decomposition::decompose`'s
+//! (`domain_keys`), a stable radix sort by destination (this rank's own
+//! first), then only the particles that change rank cross the host; the
+//! sorted arrays, with room for the arrivals after the stayers, become
+//! the new state, and its upload indices are written on the GPU. The
+//! result is `decomposition::decompose`'s
 //! followed by `run::upload`, bit for bit (`tests/cluster.rs`): the
 //! stayers in their order, then the arrivals by source rank.
 
@@ -12,11 +14,12 @@ use super::decomposition::{
 };
 use super::domain_keys::{local_box, DomainKeys};
 use crate::error::Result;
-use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records, storage_buffer};
+use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::{AccPot, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::GpuContext;
+use crate::state::particles::in_upload_order;
 use crate::state::GpuParticles;
 use crate::tree::sort::RadixSort;
 use crate::tree::TreeSolver;
@@ -79,7 +82,7 @@ pub async fn redraw(
         clock = std::time::Instant::now();
         s
     };
-    let keys = DomainKeys::new(d, tree, p);
+    let keys = DomainKeys::new(d, tree, (me, p));
     let frame = CurveFrame::around(&global_bounds(comm, local_box(ctx, tree).await?));
     let candidates = keys.candidates(ctx, frame).await?;
     parts.keys_s = lap();
@@ -89,15 +92,18 @@ pub async fn redraw(
     .await?;
     parts.cuts_s = lap();
 
-    // Grouped by destination, each group in the order of the last build.
+    // Grouped by destination counted on from this rank, each group in the
+    // order of the last build: the stayers first, where they stay (the
+    // moved arrays, with room for the arrivals after them, become the new
+    // state), then the leavers for ranks me + 1, me + 2, … round to me − 1.
+    let new_n = shares.all[me] as usize;
+    ctx.check_particle_count(new_n as u64, RECORD)?;
     let digits = usize::BITS - (p - 1).leading_zeros();
     let sort = RadixSort::new(d, &keys.sort_keys, &keys.order, n as u32, digits.max(1));
-    let moved = |label| empty_storage_buffer(d, label, (n as u64 * RECORD).max(RECORD));
-    let (moved_pos_mass, moved_vel, moved_acc_pot) = (
-        moved("moved pos_mass"),
-        moved("moved vel"),
-        moved("moved acc_pot"),
-    );
+    let room = n.max(new_n) as u64;
+    let moved = |label| empty_storage_buffer(d, label, (room * RECORD).max(RECORD));
+    let (moved_pos_mass, moved_vel, moved_acc_pot) =
+        (moved("pos_mass"), moved("vel"), moved("acc_pot"));
     let pack = pack_kernel(d);
     let bind = pack.bind(
         d,
@@ -120,47 +126,35 @@ pub async fn redraw(
         pack.dispatch(&mut pass, &bind, dispatch_size(d, n as u32, WORKGROUP_SIZE));
     }
     q.submit(Some(encoder.finish()));
-    // Rank r's particles are [first[r], first[r + 1]) of the moved arrays.
-    let first: Vec<usize> = std::iter::once(0)
-        .chain(shares.mine.iter().scan(0, |at, &c| {
-            *at += c as usize;
-            Some(*at)
-        }))
-        .collect();
-    let (stay_begin, stay_end) = (first[me], first[me + 1]);
-    // The leavers: those before this rank's run and those after it.
-    let leaving = [(0, stay_begin), (stay_end, n)];
+    // Where each rank's particles start in the moved arrays.
+    let stayers = shares.mine[me] as usize;
+    let mut first = vec![0; p];
+    let mut at = stayers;
+    for r in (1..p).map(|k| (me + k) % p) {
+        first[r] = at;
+        at += shares.mine[r] as usize;
+    }
     let mut ranges = Vec::new();
-    for buffer in [&moved_pos_mass, &moved_vel, &moved_acc_pot] {
-        for &(a, b) in leaving.iter().filter(|(a, b)| a < b) {
-            ranges.push((buffer, a as u64 * RECORD, (b - a) as u64 * RECORD));
+    if stayers < n {
+        for buffer in [&moved_pos_mass, &moved_vel, &moved_acc_pot] {
+            let leavers = (n - stayers) as u64 * RECORD;
+            ranges.push((buffer, stayers as u64 * RECORD, leavers));
         }
     }
     if n > 0 {
         ranges.push((&keys.order, 0, 4 * n as u64));
     }
     let read = read_buffer_ranges(d, q, &ranges).await?;
-    // Each array's leavers in order, as if read in one piece.
-    let pieces = leaving.iter().filter(|(a, b)| a < b).count();
-    let joined = |k: usize| -> Vec<u8> { read[k * pieces..(k + 1) * pieces].concat() };
-    let (pos_mass, vel, acc_pot) = (joined(0), joined(1), joined(2));
-    let pos_mass = records::<PosMass>(&pos_mass);
-    let vel = records::<Velocity>(&vel);
-    let acc_pot = records::<AccPot>(&acc_pot);
+    let leaving = |k: usize| -> &[u8] { read.get(k).filter(|_| stayers < n).map_or(&[], |v| v) };
+    let pos_mass = records::<PosMass>(leaving(0));
+    let vel = records::<Velocity>(leaving(1));
+    let acc_pot = records::<AccPot>(leaving(2));
     let upload_index = records::<u32>(read.last().map_or(&[][..], |v| &v[..]));
-    // Leaver j of the moved arrays is read back at j, or j − stayers
-    // past this rank's run.
-    let at = |j: usize| {
-        if j < stay_begin {
-            j
-        } else {
-            j - (stay_end - stay_begin)
-        }
-    };
+    // Leaver j of the moved arrays is read back at j − stayers.
     let migrant = |j: usize| Migrant {
-        pos_mass: pos_mass[at(j)],
-        vel: vel[at(j)],
-        acc_pot: acc_pot[at(j)],
+        pos_mass: pos_mass[j - stayers],
+        vel: vel[j - stayers],
+        acc_pot: acc_pot[j - stayers],
         id: ids[upload_index[j] as usize],
         // (Not used by the receiver: the next walk counts afresh.)
         work: 0.0,
@@ -169,52 +163,30 @@ pub async fn redraw(
     let outgoing: Vec<Vec<u8>> = (0..p)
         .map(|r| match r == me {
             true => Vec::new(),
-            false => packed(first[r + 1] - first[r], |k| migrant(first[r] + k)),
+            false => packed(shares.mine[r] as usize, |k| migrant(first[r] + k)),
         })
         .collect();
     parts.pack_s = lap();
     let arrived = exchange(comm, outgoing);
     parts.alltoall_s = lap();
-    let stayers = stay_end - stay_begin;
-    let new_n = stayers + arrived.len();
-    debug_assert_eq!(new_n as u64, shares.all[me]);
-    ctx.check_particle_count(new_n as u64, RECORD)?;
-    let array = |label| empty_storage_buffer(d, label, new_n as u64 * RECORD);
-    let upload_order: Vec<u32> = (0..new_n as u32).collect();
-    let next = GpuParticles {
-        n: new_n as u32,
-        pos_mass: array("pos_mass"),
-        vel: array("vel"),
-        acc_pot: array("acc_pot"),
-        id: storage_buffer(d, "id", &upload_order),
-    };
-    let mut encoder = d.create_command_encoder(&Default::default());
-    for (from, to) in [
-        (&moved_pos_mass, &next.pos_mass),
-        (&moved_vel, &next.vel),
-        (&moved_acc_pot, &next.acc_pot),
-    ] {
-        if stayers > 0 {
-            encoder.copy_buffer_to_buffer(
-                from,
-                stay_begin as u64 * RECORD,
-                to,
-                0,
-                stayers as u64 * RECORD,
-            );
-        }
-    }
+    debug_assert_eq!(new_n, stayers + arrived.len());
     if !arrived.is_empty() {
         let at = stayers as u64 * RECORD;
         let pos_mass: Vec<PosMass> = arrived.par_iter().map(|m| m.pos_mass).collect();
         let vel: Vec<Velocity> = arrived.par_iter().map(|m| m.vel).collect();
         let acc_pot: Vec<AccPot> = arrived.par_iter().map(|m| m.acc_pot).collect();
-        q.write_buffer(&next.pos_mass, at, bytemuck::cast_slice(&pos_mass));
-        q.write_buffer(&next.vel, at, bytemuck::cast_slice(&vel));
-        q.write_buffer(&next.acc_pot, at, bytemuck::cast_slice(&acc_pot));
+        q.write_buffer(&moved_pos_mass, at, bytemuck::cast_slice(&pos_mass));
+        q.write_buffer(&moved_vel, at, bytemuck::cast_slice(&vel));
+        q.write_buffer(&moved_acc_pot, at, bytemuck::cast_slice(&acc_pot));
     }
-    q.submit(Some(encoder.finish()));
-    let mut next_ids: Vec<u64> = upload_index[stay_begin..stay_end]
+    let next = GpuParticles {
+        n: new_n as u32,
+        pos_mass: moved_pos_mass,
+        vel: moved_vel,
+        acc_pot: moved_acc_pot,
+        id: in_upload_order(ctx, new_n as u32),
+    };
+    let mut next_ids: Vec<u64> = upload_index[..stayers]
         .par_iter()
         .map(|&i| ids[i as usize])
         .collect();

@@ -3,8 +3,13 @@
 //! binds). Layouts come from `gpu::layout`.
 
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{empty_storage_buffer, read_pieces, read_vec, storage_buffer_in_pieces};
-use crate::gpu::layout::{AccPot, PosMass, Velocity};
+use crate::gpu::buffers::{
+    empty_storage_buffer, read_buffer_ranges, read_pieces, storage_buffer_in_pieces,
+};
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{Binding, Kernel, Slot};
+use crate::gpu::layout::{AccPot, PosMass, Velocity, WORKGROUP_SIZE};
+use crate::gpu::shader::compose;
 use crate::gpu::GpuContext;
 use crate::state::parallel::copy;
 
@@ -84,6 +89,33 @@ impl Particles {
         }
         Ok(positive)
     }
+}
+
+const PARTICLES_WGSL: &str = include_str!("../../shaders/particles.wgsl");
+
+/// The composed WGSL of `in_upload_order`'s kernel.
+pub fn wgsl() -> String {
+    compose(&[], PARTICLES_WGSL)
+}
+
+/// The binding contract of `shaders/particles.wgsl`.
+pub const BINDINGS: &[Slot] = &[("upload_index", Binding::StorageReadWrite)];
+
+/// The upload indices 0..n of a state in upload order (a new state, or a
+/// redraw's), written on the GPU: sent from the host, they were half a
+/// gigabyte at 10^8 particles.
+pub fn in_upload_order(ctx: &GpuContext, n: u32) -> wgpu::Buffer {
+    let d = &ctx.device;
+    let buffer = empty_storage_buffer(d, "id", 4 * n.max(1) as u64);
+    let kernel = Kernel::new(d, "upload order", &wgsl(), "in_upload_order", BINDINGS);
+    let bind = kernel.bind(d, &[&buffer]);
+    let mut encoder = d.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        kernel.dispatch(&mut pass, &bind, dispatch_size(d, n.max(1), WORKGROUP_SIZE));
+    }
+    ctx.queue.submit(Some(encoder.finish()));
+    buffer
 }
 
 /// One consistent read-back of the GPU state, in GPU order; `index[k]` is
@@ -190,7 +222,7 @@ impl GpuParticles {
                     empty_storage_buffer(d, "acc_pot", n * std::mem::size_of::<AccPot>() as u64)
                 }
             },
-            id: storage_buffer_in_pieces(d, q, "id", &(0..n as u32).collect::<Vec<u32>>())?,
+            id: in_upload_order(ctx, n as u32),
         })
     }
 
@@ -281,7 +313,12 @@ impl GpuParticles {
         (buffer, size as u64)
     }
 
+    /// Every particle's force, in GPU order (a buffer may hold records
+    /// past `n`: a redraw's keeps its room).
     pub async fn read_acc_pot(&self, ctx: &GpuContext) -> Result<Vec<AccPot>> {
-        read_vec(&ctx.device, &ctx.queue, &self.acc_pot).await
+        let bytes = self.n as u64 * std::mem::size_of::<AccPot>() as u64;
+        let read =
+            read_buffer_ranges(&ctx.device, &ctx.queue, &[(&self.acc_pot, 0, bytes)]).await?;
+        Ok(bytemuck::pod_collect_to_vec(&read[0]))
     }
 }

@@ -280,6 +280,12 @@ pub struct RedrawParams {
     pub stride: u32,
     /// Cuts of the curve: ranks − 1.
     pub cuts: u32,
+    /// This rank: the redraw's sort takes destinations counted on from
+    /// it, so that its own particles come first (`cluster::migration`).
+    pub rank: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
 }
 
 /// A candidate cut of the curve in a redraw of the domains

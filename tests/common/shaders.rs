@@ -38,6 +38,11 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             webgrav::state::input_order::BINDINGS,
         ),
         (
+            "upload order".into(),
+            webgrav::state::particles::wgsl(),
+            webgrav::state::particles::BINDINGS,
+        ),
+        (
             "render splat".into(),
             render::splat::wgsl(),
             render::splat::BINDINGS,
