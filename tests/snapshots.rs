@@ -532,7 +532,7 @@ fn a_file_written_in_parts_is_the_whole_files_to_the_byte() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
-/// Each process's share of one Tipsy file (`read_tipsy_share`, as the
+/// Each process's share of one Tipsy file (`read_share`, as the
 /// ranks of a parallel run read their input) is its slice of the file as
 /// one process reads it whole: positions, velocities, ids, and kinds where
 /// any share shows the file has them (a file of dark records alone has
@@ -542,7 +542,7 @@ fn a_file_written_in_parts_is_the_whole_files_to_the_byte() {
 /// files, another format) is left to one process.
 #[test]
 fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
-    use webgrav::snapshot::read_tipsy_share;
+    use webgrav::snapshot::read_share;
     use webgrav::state::share::RankShare;
     let dir = std::env::temp_dir().join(format!("webgrav-shares-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -586,7 +586,7 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
             let shares: Vec<_> = (0..ranks)
                 .map(|rank| {
                     let share = RankShare { rank, ranks };
-                    read_tipsy_share(&path(name), share, |_| Ok(()))
+                    read_share(&path(name), share, |_| Ok(()))
                         .unwrap()
                         .expect("a Tipsy file is read in shares")
                 })
@@ -632,7 +632,7 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
     std::fs::write(path("damaged.bonsai"), &damaged).unwrap();
     for rank in 0..3 {
         let share = RankShare { rank, ranks: 3 };
-        let read = read_tipsy_share(&path("damaged.bonsai"), share, |_| Ok(()));
+        let read = read_share(&path("damaged.bonsai"), share, |_| Ok(()));
         match (rank, read) {
             (2, Err(Error::BadSnapshot { problem, .. })) => {
                 assert!(
@@ -645,7 +645,7 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
         }
     }
     // The memory check sees the share's count before any record is read.
-    let refused = read_tipsy_share(
+    let refused = read_share(
         &path("untyped.bonsai"),
         RankShare { rank: 1, ranks: 4 },
         |count| {
@@ -660,10 +660,125 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
     std::fs::write(&csv, Format::Csv.encode(&untyped).unwrap()).unwrap();
     for p in [path("untyped.tipsy"), csv] {
         let share = RankShare { rank: 0, ranks: 2 };
-        assert!(
-            read_tipsy_share(&p, share, |_| Ok(())).unwrap().is_none(),
-            "{p}"
-        );
+        assert!(read_share(&p, share, |_| Ok(())).unwrap().is_none(), "{p}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Gadget-2 snapshot of one file, in either format and byte order, is
+/// read in shares (`read_share`) that are slices of the whole file as
+/// one process reads it: positions, masses (the header's, or the MASS
+/// block's for the types it leaves there), velocities, ids (or indices
+/// where format 2 has no ID block) and types. A damaged value is named
+/// by its index in the file; a snapshot of several files is left to one
+/// process.
+#[test]
+fn shares_of_a_gadget_file_are_slices_of_the_whole() {
+    use webgrav::snapshot::read_share;
+    use webgrav::state::share::RankShare;
+    let dir = std::env::temp_dir().join(format!("webgrav-gadget-shares-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 1000;
+    // Halo, disk, bulge, stars and black holes; masses that differ within
+    // the halo (a MASS block), the same within the others.
+    let mut snap = Snapshot {
+        particles: Model::Plummer.generate(n, 8).unwrap(),
+        potential: None,
+        types: Some((0..n).map(|k| [1, 2, 3, 4, 5][k % 5]).collect()),
+        ..sample()
+    };
+    for (k, p) in snap.particles.pos_mass.iter_mut().enumerate() {
+        p.mass = if k % 5 == 0 {
+            1e-3 * (1.0 + k as f32 * 1e-3)
+        } else {
+            1e-3
+        };
+    }
+    let written = dir.join("galaxy.gadget");
+    std::fs::write(&written, Format::Gadget.encode(&snap).unwrap()).unwrap();
+    let files = [
+        written.to_str().unwrap().to_string(),
+        fixture("corpus/pynbody-format2.gadget"),
+        fixture("corpus/big-endian-format1.gadget"),
+    ];
+    for path in &files {
+        let whole = webgrav::snapshot::read_file(path).unwrap();
+        let n = whole.particles.len();
+        for ranks in [1, 2, 3, 7] {
+            let shares: Vec<_> = (0..ranks)
+                .map(|rank| {
+                    read_share(path, RankShare { rank, ranks }, |_| Ok(()))
+                        .unwrap()
+                        .expect("a Gadget-2 file of one file is read in shares")
+                })
+                .collect();
+            let what = format!("{path} in {ranks} shares");
+            assert!(shares
+                .iter()
+                .all(|s| s.n == n && s.typed && s.snap.time == whole.time));
+            let joined = |f: &dyn Fn(&Snapshot) -> Vec<String>| -> Vec<String> {
+                shares.iter().flat_map(|s| f(&s.snap)).collect()
+            };
+            let every = |f: &dyn Fn(&Snapshot) -> Vec<String>| (joined(f), f(&whole));
+            for (got, want) in [
+                every(&|s| {
+                    s.particles
+                        .pos_mass
+                        .iter()
+                        .map(|p| format!("{p:?}"))
+                        .collect()
+                }),
+                every(&|s| s.particles.vel.iter().map(|v| format!("{v:?}")).collect()),
+                every(&|s| s.particles.id.iter().map(|i| i.to_string()).collect()),
+                every(&|s| s.types.iter().flatten().map(|t| t.to_string()).collect()),
+            ] {
+                assert_eq!(got, want, "{what}");
+            }
+        }
+    }
+    // Particle 777's y made NaN (POS after the header's 264 bytes and its
+    // own 4-byte marker): the share that holds it names it.
+    let mut damaged = std::fs::read(&written).unwrap();
+    let y = 264 + 4 + 12 * 777 + 4;
+    damaged[y..y + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let damaged_path = dir.join("damaged.gadget");
+    std::fs::write(&damaged_path, &damaged).unwrap();
+    let damaged_path = damaged_path.to_str().unwrap();
+    for rank in 0..3 {
+        let read = read_share(damaged_path, RankShare { rank, ranks: 3 }, |_| Ok(()));
+        match (rank, read) {
+            (2, Err(Error::BadSnapshot { problem, .. })) => {
+                assert!(
+                    problem.contains("particle 777: non-finite position"),
+                    "{problem}"
+                )
+            }
+            (2, other) => panic!("the damaged share was read: {:?}", other.map(|_| ())),
+            (_, read) => assert!(read.unwrap().is_some()),
+        }
+    }
+    // A block whose trailing marker disagrees is refused, as whole.
+    let mut cut = std::fs::read(&written).unwrap();
+    let end_of_pos = 264 + 4 + 12 * n;
+    cut[end_of_pos..end_of_pos + 4].copy_from_slice(&7u32.to_le_bytes());
+    std::fs::write(dir.join("markers.gadget"), &cut).unwrap();
+    let markers = dir.join("markers.gadget");
+    let read = read_share(
+        markers.to_str().unwrap(),
+        RankShare { rank: 0, ranks: 2 },
+        |_| Ok(()),
+    );
+    assert!(
+        matches!(&read, Err(Error::BadSnapshot { problem, .. }) if problem.contains("markers disagree")),
+        "{:?}",
+        read.map(|_| ())
+    );
+    // A snapshot of several files: one process reads it whole.
+    let share = RankShare { rank: 0, ranks: 2 };
+    assert!(
+        read_share(&fixture("fixtures/two-files.0"), share, |_| Ok(()))
+            .unwrap()
+            .is_none()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -26,7 +26,7 @@ use crate::cluster::comm::{allgather_records, Comm, CommRanks, CommSums};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
 use crate::cluster::run::{
-    deal_equal_shares, from_tipsy_shares, ClusterParams, ClusterRun, Rebalance,
+    deal_equal_shares, from_file_shares, ClusterParams, ClusterRun, Rebalance,
 };
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
@@ -36,8 +36,7 @@ use crate::run::leapfrog::block_config;
 use crate::run::params::RunParams;
 use crate::run::schedule::whole_steps;
 use crate::run::SolverKind;
-use crate::snapshot::tipsy::TipsyShare;
-use crate::snapshot::{self, parted, Format, Snapshot};
+use crate::snapshot::{self, parted, FileShare, Format, Snapshot};
 use crate::state::diagnostics::Diagnostics;
 use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
@@ -126,7 +125,7 @@ enum Input {
     /// One input file, read by rank 0 (`None` on the others).
     Whole(Option<Snapshot>),
     /// One Tipsy file, each rank's share read by that rank.
-    Shared(TipsyShare),
+    Shared(FileShare),
     /// An input file in per-process parts: their paths, in order.
     Parts(Vec<String>),
 }
@@ -532,7 +531,7 @@ async fn initial_share(
         Input::Whole(whole) => whole_share(comm, whole),
         Input::Shared(share) => {
             let time = share.snap.time;
-            let (mine, kinds) = from_tipsy_shares(comm, share);
+            let (mine, kinds) = from_file_shares(comm, share);
             Ok((mine, kinds, time))
         }
         Input::Parts(parts) => parts_share(a, comm, &parts),
@@ -578,19 +577,19 @@ async fn model_share(
 }
 
 /// Each rank's share of the input file where it is a Tipsy file without
-/// side files (`snapshot::read_tipsy_share`; no rank holds the whole
-/// file), converted from `--units`; `Ok(None)` where rank 0 is to read it
+/// side files or a Gadget-2 snapshot of one file (`snapshot::read_share`;
+/// no rank holds the whole file), converted from `--units`; `Ok(None)` where rank 0 is to read it
 /// whole. A share that cannot be read (a damaged record, memory the host
 /// lacks) ends the run on every rank, its error said once (`Err`).
 fn read_shares(
     a: &RunArgs,
     comm: &dyn Comm,
     path: &str,
-) -> std::result::Result<Option<TipsyShare>, ExitCode> {
+) -> std::result::Result<Option<FileShare>, ExitCode> {
     let (r, p) = (comm.rank(), comm.size());
     let fits = |n: usize| crate::app::host::check_host_memory(n as u64, SolverKind::Tree);
     let read = a.initial.check_units().and_then(|()| {
-        let mut share = snapshot::read_tipsy_share(path, RankShare { rank: r, ranks: p }, fits)?;
+        let mut share = snapshot::read_share(path, RankShare { rank: r, ranks: p }, fits)?;
         if let Some(s) = &mut share {
             a.initial.to_nbody(&mut s.snap)?;
         }

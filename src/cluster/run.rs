@@ -12,8 +12,7 @@ use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::GpuContext;
 use crate::run::block::{level_counts, BlockConfig, BlockSteps, ParticlePass};
 use crate::run::leapfrog::Leapfrog;
-use crate::snapshot::tipsy::TipsyShare;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{FileShare, Snapshot};
 use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
 use crate::state::energy::{
     precise_potentials_of, PotentialKernel, PotentialRule, PotentialSum, HOST_MAX,
@@ -824,10 +823,10 @@ pub fn deal_equal_shares(
 }
 
 /// This rank's particles of one file that every rank read its own
-/// records of (`snapshot::read_tipsy_share`: particles n·r/P up to
+/// records of (`snapshot::read_share`: particles n·r/P up to
 /// n·(r + 1)/P, as `deal_equal_shares` deals them), with the file's kinds
 /// by id where any share shows the file has them. Every rank calls it.
-pub fn from_tipsy_shares(comm: &dyn Comm, share: TipsyShare) -> (RankParticles, Option<KindsById>) {
+pub fn from_file_shares(comm: &dyn Comm, share: FileShare) -> (RankParticles, Option<KindsById>) {
     let particles = share.snap.particles;
     let typed = allgather_records(comm, &[share.typed as u64])
         .iter()
@@ -1014,8 +1013,8 @@ mod tests {
                                 rank: comm.rank(),
                                 ranks: 3,
                             };
-                            let read = snapshot::read_tipsy_share(path, share, |_| Ok(()));
-                            super::from_tipsy_shares(&comm, read.unwrap().unwrap())
+                            let read = snapshot::read_share(path, share, |_| Ok(()));
+                            super::from_file_shares(&comm, read.unwrap().unwrap())
                         })
                     })
                     .collect();

@@ -5,7 +5,7 @@
 
 use super::progress::{Progress, Reading, Writing};
 use super::write_behind::WriteBehind;
-use super::{gadget, iord, tipsy, Format, Snapshot};
+use super::{gadget, iord, tipsy, FileShare, Format, Snapshot};
 use crate::error::{Error, Result};
 use crate::state::share::RankShare;
 use std::io::{Read, Seek, Write};
@@ -94,27 +94,35 @@ pub fn read_one_file(path: &str) -> Result<Snapshot> {
     Ok(snap)
 }
 
-/// One process's share of the Tipsy file `path` (`tipsy::decode_share`:
-/// particles `share.of(n)`, read from where their records start), or
-/// `None` where the file is not one a share can be read of: another
-/// format, not a regular file, or a Tipsy file with side files (its ids
-/// and kinds are lines of text, which a share could only find by reading
-/// them all); then one process reads it whole. `fits(count)` checks,
-/// before any record is read, that the share's particles fit.
-pub fn read_tipsy_share(
+/// One process's share of the snapshot file `path` (particles
+/// `share.of(n)`, read from where their records start: a Tipsy file,
+/// `tipsy::decode_share`, or a Gadget-2 snapshot of one file,
+/// `gadget::decode_share`), or `None` where a share cannot be read of it:
+/// another format, not a regular file (or not there: `snap_000` may name
+/// the files `snap_000.0`, …), a Gadget-2 snapshot of several files, or a
+/// Tipsy file with side files (its ids and kinds are lines of text, which
+/// a share could only find by reading them all); then one process reads
+/// it whole. `fits(count)` checks, before any record is read, that the
+/// share's particles fit.
+pub fn read_share(
     path: &str,
     share: RankShare,
     fits: impl FnOnce(usize) -> Result<()>,
-) -> Result<Option<tipsy::TipsyShare>> {
+) -> Result<Option<FileShare>> {
     let io = |e| io_error(path, e);
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        _ => return Ok(None),
+    }
     let head = first_bytes(path)?;
     let format = Format::identify(path, &head)?;
     let meta = std::fs::metadata(path).map_err(io)?;
+    if format == Format::Gadget {
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        return gadget::decode_share(&mut file, meta.len(), path, share, fits);
+    }
     let side_files = [iord::side_path(path), iord::kinds_path(path)];
-    if format.tipsy_flavor().is_none()
-        || !meta.is_file()
-        || side_files.iter().any(|s| Path::new(s).exists())
-    {
+    if format.tipsy_flavor().is_none() || side_files.iter().any(|s| Path::new(s).exists()) {
         return Ok(None);
     }
     let records_at = |offset, count| -> Result<ReadAhead> {

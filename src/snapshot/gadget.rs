@@ -9,10 +9,11 @@
 //! file's units (`to_nbody` converts physical ones). Format 1 is written,
 //! little-endian, one file.
 
-use super::{bad, checked, Snapshot};
+use super::{bad, checked, FileShare, Snapshot};
 use crate::error::Result;
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::parallel::{indices_where, map_indices, sum_by_chunks};
+use crate::state::share::RankShare;
 use crate::state::Particles;
 
 /// Bytes of the header block.
@@ -430,6 +431,334 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
         ));
     }
     decode_files(&[(name, bytes)])
+}
+
+/// Where a one-file snapshot's blocks lie: each block's payload as
+/// (offset, bytes), found by the record markers alone (each checked
+/// against its trailing twin), the payloads left unread.
+struct Blocks {
+    endian: Endian,
+    header: Header,
+    pos: (u64, u64),
+    vel: (u64, u64),
+    id: Option<(u64, u64)>,
+    mass: Option<(u64, u64)>,
+}
+
+/// Reads `len` bytes at `offset` of `file` (`name` in errors).
+fn read_at<F: std::io::Read + std::io::Seek>(
+    file: &mut F,
+    offset: u64,
+    len: u64,
+    name: &str,
+) -> Result<Vec<u8>> {
+    let io = |e: std::io::Error| crate::error::Error::Io {
+        path: name.to_string(),
+        source: e,
+    };
+    file.seek(std::io::SeekFrom::Start(offset)).map_err(io)?;
+    let mut bytes = vec![0u8; len as usize];
+    file.read_exact(&mut bytes).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
+        _ => io(e),
+    })?;
+    Ok(bytes)
+}
+
+/// The blocks of the Gadget-2 file `file` of `len` bytes, as
+/// `decode_file` finds them (format 1 in its fixed order, format 2 by
+/// label, ID optional there), with its header.
+fn plan_blocks<F: std::io::Read + std::io::Seek>(
+    file: &mut F,
+    len: u64,
+    name: &str,
+) -> Result<Blocks> {
+    let head = read_at(file, 0, len.min(8), name)?;
+    let (endian, labelled) = layout_of(&head).ok_or_else(|| {
+        bad(
+            name,
+            "not a Gadget-2 file: the first record is neither the 256-byte header nor a HEAD label",
+        )
+    })?;
+    let word = |b: &[u8]| -> u32 {
+        let w: [u8; 4] = b.try_into().expect("4 bytes");
+        match endian {
+            Endian::Little => u32::from_le_bytes(w),
+            Endian::Big => u32::from_be_bytes(w),
+        }
+    };
+    // The record at `at`: its payload (offset, bytes) and where the next
+    // begins.
+    let record = |file: &mut F, at: u64, what: &str| -> Result<((u64, u64), u64)> {
+        if at + 4 > len {
+            return Err(bad(name, format!("truncated before the {what} block")));
+        }
+        let size = word(&read_at(file, at, 4, name)?) as u64;
+        let end = at + 4 + size;
+        if end + 4 > len {
+            return Err(bad(
+                name,
+                format!("the {what} block announces {size} bytes, more than the file holds"),
+            ));
+        }
+        let after = word(&read_at(file, end, 4, name)?) as u64;
+        if after != size {
+            return Err(bad(
+                name,
+                format!(
+                    "the {what} block's record markers disagree ({size} before, {after} after)"
+                ),
+            ));
+        }
+        Ok(((at + 4, size), end + 4))
+    };
+    // Format 2: every block by its label, in any order. Format 1: the
+    // header, POS, VEL and ID in that order, then MASS where the header
+    // leaves some type's masses to it (the rest, gas blocks, unread).
+    let mut found: Vec<(String, (u64, u64))> = Vec::new();
+    let mut at = 0;
+    let header_of = |block: (u64, u64), file: &mut F| -> Result<Header> {
+        if block.1 != HEADER_BYTES as u64 {
+            return Err(bad(
+                name,
+                format!("a {}-byte header, expected 256", block.1),
+            ));
+        }
+        let hb = read_at(file, block.0, block.1, name)?;
+        let r = Records {
+            b: &hb,
+            at: 0,
+            endian,
+            labelled,
+            name,
+        };
+        let h = header(&r, &hb);
+        if h.npart.iter().any(|&n| n > i32::MAX as u32) || !h.time.is_finite() {
+            return Err(bad(
+                name,
+                "header with negative counts or a non-finite time",
+            ));
+        }
+        Ok(h)
+    };
+    let header = if labelled {
+        while at < len {
+            let ((tag_at, tag_len), next) = record(file, at, "block label")?;
+            if tag_len != 8 {
+                return Err(bad(
+                    name,
+                    format!("a {tag_len}-byte block label, expected 8"),
+                ));
+            }
+            let tag = read_at(file, tag_at, 4, name)?;
+            let label = String::from_utf8_lossy(&tag).trim().to_string();
+            let (block, after) = record(file, next, &label)?;
+            found.push((label, block));
+            at = after;
+        }
+        let head = found.iter().find(|(k, _)| k == "HEAD").map(|(_, b)| *b);
+        header_of(head.ok_or_else(|| bad(name, "no HEAD block"))?, file)?
+    } else {
+        let (head, next) = record(file, 0, "HEAD")?;
+        let h = header_of(head, file)?;
+        at = next;
+        let variable = (0..6).any(|k| h.mass[k] == 0.0 && h.npart[k] > 0);
+        for label in ["POS", "VEL", "ID", "MASS"] {
+            if label == "MASS" && !variable {
+                break;
+            }
+            let (block, after) = record(file, at, label)?;
+            found.push((label.to_string(), block));
+            at = after;
+        }
+        h
+    };
+    let get = |l: &str| found.iter().find(|(k, _)| k == l).map(|(_, b)| *b);
+    let need = |l: &str| get(l).ok_or_else(|| bad(name, format!("no {l} block")));
+    Ok(Blocks {
+        endian,
+        pos: need("POS")?,
+        vel: need("VEL")?,
+        id: get("ID"),
+        mass: get("MASS"),
+        header,
+    })
+}
+
+/// Particles read from a share's piece of a block at a time.
+const SHARE_PIECE: usize = 1 << 18;
+
+/// Reads particles `share.of(n)` of a one-file Gadget-2 snapshot, only
+/// their bytes of each block (the file's blocks found by their record
+/// markers; the header, the blocks' sizes and the values checked as
+/// `decode` checks them, a particle named by its index in the file).
+/// `fits(count)` checks that the share fits before any of it is read.
+/// `None` for a snapshot of several files: one process reads those.
+pub fn decode_share<F: std::io::Read + std::io::Seek>(
+    file: &mut F,
+    len: u64,
+    name: &str,
+    share: RankShare,
+    fits: impl FnOnce(usize) -> Result<()>,
+) -> Result<Option<FileShare>> {
+    let b = plan_blocks(file, len, name)?;
+    let h = &b.header;
+    if h.num_files > 1 {
+        return Ok(None);
+    }
+    let n: u64 = h.npart.iter().map(|&x| x as u64).sum();
+    if n == 0 {
+        return Err(bad(name, "header announces no particles"));
+    }
+    let total = h
+        .npart_total
+        .iter()
+        .try_fold(0u64, |sum, &k| sum.checked_add(k))
+        .ok_or_else(|| bad(name, "the header's particle totals overflow"))?;
+    if total != 0 && total != n {
+        return Err(bad(
+            name,
+            format!("the files hold {n} particles, the header's total is {total}"),
+        ));
+    }
+    let variable: u64 = (0..6)
+        .filter(|&k| h.mass[k] == 0.0)
+        .map(|k| h.npart[k] as u64)
+        .sum();
+    for (what, (_, size), per) in [("POS", b.pos, 12), ("VEL", b.vel, 12)] {
+        if size != per * n {
+            return Err(bad(
+                name,
+                format!(
+                    "{what} holds {size} bytes, the header's {n} particles need {}",
+                    per * n
+                ),
+            ));
+        }
+    }
+    let id_bytes = match b.id {
+        None => None,
+        Some((_, size)) if size == 4 * n || size == 8 * n => Some(size / n),
+        Some((_, size)) => {
+            return Err(bad(
+                name,
+                format!("ID holds {size} bytes for {n} particles"),
+            ))
+        }
+    };
+    match b.mass {
+        Some((_, size)) if variable > 0 && size != 4 * variable => {
+            return Err(bad(
+                name,
+                format!(
+                    "MASS holds {size} bytes, the header's types need {}",
+                    4 * variable
+                ),
+            ))
+        }
+        None if variable > 0 => return Err(bad(name, "no MASS block")),
+        _ => {}
+    }
+    let range = share.of(n as usize);
+    fits(range.len())?;
+    // Each particle's type, and its place among the MASS block's.
+    let starts: Vec<usize> = (0..=6)
+        .map(|t| h.npart[..t].iter().map(|&k| k as usize).sum())
+        .collect();
+    let type_of = |k: usize| (0..6).rfind(|&t| starts[t] <= k).expect("k < n");
+    let variable_before = |k: usize| -> usize {
+        (0..6)
+            .filter(|&t| h.mass[t] == 0.0)
+            .map(|t| k.clamp(starts[t], starts[t + 1]) - starts[t])
+            .sum()
+    };
+    let endian = b.endian;
+    let f32_of = |c: &[u8]| -> f32 {
+        let w: [u8; 4] = c.try_into().expect("4 bytes");
+        match endian {
+            Endian::Little => f32::from_le_bytes(w),
+            Endian::Big => f32::from_be_bytes(w),
+        }
+    };
+    let vector = |c: &[u8]| -> [f32; 3] { std::array::from_fn(|k| f32_of(&c[4 * k..4 * k + 4])) };
+    let mut p = Particles {
+        pos_mass: Vec::with_capacity(range.len()),
+        vel: Vec::with_capacity(range.len()),
+        id: Vec::with_capacity(range.len()),
+    };
+    let mut types = Vec::with_capacity(range.len());
+    let mut first = range.start;
+    while first < range.end {
+        let last = (first + SHARE_PIECE).min(range.end);
+        let count = (last - first) as u64;
+        let slice = |(at, _): (u64, u64), per: u64, from: usize| (at + per * from as u64, per);
+        let (pos_at, _) = slice(b.pos, 12, first);
+        let (vel_at, _) = slice(b.vel, 12, first);
+        let pos = read_at(file, pos_at, 12 * count, name)?;
+        let vel = read_at(file, vel_at, 12 * count, name)?;
+        let ids = match (b.id, id_bytes) {
+            (Some(block), Some(w)) => {
+                let (at, _) = slice(block, w, first);
+                let bytes = read_at(file, at, w * count, name)?;
+                bytes
+                    .chunks_exact(w as usize)
+                    .map(|c| match (w, endian) {
+                        (4, _) => u32::from_le_bytes(word_le(c, endian)) as u64,
+                        (_, Endian::Little) => u64::from_le_bytes(c.try_into().expect("8 bytes")),
+                        (_, Endian::Big) => u64::from_be_bytes(c.try_into().expect("8 bytes")),
+                    })
+                    .collect()
+            }
+            _ => (first as u64..last as u64).collect::<Vec<u64>>(),
+        };
+        let (v0, v1) = (variable_before(first), variable_before(last));
+        let masses = match b.mass {
+            Some((at, _)) if v1 > v0 => {
+                let bytes = read_at(file, at + 4 * v0 as u64, 4 * (v1 - v0) as u64, name)?;
+                bytes.chunks_exact(4).map(f32_of).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut next_mass = masses.iter();
+        for k in first..last {
+            let j = k - first;
+            let t = type_of(k);
+            let mass = if h.mass[t] == 0.0 {
+                *next_mass.next().expect("counted above")
+            } else {
+                h.mass[t] as f32
+            };
+            p.pos_mass.push(PosMass {
+                pos: vector(&pos[12 * j..12 * j + 12]),
+                mass,
+            });
+            p.vel.push(Velocity::new(vector(&vel[12 * j..12 * j + 12])));
+            types.push(t as u8);
+        }
+        p.id.extend(ids);
+        first = last;
+    }
+    p.check_values(range.start)
+        .map_err(|problem| bad(name, problem))?;
+    Ok(Some(FileShare {
+        snap: Snapshot {
+            time: h.time,
+            particles: p,
+            types: Some(types),
+            ..Default::default()
+        },
+        n: n as usize,
+        typed: true,
+    }))
+}
+
+/// A 4-byte word of `endian` as little-endian bytes.
+fn word_le(c: &[u8], endian: Endian) -> [u8; 4] {
+    let mut w: [u8; 4] = c.try_into().expect("4 bytes");
+    if endian == Endian::Big {
+        w.reverse();
+    }
+    w
 }
 
 /// Gadget's type of a particle of `kind` (`None`: untyped, halo).

@@ -36,6 +36,20 @@ pub struct Snapshot {
     pub types: Option<Vec<u8>>,
 }
 
+/// One process's share of a snapshot file, as each rank of a parallel
+/// run reads its input (`read_share`): the particles n·r/P up to
+/// n·(r + 1)/P of the file's n, each with its kind, at the file's time
+/// (no softening or potentials: a run's input does not need them).
+pub struct FileShare {
+    pub snap: Snapshot,
+    /// The file's particles.
+    pub n: usize,
+    /// Whether this share alone shows that the file tells kinds apart (a
+    /// Tipsy file of one kind of record is typed where any particle
+    /// carries Bonsai's id ranges, which another share may hold).
+    pub typed: bool,
+}
+
 impl Snapshot {
     /// The particles at `keep` (indices into this snapshot), in that
     /// order, with their potentials and kinds.
@@ -348,7 +362,7 @@ pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use file::{
-    check_output, hold_writes, process_parts, read_file, read_one_file, read_tipsy_share,
+    check_output, hold_writes, process_parts, read_file, read_one_file, read_share,
     remove_pending_temporaries, write_atomic, write_atomic_path, write_atomic_with, write_file,
     write_file_as, AtomicFile, ReadAhead, Written,
 };

@@ -5,7 +5,7 @@
 //! in the bytes of the eps and phi fields. Both byte orders are read (the
 //! order is recognised from `ndim == 3`), and both flavours are written.
 
-use super::{bad, checked, Snapshot};
+use super::{bad, checked, FileShare, Snapshot};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::parallel::{for_each_pair, indices_where, map_indices, sum_by_chunks};
@@ -527,19 +527,6 @@ pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapsh
     checked(snap, name)
 }
 
-/// One process's share of a Tipsy file: the particles of `range`, each
-/// with its kind, and whether this share alone shows that the file tells
-/// kinds apart (`typed`: a file of one kind of record is typed where any
-/// particle carries Bonsai's id ranges, which another share may hold).
-pub struct TipsyShare {
-    /// The share's particles with their kinds, at the file's time (no
-    /// softening or potentials: a run's input does not need them).
-    pub snap: Snapshot,
-    /// The file's particles.
-    pub n: usize,
-    pub typed: bool,
-}
-
 /// Reads particles `share.of(n)` of a Tipsy file of `len` bytes, whose
 /// first bytes are `head` (32, or all it has), and every record but
 /// theirs left unread: `records_at(offset, count)` gives the file from
@@ -554,7 +541,7 @@ pub fn decode_share<R: Read>(
     name: &str,
     share: RankShare,
     records_at: impl FnOnce(u64, usize) -> Result<R>,
-) -> Result<TipsyShare> {
+) -> Result<FileShare> {
     let l = Layout::of(head, len, name)?;
     let range = share.of(l.n());
     let mut source = records_at(l.offset_of(range.start), range.len())?;
@@ -573,7 +560,7 @@ pub fn decode_share<R: Read>(
             None => (vec![1; range.len()], false),
         },
     };
-    Ok(TipsyShare {
+    Ok(FileShare {
         snap: Snapshot {
             time: l.h.time,
             particles,
