@@ -578,9 +578,11 @@ async fn model_share(
 
 /// Each rank's share of the input file where it is a Tipsy file without
 /// side files or a Gadget-2 snapshot of one file (`snapshot::read_share`;
-/// no rank holds the whole file), converted from `--units`; `Ok(None)` where rank 0 is to read it
-/// whole. A share that cannot be read (a damaged record, memory the host
-/// lacks) ends the run on every rank, its error said once (`Err`).
+/// no rank holds the whole file), converted from `--units`; `Ok(None)`
+/// where rank 0 is to read it whole (also where any rank could not read a share: the file not on
+/// its host). A share that cannot be read (a damaged record, memory the
+/// host lacks), or ranks that found different files, end the run on
+/// every rank, its error said once (`Err`).
 fn read_shares(
     a: &RunArgs,
     comm: &dyn Comm,
@@ -595,10 +597,10 @@ fn read_shares(
         }
         Ok(share)
     });
-    // [0 (one rank reads it whole), 1 (shares) or 2 (failed), any mass,
-    // gas particles].
+    // [0 (not in shares here), 1 (shares) or 2 (failed), any mass, gas
+    // particles, the file's particles, its time's bits].
     let outcome = match &read {
-        Ok(None) => [0, 0, 0],
+        Ok(None) => [0; 5],
         Ok(Some(s)) => {
             let p = &s.snap.particles;
             let gas = s
@@ -610,15 +612,19 @@ fn read_shares(
                 1,
                 p.pos_mass.iter().any(|q| q.mass > 0.0) as u64,
                 gas as u64,
+                s.n as u64,
+                s.snap.time.to_bits(),
             ]
         }
-        Err(_) => [2, 0, 0],
+        Err(_) => [2, 0, 0, 0, 0],
     };
     let all = allgather_records(comm, &outcome);
     if all.iter().any(|o| o[0] == 2) {
         return Err(refused_by_every_rank(comm, read.as_ref().err()));
     }
-    if all.iter().all(|o| o[0] == 0) {
+    // Where any rank could not read a share (the file is not there, or
+    // has side files, on its host), rank 0 reads it whole.
+    if all.iter().any(|o| o[0] == 0) {
         return Ok(None);
     }
     let refused = |problem: String| {
@@ -628,8 +634,15 @@ fn read_shares(
         };
         Err(refused_by_every_rank(comm, Some(&e)))
     };
-    if all.iter().any(|o| o[0] == 0) {
-        return refused("the ranks found it changed while they read it".into());
+    if let Some(other) = all.iter().find(|o| o[3..] != all[0][3..]) {
+        return refused(format!(
+            "the ranks found different files there: {} particles at t = {} on rank 0, {} at \
+             t = {} on another",
+            all[0][3],
+            f64::from_bits(all[0][4]),
+            other[3],
+            f64::from_bits(other[4])
+        ));
     }
     if all.iter().all(|o| o[1] == 0) {
         return refused("total mass is zero".into());

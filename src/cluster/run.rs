@@ -835,7 +835,15 @@ pub fn from_file_shares(comm: &dyn Comm, share: FileShare) -> (RankParticles, Op
         let types = share.snap.types.expect("a share's kinds, each particle's");
         kinds_of_shares(comm, &particles.id, &types)
     });
-    let mine = RankParticles::of_range(&particles, 0..particles.len());
+    // The share's arrays moved, not copied (a rank holds them once).
+    let n = particles.len();
+    let mine = RankParticles {
+        pos_mass: particles.pos_mass,
+        vel: particles.vel,
+        acc_pot: vec![AccPot::default(); n],
+        id: particles.id,
+        work: vec![1.0; n],
+    };
     (mine, kinds)
 }
 

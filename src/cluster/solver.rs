@@ -226,6 +226,8 @@ impl DistributedTree {
         if split_spanning {
             self.spanning
                 .encode(d, &mut encoder, &self.tree.buffers, &self.summaries);
+            // The walks (local and imported) cover the groups split off.
+            self.tree.encode_walk_dispatch(&mut encoder);
         }
         q.submit(Some(encoder.finish()));
         let counter_bytes = std::mem::size_of::<TreeCounters>() as u64;

@@ -139,6 +139,14 @@ impl GroupBoxes {
         self.encode_boxes(&mut pass);
     }
 
+    /// The walk's dispatch for the groups there are now (`walk_dispatch`,
+    /// which `encode` runs after the boxes), again.
+    pub fn encode_walk_dispatch(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = timed_pass(encoder, "walk dispatch", None);
+        self.walk_dispatch
+            .dispatch(&mut pass, &self.walk_dispatch_bind, (1, 1));
+    }
+
     fn encode_boxes(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.boxes.dispatch_gpu_sized(
             pass,

@@ -838,6 +838,13 @@ impl TreeSolver {
         }
     }
 
+    /// Sizes the walk anew for the groups there are now: after groups were
+    /// added past the groups phase (`cluster::spanning` splits some into
+    /// one-particle groups), the walk must cover them too.
+    pub fn encode_walk_dispatch(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.phases.groups.encode_walk_dispatch(encoder);
+    }
+
     /// The walk of the groups in the list (after `encode_scheduled_groups`).
     pub fn encode_walk(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&mut PhaseTimer>) {
         self.phases.walk.encode(encoder, timer);
