@@ -2,8 +2,9 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use webgrav::cluster::comm::{CommRanks, ThreadComm};
-use webgrav::snapshot::{parted, tipsy, Format, Snapshot, Written};
-use webgrav::state::Model;
+use webgrav::snapshot::{parted, read_share, tipsy, FileShare, Format, Snapshot, Written};
+use webgrav::state::share::RankShare;
+use webgrav::state::{Model, Particles};
 use webgrav::Error;
 
 fn sample() -> Snapshot {
@@ -542,8 +543,6 @@ fn a_file_written_in_parts_is_the_whole_files_to_the_byte() {
 /// files, another format) is left to one process.
 #[test]
 fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
-    use webgrav::snapshot::read_share;
-    use webgrav::state::share::RankShare;
     let dir = std::env::temp_dir().join(format!("webgrav-shares-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
@@ -583,44 +582,11 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
         std::fs::write(path(name), bytes).unwrap();
         let whole = webgrav::snapshot::read_file(&path(name)).unwrap();
         for ranks in [1, 2, 3, 7] {
-            let shares: Vec<_> = (0..ranks)
-                .map(|rank| {
-                    let share = RankShare { rank, ranks };
-                    read_share(&path(name), share, |_| Ok(()))
-                        .unwrap()
-                        .expect("a Tipsy file is read in shares")
-                })
-                .collect();
-            let joined = |f: &dyn Fn(&Snapshot) -> Vec<u64>| -> Vec<u64> {
-                shares.iter().flat_map(|s| f(&s.snap)).collect()
-            };
-            let what = format!("{name} in {ranks} shares");
-            assert!(shares.iter().all(|s| s.n == n && s.snap.time == whole.time));
-            let pos_mass: Vec<_> = shares
-                .iter()
-                .flat_map(|s| s.snap.particles.pos_mass.clone())
-                .collect();
-            let vel: Vec<_> = shares
-                .iter()
-                .flat_map(|s| s.snap.particles.vel.clone())
-                .collect();
-            assert_eq!(pos_mass, whole.particles.pos_mass, "{what}");
-            assert_eq!(vel, whole.particles.vel, "{what}");
-            assert_eq!(
-                joined(&|s| s.particles.id.clone()),
-                whole.particles.id,
-                "{what}"
-            );
-            let typed = shares.iter().any(|s| s.typed);
-            assert_eq!(typed, whole.types.is_some(), "{what}");
+            let shares = shares_of_whole(&path(name), &whole, ranks);
             if *name == "ranged-at-the-end.bonsai" {
                 // Typed by its last particle alone.
-                assert!(typed && (ranks == 1 || !shares[0].typed), "{what}");
-            }
-            if let Some(kinds) = &whole.types {
-                let kinds: Vec<u64> = kinds.iter().map(|&k| k as u64).collect();
-                let shared = joined(&|s| s.types.iter().flatten().map(|&k| k as u64).collect());
-                assert_eq!(shared, kinds, "{what}");
+                let typed = shares.iter().any(|s| s.typed);
+                assert!(typed && (ranks == 1 || !shares[0].typed), "{name}, {ranks}");
             }
         }
     }
@@ -630,20 +596,10 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
     let vx = 32 + 777 * 36 + 16;
     damaged[vx..vx + 4].copy_from_slice(&f32::NAN.to_le_bytes());
     std::fs::write(path("damaged.bonsai"), &damaged).unwrap();
-    for rank in 0..3 {
-        let share = RankShare { rank, ranks: 3 };
-        let read = read_share(&path("damaged.bonsai"), share, |_| Ok(()));
-        match (rank, read) {
-            (2, Err(Error::BadSnapshot { problem, .. })) => {
-                assert!(
-                    problem.contains("particle 777: non-finite velocity"),
-                    "{problem}"
-                )
-            }
-            (2, other) => panic!("the damaged share was read: {:?}", other.map(|_| ())),
-            (_, read) => assert!(read.unwrap().is_some()),
-        }
-    }
+    only_the_last_of_three_shares_fails(
+        &path("damaged.bonsai"),
+        "particle 777: non-finite velocity",
+    );
     // The memory check sees the share's count before any record is read.
     let refused = read_share(
         &path("untyped.bonsai"),
@@ -674,8 +630,6 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
 /// process.
 #[test]
 fn shares_of_a_gadget_file_are_slices_of_the_whole() {
-    use webgrav::snapshot::read_share;
-    use webgrav::state::share::RankShare;
     let dir = std::env::temp_dir().join(format!("webgrav-gadget-shares-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let n = 1000;
@@ -703,37 +657,9 @@ fn shares_of_a_gadget_file_are_slices_of_the_whole() {
     ];
     for path in &files {
         let whole = webgrav::snapshot::read_file(path).unwrap();
-        let n = whole.particles.len();
         for ranks in [1, 2, 3, 7] {
-            let shares: Vec<_> = (0..ranks)
-                .map(|rank| {
-                    read_share(path, RankShare { rank, ranks }, |_| Ok(()))
-                        .unwrap()
-                        .expect("a Gadget-2 file of one file is read in shares")
-                })
-                .collect();
-            let what = format!("{path} in {ranks} shares");
-            assert!(shares
-                .iter()
-                .all(|s| s.n == n && s.typed && s.snap.time == whole.time));
-            let joined = |f: &dyn Fn(&Snapshot) -> Vec<String>| -> Vec<String> {
-                shares.iter().flat_map(|s| f(&s.snap)).collect()
-            };
-            let every = |f: &dyn Fn(&Snapshot) -> Vec<String>| (joined(f), f(&whole));
-            for (got, want) in [
-                every(&|s| {
-                    s.particles
-                        .pos_mass
-                        .iter()
-                        .map(|p| format!("{p:?}"))
-                        .collect()
-                }),
-                every(&|s| s.particles.vel.iter().map(|v| format!("{v:?}")).collect()),
-                every(&|s| s.particles.id.iter().map(|i| i.to_string()).collect()),
-                every(&|s| s.types.iter().flatten().map(|t| t.to_string()).collect()),
-            ] {
-                assert_eq!(got, want, "{what}");
-            }
+            let shares = shares_of_whole(path, &whole, ranks);
+            assert!(shares.iter().all(|s| s.typed), "{path}");
         }
     }
     // Particle 777's y made NaN (POS after the header's 264 bytes and its
@@ -743,20 +669,10 @@ fn shares_of_a_gadget_file_are_slices_of_the_whole() {
     damaged[y..y + 4].copy_from_slice(&f32::NAN.to_le_bytes());
     let damaged_path = dir.join("damaged.gadget");
     std::fs::write(&damaged_path, &damaged).unwrap();
-    let damaged_path = damaged_path.to_str().unwrap();
-    for rank in 0..3 {
-        let read = read_share(damaged_path, RankShare { rank, ranks: 3 }, |_| Ok(()));
-        match (rank, read) {
-            (2, Err(Error::BadSnapshot { problem, .. })) => {
-                assert!(
-                    problem.contains("particle 777: non-finite position"),
-                    "{problem}"
-                )
-            }
-            (2, other) => panic!("the damaged share was read: {:?}", other.map(|_| ())),
-            (_, read) => assert!(read.unwrap().is_some()),
-        }
-    }
+    only_the_last_of_three_shares_fails(
+        damaged_path.to_str().unwrap(),
+        "particle 777: non-finite position",
+    );
     // A block whose trailing marker disagrees is refused, as whole.
     let mut cut = std::fs::read(&written).unwrap();
     let end_of_pos = 264 + 4 + 12 * n;
@@ -781,4 +697,67 @@ fn shares_of_a_gadget_file_are_slices_of_the_whole() {
             .is_none()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `ranks` shares of the snapshot file `path` (`read_share`), each
+/// checked to be its slice of `whole` (the file as one process reads
+/// it): the file's N and time, positions, masses and velocities to the
+/// bit, ids, and the kinds where the file has them (and only then does
+/// any share say it is typed).
+fn shares_of_whole(path: &str, whole: &Snapshot, ranks: usize) -> Vec<FileShare> {
+    let shares: Vec<FileShare> = (0..ranks)
+        .map(|rank| {
+            read_share(path, RankShare { rank, ranks }, |_| Ok(()))
+                .unwrap()
+                .expect("the file is read in shares")
+        })
+        .collect();
+    let what = format!("{path} in {ranks} shares");
+    let n = whole.particles.len();
+    assert!(
+        shares.iter().all(|s| s.n == n && s.snap.time == whole.time),
+        "{what}"
+    );
+    let bits = |p: &Particles| -> (Vec<u8>, Vec<u8>, Vec<u64>) {
+        (
+            bytemuck::cast_slice(&p.pos_mass).to_vec(),
+            bytemuck::cast_slice(&p.vel).to_vec(),
+            p.id.clone(),
+        )
+    };
+    let mut joined = (Vec::new(), Vec::new(), Vec::new());
+    for s in &shares {
+        let (pos_mass, vel, id) = bits(&s.snap.particles);
+        joined.0.extend(pos_mass);
+        joined.1.extend(vel);
+        joined.2.extend(id);
+    }
+    assert!(joined == bits(&whole.particles), "{what}");
+    let typed = shares.iter().any(|s| s.typed);
+    assert_eq!(typed, whole.types.is_some(), "{what}");
+    if let Some(kinds) = &whole.types {
+        let shared: Vec<u8> = shares
+            .iter()
+            .flat_map(|s| s.snap.types.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(&shared, kinds, "{what}");
+    }
+    shares
+}
+
+/// Of three shares of the damaged file `path`, the last one's read is
+/// refused, its problem saying `says`; the others read.
+fn only_the_last_of_three_shares_fails(path: &str, says: &str) {
+    for rank in 0..3 {
+        match (
+            rank,
+            read_share(path, RankShare { rank, ranks: 3 }, |_| Ok(())),
+        ) {
+            (2, Err(Error::BadSnapshot { problem, .. })) => {
+                assert!(problem.contains(says), "{problem}")
+            }
+            (2, other) => panic!("the damaged share was read: {:?}", other.map(|_| ())),
+            (_, read) => assert!(read.unwrap().is_some()),
+        }
+    }
 }

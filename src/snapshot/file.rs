@@ -110,13 +110,12 @@ pub fn read_share(
     fits: impl FnOnce(usize) -> Result<()>,
 ) -> Result<Option<FileShare>> {
     let io = |e| io_error(path, e);
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {}
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => meta,
         _ => return Ok(None),
-    }
+    };
     let head = first_bytes(path)?;
     let format = Format::identify(path, &head)?;
-    let meta = std::fs::metadata(path).map_err(io)?;
     if format == Format::Gadget {
         let mut file = std::fs::File::open(path).map_err(io)?;
         return gadget::decode_share(&mut file, meta.len(), path, share, fits);

@@ -9,7 +9,7 @@
 //! file's units (`to_nbody` converts physical ones). Format 1 is written,
 //! little-endian, one file.
 
-use super::{bad, checked, FileShare, Snapshot};
+use super::{bad, checked, read_error, FileShare, Snapshot};
 use crate::error::Result;
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::parallel::{indices_where, map_indices, sum_by_chunks};
@@ -39,6 +39,38 @@ enum Endian {
     Big,
 }
 
+/// Words of the file's byte order, each from a slice of its width.
+impl Endian {
+    fn u32(self, w: &[u8]) -> u32 {
+        let w: [u8; 4] = w.try_into().expect("4 bytes");
+        match self {
+            Endian::Little => u32::from_le_bytes(w),
+            Endian::Big => u32::from_be_bytes(w),
+        }
+    }
+
+    fn u64(self, w: &[u8]) -> u64 {
+        let w: [u8; 8] = w.try_into().expect("8 bytes");
+        match self {
+            Endian::Little => u64::from_le_bytes(w),
+            Endian::Big => u64::from_be_bytes(w),
+        }
+    }
+
+    fn f32(self, w: &[u8]) -> f32 {
+        f32::from_bits(self.u32(w))
+    }
+
+    fn f64(self, w: &[u8]) -> f64 {
+        f64::from_bits(self.u64(w))
+    }
+
+    /// The three f32 of a POS or VEL record (12 bytes).
+    fn vector(self, w: &[u8]) -> [f32; 3] {
+        std::array::from_fn(|c| self.f32(&w[4 * c..4 * c + 4]))
+    }
+}
+
 /// Reads Fortran records of one byte order, each checked against its
 /// trailing length.
 struct Records<'a> {
@@ -52,11 +84,7 @@ struct Records<'a> {
 
 impl<'a> Records<'a> {
     fn u32_at(&self, at: usize) -> Option<u32> {
-        let w: [u8; 4] = self.b.get(at..at + 4)?.try_into().ok()?;
-        Some(match self.endian {
-            Endian::Little => u32::from_le_bytes(w),
-            Endian::Big => u32::from_be_bytes(w),
-        })
+        self.b.get(at..at + 4).map(|w| self.endian.u32(w))
     }
 
     /// The next record's payload; `what` names it in errors.
@@ -110,20 +138,12 @@ impl<'a> Records<'a> {
     }
 
     fn f32s(&self, bytes: &[u8]) -> Vec<f32> {
-        bytes.chunks_exact(4).map(|c| self.f32_at(c, 0)).collect()
-    }
-
-    fn f32_at(&self, s: &[u8], at: usize) -> f32 {
-        let w: [u8; 4] = s[at..at + 4].try_into().expect("4 bytes");
-        match self.endian {
-            Endian::Little => f32::from_le_bytes(w),
-            Endian::Big => f32::from_be_bytes(w),
-        }
+        bytes.chunks_exact(4).map(|c| self.endian.f32(c)).collect()
     }
 
     /// The three f32 of record k of a POS or VEL block.
     fn vector(&self, block: &[u8], k: usize) -> [f32; 3] {
-        std::array::from_fn(|c| self.f32_at(block, 12 * k + 4 * c))
+        self.endian.vector(&block[12 * k..12 * k + 12])
     }
 }
 
@@ -133,10 +153,7 @@ impl<'a> Records<'a> {
 fn layout_of(bytes: &[u8]) -> Option<(Endian, bool)> {
     let first: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
     for endian in [Endian::Little, Endian::Big] {
-        let n = match endian {
-            Endian::Little => u32::from_le_bytes(first),
-            Endian::Big => u32::from_be_bytes(first),
-        };
+        let n = endian.u32(&first);
         if n == HEADER_BYTES as u32 {
             return Some((endian, false));
         }
@@ -153,13 +170,7 @@ pub fn decode_counts(head: &[u8]) -> Option<u64> {
     let (endian, labelled) = layout_of(head)?;
     let at = if labelled { 20 } else { 4 };
     (0..6)
-        .map(|k| {
-            let w: [u8; 4] = head.get(at + 4 * k..at + 4 * k + 4)?.try_into().ok()?;
-            Some(match endian {
-                Endian::Little => u32::from_le_bytes(w),
-                Endian::Big => u32::from_be_bytes(w),
-            } as u64)
-        })
+        .map(|k| Some(endian.u32(head.get(at + 4 * k..at + 4 * k + 4)?) as u64))
         .sum()
 }
 
@@ -168,15 +179,9 @@ pub fn is_gadget(bytes: &[u8]) -> bool {
     layout_of(bytes).is_some()
 }
 
-fn header(r: &Records, h: &[u8]) -> Header {
-    let i32s = |at: usize, k: usize| -> u32 { r.u32_at_slice(h, at + 4 * k) };
-    let f64_at = |at: usize| -> f64 {
-        let w: [u8; 8] = h[at..at + 8].try_into().expect("8 bytes");
-        match r.endian {
-            Endian::Little => f64::from_le_bytes(w),
-            Endian::Big => f64::from_be_bytes(w),
-        }
-    };
+fn header(endian: Endian, h: &[u8]) -> Header {
+    let i32s = |at: usize, k: usize| -> u32 { endian.u32(&h[at + 4 * k..at + 4 * k + 4]) };
+    let f64_at = |at: usize| -> f64 { endian.f64(&h[at..at + 8]) };
     let npart = std::array::from_fn(|k| i32s(0, k));
     let mass = std::array::from_fn(|k| f64_at(24 + 8 * k));
     let low: [u32; 6] = std::array::from_fn(|k| i32s(96, k));
@@ -190,14 +195,93 @@ fn header(r: &Records, h: &[u8]) -> Header {
     }
 }
 
-impl Records<'_> {
-    fn u32_at_slice(&self, s: &[u8], at: usize) -> u32 {
-        let w: [u8; 4] = s[at..at + 4].try_into().expect("4 bytes");
-        match self.endian {
-            Endian::Little => u32::from_le_bytes(w),
-            Endian::Big => u32::from_be_bytes(w),
-        }
+/// Checks the header record's size.
+fn check_header_size(bytes: u64, name: &str) -> Result<()> {
+    if bytes != HEADER_BYTES as u64 {
+        return Err(bad(name, format!("a {bytes}-byte header, expected 256")));
     }
+    Ok(())
+}
+
+/// The header record's payload `hb`, its size, counts and time checked.
+fn checked_header(endian: Endian, hb: &[u8], name: &str) -> Result<Header> {
+    check_header_size(hb.len() as u64, name)?;
+    let h = header(endian, hb);
+    if h.npart.iter().any(|&n| n > i32::MAX as u32) || !h.time.is_finite() {
+        return Err(bad(
+            name,
+            "header with negative counts or a non-finite time",
+        ));
+    }
+    Ok(h)
+}
+
+impl Header {
+    /// Particles of the types whose masses the MASS block holds.
+    fn variable(&self) -> u64 {
+        (0..6)
+            .filter(|&k| self.mass[k] == 0.0)
+            .map(|k| self.npart[k] as u64)
+            .sum()
+    }
+
+    /// The particles of all files, from the header's 64-bit totals.
+    fn total(&self, name: &str) -> Result<u64> {
+        // Each total is 64 bits (low word and high word): their sum can
+        // overflow in a damaged header.
+        self.npart_total
+            .iter()
+            .try_fold(0u64, |sum, &k| sum.checked_add(k))
+            .ok_or_else(|| bad(name, "the header's particle totals overflow"))
+    }
+}
+
+/// Checks a POS or VEL block's size against the header's `n` particles.
+fn check_vectors(what: &str, bytes: u64, n: u64, name: &str) -> Result<()> {
+    if bytes != 12 * n {
+        return Err(bad(
+            name,
+            format!(
+                "{what} holds {bytes} bytes, the header's {n} particles need {}",
+                12 * n
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The bytes of an id in an ID block of `bytes` for `n` particles: 4 or 8.
+fn id_width(bytes: u64, n: u64, name: &str) -> Result<u64> {
+    match bytes {
+        b if b == 4 * n || b == 8 * n => Ok(b / n),
+        b => Err(bad(name, format!("ID holds {b} bytes for {n} particles"))),
+    }
+}
+
+/// The ids of an ID block's bytes, `width` (4 or 8) each.
+fn ids_of(bytes: &[u8], width: u64, endian: Endian) -> Vec<u64> {
+    let w = width as usize;
+    bytes
+        .chunks_exact(w)
+        .map(|c| match w {
+            4 => endian.u32(c) as u64,
+            _ => endian.u64(c),
+        })
+        .collect()
+}
+
+/// Checks a MASS block's size against the header's `variable` particles.
+fn check_masses(bytes: u64, variable: u64, name: &str) -> Result<()> {
+    if bytes != 4 * variable {
+        return Err(bad(
+            name,
+            format!(
+                "MASS holds {bytes} bytes, the header's types need {}",
+                4 * variable
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A file's records positioned after its header, and the header (counts
@@ -217,19 +301,7 @@ fn read_header<'a>(bytes: &'a [u8], name: &'a str) -> Result<(Records<'a>, Heade
         name,
     };
     let hb = r.block("HEAD")?;
-    if hb.len() != HEADER_BYTES {
-        return Err(bad(
-            name,
-            format!("a {}-byte header, expected 256", hb.len()),
-        ));
-    }
-    let h = header(&r, hb);
-    if h.npart.iter().any(|&n| n > i32::MAX as u32) || !h.time.is_finite() {
-        return Err(bad(
-            name,
-            "header with negative counts or a non-finite time",
-        ));
-    }
+    let h = checked_header(endian, hb, name)?;
     Ok((r, h))
 }
 
@@ -246,10 +318,7 @@ pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u
     // Format 1: the blocks in their fixed order. Format 2: by label, in
     // any order, ID optional (some writers, pynbody's among them, leave it
     // out; particles are then numbered in file order).
-    let variable: usize = (0..6)
-        .filter(|&k| h.mass[k] == 0.0)
-        .map(|k| h.npart[k] as usize)
-        .sum();
+    let variable = h.variable() as usize;
     let (pos, vel, ids, masses) = if labelled {
         let mut found: Vec<(String, &[u8])> = Vec::new();
         while r.at < bytes.len() {
@@ -285,52 +354,16 @@ pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u
     };
     // Every block's size follows from the counts: a lying header is caught
     // before anything is allocated for it.
-    for (what, block, per) in [("POS", pos, 12), ("VEL", vel, 12)] {
-        if block.len() != per * n {
-            return Err(bad(
-                name,
-                format!(
-                    "{what} holds {} bytes, the header's {n} particles need {}",
-                    block.len(),
-                    per * n
-                ),
-            ));
-        }
-    }
+    check_vectors("POS", pos.len() as u64, n as u64, name)?;
+    check_vectors("VEL", vel.len() as u64, n as u64, name)?;
     let id: Vec<u64> = match ids {
         None => (0..n as u64).collect(),
-        Some(ids) if ids.len() == 4 * n => ids
-            .chunks_exact(4)
-            .map(|c| r.u32_at_slice(c, 0) as u64)
-            .collect(),
-        Some(ids) if ids.len() == 8 * n => ids
-            .chunks_exact(8)
-            .map(|c| {
-                let w: [u8; 8] = c.try_into().expect("8 bytes");
-                match endian {
-                    Endian::Little => u64::from_le_bytes(w),
-                    Endian::Big => u64::from_be_bytes(w),
-                }
-            })
-            .collect(),
-        Some(ids) => {
-            return Err(bad(
-                name,
-                format!("ID holds {} bytes for {n} particles", ids.len()),
-            ))
-        }
+        Some(ids) => ids_of(ids, id_width(ids.len() as u64, n as u64, name)?, endian),
     };
     let masses = match masses {
-        Some(m) if m.len() == 4 * variable => r.f32s(m),
         Some(m) => {
-            return Err(bad(
-                name,
-                format!(
-                    "MASS holds {} bytes, the header's types need {}",
-                    m.len(),
-                    4 * variable
-                ),
-            ))
+            check_masses(m.len() as u64, variable as u64, name)?;
+            r.f32s(m)
         }
         None => Vec::new(),
     };
@@ -391,13 +424,7 @@ pub fn decode_files<N: AsRef<str>, B: AsRef<[u8]>>(files: &[(N, B)]) -> Result<S
     }
     let h = first.ok_or_else(|| bad("gadget", "no files"))?;
     let name = files[0].0.as_ref();
-    // Each total is 64 bits (low word and high word): their sum can
-    // overflow in a damaged header.
-    let total = h
-        .npart_total
-        .iter()
-        .try_fold(0u64, |sum, &k| sum.checked_add(k))
-        .ok_or_else(|| bad(name, "the header's particle totals overflow"))?;
+    let total = h.total(name)?;
     if total != 0 && total != all.len() as u64 {
         return Err(bad(
             name,
@@ -452,16 +479,11 @@ fn read_at<F: std::io::Read + std::io::Seek>(
     len: u64,
     name: &str,
 ) -> Result<Vec<u8>> {
-    let io = |e: std::io::Error| crate::error::Error::Io {
-        path: name.to_string(),
-        source: e,
-    };
-    file.seek(std::io::SeekFrom::Start(offset)).map_err(io)?;
+    let failed = |e| read_error(name, e);
+    file.seek(std::io::SeekFrom::Start(offset))
+        .map_err(failed)?;
     let mut bytes = vec![0u8; len as usize];
-    file.read_exact(&mut bytes).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
-        _ => io(e),
-    })?;
+    file.read_exact(&mut bytes).map_err(failed)?;
     Ok(bytes)
 }
 
@@ -480,20 +502,13 @@ fn plan_blocks<F: std::io::Read + std::io::Seek>(
             "not a Gadget-2 file: the first record is neither the 256-byte header nor a HEAD label",
         )
     })?;
-    let word = |b: &[u8]| -> u32 {
-        let w: [u8; 4] = b.try_into().expect("4 bytes");
-        match endian {
-            Endian::Little => u32::from_le_bytes(w),
-            Endian::Big => u32::from_be_bytes(w),
-        }
-    };
     // The record at `at`: its payload (offset, bytes) and where the next
     // begins.
     let record = |file: &mut F, at: u64, what: &str| -> Result<((u64, u64), u64)> {
         if at + 4 > len {
             return Err(bad(name, format!("truncated before the {what} block")));
         }
-        let size = word(&read_at(file, at, 4, name)?) as u64;
+        let size = endian.u32(&read_at(file, at, 4, name)?) as u64;
         let end = at + 4 + size;
         if end + 4 > len {
             return Err(bad(
@@ -501,7 +516,7 @@ fn plan_blocks<F: std::io::Read + std::io::Seek>(
                 format!("the {what} block announces {size} bytes, more than the file holds"),
             ));
         }
-        let after = word(&read_at(file, end, 4, name)?) as u64;
+        let after = endian.u32(&read_at(file, end, 4, name)?) as u64;
         if after != size {
             return Err(bad(
                 name,
@@ -517,29 +532,10 @@ fn plan_blocks<F: std::io::Read + std::io::Seek>(
     // leaves some type's masses to it (the rest, gas blocks, unread).
     let mut found: Vec<(String, (u64, u64))> = Vec::new();
     let mut at = 0;
-    let header_of = |block: (u64, u64), file: &mut F| -> Result<Header> {
-        if block.1 != HEADER_BYTES as u64 {
-            return Err(bad(
-                name,
-                format!("a {}-byte header, expected 256", block.1),
-            ));
-        }
-        let hb = read_at(file, block.0, block.1, name)?;
-        let r = Records {
-            b: &hb,
-            at: 0,
-            endian,
-            labelled,
-            name,
-        };
-        let h = header(&r, &hb);
-        if h.npart.iter().any(|&n| n > i32::MAX as u32) || !h.time.is_finite() {
-            return Err(bad(
-                name,
-                "header with negative counts or a non-finite time",
-            ));
-        }
-        Ok(h)
+    let header_of = |(at, size): (u64, u64), file: &mut F| -> Result<Header> {
+        // A header record of any other size is refused unread.
+        check_header_size(size, name)?;
+        checked_header(endian, &read_at(file, at, size, name)?, name)
     };
     let header = if labelled {
         while at < len {
@@ -562,9 +558,8 @@ fn plan_blocks<F: std::io::Read + std::io::Seek>(
         let (head, next) = record(file, 0, "HEAD")?;
         let h = header_of(head, file)?;
         at = next;
-        let variable = (0..6).any(|k| h.mass[k] == 0.0 && h.npart[k] > 0);
         for label in ["POS", "VEL", "ID", "MASS"] {
-            if label == "MASS" && !variable {
+            if label == "MASS" && h.variable() == 0 {
                 break;
             }
             let (block, after) = record(file, at, label)?;
@@ -610,52 +605,19 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
     if n == 0 {
         return Err(bad(name, "header announces no particles"));
     }
-    let total = h
-        .npart_total
-        .iter()
-        .try_fold(0u64, |sum, &k| sum.checked_add(k))
-        .ok_or_else(|| bad(name, "the header's particle totals overflow"))?;
+    let total = h.total(name)?;
     if total != 0 && total != n {
         return Err(bad(
             name,
             format!("the files hold {n} particles, the header's total is {total}"),
         ));
     }
-    let variable: u64 = (0..6)
-        .filter(|&k| h.mass[k] == 0.0)
-        .map(|k| h.npart[k] as u64)
-        .sum();
-    for (what, (_, size), per) in [("POS", b.pos, 12), ("VEL", b.vel, 12)] {
-        if size != per * n {
-            return Err(bad(
-                name,
-                format!(
-                    "{what} holds {size} bytes, the header's {n} particles need {}",
-                    per * n
-                ),
-            ));
-        }
-    }
-    let id_bytes = match b.id {
-        None => None,
-        Some((_, size)) if size == 4 * n || size == 8 * n => Some(size / n),
-        Some((_, size)) => {
-            return Err(bad(
-                name,
-                format!("ID holds {size} bytes for {n} particles"),
-            ))
-        }
-    };
+    let variable = h.variable();
+    check_vectors("POS", b.pos.1, n, name)?;
+    check_vectors("VEL", b.vel.1, n, name)?;
+    let id_bytes = b.id.map(|(_, size)| id_width(size, n, name)).transpose()?;
     match b.mass {
-        Some((_, size)) if variable > 0 && size != 4 * variable => {
-            return Err(bad(
-                name,
-                format!(
-                    "MASS holds {size} bytes, the header's types need {}",
-                    4 * variable
-                ),
-            ))
-        }
+        Some((_, size)) if variable > 0 => check_masses(size, variable, name)?,
         None if variable > 0 => return Err(bad(name, "no MASS block")),
         _ => {}
     }
@@ -673,14 +635,6 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
             .sum()
     };
     let endian = b.endian;
-    let f32_of = |c: &[u8]| -> f32 {
-        let w: [u8; 4] = c.try_into().expect("4 bytes");
-        match endian {
-            Endian::Little => f32::from_le_bytes(w),
-            Endian::Big => f32::from_be_bytes(w),
-        }
-    };
-    let vector = |c: &[u8]| -> [f32; 3] { std::array::from_fn(|k| f32_of(&c[4 * k..4 * k + 4])) };
     let mut p = Particles {
         pos_mass: Vec::with_capacity(range.len()),
         vel: Vec::with_capacity(range.len()),
@@ -699,15 +653,7 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
         let ids = match (b.id, id_bytes) {
             (Some(block), Some(w)) => {
                 let (at, _) = slice(block, w, first);
-                let bytes = read_at(file, at, w * count, name)?;
-                bytes
-                    .chunks_exact(w as usize)
-                    .map(|c| match (w, endian) {
-                        (4, _) => u32::from_le_bytes(word_le(c, endian)) as u64,
-                        (_, Endian::Little) => u64::from_le_bytes(c.try_into().expect("8 bytes")),
-                        (_, Endian::Big) => u64::from_be_bytes(c.try_into().expect("8 bytes")),
-                    })
-                    .collect()
+                ids_of(&read_at(file, at, w * count, name)?, w, endian)
             }
             _ => (first as u64..last as u64).collect::<Vec<u64>>(),
         };
@@ -715,7 +661,7 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
         let masses = match b.mass {
             Some((at, _)) if v1 > v0 => {
                 let bytes = read_at(file, at + 4 * v0 as u64, 4 * (v1 - v0) as u64, name)?;
-                bytes.chunks_exact(4).map(f32_of).collect()
+                bytes.chunks_exact(4).map(|c| endian.f32(c)).collect()
             }
             _ => Vec::new(),
         };
@@ -729,10 +675,11 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
                 h.mass[t] as f32
             };
             p.pos_mass.push(PosMass {
-                pos: vector(&pos[12 * j..12 * j + 12]),
+                pos: endian.vector(&pos[12 * j..12 * j + 12]),
                 mass,
             });
-            p.vel.push(Velocity::new(vector(&vel[12 * j..12 * j + 12])));
+            p.vel
+                .push(Velocity::new(endian.vector(&vel[12 * j..12 * j + 12])));
             types.push(t as u8);
         }
         p.id.extend(ids);
@@ -750,15 +697,6 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
         n: n as usize,
         typed: true,
     }))
-}
-
-/// A 4-byte word of `endian` as little-endian bytes.
-fn word_le(c: &[u8], endian: Endian) -> [u8; 4] {
-    let mut w: [u8; 4] = c.try_into().expect("4 bytes");
-    if endian == Endian::Big {
-        w.reverse();
-    }
-    w
 }
 
 /// Gadget's type of a particle of `kind` (`None`: untyped, halo).

@@ -354,6 +354,18 @@ pub(crate) fn bad(name: &str, problem: impl Into<String>) -> Error {
     }
 }
 
+/// A failed read of a snapshot: one that ran out of bytes is a truncated
+/// file (`bad`), anything else the I/O error it is.
+pub(crate) fn read_error(name: &str, source: std::io::Error) -> Error {
+    match source.kind() {
+        std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
+        _ => Error::Io {
+            path: name.to_string(),
+            source,
+        },
+    }
+}
+
 /// Checks a decoded snapshot with the same rules as every solver input.
 pub(crate) fn checked(snap: Snapshot, name: &str) -> Result<Snapshot> {
     snap.particles.validate().map_err(|p| bad(name, p))?;

@@ -5,7 +5,7 @@
 //! in the bytes of the eps and phi fields. Both byte orders are read (the
 //! order is recognised from `ndim == 3`), and both flavours are written.
 
-use super::{bad, checked, FileShare, Snapshot};
+use super::{bad, checked, read_error, FileShare, Snapshot};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{PosMass, Velocity};
 use crate::state::parallel::{for_each_pair, indices_where, map_indices, sum_by_chunks};
@@ -434,13 +434,6 @@ fn read_records(
     range: std::ops::Range<usize>,
     name: &str,
 ) -> Result<(Particles, Vec<f32>, Option<f32>)> {
-    let read_error = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
-        _ => Error::Io {
-            path: name.to_string(),
-            source: e,
-        },
-    };
     let n = range.len();
     let mut chunk = Vec::new();
     // Zeroed pages take memory only as the records fill them.
@@ -460,7 +453,9 @@ fn read_records(
             let records = left.min(CHUNK_RECORDS);
             left -= records;
             chunk.resize(records * size, 0);
-            source.read_exact(&mut chunk).map_err(read_error)?;
+            source
+                .read_exact(&mut chunk)
+                .map_err(|e| read_error(name, e))?;
             // Parsed on every core into the records' places.
             let parse = |j: usize| {
                 parse_record(
@@ -501,13 +496,7 @@ pub fn decode_from(mut source: impl Read, len: u64, name: &str) -> Result<Snapsh
     let head_len = len.min(HEADER_BYTES as u64) as usize;
     source
         .read_exact(&mut head[..head_len])
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => bad(name, "truncated while it was read"),
-            _ => Error::Io {
-                path: name.to_string(),
-                source: e,
-            },
-        })?;
+        .map_err(|e| read_error(name, e))?;
     let l = Layout::of(&head[..head_len], len, name)?;
     let mut source = (&head[l.header_bytes..head_len]).chain(source);
     let (particles, potential, softening) = read_records(&mut source, &l, 0..l.n(), name)?;
