@@ -11,7 +11,9 @@ use pollster::block_on;
 use webgrav::cluster::comm::{Comm, CommRanks, CommSums, ThreadComm};
 use webgrav::cluster::decomposition::{decompose, decompose_timed, DecomposeParts, RankParticles};
 use webgrav::cluster::let_tree::EssentialTree;
-use webgrav::cluster::run::{upload, ClusterDiagnostics, ClusterParams, ClusterRun, Rebalance};
+use webgrav::cluster::run::{
+    first_domains, upload, ClusterDiagnostics, ClusterParams, ClusterRun, Rebalance,
+};
 use webgrav::cluster::solver::{DistributedTree, EvaluationReport};
 use webgrav::direct::reference::{acc_errors, forces, forces_on, pot_errors};
 use webgrav::gpu::layout::{AccPot, PosMass, Velocity};
@@ -607,6 +609,89 @@ fn redraws_on_the_gpu_move_the_particles_as_the_host_does() {
         });
         eprintln!("P = {p}: {moved} particles changed rank");
         assert!(moved > 0, "P = {p}: the redraw moved nothing");
+    }
+}
+
+/// A run's first domains are drawn on the GPU (`first_domains`): each
+/// rank's share uploaded as it is and redrawn by count, giving the
+/// particles, in their order, that the host's `decompose` (a work of 1
+/// each) and `upload` give: from shares of unequal sizes, and with cuts
+/// moved to the particle for a capacity of N/P; and a start where one
+/// rank holds everything, which the host decomposes.
+#[test]
+fn a_runs_first_domains_are_drawn_on_the_gpu_as_the_host_draws_them() {
+    let mut particles = Model::Plummer.generate(5000, 3).unwrap();
+    // Shuffled (a file's order need not follow space): most particles
+    // change rank.
+    let n = particles.len();
+    let order: Vec<usize> = {
+        let mut o: Vec<usize> = (0..n).collect();
+        o.sort_by_key(|&k| mix(k as u64 ^ 0x5eed));
+        o
+    };
+    particles = Particles {
+        pos_mass: order.iter().map(|&k| particles.pos_mass[k]).collect(),
+        vel: order.iter().map(|&k| particles.vel[k]).collect(),
+        id: order.iter().map(|&k| particles.id[k]).collect(),
+    };
+    for (p, capped) in [(2, false), (3, false), (3, true), (2, true)] {
+        for one_holds_all in [false, true] {
+            std::thread::scope(|s| {
+                let particles = &particles;
+                for comm in ThreadComm::ranks(p) {
+                    s.spawn(move || {
+                        let ctx = common::gpu();
+                        let r = comm.rank();
+                        // Rank r holds (r + 1) parts of P(P + 1)/2, or
+                        // with capped cuts 1/P (a share over the capacity
+                        // would send the start to the host).
+                        let weight = |r: usize| match capped {
+                            true => r * n / p,
+                            false => (r * (r + 1) / 2) * n / (p * (p + 1) / 2),
+                        };
+                        let range = match one_holds_all {
+                            true if r == 0 => 0..n,
+                            true => 0..0,
+                            false => weight(r)..weight(r + 1),
+                        };
+                        let mut mine = RankParticles::of_range(particles, range);
+                        // (Work the start must not read.)
+                        mine.work
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(k, w)| *w = k as f32);
+                        let capacity = match capped {
+                            true => n.div_ceil(p) as u64,
+                            false => n as u64,
+                        };
+                        let config = short_run_params(Rebalance::Every(0)).tree;
+                        let mut unit = mine.clone();
+                        unit.work.fill(1.0);
+                        let host = decompose_timed(&comm, unit, capacity, &mut Default::default());
+                        let host = host.unwrap();
+                        let mut parts = Default::default();
+                        let (_solver, state, ids) = block_on(first_domains(
+                            &ctx,
+                            &comm,
+                            mine,
+                            (config, capacity),
+                            &mut parts,
+                        ))
+                        .unwrap();
+                        let gpu = block_on(state.read(&ctx)).unwrap();
+                        let case =
+                            format!("P = {p}, capped {capped}, all on 0 {one_holds_all}, rank {r}");
+                        assert!(ids.len() as u64 <= capacity, "{case}");
+                        assert_eq!(ids, host.id, "{case}");
+                        assert!(gpu.index.iter().enumerate().all(|(k, &i)| i == k as u32));
+                        assert!(gpu.pos_mass == host.pos_mass, "{case}");
+                        assert!(gpu.vel == host.vel, "{case}");
+                        assert!(gpu.acc_pot == host.acc_pot, "{case}");
+                        assert_eq!(parts.on_host, one_holds_all, "{case}");
+                    });
+                }
+            });
+        }
     }
 }
 

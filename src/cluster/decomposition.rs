@@ -150,7 +150,7 @@ fn candidates(keys: &[u64], work: &[f32], stride: usize) -> Vec<CutCandidate> {
 
 /// The candidates' keys with the work of one per particle: the fallback
 /// cut by count, for `n` particles.
-fn counted(candidates: &[CutCandidate], stride: usize, n: usize) -> Vec<CutCandidate> {
+pub fn counted(candidates: &[CutCandidate], stride: usize, n: usize) -> Vec<CutCandidate> {
     candidates
         .iter()
         .enumerate()

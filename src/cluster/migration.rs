@@ -1,23 +1,22 @@
 //! A redraw of the domains that keeps the particles on the GPU (drives
 //! `shaders/migration.wgsl`): keys, cuts and destinations on the GPU
 //! (`domain_keys`), a stable radix sort by destination (this rank's own
-//! first), then only the particles that change rank cross the host; the
-//! sorted arrays, with room for the arrivals after the stayers, become
-//! the new state, and its upload indices are written on the GPU. The
+//! first), then only the particles that change rank cross the host, as
+//! slices of the arrays read back (`Comm::exchange`); the sorted arrays,
+//! with room for the arrivals after the stayers, become the new state,
+//! and its upload indices are written on the GPU. The
 //! result is `decomposition::decompose`'s
 //! followed by `run::upload`, bit for bit (`tests/cluster.rs`): the
 //! stayers in their order, then the arrivals by source rank.
 
 use super::comm::Comm;
-use super::decomposition::{
-    balanced_cuts, exchange, global_bounds, packed, CurveFrame, DecomposeParts, Migrant,
-};
+use super::decomposition::{balanced_cuts, counted, global_bounds, CurveFrame, DecomposeParts};
 use super::domain_keys::{local_box, DomainKeys};
 use crate::error::Result;
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
-use crate::gpu::layout::{AccPot, PosMass, Velocity, WORKGROUP_SIZE};
+use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::GpuContext;
 use crate::state::particles::in_upload_order;
 use crate::state::GpuParticles;
@@ -60,16 +59,30 @@ pub fn build_kernels(device: &wgpu::Device) {
 /// Bytes of one record of each state array.
 const RECORD: u64 = 16;
 
-/// Moves every particle of `tree`'s state (global ids `ids[state.id]`,
-/// work from its last walk's interaction counts) to the rank whose run of
-/// the curve holds it, as `decompose` does on the host. Every rank calls
-/// it together; each gets its new state (upload indices 0..n) and ids,
-/// at most `capacity` particles.
+/// When a redraw is made, which decides what its cuts share out and what
+/// travels with the particles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moment {
+    /// During a run: the cuts share out the interactions of the tree's
+    /// last walk, and the forces travel (the next step kicks with them).
+    Running,
+    /// A run's first domains: the cuts share out the particles (no walk
+    /// has counted yet; as `decompose` with a work of 1 each), and the
+    /// forces stay behind (the run's first evaluation makes them: the
+    /// arrivals' are zero).
+    Start,
+}
+
+/// Moves every particle of `tree`'s state (global ids `ids[state.id]`)
+/// to the rank whose run of the curve holds it, as `decompose` does on
+/// the host, the runs cut as `moment` says. Every rank calls it together;
+/// each gets its new state (upload indices 0..n) and ids, at most
+/// `capacity` particles.
 pub async fn redraw(
     ctx: &GpuContext,
     comm: &dyn Comm,
-    tree: &TreeSolver,
-    ids: &[u64],
+    (tree, ids): (&TreeSolver, &[u64]),
+    moment: Moment,
     capacity: u64,
     parts: &mut DecomposeParts,
 ) -> Result<(GpuParticles, Vec<u64>)> {
@@ -84,7 +97,10 @@ pub async fn redraw(
     };
     let keys = DomainKeys::new(d, tree, (me, p));
     let frame = CurveFrame::around(&global_bounds(comm, local_box(ctx, tree).await?));
-    let candidates = keys.candidates(ctx, frame).await?;
+    let mut candidates = keys.candidates(ctx, frame).await?;
+    if moment == Moment::Start {
+        candidates = counted(&candidates, keys.stride, n);
+    }
     parts.keys_s = lap();
     let shares = balanced_cuts(comm, &candidates, (keys.stride, n), capacity, |cuts| {
         keys.local_counts(ctx, cuts)
@@ -126,17 +142,23 @@ pub async fn redraw(
         pack.dispatch(&mut pass, &bind, dispatch_size(d, n as u32, WORKGROUP_SIZE));
     }
     q.submit(Some(encoder.finish()));
-    // Where each rank's particles start in the moved arrays.
+    // Where each rank's particles start among the leavers.
     let stayers = shares.mine[me] as usize;
     let mut first = vec![0; p];
-    let mut at = stayers;
+    let mut at = 0;
     for r in (1..p).map(|k| (me + k) % p) {
         first[r] = at;
         at += shares.mine[r] as usize;
     }
+    // The state's arrays that travel with the particles: at the start the
+    // forces do not (the run's first evaluation makes them).
+    let travel = match moment {
+        Moment::Running => &[&moved_pos_mass, &moved_vel, &moved_acc_pot][..],
+        Moment::Start => &[&moved_pos_mass, &moved_vel][..],
+    };
     let mut ranges = Vec::new();
     if stayers < n {
-        for buffer in [&moved_pos_mass, &moved_vel, &moved_acc_pot] {
+        for &buffer in travel {
             let leavers = (n - stayers) as u64 * RECORD;
             ranges.push((buffer, stayers as u64 * RECORD, leavers));
         }
@@ -145,40 +167,57 @@ pub async fn redraw(
         ranges.push((&keys.order, 0, 4 * n as u64));
     }
     let read = read_buffer_ranges(d, q, &ranges).await?;
-    let leaving = |k: usize| -> &[u8] { read.get(k).filter(|_| stayers < n).map_or(&[], |v| v) };
-    let pos_mass = records::<PosMass>(leaving(0));
-    let vel = records::<Velocity>(leaving(1));
-    let acc_pot = records::<AccPot>(leaving(2));
     let upload_index = records::<u32>(read.last().map_or(&[][..], |v| &v[..]));
-    // Leaver j of the moved arrays is read back at j − stayers.
-    let migrant = |j: usize| Migrant {
-        pos_mass: pos_mass[j - stayers],
-        vel: vel[j - stayers],
-        acc_pot: acc_pot[j - stayers],
-        id: ids[upload_index[j] as usize],
-        // (Not used by the receiver: the next walk counts afresh.)
-        work: 0.0,
-        _pad: 0,
-    };
-    let outgoing: Vec<Vec<u8>> = (0..p)
-        .map(|r| match r == me {
-            true => Vec::new(),
-            false => packed(shares.mine[r] as usize, |k| migrant(first[r] + k)),
+    let leaver_ids: Vec<u64> = upload_index[stayers..]
+        .par_iter()
+        .map(|&i| ids[i as usize])
+        .collect();
+    // Each rank's message: its leavers' arrays one after the other, then
+    // their ids (slices of what was read back: nothing is packed).
+    let outgoing: Vec<Vec<&[u8]>> = (0..p)
+        .map(|r| {
+            let count = shares.mine[r] as usize;
+            if r == me || count == 0 {
+                return Vec::new();
+            }
+            let leavers = first[r]..first[r] + count;
+            let bytes = RECORD as usize * leavers.start..RECORD as usize * leavers.end;
+            let mut pieces: Vec<&[u8]> = read[..travel.len()]
+                .iter()
+                .map(|array| &array[bytes.clone()])
+                .collect();
+            pieces.push(bytemuck::cast_slice(&leaver_ids[leavers]));
+            pieces
         })
         .collect();
     parts.pack_s = lap();
-    let arrived = exchange(comm, outgoing);
+    // The arrivals written after the stayers, by source rank, straight
+    // from where they arrived.
+    let mut next_ids: Vec<u64> = upload_index[..stayers]
+        .par_iter()
+        .map(|&i| ids[i as usize])
+        .collect();
+    let mut arrived = stayers;
+    let per_particle = RECORD as usize * travel.len() + std::mem::size_of::<u64>();
+    comm.exchange(&outgoing, &mut |messages| {
+        for message in messages.iter().filter(|m| !m.is_empty()) {
+            let count = message.len() / per_particle;
+            let (arrays, id_bytes) = message.split_at(RECORD as usize * travel.len() * count);
+            for (&buffer, array) in travel.iter().zip(arrays.chunks(RECORD as usize * count)) {
+                q.write_buffer(buffer, arrived as u64 * RECORD, array);
+            }
+            // (A message need not start on a u64's boundary.)
+            next_ids.par_extend(
+                id_bytes
+                    .par_chunks_exact(8)
+                    .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes"))),
+            );
+            arrived += count;
+        }
+    });
     parts.alltoall_s = lap();
-    debug_assert_eq!(new_n, stayers + arrived.len());
-    if !arrived.is_empty() {
-        let at = stayers as u64 * RECORD;
-        let pos_mass: Vec<PosMass> = arrived.par_iter().map(|m| m.pos_mass).collect();
-        let vel: Vec<Velocity> = arrived.par_iter().map(|m| m.vel).collect();
-        let acc_pot: Vec<AccPot> = arrived.par_iter().map(|m| m.acc_pot).collect();
-        q.write_buffer(&moved_pos_mass, at, bytemuck::cast_slice(&pos_mass));
-        q.write_buffer(&moved_vel, at, bytemuck::cast_slice(&vel));
-        q.write_buffer(&moved_acc_pot, at, bytemuck::cast_slice(&acc_pot));
-    }
+    debug_assert_eq!(arrived, new_n);
+    drop(outgoing);
     let next = GpuParticles {
         n: new_n as u32,
         pos_mass: moved_pos_mass,
@@ -186,11 +225,6 @@ pub async fn redraw(
         acc_pot: moved_acc_pot,
         id: in_upload_order(ctx, new_n as u32),
     };
-    let mut next_ids: Vec<u64> = upload_index[..stayers]
-        .par_iter()
-        .map(|&i| ids[i as usize])
-        .collect();
-    next_ids.par_extend(arrived.par_iter().map(|m| m.id));
     parts.gather_s = lap();
     Ok((next, next_ids))
 }

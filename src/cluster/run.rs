@@ -5,7 +5,7 @@
 
 use super::comm::{allgather_records, Comm};
 use super::decomposition::{decompose_timed, DecomposeParts, RankParticles};
-use super::migration;
+use super::migration::{self, Moment};
 use super::solver::{DistributedTree, EvaluationReport};
 use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
@@ -180,6 +180,9 @@ pub struct RedrawParts {
     pub upload_s: f64,
     /// The solver and the integrator set up for them.
     pub setup_s: f64,
+    /// Whether the host drew the domains (a start whose shares some GPU
+    /// could not take as they were: `first_domains`).
+    pub on_host: bool,
 }
 
 impl RedrawParts {
@@ -223,13 +226,12 @@ impl ClusterRun {
         }
         let mut parts = RedrawParts::default();
         let capacity = rank_capacity(ctx, comm);
-        let (state, ids) = redistribute(ctx, comm, (mine, capacity), &mut parts)?;
+        let (solver, state, ids) =
+            first_domains(ctx, comm, mine, (params.tree, capacity), &mut parts).await?;
         let clock = std::time::Instant::now();
-        let solver =
-            DistributedTree::with_room(ctx, &state, params.tree, room_for(state.n, capacity))?;
         let (leapfrog, block) = integrators(ctx, &state, &solver, &params);
         migration::build_kernels(&ctx.device);
-        parts.setup_s = clock.elapsed().as_secs_f64();
+        parts.setup_s += clock.elapsed().as_secs_f64();
         let mut run = Self {
             state,
             solver,
@@ -241,8 +243,8 @@ impl ClusterRun {
             base_steps: steps,
             steps,
             // What a redraw will cost, until one is measured: the start's
-            // decomposition (on the host, every particle moving), without
-            // the set-up's pipelines (built once: `gpu::kernel_cache`).
+            // (every particle moving), without the set-up's pipelines
+            // (built once: `gpu::kernel_cache`).
             rebalance_s: parts.decompose_s + parts.upload_s,
             redraw_parts: parts,
             redraws: 1,
@@ -426,8 +428,8 @@ impl ClusterRun {
         let redrawn = migration::redraw(
             ctx,
             comm,
-            &self.solver.tree,
-            &self.ids,
+            (&self.solver.tree, &self.ids),
+            Moment::Running,
             capacity.min(self.capacity),
             &mut parts.decompose,
         )
@@ -667,20 +669,62 @@ async fn deepest_of_all(ctx: &GpuContext, comm: &dyn Comm, block: &BlockSteps) -
     Ok(deepest)
 }
 
-/// `decompose` then `upload`, timed into `parts`.
-fn redistribute(
+/// A run's first domains, and this rank's solver set up for them: each
+/// rank's `mine` is uploaded as it is, a solver set up on it, and the
+/// domains drawn on the GPU as every later redraw is drawn
+/// (`migration::redraw`), by particle count (no walk has counted work
+/// yet; `mine.work` is not read). The particles and their order are
+/// `decompose`'s and `upload`'s on the host with a work of 1 each
+/// (`tests/cluster.rs`), without the host's keys, gathers and copies (6 s
+/// of a start at 1.26·10^8 particles a rank, 2026-12-01). Where some rank
+/// holds none, or more than a GPU holds (a file read whole by one rank),
+/// the host decomposes instead. Every rank calls it together; `parts`
+/// gets the times.
+pub async fn first_domains(
     ctx: &GpuContext,
     comm: &dyn Comm,
-    (mine, capacity): (RankParticles, u64),
+    mut mine: RankParticles,
+    (config, capacity): (TreeConfig, u64),
     parts: &mut RedrawParts,
-) -> Result<(GpuParticles, Vec<u64>)> {
+) -> Result<(DistributedTree, GpuParticles, Vec<u64>)> {
+    let held = allgather_records(comm, &[mine.len() as u64]);
+    let on_gpu = held.iter().all(|c| (1..=capacity).contains(&c[0]));
+    if !on_gpu {
+        parts.on_host = true;
+        mine.work.fill(1.0);
+        let clock = std::time::Instant::now();
+        let mine = decompose_timed(comm, mine, capacity, &mut parts.decompose)?;
+        parts.decompose_s = clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
+        let (state, ids) = upload(ctx, mine)?;
+        parts.upload_s = clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
+        let solver = DistributedTree::with_room(ctx, &state, config, room_for(state.n, capacity))?;
+        parts.setup_s = clock.elapsed().as_secs_f64();
+        return Ok((solver, state, ids));
+    }
     let clock = std::time::Instant::now();
-    let mine = decompose_timed(comm, mine, capacity, &mut parts.decompose)?;
+    let (dealt, dealt_ids) = upload(ctx, mine)?;
+    parts.upload_s = clock.elapsed().as_secs_f64();
+    let clock = std::time::Instant::now();
+    let mut solver = DistributedTree::with_room(ctx, &dealt, config, room_for(dealt.n, capacity))?;
+    parts.setup_s = clock.elapsed().as_secs_f64();
+    let clock = std::time::Instant::now();
+    let (state, ids) = migration::redraw(
+        ctx,
+        comm,
+        (&solver.tree, &dealt_ids),
+        Moment::Start,
+        capacity,
+        &mut parts.decompose,
+    )
+    .await?;
+    drop((dealt, dealt_ids));
     parts.decompose_s = clock.elapsed().as_secs_f64();
     let clock = std::time::Instant::now();
-    let uploaded = upload(ctx, mine)?;
-    parts.upload_s = clock.elapsed().as_secs_f64();
-    Ok(uploaded)
+    solver.redrawn(ctx, &state, room_for(state.n, capacity))?;
+    parts.setup_s += clock.elapsed().as_secs_f64();
+    Ok((solver, state, ids))
 }
 
 /// Uploads a rank's particles (forces included, for the next kick).
