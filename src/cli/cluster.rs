@@ -59,12 +59,12 @@ pub async fn run_under_mpirun(a: RunArgs) -> Result<ExitCode> {
         rank: comm.rank(),
         ranks: comm.size(),
     };
-    let (a, resumed) = match resolve(a, Some(share)) {
-        Ok(resolved) => resolved,
-        // Every rank read the same file.
-        Err(e) => return Ok(refused_by_every_rank(&comm, Some(&e))),
-    };
-    run(a, comm, resumed).await
+    // (Each rank read its own share, and on a cluster perhaps its own
+    // host's copy of the file: one may fail where the others do not.)
+    match agreed(&comm, resolve(a, Some(share))) {
+        Ok((a, resumed)) => run(a, comm, resumed).await,
+        Err(refused) => Ok(refused),
+    }
 }
 
 /// Keeps the memory the process frees for its next allocations, as Open
@@ -88,11 +88,9 @@ fn keep_freed_memory() {
 /// `comm` (every rank calls it).
 async fn run(a: RunArgs, comm: MpiComm, resumed: Option<Checkpoint>) -> Result<ExitCode> {
     keep_freed_memory();
-    let checked = check(&a, resumed.as_ref());
-    let plan = match checked {
+    let plan = match agreed(&comm, check(&a, resumed.as_ref())) {
         Ok(plan) => plan,
-        // Every rank found the same.
-        Err(e) => return Ok(refused_by_every_rank(&comm, Some(&e))),
+        Err(refused) => return Ok(refused),
     };
     match run_checked(&a, &comm, plan, resumed).await {
         Ok(code) => Ok(code),
@@ -116,6 +114,21 @@ fn refused_by_every_rank(comm: &dyn Comm, e: Option<&Error>) -> ExitCode {
     }
     comm.barrier();
     ExitCode::FAILURE
+}
+
+/// `outcome`, of a step every rank took on its own, where every rank's
+/// succeeded; otherwise the exit code of a run refused on every rank
+/// (`refused_by_every_rank`), so that no rank goes on into collectives
+/// that the others have left.
+fn agreed<T>(comm: &dyn Comm, outcome: Result<T>) -> std::result::Result<T, ExitCode> {
+    let failed = allgather_records(comm, &[outcome.is_err() as u64])
+        .iter()
+        .any(|f| f[0] == 1);
+    match outcome {
+        Ok(done) if !failed => Ok(done),
+        Ok(_) => Err(refused_by_every_rank(comm, None)),
+        Err(e) => Err(refused_by_every_rank(comm, Some(&e))),
+    }
 }
 
 /// Where a run's first particles come from.
@@ -270,12 +283,10 @@ async fn run_checked(
                                 true => Some(a.initial.load_whole().await),
                                 false => None,
                             };
-                            let failed = matches!(read, Some(Err(_))) as u64;
-                            if allgather_records(comm, &[failed])[0][0] == 1 {
-                                let e = read.and_then(|r| r.err());
-                                return Ok(refused_by_every_rank(comm, e.as_ref()));
+                            match agreed(comm, read.transpose()) {
+                                Ok(whole) => Input::Whole(whole),
+                                Err(refused) => return Ok(refused),
                             }
-                            Input::Whole(read.transpose()?)
                         }
                     },
                 },
@@ -884,4 +895,38 @@ fn log_line(
         line["particles_per_level"] = levels.clone().into();
     }
     Ok(Some(line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::comm::ThreadComm;
+
+    /// One rank's failure stops every rank, and where all succeed each
+    /// keeps its own outcome.
+    #[test]
+    fn a_step_one_rank_failed_is_refused_on_every_rank() {
+        for failing in [None, Some(0), Some(2)] {
+            let outcomes: Vec<std::result::Result<usize, ExitCode>> = std::thread::scope(|s| {
+                let handles: Vec<_> = ThreadComm::ranks(3)
+                    .into_iter()
+                    .map(|comm| {
+                        s.spawn(move || {
+                            let r = comm.rank();
+                            let outcome = match Some(r) == failing {
+                                true => Err(Error::InvalidParameter(format!("rank {r}'s file"))),
+                                false => Ok(r),
+                            };
+                            agreed(&comm, outcome)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            match failing {
+                None => assert!(outcomes.iter().enumerate().all(|(r, o)| o == &Ok(r))),
+                Some(_) => assert!(outcomes.iter().all(|o| o.is_err()), "{failing:?}"),
+            }
+        }
+    }
 }
