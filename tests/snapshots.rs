@@ -689,12 +689,120 @@ fn shares_of_a_gadget_file_are_slices_of_the_whole() {
         "{:?}",
         read.map(|_| ())
     );
-    // A snapshot of several files: one process reads it whole.
-    let share = RankShare { rank: 0, ranks: 2 };
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Gadget-2 snapshot of several files is read in shares too, from any
+/// of its files or its stem, each share its slice of the whole across the
+/// files' edges: the two-file fixture; a galaxy written as three files
+/// (each with its own MASS block); and a format-2 snapshot without IDs
+/// in two files, whose particles are numbered across them, so no two
+/// share an id. A particle damaged in the second file is named by that
+/// file and its index there.
+#[test]
+fn shares_of_a_gadget_snapshot_of_several_files_are_slices_of_the_whole() {
+    let dir = std::env::temp_dir().join(format!("webgrav-gadget-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 900;
+    let mut snap = Snapshot {
+        particles: Model::Plummer.generate(n, 5).unwrap(),
+        potential: None,
+        types: Some((0..n).map(|k| [1, 2, 4][k % 3]).collect()),
+        ..sample()
+    };
+    for (k, p) in snap.particles.pos_mass.iter_mut().enumerate() {
+        p.mass *= 1.0 + (k % 3 == 0) as u8 as f32 * k as f32 * 1e-3;
+    }
+    // Thirds of the galaxy, each encoded alone, then told in its header
+    // that it is one of three files of the whole (format 1: the header's
+    // payload after its 4-byte marker).
+    let thirds: Vec<Vec<u8>> = (0..3)
+        .map(|k| {
+            Format::Gadget
+                .encode(&snap.subset(&(k * n / 3..(k + 1) * n / 3).collect::<Vec<_>>()))
+                .unwrap()
+        })
+        .collect();
+    let galaxy = dir.join("galaxy");
+    let npart = |b: &[u8], at: usize| -> Vec<u32> {
+        (0..6)
+            .map(|t| u32::from_le_bytes(b[at + 4 * t..at + 4 * t + 4].try_into().unwrap()))
+            .collect()
+    };
+    let as_one_of = |mut file: Vec<u8>, totals: &[u32], files: u32, at: usize| {
+        for (t, total) in totals.iter().enumerate() {
+            file[at + 96 + 4 * t..at + 100 + 4 * t].copy_from_slice(&total.to_le_bytes());
+        }
+        file[at + 124..at + 128].copy_from_slice(&files.to_le_bytes());
+        file
+    };
+    let totals: Vec<u32> = (0..6)
+        .map(|t| thirds.iter().map(|b| npart(b, 4)[t]).sum())
+        .collect();
+    for (k, third) in thirds.iter().enumerate() {
+        let file = as_one_of(third.clone(), &totals, 3, 4);
+        std::fs::write(format!("{}.{k}", galaxy.display()), file).unwrap();
+    }
+    // pynbody's format 2 (no ID block) twice over, as two files (the
+    // header's payload after the label record and its marker).
+    let pynbody = std::fs::read(fixture("corpus/pynbody-format2.gadget")).unwrap();
+    let twice: Vec<u32> = npart(&pynbody, 20).iter().map(|c| 2 * c).collect();
+    let unnumbered = dir.join("unnumbered");
+    for k in 0..2 {
+        let file = as_one_of(pynbody.clone(), &twice, 2, 20);
+        std::fs::write(format!("{}.{k}", unnumbered.display()), file).unwrap();
+    }
+    let path = |stem: &std::path::Path, k: &str| format!("{}{k}", stem.display());
+    let unnumbered_whole = webgrav::snapshot::read_file(&path(&unnumbered, ".0")).unwrap();
+    let mut ids = unnumbered_whole.particles.id.clone();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(
+        ids.len(),
+        unnumbered_whole.particles.len(),
+        "ids repeat across the files"
+    );
+    for (stem, files) in [
+        (std::path::PathBuf::from(fixture("fixtures/two-files")), 2),
+        (galaxy.clone(), 3),
+        (unnumbered.clone(), 2),
+    ] {
+        let whole = webgrav::snapshot::read_file(&path(&stem, ".0")).unwrap();
+        if stem == galaxy {
+            assert_eq!(whole.particles.len(), n);
+        }
+        let names = (0..files).map(|k| format!(".{k}")).chain([String::new()]);
+        for name in names {
+            for ranks in [1, 2, 3, 7] {
+                shares_of_whole(&path(&stem, &name), &whole, ranks);
+            }
+        }
+    }
+    // Particle 5 of the second file made NaN (its y, as above): named by
+    // that file and its index there, by the one share that holds it.
+    let second = format!("{}.1", galaxy.display());
+    let mut damaged = std::fs::read(&second).unwrap();
+    let y = 264 + 4 + 12 * 5 + 4;
+    damaged[y..y + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&second, damaged).unwrap();
+    let failed: Vec<String> = (0..3)
+        .filter_map(|rank| {
+            match read_share(&path(&galaxy, ".0"), RankShare { rank, ranks: 3 }, |_| {
+                Ok(())
+            }) {
+                Ok(share) => {
+                    assert!(share.is_some());
+                    None
+                }
+                Err(Error::BadSnapshot { path, problem }) => Some(format!("{path}: {problem}")),
+                Err(e) => panic!("{e}"),
+            }
+        })
+        .collect();
+    let says = format!("{second}: particle 5: non-finite position");
     assert!(
-        read_share(&fixture("fixtures/two-files.0"), share, |_| Ok(()))
-            .unwrap()
-            .is_none()
+        failed.len() == 1 && failed[0].starts_with(&says),
+        "{failed:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

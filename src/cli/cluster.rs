@@ -137,7 +137,8 @@ enum Input {
     Model,
     /// One input file, read by rank 0 (`None` on the others).
     Whole(Option<Snapshot>),
-    /// One Tipsy file, each rank's share read by that rank.
+    /// One snapshot (Tipsy, or Gadget-2 of one file or several), each
+    /// rank's share read by that rank.
     Shared(FileShare),
     /// An input file in per-process parts: their paths, in order.
     Parts(Vec<String>),

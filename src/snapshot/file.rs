@@ -96,10 +96,10 @@ pub fn read_one_file(path: &str) -> Result<Snapshot> {
 
 /// One process's share of the snapshot file `path` (particles
 /// `share.of(n)`, read from where their records start: a Tipsy file,
-/// `tipsy::decode_share`, or a Gadget-2 snapshot of one file,
-/// `gadget::decode_share`), or `None` where a share cannot be read of it:
-/// another format, not a regular file (or not there: `snap_000` may name
-/// the files `snap_000.0`, …), a Gadget-2 snapshot of several files, or a
+/// `tipsy::decode_share`, or a Gadget-2 snapshot of one file or several,
+/// `gadget::decode_share`, which `path` is any of or, as `snap_000`, the
+/// stem of), or `None` where a
+/// share cannot be read of it: another format, not a regular file, or a
 /// Tipsy file with side files (its ids and kinds are lines of text, which
 /// a share could only find by reading them all); then one process reads
 /// it whole. `fits(count)` checks, before any record is read, that the
@@ -109,6 +109,12 @@ pub fn read_share(
     share: RankShare,
     fits: impl FnOnce(usize) -> Result<()>,
 ) -> Result<Option<FileShare>> {
+    // `snap_000` standing for the files `snap_000.0`, `snap_000.1`, …
+    let first = format!("{path}.0");
+    let path = match Path::new(path).exists() || !Path::new(&first).is_file() {
+        true => path,
+        false => first.as_str(),
+    };
     let io = |e| io_error(path, e);
     let meta = match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => meta,
@@ -117,8 +123,19 @@ pub fn read_share(
     let head = first_bytes(path)?;
     let format = Format::identify(path, &head)?;
     if format == Format::Gadget {
-        let mut file = std::fs::File::open(path).map_err(io)?;
-        return gadget::decode_share(&mut file, meta.len(), path, share, fits);
+        let head = read_capped(path, 4 + 256 + 4 + 16)?;
+        let names = match gadget::decode_num_files(&head) {
+            Some(k) if k > 1 => gadget_file_names(path, k)?,
+            _ => vec![path.to_string()],
+        };
+        let mut files = Vec::with_capacity(names.len());
+        for name in names {
+            let open = |e| io_error(&name, e);
+            let file = std::fs::File::open(&name).map_err(open)?;
+            let len = file.metadata().map_err(open)?.len();
+            files.push(gadget::ShareFile { name, file, len });
+        }
+        return gadget::decode_share(&mut files, share, fits).map(Some);
     }
     let side_files = [iord::side_path(path), iord::kinds_path(path)];
     if format.tipsy_flavor().is_none() || side_files.iter().any(|s| Path::new(s).exists()) {
@@ -225,23 +242,27 @@ fn gadget_files(path: &str) -> Result<Vec<(String, Vec<u8>)>> {
     if h.num_files <= 1 {
         return Ok(vec![(path.to_string(), first)]);
     }
+    gadget_file_names(path, h.num_files)?
+        .into_iter()
+        .map(|p| {
+            let bytes = read(&p)?;
+            Ok((p, bytes))
+        })
+        .collect()
+}
+
+/// The names of the `num_files` files of the Gadget-2 snapshot that
+/// `path` (`NAME.k`) is one of: `NAME.0` … `NAME.(num_files − 1)`.
+fn gadget_file_names(path: &str, num_files: u32) -> Result<Vec<String>> {
     let stem = path
         .rsplit_once('.')
         .filter(|(_, k)| k.parse::<u32>().is_ok())
         .map(|(s, _)| s)
         .ok_or_else(|| Error::BadSnapshot {
             path: path.to_string(),
-            problem: format!(
-                "one of {} files, but its name does not end in .NUMBER",
-                h.num_files
-            ),
+            problem: format!("one of {num_files} files, but its name does not end in .NUMBER"),
         })?;
-    (0..h.num_files)
-        .map(|k| {
-            let p = format!("{stem}.{k}");
-            Ok((p.clone(), read(&p)?))
-        })
-        .collect()
+    Ok((0..num_files).map(|k| format!("{stem}.{k}")).collect())
 }
 
 fn read_capped(path: &str, cap: u64) -> Result<Vec<u8>> {

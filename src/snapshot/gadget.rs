@@ -174,6 +174,14 @@ pub fn decode_counts(head: &[u8]) -> Option<u64> {
         .sum()
 }
 
+/// The files of the snapshot a file's header announces (from its first
+/// 280 bytes), if they are a Gadget-2 header.
+pub fn decode_num_files(head: &[u8]) -> Option<u32> {
+    let (endian, labelled) = layout_of(head)?;
+    let at = if labelled { 20 } else { 4 } + 124;
+    Some(endian.u32(head.get(at..at + 4)?))
+}
+
 /// Whether `bytes` look like a Gadget-2 file.
 pub fn is_gadget(bytes: &[u8]) -> bool {
     layout_of(bytes).is_some()
@@ -217,6 +225,11 @@ fn checked_header(endian: Endian, hb: &[u8], name: &str) -> Result<Header> {
 }
 
 impl Header {
+    /// The particles of this file.
+    fn particles(&self) -> u64 {
+        self.npart.iter().map(|&x| x as u64).sum()
+    }
+
     /// Particles of the types whose masses the MASS block holds.
     fn variable(&self) -> u64 {
         (0..6)
@@ -308,6 +321,17 @@ fn read_header<'a>(bytes: &'a [u8], name: &'a str) -> Result<(Records<'a>, Heade
 /// One file of a snapshot: its header, particles (in type order) and their
 /// types.
 pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u8>)> {
+    decode_file_after(bytes, name, 0)
+}
+
+/// `decode_file` of a snapshot's file that `before` particles of the
+/// files before it precede: without an ID block its particles are
+/// numbered from there.
+fn decode_file_after(
+    bytes: &[u8],
+    name: &str,
+    before: u64,
+) -> Result<(Header, Particles, Vec<u8>)> {
     let (mut r, h) = read_header(bytes, name)?;
     let (endian, labelled) = (r.endian, r.labelled);
     let n: u64 = h.npart.iter().map(|&x| x as u64).sum();
@@ -317,7 +341,7 @@ pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u
     let n = n as usize;
     // Format 1: the blocks in their fixed order. Format 2: by label, in
     // any order, ID optional (some writers, pynbody's among them, leave it
-    // out; particles are then numbered in file order).
+    // out; particles are then numbered in file order, across the files).
     let variable = h.variable() as usize;
     let (pos, vel, ids, masses) = if labelled {
         let mut found: Vec<(String, &[u8])> = Vec::new();
@@ -357,7 +381,7 @@ pub fn decode_file(bytes: &[u8], name: &str) -> Result<(Header, Particles, Vec<u
     check_vectors("POS", pos.len() as u64, n as u64, name)?;
     check_vectors("VEL", vel.len() as u64, n as u64, name)?;
     let id: Vec<u64> = match ids {
-        None => (0..n as u64).collect(),
+        None => (before..before + n as u64).collect(),
         Some(ids) => ids_of(ids, id_width(ids.len() as u64, n as u64, name)?, endian),
     };
     let masses = match masses {
@@ -404,7 +428,7 @@ pub fn decode_files<N: AsRef<str>, B: AsRef<[u8]>>(files: &[(N, B)]) -> Result<S
     let mut first: Option<Header> = None;
     for (name, bytes) in files {
         let (name, bytes) = (name.as_ref(), bytes.as_ref());
-        let (h, p, t) = decode_file(bytes, name)?;
+        let (h, p, t) = decode_file_after(bytes, name, all.len() as u64)?;
         if let Some(f) = &first {
             if f.num_files != h.num_files || f.time != h.time {
                 return Err(bad(name, "its header disagrees with the first file's"));
@@ -583,46 +607,117 @@ fn plan_blocks<F: std::io::Read + std::io::Seek>(
 /// Particles read from a share's piece of a block at a time.
 const SHARE_PIECE: usize = 1 << 18;
 
-/// Reads particles `share.of(n)` of a one-file Gadget-2 snapshot, only
-/// their bytes of each block (the file's blocks found by their record
-/// markers; the header, the blocks' sizes and the values checked as
-/// `decode` checks them, a particle named by its index in the file).
-/// `fits(count)` checks that the share fits before any of it is read.
-/// `None` for a snapshot of several files: one process reads those.
+/// One file of a Gadget-2 snapshot opened for a share: its name (in
+/// errors), the file and its length.
+pub struct ShareFile<F> {
+    pub name: String,
+    pub file: F,
+    pub len: u64,
+}
+
+/// Reads particles `share.of(n)` of a Gadget-2 snapshot of one or several
+/// files (`files`, in order: particles are numbered across them, as
+/// `decode_files` joins them), only their bytes of each file's blocks
+/// (found by their record markers; the headers, the blocks' sizes and the
+/// values checked as `decode_files` checks them, a particle named by its
+/// file and its index there). `fits(count)` checks that the share fits
+/// before any of it is read.
 pub fn decode_share<F: std::io::Read + std::io::Seek>(
-    file: &mut F,
-    len: u64,
-    name: &str,
+    files: &mut [ShareFile<F>],
     share: RankShare,
     fits: impl FnOnce(usize) -> Result<()>,
-) -> Result<Option<FileShare>> {
-    let b = plan_blocks(file, len, name)?;
-    let h = &b.header;
-    if h.num_files > 1 {
-        return Ok(None);
+) -> Result<FileShare> {
+    let mut planned = Vec::with_capacity(files.len());
+    for f in files.iter_mut() {
+        let b = plan_blocks(&mut f.file, f.len, &f.name)?;
+        check_blocks(&b, &f.name)?;
+        planned.push(b);
     }
-    let n: u64 = h.npart.iter().map(|&x| x as u64).sum();
-    if n == 0 {
-        return Err(bad(name, "header announces no particles"));
+    let (first, name) = match (planned.first(), files.first()) {
+        (Some(b), Some(f)) => (&b.header, f.name.as_str()),
+        _ => return Err(bad("gadget", "no files")),
+    };
+    for (b, f) in planned.iter().zip(files.iter()).skip(1) {
+        if b.header.num_files != first.num_files || b.header.time != first.time {
+            return Err(bad(&f.name, "its header disagrees with the first file's"));
+        }
     }
-    let total = h.total(name)?;
-    if total != 0 && total != n {
+    let counts: Vec<usize> = planned
+        .iter()
+        .map(|b| b.header.particles() as usize)
+        .collect();
+    let n: usize = counts.iter().sum();
+    let total = first.total(name)?;
+    if total != 0 && total != n as u64 {
         return Err(bad(
             name,
             format!("the files hold {n} particles, the header's total is {total}"),
         ));
     }
-    let variable = h.variable();
+    let range = share.of(n);
+    fits(range.len())?;
+    let mut p = Particles::default();
+    let mut types = Vec::with_capacity(range.len());
+    let mut before = 0;
+    for ((f, b), count) in files.iter_mut().zip(&planned).zip(counts) {
+        let (lo, hi) = (range.start.max(before), range.end.min(before + count));
+        if lo < hi {
+            read_range(
+                f,
+                b,
+                (lo - before)..(hi - before),
+                before,
+                (&mut p, &mut types),
+            )?;
+        }
+        before += count;
+    }
+    Ok(FileShare {
+        snap: Snapshot {
+            time: first.time,
+            particles: p,
+            types: Some(types),
+            ..Default::default()
+        },
+        n,
+        typed: true,
+    })
+}
+
+/// A file's blocks' sizes checked against its header's counts, as
+/// `decode_file` checks them.
+fn check_blocks(b: &Blocks, name: &str) -> Result<()> {
+    let n = b.header.particles();
+    if n == 0 {
+        return Err(bad(name, "header announces no particles"));
+    }
+    let variable = b.header.variable();
     check_vectors("POS", b.pos.1, n, name)?;
     check_vectors("VEL", b.vel.1, n, name)?;
-    let id_bytes = b.id.map(|(_, size)| id_width(size, n, name)).transpose()?;
-    match b.mass {
-        Some((_, size)) if variable > 0 => check_masses(size, variable, name)?,
-        None if variable > 0 => return Err(bad(name, "no MASS block")),
-        _ => {}
+    if let Some((_, size)) = b.id {
+        id_width(size, n, name)?;
     }
-    let range = share.of(n as usize);
-    fits(range.len())?;
+    match b.mass {
+        Some((_, size)) if variable > 0 => check_masses(size, variable, name),
+        None if variable > 0 => Err(bad(name, "no MASS block")),
+        _ => Ok(()),
+    }
+}
+
+/// Particles `range` of one file (planned as `b`) appended to `out` with
+/// their types, read a piece at a time; where the file has no ID block
+/// their ids are their index across the files (`before` precede it).
+fn read_range<F: std::io::Read + std::io::Seek>(
+    f: &mut ShareFile<F>,
+    b: &Blocks,
+    range: std::ops::Range<usize>,
+    before: usize,
+    (p, types): (&mut Particles, &mut Vec<u8>),
+) -> Result<()> {
+    let (h, name, endian) = (&b.header, f.name.as_str(), b.endian);
+    let id_bytes =
+        b.id.map(|(_, size)| id_width(size, h.particles(), name))
+            .transpose()?;
     // Each particle's type, and its place among the MASS block's.
     let starts: Vec<usize> = (0..=6)
         .map(|t| h.npart[..t].iter().map(|&k| k as usize).sum())
@@ -634,13 +729,8 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
             .map(|t| k.clamp(starts[t], starts[t + 1]) - starts[t])
             .sum()
     };
-    let endian = b.endian;
-    let mut p = Particles {
-        pos_mass: Vec::with_capacity(range.len()),
-        vel: Vec::with_capacity(range.len()),
-        id: Vec::with_capacity(range.len()),
-    };
-    let mut types = Vec::with_capacity(range.len());
+    let file = &mut f.file;
+    let mut piece = Particles::default();
     let mut first = range.start;
     while first < range.end {
         let last = (first + SHARE_PIECE).min(range.end);
@@ -655,7 +745,7 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
                 let (at, _) = slice(block, w, first);
                 ids_of(&read_at(file, at, w * count, name)?, w, endian)
             }
-            _ => (first as u64..last as u64).collect::<Vec<u64>>(),
+            _ => ((before + first) as u64..(before + last) as u64).collect::<Vec<u64>>(),
         };
         let (v0, v1) = (variable_before(first), variable_before(last));
         let masses = match b.mass {
@@ -674,29 +764,30 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
             } else {
                 h.mass[t] as f32
             };
-            p.pos_mass.push(PosMass {
+            piece.pos_mass.push(PosMass {
                 pos: endian.vector(&pos[12 * j..12 * j + 12]),
                 mass,
             });
-            p.vel
+            piece
+                .vel
                 .push(Velocity::new(endian.vector(&vel[12 * j..12 * j + 12])));
             types.push(t as u8);
         }
-        p.id.extend(ids);
+        piece.id.extend(ids);
         first = last;
     }
-    p.check_values(range.start)
+    piece
+        .check_values(range.start)
         .map_err(|problem| bad(name, problem))?;
-    Ok(Some(FileShare {
-        snap: Snapshot {
-            time: h.time,
-            particles: p,
-            types: Some(types),
-            ..Default::default()
-        },
-        n: n as usize,
-        typed: true,
-    }))
+    // (A share within one file, the usual case, is moved, not copied.)
+    if p.is_empty() {
+        *p = piece;
+    } else {
+        p.pos_mass.append(&mut piece.pos_mass);
+        p.vel.append(&mut piece.vel);
+        p.id.append(&mut piece.id);
+    }
+    Ok(())
 }
 
 /// Gadget's type of a particle of `kind` (`None`: untyped, halo).
