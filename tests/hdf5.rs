@@ -428,3 +428,67 @@ fn a_series_in_swifts_layout() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A parallel run's ranks read an HDF5 snapshot in shares: each share is
+/// its slice of the whole read (the types' groups in order, cut across
+/// their edges), every value to the bit, kinds and potentials with them,
+/// in both layouts; a non-finite value is found by the one share that
+/// holds its row, named by its group and row.
+#[test]
+fn shares_of_an_hdf5_snapshot_are_slices_of_the_whole() {
+    use webgrav::snapshot::read_share;
+    use webgrav::state::share::RankShare;
+    let snap = every_kind(500);
+    for layout in LAYOUTS {
+        let path = tmp(&format!("shares-{}.hdf5", layout.name()));
+        snapshot::write_file_as(&path, Format::Hdf5(layout), &snap).unwrap();
+        let whole = snapshot::read_file(&path).unwrap();
+        for ranks in [1, 2, 3, 7] {
+            let mut joined = Snapshot {
+                time: whole.time,
+                types: Some(Vec::new()),
+                potential: Some(Vec::new()),
+                ..Default::default()
+            };
+            for rank in 0..ranks {
+                let share = read_share(&path, RankShare { rank, ranks }, |_| Ok(()))
+                    .unwrap()
+                    .expect("an HDF5 file is read in shares");
+                assert_eq!((share.n, share.snap.time), (500, whole.time));
+                assert!(share.typed);
+                let (s, j) = (share.snap, &mut joined);
+                j.particles.pos_mass.extend(s.particles.pos_mass);
+                j.particles.vel.extend(s.particles.vel);
+                j.particles.id.extend(s.particles.id);
+                j.types.as_mut().unwrap().extend(s.types.unwrap());
+                j.potential.as_mut().unwrap().extend(s.potential.unwrap());
+            }
+            assert_eq!(
+                joined.particles.id, whole.particles.id,
+                "{layout:?}, {ranks}"
+            );
+            assert_eq!(by_id(&joined), by_id(&whole), "{layout:?}, {ranks}");
+        }
+    }
+    // Halo particle 3 (row 3 of PartType1) with a NaN velocity.
+    let path = made("share-nan.hdf5", 9, |g| {
+        rows(g, "Coordinates", 9, 3, 1.5);
+        let mut v = vec![0.25f32; 27];
+        v[3 * 3 + 1] = f32::NAN;
+        g.new_dataset_builder()
+            .with_data(&ndarray::Array2::from_shape_vec((9, 3), v).unwrap())
+            .create("Velocities")
+            .unwrap();
+        ids(g, 9);
+    });
+    let failed: Vec<String> = (0..3)
+        .filter_map(|rank| {
+            read_share(&path, RankShare { rank, ranks: 3 }, |_| Ok(()))
+                .err()
+                .map(|e| e.to_string())
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let says = "PartType1/Velocities: the value of particle 3 is not finite";
+    assert!(failed[0].contains(says), "{failed:?}");
+}

@@ -96,9 +96,9 @@ pub fn read_one_file(path: &str) -> Result<Snapshot> {
 
 /// One process's share of the snapshot file `path` (particles
 /// `share.of(n)`, read from where their records start: a Tipsy file,
-/// `tipsy::decode_share`, or a Gadget-2 snapshot of one file or several,
+/// `tipsy::decode_share`, a Gadget-2 snapshot of one file or several,
 /// `gadget::decode_share`, which `path` is any of or, as `snap_000`, the
-/// stem of), or `None` where a
+/// stem of, or an HDF5 snapshot, `hdf5::read_share`), or `None` where a
 /// share cannot be read of it: another format, not a regular file, or a
 /// Tipsy file with side files (its ids and kinds are lines of text, which
 /// a share could only find by reading them all); then one process reads
@@ -136,6 +136,13 @@ pub fn read_share(
             files.push(gadget::ShareFile { name, file, len });
         }
         return gadget::decode_share(&mut files, share, fits).map(Some);
+    }
+    if let Format::Hdf5(_) = format {
+        #[cfg(feature = "hdf5")]
+        return super::hdf5::read_share(path, share, fits).map(Some);
+        // (Without the library the whole read says why it cannot.)
+        #[cfg(not(feature = "hdf5"))]
+        return Ok(None);
     }
     let side_files = [iord::side_path(path), iord::kinds_path(path)];
     if format.tipsy_flavor().is_none() || side_files.iter().any(|s| Path::new(s).exists()) {

@@ -11,7 +11,8 @@
 //!
 //! The checks and the assembly of the particles (`Arrays`) are portable:
 //! the page reads the datasets with h5wasm and hands them to the same
-//! code. The file access (`read_path`, `write_path`) needs the HDF5 C
+//! code. The file access (`read_path`, `read_share` of a parallel run's
+//! rank, `write_path`) needs the HDF5 C
 //! library (the `hdf5` feature, native only); each dataset is read and
 //! written in slabs of `SLAB_ROWS` rows, so a file of any size never needs
 //! a second copy of its particles in memory.
@@ -221,14 +222,16 @@ fn finish(
 }
 
 #[cfg(all(feature = "hdf5", not(target_arch = "wasm32")))]
-pub use native::{decode, encode, read_path, units, write_path};
+pub use native::{decode, encode, read_path, read_share, units, write_path};
 
 #[cfg(all(feature = "hdf5", not(target_arch = "wasm32")))]
 mod native {
     use super::*;
     use crate::error::Error;
     use crate::snapshot::write_behind::WriteBack;
+    use crate::snapshot::FileShare;
     use crate::state::parallel::indices_where;
+    use crate::state::share::RankShare;
     use hdf5_metno::{File, Group, H5Type};
     use ndarray::{s, ArrayView1, ArrayView2};
 
@@ -305,6 +308,62 @@ mod native {
     }
 
     fn read_as(path: &str, name: &str) -> Result<Snapshot> {
+        let read = read_rows(path, name, |n| Ok(0..n))?;
+        finish(name, read.time, read.particles, read.types, read.potential)
+    }
+
+    /// Reads particles `share.of(n)` of the HDF5 snapshot at `path` (the
+    /// types' groups in order, as `read_path` joins them), only their rows
+    /// of each dataset; the file's header and every dataset's shape
+    /// checked as `read_path` checks them, a particle named by its row in
+    /// its group. `fits(count)` checks that the share fits before any row
+    /// is read.
+    pub fn read_share(
+        path: &str,
+        share: RankShare,
+        fits: impl FnOnce(usize) -> Result<()>,
+    ) -> Result<FileShare> {
+        let read = read_rows(path, path, |n| {
+            let range = share.of(n);
+            fits(range.len())?;
+            Ok(range)
+        })?;
+        if !read.time.is_finite() {
+            return Err(bad(
+                path,
+                format!("Header/Time is not finite ({})", read.time),
+            ));
+        }
+        Ok(FileShare {
+            snap: Snapshot {
+                time: read.time,
+                particles: read.particles,
+                types: Some(read.types),
+                potential: read.potential,
+                ..Default::default()
+            },
+            n: read.n,
+            typed: true,
+        })
+    }
+
+    /// What `read_rows` read: particles `range` of the file's `n`.
+    struct Rows {
+        time: f64,
+        particles: crate::state::Particles,
+        types: Vec<u8>,
+        potential: Option<Vec<f32>>,
+        n: usize,
+    }
+
+    /// The rows `pick(n)` of the file's `n` particles (the types' groups in
+    /// order), every group's datasets checked whether or not rows of it
+    /// are read.
+    fn read_rows(
+        path: &str,
+        name: &str,
+        pick: impl FnOnce(usize) -> Result<std::ops::Range<usize>>,
+    ) -> Result<Rows> {
         let f = open(path, false).map_err(|e| lib(name, "not an HDF5 file webgrav can open", e))?;
         let layout = layout_of(&f);
         let header = f
@@ -373,12 +432,13 @@ mod native {
             groups.push((t, grp, shape[0]));
         }
         let n: usize = groups.iter().map(|g| g.2).sum();
+        let range = pick(n)?;
         let mut p = crate::state::Particles {
-            pos_mass: Vec::with_capacity(n),
-            vel: Vec::with_capacity(n),
-            id: Vec::with_capacity(n),
+            pos_mass: Vec::with_capacity(range.len()),
+            vel: Vec::with_capacity(range.len()),
+            id: Vec::with_capacity(range.len()),
         };
-        let mut types = Vec::with_capacity(n);
+        let mut types = Vec::with_capacity(range.len());
         let with_potential = groups
             .iter()
             .filter(|(_, grp, _)| potential_of(grp, layout).is_some())
@@ -392,11 +452,16 @@ mod native {
                 ),
             ));
         }
-        let mut potential = (with_potential > 0).then(|| Vec::with_capacity(n));
+        let mut potential = (with_potential > 0).then(|| Vec::with_capacity(range.len()));
+        let mut before = 0;
         for (t, grp, k) in &groups {
             let (t, k) = (*t, *k);
             let g = group(t);
             let first = p.len();
+            // This group's rows among those picked.
+            let rows = range.start.clamp(before, before + k) - before
+                ..range.end.clamp(before, before + k) - before;
+            before += k;
             let dataset = |d: &str, width: usize| -> Result<hdf5_metno::Dataset> {
                 let ds = grp
                     .dataset(d)
@@ -447,9 +512,9 @@ mod native {
                 ds.read_slice_1d::<f32, _>(lo..hi)
                     .map_err(|e| lib(name, &format!("{g}/{d}"), e))
             };
-            let mut lo = 0;
-            while lo < k {
-                let hi = (lo + SLAB_ROWS).min(k);
+            let mut lo = rows.start;
+            while lo < rows.end {
+                let hi = (lo + SLAB_ROWS).min(rows.end);
                 let x = read_rows(&coords, "Coordinates", lo, hi)?;
                 let v = read_rows(&vels, "Velocities", lo, hi)?;
                 let x = x.as_slice().expect("standard layout");
@@ -494,9 +559,15 @@ mod native {
                 }
                 lo = hi;
             }
-            types.resize(first + k, t as u8);
+            types.resize(first + rows.len(), t as u8);
         }
-        finish(name, time, p, types, potential)
+        Ok(Rows {
+            time,
+            particles: p,
+            types,
+            potential,
+            n,
+        })
     }
 
     /// The potential's dataset in a type's group: the layout's name, else
