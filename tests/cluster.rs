@@ -573,6 +573,7 @@ fn redraws_on_the_gpu_move_the_particles_as_the_host_does() {
                         let mut parts = Default::default();
                         let (state, ids) = block_on(run.redrawn(&ctx, &comm, &mut parts)).unwrap();
                         let gpu = block_on(state.read(&ctx)).unwrap();
+                        let ids = block_on(ids.read(&ctx)).unwrap();
                         let rank = comm.rank();
                         assert_eq!(ids, host.id, "P = {p}, rank {rank}");
                         let by_work = ids.len();
@@ -593,6 +594,7 @@ fn redraws_on_the_gpu_move_the_particles_as_the_host_does() {
                         let (state, ids) =
                             block_on(run.redrawn_within(&ctx, &comm, cap, &mut parts)).unwrap();
                         let gpu = block_on(state.read(&ctx)).unwrap();
+                        let ids = block_on(ids.read(&ctx)).unwrap();
                         assert_eq!(ids.len() as u64, cap, "P = {p}, rank {rank}");
                         assert_eq!(ids, host.id, "capped, P = {p}, rank {rank}");
                         assert!(gpu.pos_mass == host.pos_mass, "capped, P = {p}");
@@ -634,7 +636,7 @@ fn a_runs_first_domains_are_drawn_on_the_gpu_as_the_host_draws_them() {
         vel: order.iter().map(|&k| particles.vel[k]).collect(),
         id: order.iter().map(|&k| particles.id[k]).collect(),
     };
-    for (p, capped) in [(2, false), (3, false), (3, true), (2, true)] {
+    for (p, capped) in [(1, false), (2, false), (3, false), (3, true), (2, true)] {
         for one_holds_all in [false, true] {
             std::thread::scope(|s| {
                 let particles = &particles;
@@ -679,6 +681,7 @@ fn a_runs_first_domains_are_drawn_on_the_gpu_as_the_host_draws_them() {
                         ))
                         .unwrap();
                         let gpu = block_on(state.read(&ctx)).unwrap();
+                        let ids = block_on(ids.read(&ctx)).unwrap();
                         let case =
                             format!("P = {p}, capped {capped}, all on 0 {one_holds_all}, rank {r}");
                         assert!(ids.len() as u64 <= capacity, "{case}");
@@ -686,8 +689,9 @@ fn a_runs_first_domains_are_drawn_on_the_gpu_as_the_host_draws_them() {
                         assert!(gpu.index.iter().enumerate().all(|(k, &i)| i == k as u32));
                         assert!(gpu.pos_mass == host.pos_mass, "{case}");
                         assert!(gpu.vel == host.vel, "{case}");
-                        assert!(gpu.acc_pot == host.acc_pot, "{case}");
-                        assert_eq!(parts.on_host, one_holds_all, "{case}");
+                        // (The forces stay behind: the first evaluation
+                        // makes them.)
+                        assert_eq!(parts.on_host, one_holds_all && p > 1, "{case}");
                     });
                 }
             });

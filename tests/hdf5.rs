@@ -470,17 +470,17 @@ fn shares_of_an_hdf5_snapshot_are_slices_of_the_whole() {
             assert_eq!(by_id(&joined), by_id(&whole), "{layout:?}, {ranks}");
         }
     }
-    // Halo particle 3 (row 3 of PartType1) with a NaN velocity.
-    let path = made("share-nan.hdf5", 9, |g| {
-        rows(g, "Coordinates", 9, 3, 1.5);
-        let mut v = vec![0.25f32; 27];
-        v[3 * 3 + 1] = f32::NAN;
-        g.new_dataset_builder()
-            .with_data(&ndarray::Array2::from_shape_vec((9, 3), v).unwrap())
-            .create("Velocities")
-            .unwrap();
-        ids(g, 9);
-    });
+    // Row 3 of PartType2 (after the groups of types 0 and 1: particle
+    // 3 of its group, not of the file or a share) with a NaN velocity.
+    let path = tmp("share-nan.hdf5");
+    snapshot::write_file_as(&path, Format::Hdf5(Layout::Gadget4), &snap).unwrap();
+    {
+        let f = h5(&path, hdf5_metno::OpenMode::ReadWrite);
+        let ds = f.dataset("PartType2/Velocities").unwrap();
+        let mut v = ds.read_2d::<f32>().unwrap();
+        v[[3, 1]] = f32::NAN;
+        ds.write(&v).unwrap();
+    }
     let failed: Vec<String> = (0..3)
         .filter_map(|rank| {
             read_share(&path, RankShare { rank, ranks: 3 }, |_| Ok(()))
@@ -489,6 +489,6 @@ fn shares_of_an_hdf5_snapshot_are_slices_of_the_whole() {
         })
         .collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
-    let says = "PartType1/Velocities: the value of particle 3 is not finite";
+    let says = "PartType2/Velocities: the value of particle 3 is not finite";
     assert!(failed[0].contains(says), "{failed:?}");
 }

@@ -61,10 +61,27 @@ pub async fn run_under_mpirun(a: RunArgs) -> Result<ExitCode> {
     };
     // (Each rank read its own share, and on a cluster perhaps its own
     // host's copy of the file: one may fail where the others do not.)
-    match agreed(&comm, resolve(a, Some(share))) {
-        Ok((a, resumed)) => run(a, comm, resumed).await,
-        Err(refused) => Ok(refused),
+    let (a, resumed) = match agreed(&comm, resolve(a, Some(share))) {
+        Ok(resolved) => resolved,
+        Err(refused) => return Ok(refused),
+    };
+    // Copies that differ but read well (another time, another run) would
+    // set the ranks on different runs.
+    if let Some(c) = &resumed {
+        let mine = [c.run_id, c.time.to_bits(), c.steps, c.ids.len() as u64];
+        if allgather_records(&comm, &mine)
+            .iter()
+            .any(|o| o[..] != mine[..])
+        {
+            let e = Error::InvalidParameter(format!(
+                "the ranks found different checkpoints at {} (another run, time or N on \
+                 some host)",
+                a.resume.as_deref().unwrap_or("--resume")
+            ));
+            return Ok(refused_by_every_rank(&comm, Some(&e)));
+        }
     }
+    run(a, comm, resumed).await
 }
 
 /// Keeps the memory the process frees for its next allocations, as Open

@@ -30,6 +30,13 @@ pub trait Comm: Send + Sync {
     fn exchange(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
         exchange_by_alltoall(self, to, take)
     }
+    /// `exchange` for a rare, large one (a redraw's migrants: gigabytes at
+    /// a run's start): shared segments it passed through are unmapped
+    /// after it rather than kept, resident, for the next (the steps'
+    /// trees are far smaller).
+    fn exchange_rare(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
+        self.exchange(to, take)
+    }
 }
 
 /// `Comm::exchange` through `alltoall`, each message copied whole first.

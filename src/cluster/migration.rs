@@ -2,9 +2,11 @@
 //! `shaders/migration.wgsl`): keys, cuts and destinations on the GPU
 //! (`domain_keys`), a stable radix sort by destination (this rank's own
 //! first), then only the particles that change rank cross the host, as
-//! slices of the arrays read back (`Comm::exchange`); the sorted arrays,
+//! slices of the arrays read back (`Comm::exchange_rare`: through shared
+//! memory, nothing is packed); the sorted arrays,
 //! with room for the arrivals after the stayers, become the new state,
-//! and its upload indices are written on the GPU. The
+//! its upload indices are written on the GPU and its global ids gathered
+//! there (`global_ids`). The
 //! result is `decomposition::decompose`'s
 //! followed by `run::upload`, bit for bit (`tests/cluster.rs`): the
 //! stayers in their order, then the arrivals by source rank.
@@ -12,8 +14,9 @@
 use super::comm::Comm;
 use super::decomposition::{balanced_cuts, counted, global_bounds, CurveFrame, DecomposeParts};
 use super::domain_keys::{local_box, DomainKeys};
+use super::global_ids::GlobalIds;
 use crate::error::Result;
-use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
+use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
@@ -22,7 +25,6 @@ use crate::state::particles::in_upload_order;
 use crate::state::GpuParticles;
 use crate::tree::sort::RadixSort;
 use crate::tree::TreeSolver;
-use rayon::prelude::*;
 
 const MIGRATION_WGSL: &str = include_str!("../../shaders/migration.wgsl");
 
@@ -59,6 +61,9 @@ pub fn build_kernels(device: &wgpu::Device) {
 /// Bytes of one record of each state array.
 const RECORD: u64 = 16;
 
+/// Bytes of one global id.
+const ID: u64 = 8;
+
 /// When a redraw is made, which decides what its cuts share out and what
 /// travels with the particles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,12 +73,13 @@ pub enum Moment {
     Running,
     /// A run's first domains: the cuts share out the particles (no walk
     /// has counted yet; as `decompose` with a work of 1 each), and the
-    /// forces stay behind (the run's first evaluation makes them: the
-    /// arrivals' are zero).
+    /// forces stay behind (the run's first evaluation makes every one of
+    /// them anew; the arrivals' slots keep what was there).
     Start,
 }
 
-/// Moves every particle of `tree`'s state (global ids `ids[state.id]`)
+/// Moves every particle of `tree`'s state (global ids `ids[state.id]`,
+/// on the GPU)
 /// to the rank whose run of the curve holds it, as `decompose` does on
 /// the host, the runs cut as `moment` says. Every rank calls it together;
 /// each gets its new state (upload indices 0..n) and ids, at most
@@ -81,11 +87,11 @@ pub enum Moment {
 pub async fn redraw(
     ctx: &GpuContext,
     comm: &dyn Comm,
-    (tree, ids): (&TreeSolver, &[u64]),
+    (tree, ids): (&TreeSolver, &GlobalIds),
     moment: Moment,
     capacity: u64,
     parts: &mut DecomposeParts,
-) -> Result<(GpuParticles, Vec<u64>)> {
+) -> Result<(GpuParticles, GlobalIds)> {
     let state = &tree.buffers.state;
     let (d, q) = (&ctx.device, &ctx.queue);
     let (p, me, n) = (comm.size(), comm.rank(), state.n as usize);
@@ -156,22 +162,18 @@ pub async fn redraw(
         Moment::Running => &[&moved_pos_mass, &moved_vel, &moved_acc_pot][..],
         Moment::Start => &[&moved_pos_mass, &moved_vel][..],
     };
+    // The ids in the same order (the pack left each particle's old upload
+    // index in `order`).
+    let moved_ids = ids.gathered(ctx, &keys.order, n as u32, room as u32);
     let mut ranges = Vec::new();
     if stayers < n {
+        let leavers = (n - stayers) as u64;
         for &buffer in travel {
-            let leavers = (n - stayers) as u64 * RECORD;
-            ranges.push((buffer, stayers as u64 * RECORD, leavers));
+            ranges.push((buffer, stayers as u64 * RECORD, leavers * RECORD));
         }
-    }
-    if n > 0 {
-        ranges.push((&keys.order, 0, 4 * n as u64));
+        ranges.push((&moved_ids, stayers as u64 * ID, leavers * ID));
     }
     let read = read_buffer_ranges(d, q, &ranges).await?;
-    let upload_index = records::<u32>(read.last().map_or(&[][..], |v| &v[..]));
-    let leaver_ids: Vec<u64> = upload_index[stayers..]
-        .par_iter()
-        .map(|&i| ids[i as usize])
-        .collect();
     // Each rank's message: its leavers' arrays one after the other, then
     // their ids (slices of what was read back: nothing is packed).
     let outgoing: Vec<Vec<&[u8]>> = (0..p)
@@ -181,37 +183,28 @@ pub async fn redraw(
                 return Vec::new();
             }
             let leavers = first[r]..first[r] + count;
-            let bytes = RECORD as usize * leavers.start..RECORD as usize * leavers.end;
+            let bytes = |per: u64| per as usize * leavers.start..per as usize * leavers.end;
             let mut pieces: Vec<&[u8]> = read[..travel.len()]
                 .iter()
-                .map(|array| &array[bytes.clone()])
+                .map(|array| &array[bytes(RECORD)])
                 .collect();
-            pieces.push(bytemuck::cast_slice(&leaver_ids[leavers]));
+            pieces.push(&read[travel.len()][bytes(ID)]);
             pieces
         })
         .collect();
     parts.pack_s = lap();
     // The arrivals written after the stayers, by source rank, straight
     // from where they arrived.
-    let mut next_ids: Vec<u64> = upload_index[..stayers]
-        .par_iter()
-        .map(|&i| ids[i as usize])
-        .collect();
     let mut arrived = stayers;
-    let per_particle = RECORD as usize * travel.len() + std::mem::size_of::<u64>();
-    comm.exchange(&outgoing, &mut |messages| {
+    let per_particle = (RECORD * travel.len() as u64 + ID) as usize;
+    comm.exchange_rare(&outgoing, &mut |messages| {
         for message in messages.iter().filter(|m| !m.is_empty()) {
             let count = message.len() / per_particle;
             let (arrays, id_bytes) = message.split_at(RECORD as usize * travel.len() * count);
             for (&buffer, array) in travel.iter().zip(arrays.chunks(RECORD as usize * count)) {
                 q.write_buffer(buffer, arrived as u64 * RECORD, array);
             }
-            // (A message need not start on a u64's boundary.)
-            next_ids.par_extend(
-                id_bytes
-                    .par_chunks_exact(8)
-                    .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes"))),
-            );
+            q.write_buffer(&moved_ids, arrived as u64 * ID, id_bytes);
             arrived += count;
         }
     });
@@ -224,6 +217,10 @@ pub async fn redraw(
         vel: moved_vel,
         acc_pot: moved_acc_pot,
         id: in_upload_order(ctx, new_n as u32),
+    };
+    let next_ids = GlobalIds {
+        buffer: moved_ids,
+        n: new_n as u32,
     };
     parts.gather_s = lap();
     Ok((next, next_ids))

@@ -5,7 +5,8 @@
 //! - `decomposition`: domains along the space-filling curve from sampled
 //!   keys, balanced by the work of the last walk; `domain_keys` and
 //!   `migration` redraw them on the GPU, moving only the particles that
-//!   change rank through the host;
+//!   change rank through the host; `global_ids` keeps the particles' ids
+//!   on the GPU;
 //! - `summary` and `let_tree`: each rank cuts, on the GPU, the local
 //!   essential tree of every other domain from its own tree, against the
 //!   domain's box and tolerances;
@@ -20,6 +21,7 @@
 pub mod comm;
 pub mod decomposition;
 pub mod domain_keys;
+pub mod global_ids;
 pub mod imports;
 pub mod let_tree;
 pub mod migration;

@@ -290,18 +290,27 @@ impl Comm for MpiComm {
     }
 
     fn exchange(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
-        self.exchange_shared(to, take)
+        self.exchange_shared(to, take, false)
+    }
+
+    fn exchange_rare(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
+        self.exchange_shared(to, take, true)
     }
 }
 
 impl MpiComm {
     /// Through the ranks' shared segments where they have them (every
-    /// rank decides alike: from what they all published).
-    fn exchange_shared(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]])) {
+    /// rank decides alike: from what they all published), unmapped after
+    /// it where it was a `rare` one.
+    fn exchange_shared(&self, to: &[Vec<&[u8]>], take: &mut dyn FnMut(&[&[u8]]), rare: bool) {
         let mut shared = self.shared_exchange();
         if let Some(sent) = self.shared_send(&mut shared, to) {
             let segments = shared.as_mut().expect("sent through them");
-            return segments.receive(self, sent, take);
+            segments.receive(self, sent, take);
+            if rare {
+                segments.release();
+            }
+            return;
         }
         drop(shared);
         exchange_by_alltoall(self, to, take)

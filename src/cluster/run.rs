@@ -5,6 +5,7 @@
 
 use super::comm::{allgather_records, Comm};
 use super::decomposition::{decompose_timed, DecomposeParts, RankParticles};
+use super::global_ids::GlobalIds;
 use super::migration::{self, Moment};
 use super::solver::{DistributedTree, EvaluationReport};
 use crate::error::{Error, Result};
@@ -63,8 +64,9 @@ pub struct ClusterRun {
     leapfrog: Leapfrog,
     /// The block steps' kernels on this state (`params.block`).
     block: Option<BlockSteps>,
-    /// Global id of each particle of this rank, by upload index.
-    ids: Vec<u64>,
+    /// Global id of each particle of this rank, by upload index, on its
+    /// GPU.
+    ids: GlobalIds,
     params: ClusterParams,
     /// Time is counted from `base_time`, `dt` a step since `base_steps` (as
     /// `run::Run` counts it, so a checkpoint resumes on the same times).
@@ -410,7 +412,7 @@ impl ClusterRun {
         ctx: &GpuContext,
         comm: &dyn Comm,
         parts: &mut RedrawParts,
-    ) -> Result<(GpuParticles, Vec<u64>)> {
+    ) -> Result<(GpuParticles, GlobalIds)> {
         self.redrawn_within(ctx, comm, self.capacity, parts).await
     }
 
@@ -422,7 +424,7 @@ impl ClusterRun {
         comm: &dyn Comm,
         capacity: u64,
         parts: &mut RedrawParts,
-    ) -> Result<(GpuParticles, Vec<u64>)> {
+    ) -> Result<(GpuParticles, GlobalIds)> {
         self.solver.finish(ctx).await?;
         let clock = std::time::Instant::now();
         let redrawn = migration::redraw(
@@ -448,6 +450,7 @@ impl ClusterRun {
     ) -> Result<RankParticles> {
         self.solver.finish(ctx).await?;
         let s = self.state.read(ctx).await?;
+        let ids = self.ids.read(ctx).await?;
         // (Mapped on every core: 2^24 particles a rank.)
         let work = if with_work {
             // Cell interactions cost about twice a particle's (a
@@ -462,7 +465,6 @@ impl ClusterRun {
         } else {
             vec![1.0; s.pos_mass.len()]
         };
-        let ids = &self.ids;
         Ok(RankParticles {
             id: s.index.par_iter().map(|&i| ids[i as usize]).collect(),
             pos_mass: s.pos_mass,
@@ -673,7 +675,8 @@ async fn deepest_of_all(ctx: &GpuContext, comm: &dyn Comm, block: &BlockSteps) -
 /// rank's `mine` is uploaded as it is, a solver set up on it, and the
 /// domains drawn on the GPU as every later redraw is drawn
 /// (`migration::redraw`), by particle count (no walk has counted work
-/// yet; `mine.work` is not read). The particles and their order are
+/// yet; `mine.work` is not read; the forces stay behind, as the first
+/// evaluation makes them). The particles and their order are
 /// `decompose`'s and `upload`'s on the host with a work of 1 each
 /// (`tests/cluster.rs`), without the host's keys, gathers and copies (6 s
 /// of a start at 1.26·10^8 particles a rank, 2026-12-01). Where some rank
@@ -686,7 +689,7 @@ pub async fn first_domains(
     mut mine: RankParticles,
     (config, capacity): (TreeConfig, u64),
     parts: &mut RedrawParts,
-) -> Result<(DistributedTree, GpuParticles, Vec<u64>)> {
+) -> Result<(DistributedTree, GpuParticles, GlobalIds)> {
     let held = allgather_records(comm, &[mine.len() as u64]);
     let on_gpu = held.iter().all(|c| (1..=capacity).contains(&c[0]));
     if !on_gpu {
@@ -697,14 +700,17 @@ pub async fn first_domains(
         parts.decompose_s = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         let (state, ids) = upload(ctx, mine)?;
+        let room = room_for(state.n, capacity);
+        let ids = GlobalIds::upload(ctx, &ids, room);
         parts.upload_s = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
-        let solver = DistributedTree::with_room(ctx, &state, config, room_for(state.n, capacity))?;
+        let solver = DistributedTree::with_room(ctx, &state, config, room)?;
         parts.setup_s = clock.elapsed().as_secs_f64();
         return Ok((solver, state, ids));
     }
     let clock = std::time::Instant::now();
     let (dealt, dealt_ids) = upload(ctx, mine)?;
+    let dealt_ids = GlobalIds::upload(ctx, &dealt_ids, dealt.n);
     parts.upload_s = clock.elapsed().as_secs_f64();
     let clock = std::time::Instant::now();
     let mut solver = DistributedTree::with_room(ctx, &dealt, config, room_for(dealt.n, capacity))?;

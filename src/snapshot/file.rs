@@ -128,14 +128,13 @@ pub fn read_share(
             Some(k) if k > 1 => gadget_file_names(path, k)?,
             _ => vec![path.to_string()],
         };
-        let mut files = Vec::with_capacity(names.len());
-        for name in names {
-            let open = |e| io_error(&name, e);
-            let file = std::fs::File::open(&name).map_err(open)?;
-            let len = file.metadata().map_err(open)?.len();
-            files.push(gadget::ShareFile { name, file, len });
-        }
-        return gadget::decode_share(&mut files, share, fits).map(Some);
+        let open = |name: &str| -> Result<(std::fs::File, u64)> {
+            let failed = |e| io_error(name, e);
+            let file = std::fs::File::open(name).map_err(failed)?;
+            let len = file.metadata().map_err(failed)?.len();
+            Ok((file, len))
+        };
+        return gadget::decode_share(&names, open, share, fits).map(Some);
     }
     if let Format::Hdf5(_) = format {
         #[cfg(feature = "hdf5")]
@@ -258,9 +257,23 @@ fn gadget_files(path: &str) -> Result<Vec<(String, Vec<u8>)>> {
         .collect()
 }
 
+/// The most files of one Gadget-2 snapshot webgrav reads.
+const MAX_GADGET_FILES: u32 = 1 << 20;
+
 /// The names of the `num_files` files of the Gadget-2 snapshot that
 /// `path` (`NAME.k`) is one of: `NAME.0` … `NAME.(num_files − 1)`.
 fn gadget_file_names(path: &str, num_files: u32) -> Result<Vec<String>> {
+    // (Gadget-2 writes at most one file per process; a damaged header's
+    // count is refused before its names are made.)
+    if num_files > MAX_GADGET_FILES {
+        return Err(Error::BadSnapshot {
+            path: path.to_string(),
+            problem: format!(
+                "its header says the snapshot has {num_files} files (at most \
+                 {MAX_GADGET_FILES} are read)"
+            ),
+        });
+    }
     let stem = path
         .rsplit_once('.')
         .filter(|(_, k)| k.parse::<u32>().is_ok())

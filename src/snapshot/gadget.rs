@@ -607,39 +607,34 @@ fn plan_blocks<F: std::io::Read + std::io::Seek>(
 /// Particles read from a share's piece of a block at a time.
 const SHARE_PIECE: usize = 1 << 18;
 
-/// One file of a Gadget-2 snapshot opened for a share: its name (in
-/// errors), the file and its length.
-pub struct ShareFile<F> {
-    pub name: String,
-    pub file: F,
-    pub len: u64,
-}
-
 /// Reads particles `share.of(n)` of a Gadget-2 snapshot of one or several
-/// files (`files`, in order: particles are numbered across them, as
+/// files (`names`, in order: particles are numbered across them, as
 /// `decode_files` joins them), only their bytes of each file's blocks
 /// (found by their record markers; the headers, the blocks' sizes and the
 /// values checked as `decode_files` checks them, a particle named by its
-/// file and its index there). `fits(count)` checks that the share fits
-/// before any of it is read.
+/// file and its index there). `open(name)` opens a file, with its length:
+/// one at a time (a snapshot may have thousands). `fits(count)` checks
+/// that the share fits before any of it is read.
 pub fn decode_share<F: std::io::Read + std::io::Seek>(
-    files: &mut [ShareFile<F>],
+    names: &[String],
+    open: impl Fn(&str) -> Result<(F, u64)>,
     share: RankShare,
     fits: impl FnOnce(usize) -> Result<()>,
 ) -> Result<FileShare> {
-    let mut planned = Vec::with_capacity(files.len());
-    for f in files.iter_mut() {
-        let b = plan_blocks(&mut f.file, f.len, &f.name)?;
-        check_blocks(&b, &f.name)?;
+    let mut planned = Vec::with_capacity(names.len());
+    for name in names {
+        let (mut file, len) = open(name)?;
+        let b = plan_blocks(&mut file, len, name)?;
+        check_blocks(&b, name)?;
         planned.push(b);
     }
-    let (first, name) = match (planned.first(), files.first()) {
-        (Some(b), Some(f)) => (&b.header, f.name.as_str()),
+    let (first, name) = match (planned.first(), names.first()) {
+        (Some(b), Some(name)) => (&b.header, name.as_str()),
         _ => return Err(bad("gadget", "no files")),
     };
-    for (b, f) in planned.iter().zip(files.iter()).skip(1) {
+    for (b, name) in planned.iter().zip(names).skip(1) {
         if b.header.num_files != first.num_files || b.header.time != first.time {
-            return Err(bad(&f.name, "its header disagrees with the first file's"));
+            return Err(bad(name, "its header disagrees with the first file's"));
         }
     }
     let counts: Vec<usize> = planned
@@ -659,16 +654,12 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
     let mut p = Particles::default();
     let mut types = Vec::with_capacity(range.len());
     let mut before = 0;
-    for ((f, b), count) in files.iter_mut().zip(&planned).zip(counts) {
+    for ((name, b), count) in names.iter().zip(&planned).zip(counts) {
         let (lo, hi) = (range.start.max(before), range.end.min(before + count));
         if lo < hi {
-            read_range(
-                f,
-                b,
-                (lo - before)..(hi - before),
-                before,
-                (&mut p, &mut types),
-            )?;
+            let (mut file, _) = open(name)?;
+            let rows = (lo - before)..(hi - before);
+            read_range((&mut file, name), b, rows, before, (&mut p, &mut types))?;
         }
         before += count;
     }
@@ -708,13 +699,13 @@ fn check_blocks(b: &Blocks, name: &str) -> Result<()> {
 /// their types, read a piece at a time; where the file has no ID block
 /// their ids are their index across the files (`before` precede it).
 fn read_range<F: std::io::Read + std::io::Seek>(
-    f: &mut ShareFile<F>,
+    (file, name): (&mut F, &str),
     b: &Blocks,
     range: std::ops::Range<usize>,
     before: usize,
     (p, types): (&mut Particles, &mut Vec<u8>),
 ) -> Result<()> {
-    let (h, name, endian) = (&b.header, f.name.as_str(), b.endian);
+    let (h, endian) = (&b.header, b.endian);
     let id_bytes =
         b.id.map(|(_, size)| id_width(size, h.particles(), name))
             .transpose()?;
@@ -729,7 +720,6 @@ fn read_range<F: std::io::Read + std::io::Seek>(
             .map(|t| k.clamp(starts[t], starts[t + 1]) - starts[t])
             .sum()
     };
-    let file = &mut f.file;
     let mut piece = Particles::default();
     let mut first = range.start;
     while first < range.end {

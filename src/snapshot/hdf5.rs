@@ -328,12 +328,6 @@ mod native {
             fits(range.len())?;
             Ok(range)
         })?;
-        if !read.time.is_finite() {
-            return Err(bad(
-                path,
-                format!("Header/Time is not finite ({})", read.time),
-            ));
-        }
         Ok(FileShare {
             snap: Snapshot {
                 time: read.time,
@@ -383,6 +377,9 @@ mod native {
         let time = *time
             .first()
             .ok_or_else(|| bad(name, "Header/Time holds no value"))?;
+        if !time.is_finite() {
+            return Err(bad(name, format!("Header/Time is not finite ({time})")));
+        }
         let table = attr_f64s(&header, "Header", "MassTable", name).unwrap_or_default();
         let listed = attr_f64s(&header, "Header", "NumPart_ThisFile", name)?;
         if let Some((t, k)) = listed

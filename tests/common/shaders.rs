@@ -133,6 +133,11 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             cluster::migration::wgsl(),
             cluster::migration::BINDINGS,
         ),
+        (
+            "global ids".into(),
+            cluster::global_ids::wgsl(),
+            cluster::global_ids::BINDINGS,
+        ),
         ("predict".into(), predict::wgsl(), predict::BINDINGS),
         ("predict dp".into(), predict::wgsl_dp(), predict::BINDINGS),
         (
