@@ -325,6 +325,19 @@ fn what_ranks_cannot_do_is_refused_on_every_rank() {
     let says = "particle 2999: non-finite velocity";
     assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
     assert!(!dir.join("d.csv").exists());
+    // Any other command would run whole on every rank: refused, said
+    // once, nothing written.
+    let forces = "forces --model plummer -n 256 --solver direct --out f.csv";
+    let run = mpirun(
+        2,
+        &dir,
+        &forces.split(' ').map(String::from).collect::<Vec<_>>(),
+    );
+    let stderr = common::text(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    let says = "`webgrav forces` runs in one process: start it without mpirun";
+    assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
+    assert!(!dir.join("f.csv").exists());
     // A checkpoint or an input file that is not there: rank 0 says so.
     for args in [
         ["run", "--resume", "missing.ckpt"],

@@ -140,8 +140,45 @@ fn quiet_window_system_probe() {
     }
 }
 
+/// The ranks `mpirun` started (1 without it) and this process's.
+fn mpirun_ranks() -> (u32, u32) {
+    let var = |name| std::env::var(name).ok().and_then(|v| v.parse().ok());
+    (
+        var("OMPI_COMM_WORLD_SIZE").unwrap_or(1),
+        var("OMPI_COMM_WORLD_RANK").unwrap_or(0),
+    )
+}
+
+impl Command {
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Run(_) => "run",
+            Command::Forces(_) => "forces",
+            Command::Bench(_) => "bench",
+            Command::Convert { .. } => "convert",
+            Command::Info => "info",
+            Command::Render(_) => "render",
+            Command::Analyze(_) => "analyze",
+        }
+    }
+}
+
 /// Runs the command; the exit status where it did not fail.
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
+    // Only `run` works on several ranks together; any other command would
+    // run whole on every rank, writing the same files at once. Rank 0
+    // says so; the others end quietly.
+    let (ranks, rank) = mpirun_ranks();
+    if ranks > 1 && !matches!(cli.command, Command::Run(_)) {
+        if rank != 0 {
+            return Ok(ExitCode::FAILURE);
+        }
+        return Err(Error::InvalidParameter(format!(
+            "`webgrav {}` runs in one process: start it without mpirun (only `webgrav run` \
+             runs on several ranks)",
+            cli.command.name()
+        )));
+    }
     let done = match cli.command {
         Command::Run(a) => {
             // Under mpirun: the tree code on one GPU per rank.
@@ -152,7 +189,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             // Without the feature, every rank would run the whole run and
             // write the same files at once.
             #[cfg(not(feature = "mpi"))]
-            if std::env::var("OMPI_COMM_WORLD_SIZE").is_ok_and(|p| p != "1") {
+            if ranks > 1 {
                 return Err(Error::InvalidParameter(
                     "this webgrav was built without the `mpi` feature, so under mpirun each \
                      rank would run the whole run alone: build it with `cargo build --release \
