@@ -327,15 +327,19 @@ fn what_ranks_cannot_do_is_refused_on_every_rank() {
     assert!(!dir.join("d.csv").exists());
     // Any other command would run whole on every rank: refused, said
     // once, nothing written.
-    let forces = "forces --model plummer -n 256 --solver direct --out f.csv";
-    let run = mpirun(
-        2,
-        &dir,
-        &forces.split(' ').map(String::from).collect::<Vec<_>>(),
-    );
+    let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+    let run = mpirun(2, &dir, &words("convert missing.bonsai c.csv"));
     let stderr = common::text(&run.stderr);
     assert!(!run.status.success(), "{stderr}");
-    let says = "`webgrav forces` runs in one process: start it without mpirun";
+    let says = "`webgrav convert` runs in one process: start it without mpirun";
+    assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
+    assert!(!dir.join("c.csv").exists());
+    // `forces` runs only the tree on ranks.
+    let forces = "forces --model plummer -n 256 --solver direct --out f.csv";
+    let run = mpirun(2, &dir, &words(forces));
+    let stderr = common::text(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    let says = "--solver direct runs on one GPU: start `webgrav forces` without mpirun";
     assert_eq!(stderr.matches(says).count(), 1, "{stderr}");
     assert!(!dir.join("f.csv").exists());
     // A checkpoint or an input file that is not there: rank 0 says so.
@@ -417,4 +421,70 @@ fn ranks_sample_one_gpus_galaxy_and_write_its_kinds() {
     for kind in [1, 5] {
         assert!(kinds.contains(&kind), "kind {kind}");
     }
+}
+
+/// `webgrav forces` on two ranks: the same force table as one GPU's
+/// within the MAC's error (every particle, by id), and errors against the
+/// f64 direct sum on a sample of the same size as one GPU's.
+#[test]
+fn forces_on_two_ranks_are_one_gpus_within_the_macs_error() {
+    let dir = common::fresh_dir("cluster_mpi_forces");
+    let args = |out: &str| -> Vec<String> {
+        format!(
+            "forces --model plummer -n 3000 --seed 4 --theta 0.6 --alpha 0 --eps 0.01 \
+             --compare direct --sample 600 --out {out}"
+        )
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+    };
+    let one = Command::new(env!("CARGO_BIN_EXE_webgrav"))
+        .args(args("one.csv"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(one.status.success(), "{}", common::text(&one.stderr));
+    let two = mpirun(2, &dir, &args("two.csv"));
+    assert!(two.status.success(), "{}", common::text(&two.stderr));
+    let line = |out: &Output| -> serde_json::Value {
+        let text = common::text(&out.stdout);
+        let json = text
+            .lines()
+            .find(|l| l.starts_with('{'))
+            .expect("an error line");
+        serde_json::from_str(json).unwrap()
+    };
+    let (l1, l2) = (line(&one), line(&two));
+    assert_eq!(l2["ranks"], 2);
+    assert_eq!(l1["compared"], l2["compared"]);
+    let median = |l: &serde_json::Value| l["acc_error"]["median"].as_f64().unwrap();
+    let (m1, m2) = (median(&l1), median(&l2));
+    assert!(m1 > 0.0 && m1 < 1e-2, "one GPU: {l1}");
+    // Each rank's tree differs from the whole one near the domains' edge:
+    // the same error in size, not in bits.
+    assert!(
+        m2 < 1.5 * m1 && m2 > m1 / 1.5,
+        "one GPU {m1}, two ranks {m2}"
+    );
+    let table = |name: &str| -> Vec<Vec<f64>> {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        text.lines()
+            .skip(1)
+            .map(|l| l.split(',').map(|f| f.parse().unwrap()).collect())
+            .collect()
+    };
+    let (t1, t2) = (table("one.csv"), table("two.csv"));
+    assert_eq!((t1.len(), t2.len()), (3000, 3000));
+    let mut worst: f64 = 0.0;
+    for (a, b) in t1.iter().zip(&t2) {
+        // id, x, y, z, m the same; ax, ay, az within the MAC's error.
+        assert_eq!(a[..5], b[..5]);
+        let norm = (a[5] * a[5] + a[6] * a[6] + a[7] * a[7]).sqrt();
+        let diff = ((a[5] - b[5]).powi(2) + (a[6] - b[6]).powi(2) + (a[7] - b[7]).powi(2)).sqrt();
+        worst = worst.max(diff / norm);
+    }
+    assert!(
+        worst > 0.0 && worst < 0.05,
+        "largest relative difference {worst}"
+    );
 }

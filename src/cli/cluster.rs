@@ -137,7 +137,7 @@ fn refused_by_every_rank(comm: &dyn Comm, e: Option<&Error>) -> ExitCode {
 /// succeeded; otherwise the exit code of a run refused on every rank
 /// (`refused_by_every_rank`), so that no rank goes on into collectives
 /// that the others have left.
-fn agreed<T>(comm: &dyn Comm, outcome: Result<T>) -> std::result::Result<T, ExitCode> {
+pub(super) fn agreed<T>(comm: &dyn Comm, outcome: Result<T>) -> std::result::Result<T, ExitCode> {
     let failed = allgather_records(comm, &[outcome.is_err() as u64])
         .iter()
         .any(|f| f[0] == 1);

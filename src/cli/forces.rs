@@ -12,10 +12,12 @@ use crate::error::{Error, Result};
 use crate::gpu::layout::AccPot;
 use crate::gpu::GpuContext;
 use crate::run::params::alpha_given;
+use crate::run::params::RunConfig;
 use crate::run::{Run, SolverKind};
 use crate::snapshot;
 use crate::state::energy::PotentialRule;
 use crate::state::stats::ErrorStats;
+use crate::state::Particles;
 use clap::{Args, ValueEnum};
 use std::collections::HashMap;
 
@@ -77,6 +79,42 @@ impl From<CompareArg> for CompareWith {
 }
 
 pub async fn forces(a: ForcesArgs) -> Result<()> {
+    let configs = checked_configs(&a)?;
+    let ctx = GpuContext::headless().await?;
+    say!("adapter: {}", ctx.adapter_summary());
+    let start = a.initial.load(&ctx, configs[0].solver()).await?;
+    let p = &start.particles;
+    let foreign = read_against(&a, p)?;
+    let reference = match a.compare {
+        Some(kind) => Some(reference_of(&ctx, &a, p, kind).await?),
+        None => None,
+    };
+    for (k, config) in configs.iter().enumerate() {
+        // Creating the run evaluates the forces of the initial state (the
+        // Hermite integrators: their own, with jerk, in their precision).
+        let mut run = Run::new(&ctx, p, start.time, *config).await?;
+        // Forces only: no energy sum (an N² one would cost more than the
+        // tree's forces).
+        run.set_potential_rule(PotentialRule::Solver);
+        let r = run.readout(&ctx).await?;
+        let last = k + 1 == configs.len();
+        let line = report(
+            &a,
+            p,
+            config,
+            (&r.acc_pot, r.interactions),
+            (reference.as_ref(), last),
+        )?;
+        if !line.is_null() {
+            emit(line)?;
+        }
+    }
+    compare_against(&a, p, &foreign, reference.as_ref())
+}
+
+/// The request checked (outputs, options that go together) and the
+/// solver settings to evaluate, one per θ and α asked for.
+fn checked_configs(a: &ForcesArgs) -> Result<Vec<RunConfig>> {
     if a.out.is_none() && a.compare.is_none() {
         return Err(Error::InvalidParameter(
             "nothing to do: give --out FILE and/or --compare direct|ds".into(),
@@ -114,7 +152,7 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
     } else {
         a.alphas.clone()
     };
-    let configs = thetas
+    thetas
         .iter()
         .flat_map(|&theta| alphas.iter().map(move |&alpha| (theta, alpha)))
         .map(|(theta, alpha)| {
@@ -123,69 +161,79 @@ pub async fn forces(a: ForcesArgs) -> Result<()> {
             s.alpha = alpha;
             s.config(1.0)
         })
-        .collect::<Result<Vec<_>>>()?;
-    let ctx = GpuContext::headless().await?;
-    say!("adapter: {}", ctx.adapter_summary());
-    let start = a.initial.load(&ctx, configs[0].solver()).await?;
-    let p = &start.particles;
+        .collect()
+}
+
+/// The direct-sum reference `kind` for the particles `p`.
+async fn reference_of(
+    ctx: &GpuContext,
+    a: &ForcesArgs,
+    p: &Particles,
+    kind: CompareArg,
+) -> Result<Reference> {
+    let (eps, seed) = (a.solver.eps as f64, a.initial.model.seed);
+    reference_forces(ctx, p, kind.into(), eps, a.sample, seed).await
+}
+
+/// What one evaluation of `config` gives, `acc_pot` in input order (and
+/// the interactions a particle, where a tree counted them): the force
+/// table where it is the `last` and `--out` asks for it, and the error
+/// line against the reference, if any.
+fn report(
+    a: &ForcesArgs,
+    p: &Particles,
+    config: &RunConfig,
+    (acc_pot, interactions): (&[AccPot], Option<(f64, f64)>),
+    (reference, last): (Option<&Reference>, bool),
+) -> Result<serde_json::Value> {
     let n = p.len();
-    let foreign = a
-        .against
-        .iter()
-        .map(|path| read_acc_csv(path, &p.id))
-        .collect::<Result<Vec<_>>>()?;
-    let reference = match a.compare {
-        Some(kind) => Some(
-            reference_forces(
-                &ctx,
-                p,
-                kind.into(),
-                a.solver.eps as f64,
-                a.sample,
-                a.initial.model.seed,
-            )
-            .await?,
-        ),
-        None => None,
-    };
-    for (k, config) in configs.iter().enumerate() {
-        // Creating the run evaluates the forces of the initial state (the
-        // Hermite integrators: their own, with jerk, in their precision).
-        let mut run = Run::new(&ctx, p, start.time, *config).await?;
-        // Forces only: no energy sum (an N² one would cost more than the
-        // tree's forces).
-        run.set_potential_rule(PotentialRule::Solver);
-        let r = run.readout(&ctx).await?;
-        if k + 1 == configs.len() {
-            if let Some(path) = &a.out {
-                snapshot::write_atomic(
-                    path,
-                    &snapshot::csv::encode_forces(&p.id, &p.pos_mass, &r.acc_pot),
-                )?;
-                say!("wrote forces of {n} particles to {path}");
-            }
-        }
-        if let Some(reference) = &reference {
-            let rp = config.params();
-            let mut line = compare_line(reference, &r.acc_pot);
-            line["solver"] = rp.solver.name().into();
-            line["n"] = n.into();
-            line["theta"] = rp.theta.into();
-            line["alpha"] = rp.alpha.into();
-            line["eps"] = rp.eps.into();
-            if let Some((pp, pc)) = r.interactions {
-                line["pp_per_particle"] = pp.into();
-                line["pc_per_particle"] = pc.into();
-            }
-            emit(line)?;
+    if last {
+        if let Some(path) = &a.out {
+            snapshot::write_atomic(
+                path,
+                &snapshot::csv::encode_forces(&p.id, &p.pos_mass, acc_pot),
+            )?;
+            say!("wrote forces of {n} particles to {path}");
         }
     }
-    if let Some(reference) = &reference {
+    let Some(reference) = reference else {
+        return Ok(serde_json::Value::Null);
+    };
+    let rp = config.params();
+    let mut line = compare_line(reference, acc_pot);
+    line["solver"] = rp.solver.name().into();
+    line["n"] = n.into();
+    line["theta"] = rp.theta.into();
+    line["alpha"] = rp.alpha.into();
+    line["eps"] = rp.eps.into();
+    if let Some((pp, pc)) = interactions {
+        line["pp_per_particle"] = pp.into();
+        line["pc_per_particle"] = pc.into();
+    }
+    Ok(line)
+}
+
+/// The accelerations `--against` names, in the order of `p`.
+fn read_against(a: &ForcesArgs, p: &Particles) -> Result<Vec<Vec<AccPot>>> {
+    a.against
+        .iter()
+        .map(|path| read_acc_csv(path, &p.id))
+        .collect()
+}
+
+/// The error lines of the accelerations `--against` named (`foreign`).
+fn compare_against(
+    a: &ForcesArgs,
+    p: &Particles,
+    foreign: &[Vec<AccPot>],
+    reference: Option<&Reference>,
+) -> Result<()> {
+    if let Some(reference) = reference {
         for (acc, path) in foreign.iter().zip(&a.against) {
             let mut line = compare_line(reference, acc);
             line["solver"] = "file".into();
             line["source"] = path.as_str().into();
-            line["n"] = n.into();
+            line["n"] = p.len().into();
             line["eps"] = a.solver.eps.into();
             emit(line)?;
         }
@@ -256,4 +304,117 @@ fn read_acc_csv(path: &str, ids: &[u64]) -> Result<Vec<AccPot>> {
         )));
     }
     Ok(out)
+}
+
+/// `webgrav forces` under `mpirun` with several ranks: the tree on one GPU
+/// per rank, as `webgrav run` runs it, so that its forces can be compared
+/// with one GPU's and the direct sum. Every rank loads the initial state
+/// whole (a model is generated alike on each: this serves the sizes one
+/// host holds), takes its equal share, and the ranks decompose and
+/// evaluate the first forces together (`ClusterRun::new`); rank 0 gathers
+/// every particle's force, writes the force table and the error lines
+/// (with `ranks`), as one GPU does.
+#[cfg(feature = "mpi")]
+pub async fn forces_on_ranks(a: ForcesArgs) -> Result<std::process::ExitCode> {
+    use crate::cluster::comm::Comm;
+    let comm = crate::cluster::mpi::MpiComm::init()?;
+    let checked = checked_configs(&a).and_then(|configs| match a.solver.solver {
+        SolverKind::Tree => Ok(configs),
+        other => Err(Error::InvalidParameter(format!(
+            "--solver {} runs on one GPU: start `webgrav forces` without mpirun",
+            other.name()
+        ))),
+    });
+    let configs = match super::cluster::agreed(&comm, checked) {
+        Ok(configs) => configs,
+        Err(refused) => return Ok(refused),
+    };
+    match forces_checked(&a, &comm, &configs).await {
+        Ok(()) => Ok(std::process::ExitCode::SUCCESS),
+        Err(e) => {
+            say!("webgrav: rank {} of {}: {e}", comm.rank(), comm.size());
+            comm.abort(1)
+        }
+    }
+}
+
+#[cfg(feature = "mpi")]
+async fn forces_checked(
+    a: &ForcesArgs,
+    comm: &crate::cluster::mpi::MpiComm,
+    configs: &[RunConfig],
+) -> Result<()> {
+    use crate::cluster::comm::Comm;
+    use crate::cluster::decomposition::RankParticles;
+    use crate::cluster::run::{ClusterParams, ClusterRun, Rebalance};
+    let (rank, ranks) = (comm.rank(), comm.size());
+    let root = rank == 0;
+    let ctx = GpuContext::headless_on_gpu(crate::cluster::mpi::local_rank()).await?;
+    if root {
+        say!("adapter: {} ({ranks} ranks)", ctx.adapter_summary());
+    }
+    let start = a.initial.load(&ctx, SolverKind::Tree).await?;
+    let p = &start.particles;
+    let (foreign, reference) = match root {
+        true => {
+            let foreign = read_against(a, p)?;
+            let reference = match a.compare {
+                Some(kind) => Some(reference_of(&ctx, a, p, kind).await?),
+                None => None,
+            };
+            (foreign, reference)
+        }
+        false => (Vec::new(), None),
+    };
+    let index: HashMap<u64, usize> = match root {
+        true => p.id.iter().enumerate().map(|(k, &id)| (id, k)).collect(),
+        false => HashMap::new(),
+    };
+    for (k, config) in configs.iter().enumerate() {
+        let rp = config.params();
+        let params = ClusterParams {
+            tree: crate::tree::TreeConfig {
+                theta: rp.theta,
+                eps: rp.eps,
+                alpha: rp.alpha,
+            },
+            dt: 1.0,
+            rebalance: Rebalance::Every(0),
+            rebuild: 1,
+            block: None,
+        };
+        let mine = RankParticles::equal_share(p, rank, ranks);
+        let run = ClusterRun::new(&ctx, comm, mine, (start.time, 0), params).await?;
+        let mine = run.local_particles(&ctx, false).await?;
+        // Every rank's ids, then their forces, to rank 0.
+        let mut to = vec![Vec::new(); ranks];
+        to[0] = [
+            bytemuck::cast_slice::<u64, u8>(&mine.id),
+            bytemuck::cast_slice(&mine.acc_pot),
+        ]
+        .concat();
+        let got = comm.alltoall(to);
+        if !root {
+            continue;
+        }
+        let mut acc = vec![AccPot::default(); p.len()];
+        for message in &got {
+            let count = message.len() / (8 + std::mem::size_of::<AccPot>());
+            let (ids, forces) = message.split_at(8 * count);
+            for (id, force) in ids.chunks_exact(8).zip(forces.chunks_exact(16)) {
+                let id = u64::from_ne_bytes(id.try_into().expect("8 bytes"));
+                acc[index[&id]] = bytemuck::pod_read_unaligned(force);
+            }
+        }
+        let last = k + 1 == configs.len();
+        let mut line = report(a, p, config, (&acc, None), (reference.as_ref(), last))?;
+        if !line.is_null() {
+            line["ranks"] = ranks.into();
+            emit(line)?;
+        }
+    }
+    if root {
+        compare_against(a, p, &foreign, reference.as_ref())?;
+    }
+    Ok(())
 }

@@ -165,21 +165,25 @@ impl Command {
 
 /// Runs the command; the exit status where it did not fail.
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
-    // Only `run` works on several ranks together; any other command would
-    // run whole on every rank, writing the same files at once. Rank 0
-    // says so; the others end quietly.
+    // Only `run` (and with the `mpi` feature `forces`) works on several
+    // ranks together; any other command would run whole on every rank,
+    // writing the same files at once. Rank 0 says so; the others end
+    // quietly.
     let (ranks, rank) = mpirun_ranks();
-    if ranks > 1 && !matches!(cli.command, Command::Run(_)) {
-        if rank != 0 {
-            return Ok(ExitCode::FAILURE);
+    let command = match (ranks > 1, cli.command) {
+        (false, command) | (true, command @ Command::Run(_)) => command,
+        #[cfg(feature = "mpi")]
+        (true, Command::Forces(a)) => return forces::forces_on_ranks(a).await,
+        (true, _) if rank != 0 => return Ok(ExitCode::FAILURE),
+        (true, other) => {
+            return Err(Error::InvalidParameter(format!(
+                "`webgrav {}` runs in one process: start it without mpirun (only `webgrav \
+                 run` and `webgrav forces` run on several ranks)",
+                other.name()
+            )))
         }
-        return Err(Error::InvalidParameter(format!(
-            "`webgrav {}` runs in one process: start it without mpirun (only `webgrav run` \
-             runs on several ranks)",
-            cli.command.name()
-        )));
-    }
-    let done = match cli.command {
+    };
+    let done = match command {
         Command::Run(a) => {
             // Under mpirun: the tree code on one GPU per rank.
             #[cfg(feature = "mpi")]
