@@ -261,6 +261,11 @@ fn compare_line(reference: &Reference, computed: &[AccPot]) -> serde_json::Value
     line
 }
 
+/// Each particle's place in `ids`, by its id.
+fn index_by_id(ids: &[u64]) -> HashMap<u64, usize> {
+    ids.iter().enumerate().map(|(k, &id)| (id, k)).collect()
+}
+
 /// Reads `id,ax,ay,az[,pot]` rows (after one header line) into input order
 /// by id; every input particle must appear once.
 fn read_acc_csv(path: &str, ids: &[u64]) -> Result<Vec<AccPot>> {
@@ -273,7 +278,7 @@ fn read_acc_csv(path: &str, ids: &[u64]) -> Result<Vec<AccPot>> {
             "{path}, line {line}: {why} (want id,ax,ay,az[,pot])"
         ))
     };
-    let index: HashMap<u64, usize> = ids.iter().enumerate().map(|(k, &id)| (id, k)).collect();
+    let index = index_by_id(ids);
     let mut out = vec![AccPot::default(); ids.len()];
     let mut seen = vec![false; ids.len()];
     for (no, line) in text.lines().enumerate().skip(1) {
@@ -366,8 +371,8 @@ async fn forces_checked(
         }
         false => (Vec::new(), None),
     };
-    let index: HashMap<u64, usize> = match root {
-        true => p.id.iter().enumerate().map(|(k, &id)| (id, k)).collect(),
+    let index = match root {
+        true => index_by_id(&p.id),
         false => HashMap::new(),
     };
     for (k, config) in configs.iter().enumerate() {

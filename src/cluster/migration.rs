@@ -3,13 +3,12 @@
 //! (`domain_keys`), a stable radix sort by destination (this rank's own
 //! first), then only the particles that change rank cross the host, as
 //! slices of the arrays read back (`Comm::exchange_rare`: through shared
-//! memory, nothing is packed); the sorted arrays,
-//! with room for the arrivals after the stayers, become the new state,
-//! its upload indices are written on the GPU and its global ids gathered
-//! there (`global_ids`). The
-//! result is `decomposition::decompose`'s
-//! followed by `run::upload`, bit for bit (`tests/cluster.rs`): the
-//! stayers in their order, then the arrivals by source rank.
+//! memory, nothing is packed); the sorted arrays, with room for the
+//! arrivals after the stayers, become the new state, its upload indices
+//! are written on the GPU and its global ids gathered there
+//! (`global_ids`). The result is `decomposition::decompose`'s followed by
+//! `run::upload`, bit for bit (`tests/cluster.rs`): the stayers in their
+//! order, then the arrivals by source rank.
 
 use super::comm::Comm;
 use super::decomposition::{balanced_cuts, counted, global_bounds, CurveFrame, DecomposeParts};
@@ -79,9 +78,8 @@ pub enum Moment {
 }
 
 /// Moves every particle of `tree`'s state (global ids `ids[state.id]`,
-/// on the GPU)
-/// to the rank whose run of the curve holds it, as `decompose` does on
-/// the host, the runs cut as `moment` says. Every rank calls it together;
+/// on the GPU) to the rank whose run of the curve holds it, as
+/// `decompose` does on the host, the runs cut as `moment` says. Every rank calls it together;
 /// each gets its new state (upload indices 0..n) and ids, at most
 /// `capacity` particles.
 pub async fn redraw(

@@ -699,9 +699,8 @@ pub async fn first_domains(
         let mine = decompose_timed(comm, mine, capacity, &mut parts.decompose)?;
         parts.decompose_s = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
-        let (state, ids) = upload(ctx, mine)?;
-        let room = room_for(state.n, capacity);
-        let ids = GlobalIds::upload(ctx, &ids, room);
+        let room = room_for(mine.len() as u32, capacity);
+        let (state, ids) = upload_with_ids(ctx, mine, room)?;
         parts.upload_s = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         let solver = DistributedTree::with_room(ctx, &state, config, room)?;
@@ -709,8 +708,8 @@ pub async fn first_domains(
         return Ok((solver, state, ids));
     }
     let clock = std::time::Instant::now();
-    let (dealt, dealt_ids) = upload(ctx, mine)?;
-    let dealt_ids = GlobalIds::upload(ctx, &dealt_ids, dealt.n);
+    let n = mine.len() as u32;
+    let (dealt, dealt_ids) = upload_with_ids(ctx, mine, n)?;
     parts.upload_s = clock.elapsed().as_secs_f64();
     let clock = std::time::Instant::now();
     let mut solver = DistributedTree::with_room(ctx, &dealt, config, room_for(dealt.n, capacity))?;
@@ -731,6 +730,17 @@ pub async fn first_domains(
     solver.redrawn(ctx, &state, room_for(state.n, capacity))?;
     parts.setup_s += clock.elapsed().as_secs_f64();
     Ok((solver, state, ids))
+}
+
+/// `upload` with the ids on the GPU, with room for `room` of them (at
+/// least the particles').
+fn upload_with_ids(
+    ctx: &GpuContext,
+    mine: RankParticles,
+    room: u32,
+) -> Result<(GpuParticles, GlobalIds)> {
+    let (state, ids) = upload(ctx, mine)?;
+    Ok((state, GlobalIds::upload(ctx, &ids, room)))
 }
 
 /// Uploads a rank's particles (forces included, for the next kick).

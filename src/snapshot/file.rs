@@ -67,16 +67,9 @@ fn read_parts(parts: &[String]) -> Result<Snapshot> {
 /// reads `snap_…-0` with `-1`, `-2`, …): what a rank of a parallel run
 /// reads of the parts it is dealt.
 pub fn read_one_file(path: &str) -> Result<Snapshot> {
-    let (path, head) = match first_bytes(path) {
-        // `snap_000` standing for the files `snap_000.0`, `snap_000.1`, …
-        Err(_) if !Path::new(path).exists() && Path::new(&format!("{path}.0")).is_file() => {
-            let first = format!("{path}.0");
-            let head = first_bytes(&first)?;
-            (first, head)
-        }
-        r => (path.to_string(), r?),
-    };
+    let path = first_of_stem(path);
     let path = path.as_str();
+    let head = first_bytes(path)?;
     let format = Format::identify(path, &head)?;
     if format == Format::Gadget {
         return gadget::decode_files(&gadget_files(path)?);
@@ -94,6 +87,20 @@ pub fn read_one_file(path: &str) -> Result<Snapshot> {
     Ok(snap)
 }
 
+/// `path`, or where nothing is there but `path.0` is, that file:
+/// `snap_000` standing for the files `snap_000.0`, `snap_000.1`, …
+fn first_of_stem(path: &str) -> String {
+    let first = format!("{path}.0");
+    match !Path::new(path).exists() && Path::new(&first).is_file() {
+        true => first,
+        false => path.to_string(),
+    }
+}
+
+/// Bytes of a Gadget-2 file's start that hold its header (markers, the
+/// 256-byte header, and the label record of format 2).
+const GADGET_HEAD: u64 = 4 + 256 + 4 + 16;
+
 /// One process's share of the snapshot file `path` (particles
 /// `share.of(n)`, read from where their records start: a Tipsy file,
 /// `tipsy::decode_share`, a Gadget-2 snapshot of one file or several,
@@ -109,12 +116,8 @@ pub fn read_share(
     share: RankShare,
     fits: impl FnOnce(usize) -> Result<()>,
 ) -> Result<Option<FileShare>> {
-    // `snap_000` standing for the files `snap_000.0`, `snap_000.1`, …
-    let first = format!("{path}.0");
-    let path = match Path::new(path).exists() || !Path::new(&first).is_file() {
-        true => path,
-        false => first.as_str(),
-    };
+    let path = first_of_stem(path);
+    let path = path.as_str();
     let io = |e| io_error(path, e);
     let meta = match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => meta,
@@ -123,7 +126,7 @@ pub fn read_share(
     let head = first_bytes(path)?;
     let format = Format::identify(path, &head)?;
     if format == Format::Gadget {
-        let head = read_capped(path, 4 + 256 + 4 + 16)?;
+        let head = read_capped(path, GADGET_HEAD)?;
         let names = match gadget::decode_num_files(&head) {
             Some(k) if k > 1 => gadget_file_names(path, k)?,
             _ => vec![path.to_string()],
@@ -239,7 +242,7 @@ fn gadget_files(path: &str) -> Result<Vec<(String, Vec<u8>)>> {
     // particle at most (positions, velocities, 64-bit ids, masses) and the
     // framing; a device or pipe is not read beyond that.
     let read = |p: &str| -> Result<Vec<u8>> {
-        let head = read_capped(p, 4 + 256 + 4 + 16)?;
+        let head = read_capped(p, GADGET_HEAD)?;
         let counts: u64 = gadget::decode_counts(&head).unwrap_or(0);
         read_capped(p, 4096 + 40 * counts)
     };

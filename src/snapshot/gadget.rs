@@ -238,6 +238,28 @@ impl Header {
             .sum()
     }
 
+    /// Refuses a later file of a snapshot (`name`) whose header disagrees
+    /// with the first file's (`first`) on the files or the time.
+    fn check_agrees(&self, first: &Header, name: &str) -> Result<()> {
+        if self.num_files != first.num_files || self.time != first.time {
+            return Err(bad(name, "its header disagrees with the first file's"));
+        }
+        Ok(())
+    }
+
+    /// Refuses a first file (`name`) whose header's totals (where it gives
+    /// them) are not the `n` particles its snapshot's files hold.
+    fn check_total(&self, n: u64, name: &str) -> Result<()> {
+        let total = self.total(name)?;
+        if total != 0 && total != n {
+            return Err(bad(
+                name,
+                format!("the files hold {n} particles, the header's total is {total}"),
+            ));
+        }
+        Ok(())
+    }
+
     /// The particles of all files, from the header's 64-bit totals.
     fn total(&self, name: &str) -> Result<u64> {
         // Each total is 64 bits (low word and high word): their sum can
@@ -430,9 +452,7 @@ pub fn decode_files<N: AsRef<str>, B: AsRef<[u8]>>(files: &[(N, B)]) -> Result<S
         let (name, bytes) = (name.as_ref(), bytes.as_ref());
         let (h, p, t) = decode_file_after(bytes, name, all.len() as u64)?;
         if let Some(f) = &first {
-            if f.num_files != h.num_files || f.time != h.time {
-                return Err(bad(name, "its header disagrees with the first file's"));
-            }
+            h.check_agrees(f, name)?;
         }
         // The first file's particles moved, not copied (a single-file
         // snapshot is then never held twice).
@@ -448,16 +468,7 @@ pub fn decode_files<N: AsRef<str>, B: AsRef<[u8]>>(files: &[(N, B)]) -> Result<S
     }
     let h = first.ok_or_else(|| bad("gadget", "no files"))?;
     let name = files[0].0.as_ref();
-    let total = h.total(name)?;
-    if total != 0 && total != all.len() as u64 {
-        return Err(bad(
-            name,
-            format!(
-                "the files hold {} particles, the header's total is {total}",
-                all.len()
-            ),
-        ));
-    }
+    h.check_total(all.len() as u64, name)?;
     checked(
         Snapshot {
             time: h.time,
@@ -633,22 +644,14 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
         _ => return Err(bad("gadget", "no files")),
     };
     for (b, name) in planned.iter().zip(names).skip(1) {
-        if b.header.num_files != first.num_files || b.header.time != first.time {
-            return Err(bad(name, "its header disagrees with the first file's"));
-        }
+        b.header.check_agrees(first, name)?;
     }
     let counts: Vec<usize> = planned
         .iter()
         .map(|b| b.header.particles() as usize)
         .collect();
     let n: usize = counts.iter().sum();
-    let total = first.total(name)?;
-    if total != 0 && total != n as u64 {
-        return Err(bad(
-            name,
-            format!("the files hold {n} particles, the header's total is {total}"),
-        ));
-    }
+    first.check_total(n as u64, name)?;
     let range = share.of(n);
     fits(range.len())?;
     let mut p = Particles::default();
