@@ -3,12 +3,14 @@
 // workgroup) and `final_bounds` (one workgroup reducing those boxes).
 // Small N uses few workgroups: each costs a chain of barriers, which on
 // software WebGPU (SwiftShader) is ~1 ms per workgroup.
+// `final_bounds` writes the particles' box and the system's (TreeBounds).
 // Driven by src/tree/bbox.rs.
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
 @group(0) @binding(1) var<storage, read> pos_mass: array<PosMass>;
 @group(0) @binding(2) var<storage, read_write> partial: array<Bounds>;
-@group(0) @binding(3) var<storage, read_write> bounds: Bounds;
+@group(0) @binding(3) var<storage, read_write> bounds: TreeBounds;
+@group(0) @binding(4) var<uniform> system_cube: SystemCube;
 
 var<workgroup> lo_s: array<vec3<f32>, WORKGROUP_SIZE>;
 var<workgroup> hi_s: array<vec3<f32>, WORKGROUP_SIZE>;
@@ -62,6 +64,19 @@ fn final_bounds(@builtin(local_invocation_index) lid: u32) {
     hi_s[lid] = hi;
     reduce(lid);
     if (lid == 0u) {
-        bounds = Bounds(vec4<f32>(lo_s[0], 0.0), vec4<f32>(hi_s[0], 0.0));
+        let own = Bounds(vec4<f32>(lo_s[0], 0.0), vec4<f32>(hi_s[0], 0.0));
+        bounds = TreeBounds(own, system_of(own));
     }
+}
+
+// The system's box (TreeBounds.system): a box whose cube_side is the
+// larger of the domains' cube and the particles' own.
+fn system_of(own: Bounds) -> Bounds {
+    let side = max(system_cube.side, cube_side(own));
+    if (system_cube.side <= 0.0 || side == cube_side(own)) {
+        return own;
+    }
+    // cube_side() enlarges by 1.0001: undone, so the cube's side is `side`.
+    let lo = vec4<f32>(system_cube.lo, 0.0);
+    return Bounds(lo, lo + vec4<f32>(vec3<f32>(side / 1.0001), 0.0));
 }

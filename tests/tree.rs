@@ -82,9 +82,12 @@ fn check_tree(p: &Particles) {
         .iter()
         .map(|k| key64(*k))
         .collect();
-    let bounds: Bounds = read::<Bounds>(&ctx, &b.bounds)[0];
+    let boxes: TreeBounds = read::<TreeBounds>(&ctx, &b.bounds)[0];
+    let bounds = boxes.own;
     let n = p.len();
     assert_eq!(counters.overflow, 0, "cell capacity too small");
+    // Outside a parallel run the system is the particles.
+    assert_eq!(boxes.system, bounds);
 
     // Sorted keys, a permutation of the particles, state in key order.
     assert!(keys_gpu.windows(2).all(|w| w[0] <= w[1]), "keys not sorted");

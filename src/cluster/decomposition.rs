@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::state::share::RankShare;
 use crate::state::Particles;
-use crate::tree::layout::{Bounds, CutCandidate, MAX_DEPTH};
+use crate::tree::layout::{Bounds, CutCandidate, SystemCube, MAX_DEPTH};
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
 
@@ -328,9 +328,13 @@ where
     Ok(cuts)
 }
 
-/// Seconds of the parts of one `decompose` on one rank.
+/// Seconds of the parts of one `decompose` on one rank, and the cube it
+/// drew the curve in.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DecomposeParts {
+    /// The curve's frame: the whole system's cube when the domains were
+    /// drawn (`CurveFrame::system_cube`).
+    pub frame: CurveFrame,
     /// The global cube and every particle's key.
     pub keys_s: f64,
     /// Splitters, destinations and the ranks' counts.
@@ -367,6 +371,7 @@ pub fn decompose_timed(
         s
     };
     let bounds = global_bounds(comm, local_box(&mine.pos_mass));
+    parts.frame = CurveFrame::around(&bounds);
     let keys = hilbert_keys(&mine.pos_mass, &bounds);
     parts.keys_s = lap();
     let stride = candidate_stride(keys.len(), p);
@@ -647,6 +652,17 @@ impl CurveFrame {
         Self {
             lo: [b.lo[0], b.lo[1], b.lo[2]],
             scale: (1u32 << MAX_DEPTH) as f32 / side,
+        }
+    }
+
+    /// The frame's cube, as the ranks' trees take it for the whole
+    /// system's (`TreeSolver::set_system_cube`); none (side 0) for a frame
+    /// never drawn.
+    pub fn system_cube(&self) -> SystemCube {
+        let side = (1u32 << MAX_DEPTH) as f32 / self.scale;
+        SystemCube {
+            lo: self.lo,
+            side: if side.is_finite() { side } else { 0.0 },
         }
     }
 

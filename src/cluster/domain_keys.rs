@@ -12,7 +12,7 @@ use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::GpuContext;
-use crate::tree::layout::{Bounds, CutCandidate, RedrawParams};
+use crate::tree::layout::{Bounds, CutCandidate, RedrawParams, TreeBounds};
 use crate::tree::TreeSolver;
 
 const DOMAIN_KEYS_WGSL: &str = include_str!("../../shaders/domain_keys.wgsl");
@@ -224,8 +224,12 @@ pub async fn local_box(ctx: &GpuContext, tree: &TreeSolver) -> Result<Box3> {
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     tree.encode_bounds(&mut encoder);
     ctx.queue.submit(Some(encoder.finish()));
-    let bounds = &tree.buffers.bounds;
-    let bytes = read_buffer_ranges(&ctx.device, &ctx.queue, &[(bounds, 0, bounds.size())]).await?;
+    let own = (
+        &tree.buffers.bounds,
+        std::mem::offset_of!(TreeBounds, own) as u64,
+        std::mem::size_of::<Bounds>() as u64,
+    );
+    let bytes = read_buffer_ranges(&ctx.device, &ctx.queue, &[own]).await?;
     let b = records::<Bounds>(&bytes[0])[0];
     Ok(([b.lo[0], b.lo[1], b.lo[2]], [b.hi[0], b.hi[1], b.hi[2]]))
 }

@@ -101,6 +101,7 @@ pub async fn redraw(
     };
     let keys = DomainKeys::new(d, tree, (me, p));
     let frame = CurveFrame::around(&global_bounds(comm, local_box(ctx, tree).await?));
+    parts.frame = frame;
     let mut candidates = keys.candidates(ctx, frame).await?;
     if moment == Moment::Start {
         candidates = counted(&candidates, keys.stride, n);

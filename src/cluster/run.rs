@@ -231,6 +231,8 @@ impl ClusterRun {
         let (solver, state, ids) =
             first_domains(ctx, comm, mine, (params.tree, capacity), &mut parts).await?;
         let clock = std::time::Instant::now();
+        let cube = parts.decompose.frame.system_cube();
+        solver.tree.set_system_cube(&ctx.queue, cube);
         let (leapfrog, block) = integrators(ctx, &state, &solver, &params);
         migration::build_kernels(&ctx.device);
         parts.setup_s += clock.elapsed().as_secs_f64();
@@ -391,6 +393,8 @@ impl ClusterRun {
         // arrays.
         self.solver
             .redrawn(ctx, &state, room_for(state.n, self.capacity))?;
+        let cube = parts.decompose.frame.system_cube();
+        self.solver.tree.set_system_cube(&ctx.queue, cube);
         (self.leapfrog, self.block) = integrators(ctx, &state, &self.solver, &self.params);
         parts.setup_s = clock.elapsed().as_secs_f64();
         self.state = state;

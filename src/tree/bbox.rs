@@ -30,6 +30,7 @@ pub const BINDINGS: &[Slot] = &[
     ("pos_mass", Binding::StorageRead),
     ("partial", Binding::StorageReadWrite),
     ("bounds", Binding::StorageReadWrite),
+    ("system_cube", Binding::Uniform),
 ];
 
 impl BoundingBox {
@@ -40,7 +41,13 @@ impl BoundingBox {
         let last = Kernel::from_module(device, "bbox final", &module, "final_bounds", BINDINGS);
         let bind = partial.bind(
             device,
-            &[&b.params, &b.state.pos_mass, &b.bbox_partial, &b.bounds],
+            &[
+                &b.params,
+                &b.state.pos_mass,
+                &b.bbox_partial,
+                &b.bounds,
+                &b.system_cube,
+            ],
         );
         Self {
             groups: groups_for(b.state.n),

@@ -17,6 +17,23 @@ pub struct Bounds {
     pub hi: [f32; 4],
 }
 
+/// The cube a parallel run's domains were drawn in (side 0: none).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SystemCube {
+    pub lo: [f32; 3],
+    pub side: f32,
+}
+
+/// The boxes of a tree build: the particles' own and the system's
+/// (`shaders/tree_layout.wgsl` says what each is for).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TreeBounds {
+    pub own: Bounds,
+    pub system: Bounds,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct TreeParams {

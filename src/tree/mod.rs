@@ -354,7 +354,10 @@ pub struct TreeBuffers {
     /// Per-level `LevelParams`, one DYNAMIC_SLOT each.
     pub levels: wgpu::Buffer,
     pub bbox_partial: wgpu::Buffer,
+    /// The build's `TreeBounds`.
     pub bounds: wgpu::Buffer,
+    /// The `SystemCube` of a parallel run's domains (side 0 until set).
+    pub system_cube: wgpu::Buffer,
     pub keys: wgpu::Buffer,
     pub values: wgpu::Buffer,
     pub pos_mass_tmp: wgpu::Buffer,
@@ -466,7 +469,8 @@ impl TreeBuffers {
                 BBOX_GROUPS as u64 * size(std::mem::size_of::<Bounds>()),
                 none,
             ),
-            bounds: storage("bounds", size(std::mem::size_of::<Bounds>()), none),
+            bounds: storage("bounds", size(std::mem::size_of::<TreeBounds>()), none),
+            system_cube: uniform_buffer(d, "system cube", &SystemCube::default()),
             keys: storage("keys", arrays.keys, none),
             values: storage("sort values", arrays.values, none),
             pos_mass_tmp: storage("pos_mass reorder", arrays.pos_mass_tmp, none),
@@ -512,6 +516,7 @@ impl TreeBuffers {
         let tree: u64 = [
             &self.bbox_partial,
             &self.bounds,
+            &self.system_cube,
             &self.keys,
             &self.values,
             &self.pos_mass_tmp,
@@ -739,6 +744,13 @@ impl TreeSolver {
         if self.accel_mac() {
             self.phases.groups.encode_remember(device, encoder);
         }
+    }
+
+    /// Measures later builds' wide groups against `cube` (a parallel run's
+    /// domains: `TreeBounds`), as one GPU measures them against its whole
+    /// system.
+    pub fn set_system_cube(&self, queue: &wgpu::Queue, cube: SystemCube) {
+        queue.write_buffer(&self.buffers.system_cube, 0, bytemuck::bytes_of(&cube));
     }
 
     /// Records the box of the particles as they are now into
