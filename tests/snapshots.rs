@@ -610,14 +610,73 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
         },
     );
     assert!(matches!(refused, Err(Error::InvalidParameter(m)) if m == "no room"));
-    // Side files, or another format: one process reads the whole.
-    std::fs::write(path("untyped.tipsy.iord"), "1000\n").unwrap();
+    // Another format: one process reads the whole.
     let csv = path("x.csv");
     std::fs::write(&csv, Format::Csv.encode(&untyped).unwrap()).unwrap();
-    for p in [path("untyped.tipsy"), csv] {
-        let share = RankShare { rank: 0, ranks: 2 };
-        assert!(read_share(&p, share, |_| Ok(())).unwrap().is_none(), "{p}");
+    let share = RankShare { rank: 0, ranks: 2 };
+    assert!(read_share(&csv, share, |_| Ok(())).unwrap().is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A standard Tipsy file with both side files (ids beyond 0..N-1 in
+/// `.iord`; disk and bulge, which the format cannot record, in
+/// `.webgrav_kind`) is read in shares that are slices of the whole, each
+/// reading the side files only as far as its share's end. A bad value is
+/// named by its index, by the share that holds it; a side file of too
+/// few values by the shares it leaves short, of one too many by the last
+/// share; kinds that contradict the file's records are refused.
+#[test]
+fn shares_of_a_tipsy_file_take_their_lines_of_its_side_files() {
+    let dir = std::env::temp_dir().join(format!("webgrav-side-shares-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let n = 1000;
+    let mut particles = Model::Plummer.generate(n, 3).unwrap();
+    particles.id = (0..n as u64).map(|k| 10 * k + 7).collect();
+    let galaxy = Snapshot {
+        particles,
+        potential: None,
+        types: Some((0..n).map(|k| [1, 2, 3][k % 3]).collect()),
+        ..sample()
+    };
+    let file = path("galaxy.tipsy");
+    let written = webgrav::snapshot::write_file(&file, &galaxy).unwrap();
+    assert!(written.side_file.is_some(), "ids went to .iord");
+    let whole = webgrav::snapshot::read_file(&file).unwrap();
+    // (In file order: Tipsy keeps dark matter before stars.)
+    let mut ids = whole.particles.id.clone();
+    ids.sort_unstable();
+    assert_eq!(ids, galaxy.particles.id);
+    assert!(whole.types.as_ref().unwrap().contains(&3), "bulge kept");
+    for ranks in [1, 2, 3, 7] {
+        shares_of_whole(&file, &whole, ranks);
     }
+
+    let ids = std::fs::read_to_string(format!("{file}.iord")).unwrap();
+    let kinds = std::fs::read_to_string(format!("{file}.webgrav_kind")).unwrap();
+    let with_line = |text: &str, line: usize, value: &str| -> String {
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[line] = value;
+        lines.join("\n") + "\n"
+    };
+    // Value 777 (line 778) damaged: the last of three shares names it.
+    std::fs::write(format!("{file}.iord"), with_line(&ids, 778, "x7")).unwrap();
+    only_the_last_of_three_shares_fails(&file, "value 777: 'x7'");
+    // Kind 900 made halo (dark matter), which the file records as a star: the
+    // side file belongs to another snapshot.
+    std::fs::write(format!("{file}.iord"), &ids).unwrap();
+    let kind_900 = kinds.lines().nth(901).unwrap().to_string();
+    assert_ne!(kind_900, "1");
+    std::fs::write(format!("{file}.webgrav_kind"), with_line(&kinds, 901, "1")).unwrap();
+    only_the_last_of_three_shares_fails(&file, "particle 900 is halo here but stars");
+    // One value too few: the shares it leaves short refuse; one too many:
+    // the last share, which reads to the end.
+    std::fs::write(format!("{file}.webgrav_kind"), &kinds).unwrap();
+    let short: Vec<&str> = ids.lines().take(n).collect();
+    std::fs::write(format!("{file}.iord"), short.join("\n") + "\n").unwrap();
+    only_the_last_of_three_shares_fails(&file, "999 values, expected 1000");
+    std::fs::write(format!("{file}.iord"), ids.clone() + "5\n").unwrap();
+    only_the_last_of_three_shares_fails(&file, "1001 values, expected 1000");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

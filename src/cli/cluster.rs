@@ -605,8 +605,8 @@ async fn model_share(
     Ok((mine, kinds, 0.0))
 }
 
-/// Each rank's share of the input file where it is a Tipsy file without
-/// side files or a Gadget-2 snapshot of one file (`snapshot::read_share`;
+/// Each rank's share of the input file where it is a Tipsy file (with
+/// its side files), a Gadget-2 or an HDF5 snapshot (`snapshot::read_share`;
 /// no rank holds the whole file), converted from `--units`; `Ok(None)`
 /// where rank 0 is to read it whole (also where any rank could not read a share: the file not on
 /// its host). A share that cannot be read (a damaged record, memory the
@@ -651,8 +651,8 @@ fn read_shares(
     if all.iter().any(|o| o[0] == 2) {
         return Err(refused_by_every_rank(comm, read.as_ref().err()));
     }
-    // Where any rank could not read a share (the file is not there, or
-    // has side files, on its host), rank 0 reads it whole.
+    // Where any rank could not read a share (the file is not there on its
+    // host, or is CSV), rank 0 reads it whole.
     if all.iter().any(|o| o[0] == 0) {
         return Ok(None);
     }

@@ -106,11 +106,11 @@ const GADGET_HEAD: u64 = 4 + 256 + 4 + 16;
 /// `tipsy::decode_share`, a Gadget-2 snapshot of one file or several,
 /// `gadget::decode_share`, which `path` is any of or, as `snap_000`, the
 /// stem of, or an HDF5 snapshot, `hdf5::read_share`), or `None` where a
-/// share cannot be read of it: another format, not a regular file, or a
-/// Tipsy file with side files (its ids and kinds are lines of text, which
-/// a share could only find by reading them all); then one process reads
-/// it whole. `fits(count)` checks, before any record is read, that the
-/// share's particles fit.
+/// share cannot be read of it: another format, or not a regular file;
+/// then one process reads it whole. A Tipsy file's side files (ids and
+/// kinds as lines of text) are read as far as the share's end
+/// (`iord::apply_range`). `fits(count)` checks, before any record is
+/// read, that the share's particles fit.
 pub fn read_share(
     path: &str,
     share: RankShare,
@@ -146,8 +146,7 @@ pub fn read_share(
         #[cfg(not(feature = "hdf5"))]
         return Ok(None);
     }
-    let side_files = [iord::side_path(path), iord::kinds_path(path)];
-    if format.tipsy_flavor().is_none() || side_files.iter().any(|s| Path::new(s).exists()) {
+    if format.tipsy_flavor().is_none() {
         return Ok(None);
     }
     let records_at = |offset, count| -> Result<ReadAhead> {
@@ -156,7 +155,39 @@ pub fn read_share(
         file.seek(std::io::SeekFrom::Start(offset)).map_err(io)?;
         Ok(ReadAhead::new(file))
     };
-    tipsy::decode_share(&head, meta.len(), path, share, records_at).map(Some)
+    let mut read = tipsy::decode_share(&head, meta.len(), path, share, records_at)?;
+    let open = |side: String| -> Result<Option<std::io::BufReader<std::fs::File>>> {
+        match side_file(path, &side)? {
+            true => {
+                let file = std::fs::File::open(&side).map_err(|e| io_error(&side, e))?;
+                Ok(Some(std::io::BufReader::with_capacity(1 << 20, file)))
+            }
+            false => Ok(None),
+        }
+    };
+    let (ids, kinds) = (open(iord::side_path(path))?, open(iord::kinds_path(path))?);
+    let typed = kinds.is_some();
+    let flavor = tipsy::flavor_of(&head);
+    let range = share.of(read.n);
+    iord::apply_range(&mut read.snap, (flavor, path, read.n), range, ids, kinds)?;
+    read.typed |= typed;
+    Ok(Some(read))
+}
+
+/// Whether the side file `side` of `path` is there. One that is there but
+/// no plain file (a directory, a link to a device) is refused: read past,
+/// its ids or kinds would be lost without a word.
+fn side_file(path: &str, side: &str) -> Result<bool> {
+    match std::fs::metadata(side) {
+        Ok(m) if m.is_file() => Ok(true),
+        Ok(m) => Err(Error::InvalidParameter(format!(
+            "'{side}' (the side file of {path}) is {}, not a file: move it away to read \
+             {path} without it",
+            kind_of_file(&m)
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_error(side, e)),
+    }
 }
 
 /// An HDF5 file, read by name by the HDF5 library (a pipe or a device is
@@ -201,18 +232,9 @@ fn read_tipsy(path: &str) -> Result<Snapshot> {
 fn read_side_files(path: &str, snap: &mut Snapshot, flavor: tipsy::Flavor) -> Result<()> {
     let n = snap.particles.len() as u64;
     let read = |side: String, cap: u64| -> Result<Option<Vec<u8>>> {
-        // A side file that is there but no plain file (a directory, a
-        // link to a device) is refused: read past, its ids or kinds would
-        // be lost without a word.
-        match std::fs::metadata(&side) {
-            Ok(m) if m.is_file() => read_capped(&side, cap).map(Some),
-            Ok(m) => Err(Error::InvalidParameter(format!(
-                "'{side}' (the side file of {path}) is {}, not a file: move it away to read \
-                 {path} without it",
-                kind_of_file(&m)
-            ))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_error(&side, e)),
+        match side_file(path, &side)? {
+            true => read_capped(&side, cap).map(Some),
+            false => Ok(None),
         }
     };
     // A count line and n ids of at most 20 digits; n one-digit kinds

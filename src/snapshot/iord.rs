@@ -55,13 +55,31 @@ pub fn decode_kinds(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u8>> {
     decode(bytes, n, name)?
         .into_iter()
         .enumerate()
-        .map(|(k, t)| {
-            u8::try_from(t)
-                .ok()
-                .filter(|&t| (t as usize) < crate::state::KINDS.len())
-                .ok_or_else(|| bad(name, format!("particle {k}: kind {t} is not 0 to 5")))
-        })
+        .map(|(k, t)| kind_of(t, k, name))
         .collect()
+}
+
+/// Particle `k`'s kind `t` (Gadget's numbers, 0 to 5).
+fn kind_of(t: u64, k: usize, name: &str) -> Result<u8> {
+    u8::try_from(t)
+        .ok()
+        .filter(|&t| (t as usize) < crate::state::KINDS.len())
+        .ok_or_else(|| bad(name, format!("particle {k}: kind {t} is not 0 to 5")))
+}
+
+/// Checks a side file's first line, `first`: the count of its values,
+/// which must be the snapshot's `n`.
+fn check_count(first: &str, n: usize, name: &str) -> Result<()> {
+    let count: usize = first
+        .parse()
+        .map_err(|_| bad(name, "no particle count on the first line"))?;
+    if count != n {
+        return Err(bad(
+            name,
+            format!("holds {count} values, the snapshot has {n} particles"),
+        ));
+    }
+    Ok(())
 }
 
 /// Parses a side file that must hold `n` ids (or other numbers); `name`
@@ -73,15 +91,7 @@ pub fn decode(bytes: &[u8], n: usize, name: &str) -> Result<Vec<u64>> {
         body.find(|c: char| c.is_ascii_whitespace())
             .unwrap_or(body.len()),
     );
-    let count: usize = first
-        .parse()
-        .map_err(|_| bad(name, "no particle count on the first line"))?;
-    if count != n {
-        return Err(bad(
-            name,
-            format!("holds {count} values, the snapshot has {n} particles"),
-        ));
-    }
+    check_count(first, n, name)?;
     // The rest cut into pieces at whitespace and parsed on every core;
     // the first bad value in file order is the one named.
     let rest = rest.as_bytes();
@@ -150,16 +160,29 @@ pub fn apply(
     let Some(bytes) = kinds else {
         return Ok(());
     };
-    let side = kinds_path(path);
-    let kinds = decode_kinds(bytes, n, &side)?;
-    let recorded = snap.types.clone().unwrap_or_else(|| vec![1; n]);
-    if let Some(k) = (0..n).find(|&k| tipsy::recorded_kind(flavor, kinds[k]) != recorded[k]) {
+    let kinds = decode_kinds(bytes, n, &kinds_path(path))?;
+    apply_kinds(snap, flavor, path, kinds, 0)
+}
+
+/// Takes `kinds` (of particles `first..` of the Tipsy file `path`, which
+/// `snap` holds) where they agree with what the file records of each.
+fn apply_kinds(
+    snap: &mut Snapshot,
+    flavor: Flavor,
+    path: &str,
+    kinds: Vec<u8>,
+    first: usize,
+) -> Result<()> {
+    let recorded = snap.types.clone().unwrap_or_else(|| vec![1; kinds.len()]);
+    let differs = |k: &usize| tipsy::recorded_kind(flavor, kinds[*k]) != recorded[*k];
+    if let Some(k) = (0..kinds.len()).find(differs) {
         let name = |t: u8| crate::state::KINDS[t as usize];
         return Err(bad(
-            &side,
+            &kinds_path(path),
             format!(
-                "particle {k} is {} here but {} in {path}: the side file belongs to another \
+                "particle {} is {} here but {} in {path}: the side file belongs to another \
                  snapshot (remove it to read {path} alone)",
+                first + k,
                 name(kinds[k]),
                 name(recorded[k])
             ),
@@ -167,6 +190,113 @@ pub fn apply(
     }
     snap.types = Some(kinds);
     Ok(())
+}
+
+/// `apply` for a share of the file: `snap` holds its particles `range`,
+/// the side files are read (`ids`, `kinds`: streams of them where
+/// present) as far as the range's end, and to their ends by the last
+/// share, which alone can see a value too many. Values before the range
+/// are counted, not parsed: a bad value is named by the share that holds
+/// it, as a damaged record is.
+pub fn apply_range(
+    snap: &mut Snapshot,
+    (flavor, path, n): (Flavor, &str, usize),
+    range: std::ops::Range<usize>,
+    ids: Option<impl std::io::BufRead>,
+    kinds: Option<impl std::io::BufRead>,
+) -> Result<()> {
+    if let (Flavor::Standard, Some(input)) = (flavor, ids) {
+        snap.particles.id = decode_range(input, n, range.clone(), &side_path(path))?;
+    }
+    let Some(input) = kinds else {
+        return Ok(());
+    };
+    let side = kinds_path(path);
+    let kinds = decode_range(input, n, range.clone(), &side)?
+        .into_iter()
+        .zip(range.clone())
+        .map(|(t, k)| kind_of(t, k, &side))
+        .collect::<Result<Vec<u8>>>()?;
+    apply_kinds(snap, flavor, path, kinds, range.start)
+}
+
+/// Values `range` of a side file that must hold `n`, read from `input`
+/// as far as the range's end (to the file's end where the range is the
+/// last); `name` appears in errors, which say what `decode` says.
+pub fn decode_range(
+    mut input: impl std::io::BufRead,
+    n: usize,
+    range: std::ops::Range<usize>,
+    name: &str,
+) -> Result<Vec<u64>> {
+    let mut values = Vec::with_capacity(range.len());
+    // Words seen: the count first, then value 0, 1, ...
+    let mut words = 0usize;
+    let mut word = Vec::new();
+    let mut in_word = false;
+    let mut take = |words: usize, word: &[u8]| -> Result<()> {
+        let text = String::from_utf8_lossy(word);
+        if words == 0 {
+            check_count(&text, n, name)?;
+        } else if range.contains(&(words - 1)) {
+            let v = text.parse::<u64>().map_err(|_| {
+                bad(
+                    name,
+                    format!(
+                        "value {}: '{text}' is not an integer from 0 to 2^64 - 1",
+                        words - 1
+                    ),
+                )
+            })?;
+            values.push(v);
+        }
+        Ok(())
+    };
+    // Past the range's end only the last share reads on (to count).
+    let enough = |words: usize| range.end < n && words > range.end;
+    'read: loop {
+        let buf = input
+            .fill_buf()
+            .map_err(|e| bad(name, format!("cannot be read: {e}")))?;
+        if buf.is_empty() {
+            break;
+        }
+        let len = buf.len();
+        for &b in buf {
+            if b.is_ascii_whitespace() {
+                if in_word {
+                    take(words, &word)?;
+                    words += 1;
+                    word.clear();
+                    in_word = false;
+                    if enough(words) {
+                        break 'read;
+                    }
+                }
+            } else {
+                in_word = true;
+                // Only the count and the range's values are kept (a
+                // longer word is no number either way).
+                let kept = words == 0 || range.contains(&(words - 1));
+                if kept && word.len() < 64 {
+                    word.push(b);
+                }
+            }
+        }
+        input.consume(len);
+    }
+    if in_word {
+        take(words, &word)?;
+        words += 1;
+    }
+    if words == 0 {
+        return Err(bad(name, "no particle count on the first line"));
+    }
+    let seen = words - 1;
+    if seen < range.end || (range.end == n && seen != n) {
+        return Err(bad(name, format!("{seen} values, expected {n}")));
+    }
+    Ok(values)
 }
 
 #[cfg(test)]
