@@ -70,13 +70,14 @@ fn final_bounds(@builtin(local_invocation_index) lid: u32) {
 }
 
 // The system's box (TreeBounds.system): a box whose cube_side is the
-// larger of the domains' cube and the particles' own.
+// larger of the domains' cube (side 0 where none is set) and the
+// particles' own.
 fn system_of(own: Bounds) -> Bounds {
-    let side = max(system_cube.side, cube_side(own));
-    if (system_cube.side <= 0.0 || side == cube_side(own)) {
+    if (system_cube.side <= cube_side(own)) {
         return own;
     }
-    // cube_side() enlarges by 1.0001: undone, so the cube's side is `side`.
+    // cube_side() enlarges by 1.0001: undone, so the cube's side is the
+    // domains'.
     let lo = vec4<f32>(system_cube.lo, 0.0);
-    return Bounds(lo, lo + vec4<f32>(vec3<f32>(side / 1.0001), 0.0));
+    return Bounds(lo, lo + vec4<f32>(vec3<f32>(system_cube.side / 1.0001), 0.0));
 }

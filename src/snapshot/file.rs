@@ -5,7 +5,7 @@
 
 use super::progress::{Progress, Reading, Writing};
 use super::write_behind::WriteBehind;
-use super::{gadget, iord, tipsy, FileShare, Format, Snapshot};
+use super::{gadget, io_error, iord, tipsy, FileShare, Format, Snapshot};
 use crate::error::{Error, Result};
 use crate::state::share::RankShare;
 use std::io::{Read, Seek, Write};
@@ -16,13 +16,6 @@ use std::sync::Mutex;
 /// not tell (a pipe, a device): 4 GiB, a CSV of some 40 million particles,
 /// rather than "read until memory runs out".
 const MAX_STREAM_TEXT_BYTES: u64 = 1 << 32;
-
-pub(super) fn io_error(path: &str, source: std::io::Error) -> Error {
-    Error::Io {
-        path: path.to_string(),
-        source,
-    }
-}
 
 /// Reads a snapshot file, the format chosen by its extension or, without
 /// a known one, by its content (Bonsai's and Gadget's files often carry

@@ -7,7 +7,7 @@
 //! (what `webgrav.Simulation.from_pynbody` reads kinds from).
 
 use super::tipsy::{self, Flavor};
-use super::{bad, Snapshot};
+use super::{bad, io_error, Snapshot};
 use crate::error::Result;
 use crate::state::parallel::map_indices;
 
@@ -255,9 +255,7 @@ pub fn decode_range(
     // Past the range's end only the last share reads on (to count).
     let enough = |words: usize| range.end < n && words > range.end;
     'read: loop {
-        let buf = input
-            .fill_buf()
-            .map_err(|e| bad(name, format!("cannot be read: {e}")))?;
+        let buf = input.fill_buf().map_err(|e| io_error(name, e))?;
         if buf.is_empty() {
             break;
         }

@@ -347,6 +347,14 @@ fn no_hdf5(name: &str) -> Error {
     )
 }
 
+/// An I/O failure on the file `path` (a snapshot or one of its side files).
+pub(crate) fn io_error(path: &str, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_string(),
+        source,
+    }
+}
+
 pub(crate) fn bad(name: &str, problem: impl Into<String>) -> Error {
     Error::BadSnapshot {
         path: name.to_string(),

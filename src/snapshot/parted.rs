@@ -15,7 +15,8 @@
 //! has synced, rank 0 renames the file into place: readers see the old
 //! file or the whole new one, as with every write of webgrav's.
 
-use super::file::{io_error, pending, resolve, temporary_named, write_lock, Written};
+use super::file::{pending, resolve, temporary_named, write_lock, Written};
+use super::io_error;
 use super::{gadget, iord, tipsy, Format, Snapshot};
 use crate::error::{Error, Result};
 use std::os::unix::fs::FileExt;
