@@ -254,16 +254,38 @@ fn per_rank_parts_read_back_as_one_snapshot() {
     let worst = largest_position_difference(&three, &one);
     assert!(worst < 2e-4, "positions differ by {worst:e}");
 
-    // One file (the end state, in id order): rank 0 reads it and deals
-    // out equal shares; the run is one GPU's from the same file.
-    let run = mpirun(2, &dir, &from("end.csv", "p2.csv"));
-    assert!(run.status.success(), "{}", common::text(&run.stderr));
+    // One CSV file (the end state, in id order): each rank reads its rows
+    // (no rank reads the whole); the run is one GPU's from the same file.
+    let each_reads_its_own = |run: &Output, ranks: usize| {
+        let stderr = common::text(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        let says = format!("3000 particles, each of {ranks} ranks reading its own");
+        assert_eq!(stderr.matches(&says).count(), 1, "{stderr}");
+    };
+    each_reads_its_own(&mpirun(2, &dir, &from("end.csv", "p2.csv")), 2);
     let args = from("end.csv", "one_end.csv");
     let one = common::webgrav_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(one.status.success(), "{}", common::text(&one.stderr));
     let (two, one) = (read("p2.csv"), read("one_end.csv"));
     assert_eq!((two.time, one.time), (0.125, 0.125));
     let worst = largest_position_difference(&two, &one);
+    assert!(worst < 2e-4, "positions differ by {worst:e}");
+    // The same rows without their ids (numbered by row, the same ids here:
+    // the file holds 0..N in order) or times, on three ranks.
+    let text = std::fs::read_to_string(dir.join("end.csv")).unwrap();
+    let no_ids: String = (text.lines())
+        .map(|l| l.split(',').skip(1).take(7).collect::<Vec<_>>().join(",") + "\n")
+        .collect();
+    let t0 = read("end.csv").time;
+    std::fs::write(
+        dir.join("end-no-ids.csv"),
+        format!("# time = {t0}\n{no_ids}"),
+    )
+    .unwrap();
+    each_reads_its_own(&mpirun(3, &dir, &from("end-no-ids.csv", "p3n.csv")), 3);
+    let three = read("p3n.csv");
+    assert_eq!(three.time, 0.125);
+    let worst = largest_position_difference(&three, &one);
     assert!(worst < 2e-4, "positions differ by {worst:e}");
 
     // The same file as Bonsai's Tipsy: each rank reads its own records

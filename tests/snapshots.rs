@@ -610,11 +610,124 @@ fn shares_of_a_tipsy_file_are_slices_of_the_whole() {
         },
     );
     assert!(matches!(refused, Err(Error::InvalidParameter(m)) if m == "no room"));
-    // Another format: one process reads the whole.
-    let csv = path("x.csv");
-    std::fs::write(&csv, Format::Csv.encode(&untyped).unwrap()).unwrap();
-    let share = RankShare { rank: 0, ranks: 2 };
-    assert!(read_share(&csv, share, |_| Ok(())).unwrap().is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each process's share of a CSV snapshot is its slice of the file as one
+/// process reads it whole: the rows whose lines start in its part of the
+/// bytes, placed among the others by their counts (`FileShare::place`),
+/// ids by row where the file has no id column. That holds for what
+/// pandas and spreadsheets write (a byte order mark, CRLF line ends,
+/// columns in any order, quoted fields, blank lines and comments between
+/// rows, a `# time` comment before the header). A bad row or value is
+/// named by its line or particle in the file, as the whole read names it,
+/// by the share that holds it; a file of fewer rows than shares, or with
+/// a `# time` comment among its rows, is left to one process.
+#[test]
+fn shares_of_a_csv_file_are_slices_of_the_whole() {
+    let dir = std::env::temp_dir().join(format!("webgrav-csv-shares-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let n = 1000;
+    let galaxy = Snapshot {
+        particles: Model::Plummer.generate(n, 5).unwrap(),
+        potential: None,
+        types: Some((0..n).map(|k| [1, 2, 3][k % 3]).collect()),
+        ..sample()
+    };
+    // Without ids or times: columns reordered and one quoted, a BOM, CRLF,
+    // the time in a comment, blank lines and comments among the rows.
+    let p = &galaxy.particles;
+    let mut foreign = String::from("\u{feff}# time = 2.5\r\n\"m\",vz,vy,vx,z,y,x\r\n");
+    for k in 0..n {
+        let (x, v, m) = (p.pos_mass[k].pos, p.vel[k].vel, p.pos_mass[k].mass);
+        let row = format!("{m},{},{},{},{},{},{}", v[2], v[1], v[0], x[2], x[1], x[0]);
+        match k % 97 {
+            0 => foreign += &format!("{row}\r\n\r\n# a comment, 1,2,3\r\n"),
+            _ => foreign += &format!("{row}\r\n"),
+        }
+    }
+    let files = [
+        ("webgrav.csv", Format::Csv.encode(&galaxy).unwrap()),
+        ("foreign.csv", foreign.into_bytes()),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(path(name), bytes).unwrap();
+        let whole = webgrav::snapshot::read_file(&path(name)).unwrap();
+        assert_eq!(whole.particles.len(), n);
+        for ranks in [1, 2, 3, 7] {
+            let shares = shares_of_whole(&path(name), &whole, ranks);
+            assert!(shares
+                .iter()
+                .all(|s| s.snap.particles.len() > n / ranks / 2));
+        }
+    }
+    assert_eq!(
+        webgrav::snapshot::read_file(&path("foreign.csv"))
+            .unwrap()
+            .time,
+        2.5
+    );
+
+    let text = String::from_utf8(files[0].1.clone()).unwrap();
+    let with_row = |k: usize, row: &str| -> String {
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[k + 1] = row;
+        lines.join("\n") + "\n"
+    };
+    let row_777 = text.lines().nth(778).unwrap().to_string();
+    let fields: Vec<&str> = row_777.split(',').collect();
+    // A bad number in row 777 (line 779), a NaN velocity, a time of its
+    // own, a short row: named as the whole read names them.
+    let with_field = |i: usize, value: &str| {
+        let mut f = fields.clone();
+        f[i] = value;
+        f.join(",")
+    };
+    let damaged = [
+        with_field(1, "abc"),
+        with_field(4, "NaN"),
+        with_field(8, "3.5"),
+        fields[..8].join(","),
+    ];
+    for (k, row) in damaged.iter().enumerate() {
+        let file = path(&format!("damaged-{k}.csv"));
+        std::fs::write(&file, with_row(777, row)).unwrap();
+        let Err(Error::BadSnapshot { problem, .. }) = webgrav::snapshot::read_file(&file) else {
+            panic!("the whole read took damaged row {k}");
+        };
+        assert!(
+            problem.contains("779") || problem.contains("particle 777"),
+            "{problem}"
+        );
+        only_the_last_of_three_shares_fails(&file, &problem);
+    }
+    // The memory check sees the share's lines before any row is parsed.
+    let mut seen = 0;
+    let share = RankShare { rank: 1, ranks: 4 };
+    let refused = read_share(&path("webgrav.csv"), share, |lines| {
+        seen = lines;
+        Err(Error::InvalidParameter("no room".into()))
+    });
+    assert!(matches!(refused, Err(Error::InvalidParameter(m)) if m == "no room"));
+    let read = read_share(&path("webgrav.csv"), share, |_| Ok(()));
+    assert_eq!(seen, read.unwrap().unwrap().snap.particles.len());
+    // Fewer rows than shares, or a time among the rows: one process reads.
+    let two_rows: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
+    std::fs::write(path("two-rows.csv"), two_rows).unwrap();
+    let last = |file: &str, ranks| {
+        read_share(
+            &path(file),
+            RankShare {
+                rank: ranks - 1,
+                ranks,
+            },
+            |_| Ok(()),
+        )
+    };
+    assert!(last("two-rows.csv", 7).unwrap().is_none());
+    std::fs::write(path("timed.csv"), with_row(900, "# time = 0.125")).unwrap();
+    assert!(last("timed.csv", 3).unwrap().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -873,13 +986,18 @@ fn shares_of_a_gadget_snapshot_of_several_files_are_slices_of_the_whole() {
 /// bit, ids, and the kinds where the file has them (and only then does
 /// any share say it is typed).
 fn shares_of_whole(path: &str, whole: &Snapshot, ranks: usize) -> Vec<FileShare> {
-    let shares: Vec<FileShare> = (0..ranks)
+    let mut shares: Vec<FileShare> = (0..ranks)
         .map(|rank| {
             read_share(path, RankShare { rank, ranks }, |_| Ok(()))
                 .unwrap()
                 .expect("the file is read in shares")
         })
         .collect();
+    // A CSV file's shares counted their rows: placed as a run places them.
+    let counts: Vec<usize> = shares.iter().map(|s| s.n).collect();
+    for (r, s) in shares.iter_mut().enumerate() {
+        s.place(counts[..r].iter().sum(), counts.iter().sum());
+    }
     let what = format!("{path} in {ranks} shares");
     let n = whole.particles.len();
     assert!(

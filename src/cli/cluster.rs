@@ -26,7 +26,7 @@ use crate::cluster::comm::{allgather_records, Comm, CommRanks, CommSums};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
 use crate::cluster::run::{
-    deal_equal_shares, from_file_shares, ClusterParams, ClusterRun, Rebalance,
+    deal_equal_shares, from_file_shares, kinds_of_shares, ClusterParams, ClusterRun, Rebalance,
 };
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
@@ -606,10 +606,11 @@ async fn model_share(
 }
 
 /// Each rank's share of the input file where it is a Tipsy file (with
-/// its side files), a Gadget-2 or an HDF5 snapshot (`snapshot::read_share`;
-/// no rank holds the whole file), converted from `--units`; `Ok(None)`
-/// where rank 0 is to read it whole (also where any rank could not read a share: the file not on
-/// its host). A share that cannot be read (a damaged record, memory the
+/// its side files), a Gadget-2, an HDF5 or a CSV snapshot
+/// (`snapshot::read_share`; no rank holds the whole file; a CSV share
+/// placed by every share's count of its rows), converted from `--units`;
+/// `Ok(None)` where rank 0 is to read it whole (also where any rank could
+/// not read a share: the file not on its host). A share that cannot be read (a damaged record, memory the
 /// host lacks), or ranks that found different files, end the run on
 /// every rank, its error said once (`Err`).
 fn read_shares(
@@ -627,9 +628,10 @@ fn read_shares(
         Ok(share)
     });
     // [0 (not in shares here), 1 (shares) or 2 (failed), any mass, gas
-    // particles, the file's particles, its time's bits].
+    // particles, the file's particles (a CSV share's own), its time's
+    // bits, whether the share counted its rows].
     let outcome = match &read {
-        Ok(None) => [0; 5],
+        Ok(None) => [0; 6],
         Ok(Some(s)) => {
             let p = &s.snap.particles;
             let gas = s
@@ -643,16 +645,17 @@ fn read_shares(
                 gas as u64,
                 s.n as u64,
                 s.snap.time.to_bits(),
+                s.counted.is_some() as u64,
             ]
         }
-        Err(_) => [2, 0, 0, 0, 0],
+        Err(_) => [2, 0, 0, 0, 0, 0],
     };
     let all = allgather_records(comm, &outcome);
     if all.iter().any(|o| o[0] == 2) {
         return Err(refused_by_every_rank(comm, read.as_ref().err()));
     }
     // Where any rank could not read a share (the file is not there on its
-    // host, or is CSV), rank 0 reads it whole.
+    // host, a CSV file of fewer rows than ranks), rank 0 reads it whole.
     if all.iter().any(|o| o[0] == 0) {
         return Ok(None);
     }
@@ -663,7 +666,18 @@ fn read_shares(
         };
         Err(refused_by_every_rank(comm, Some(&e)))
     };
-    if let Some(other) = all.iter().find(|o| o[3..] != all[0][3..]) {
+    let counted = all[0][5] == 1;
+    if counted {
+        // CSV shares: each counted its own rows, which must all be at one
+        // time, as the whole read requires of a file's rows.
+        if let Some(other) = all.iter().find(|o| o[4..] != all[0][4..]) {
+            return refused(format!(
+                "rows at time {} follow rows at time {} (a snapshot's rows share one time)",
+                f64::from_bits(other[4]),
+                f64::from_bits(all[0][4])
+            ));
+        }
+    } else if let Some(other) = all.iter().find(|o| o[3..] != all[0][3..]) {
         return refused(format!(
             "the ranks found different files there: {} particles at t = {} on rank 0, {} at \
              t = {} on another",
@@ -676,7 +690,14 @@ fn read_shares(
     if all.iter().all(|o| o[1] == 0) {
         return refused("total mass is zero".into());
     }
-    let share = read.ok().flatten().expect("every rank read its share");
+    let mut share = read.ok().flatten().expect("every rank read its share");
+    if counted {
+        let before = all[..r].iter().map(|o| o[3]).sum::<u64>();
+        share.place(
+            before as usize,
+            all.iter().map(|o| o[3]).sum::<u64>() as usize,
+        );
+    }
     if r == 0 {
         say!(
             "{path}: {} particles, each of {p} ranks reading its own",
@@ -762,10 +783,11 @@ fn parts_share(
         Some(s) => (s.particles, s.types),
         None => (Particles::default(), None),
     };
+    // A part's ids may interleave with another's (a parallel run's parts,
+    // after its redraws).
     let kinds = typed.then(|| {
         let types = types.unwrap_or_else(|| vec![4; particles.len()]);
-        let mine = KindsById::new(&particles.id, &types);
-        KindsById::joined(allgather_records(comm, mine.runs()))
+        kinds_of_shares(comm, &particles.id, &types)
     });
     Ok((
         RankParticles::of_range(&particles, 0..particles.len()),

@@ -911,26 +911,23 @@ pub fn from_file_shares(comm: &dyn Comm, share: FileShare) -> (RankParticles, Op
     (mine, kinds)
 }
 
-/// The kinds by id of every rank's `ids` (their `kinds`). Runs of ids
-/// join where the ranks' ids lie in ranges apart (a file in id order, the
-/// usual case); where they interleave, a run of one rank's ids could
-/// cover another's of another kind, so every rank's ids and kinds are
-/// gathered instead.
-fn kinds_of_shares(comm: &dyn Comm, ids: &[u64], kinds: &[u8]) -> KindsById {
-    let span = match (ids.iter().min(), ids.iter().max()) {
-        (Some(&lo), Some(&hi)) => [lo, hi],
-        _ => [u64::MAX, 0],
-    };
-    let mut spans: Vec<[u64; 2]> = allgather_records(comm, &span)
-        .iter()
-        .map(|s| [s[0], s[1]])
-        .filter(|s| s[0] <= s[1])
-        .collect();
-    spans.sort_unstable();
-    let apart = spans.windows(2).all(|w| w[0][1] < w[1][0]);
-    if apart {
-        let mine = KindsById::new(ids, kinds);
-        return KindsById::joined(allgather_records(comm, mine.runs()));
+/// The kinds by id of every rank's `ids` (their `kinds`). Each rank's
+/// spans of one kind join where they do not reach over another's of
+/// another kind (a file in id order, or in any order with its kinds in
+/// ranges of ids: a model's components, a Gadget file's types); where ids
+/// of different kinds interleave, or the spans would be about as many as
+/// the particles, every rank's ids and kinds are gathered instead.
+pub fn kinds_of_shares(comm: &dyn Comm, ids: &[u64], kinds: &[u8]) -> KindsById {
+    let spans = KindsById::spans(ids, kinds);
+    let sizes = allgather_records(comm, &[[spans.len() as u64, ids.len() as u64]]);
+    let (spans_in_all, n): (u64, u64) = (
+        sizes.iter().map(|s| s[0][0]).sum(),
+        sizes.iter().map(|s| s[0][1]).sum(),
+    );
+    if spans_in_all <= n / 4 {
+        if let Some(joined) = KindsById::from_spans(allgather_records(comm, &spans)) {
+            return joined;
+        }
     }
     let pairs: Vec<[u64; 2]> = ids
         .iter()
@@ -1058,20 +1055,27 @@ mod tests {
         let path =
             std::env::temp_dir().join(format!("webgrav-run-shares-{}.bonsai", std::process::id()));
         let path = path.to_str().unwrap();
-        for interleaved in [false, true] {
+        // The file in id order; in no id order (its kinds in ranges of
+        // ids, as a model's components and a Gadget file's types are); in
+        // no order with kinds that interleave by id.
+        for (interleaved, kinds_by_id_range) in [(false, true), (true, true), (true, false)] {
             let mut particles = crate::state::Model::Plummer.generate(n, 3).unwrap();
             if interleaved {
                 particles.id = (0..n as u64).map(|k| (k * 617) % n as u64).collect();
             }
-            // Halo, disk and bulge in runs of ids, as a model's components
-            // are: three kinds of record and id range, the file (its dark
-            // records, then its star ones) in id order unless interleaved.
+            // Halo, disk and bulge: three kinds of record and id range, the
+            // file holding its dark records, then its star ones.
+            let third = |k: usize| [1, 2, 3][3 * k / n];
+            let types = match kinds_by_id_range {
+                true => particles.id.iter().map(|&id| third(id as usize)).collect(),
+                false => (0..n).map(third).collect(),
+            };
             let snap = Snapshot {
                 time: 0.5,
                 particles,
                 softening: 0.0,
                 potential: None,
-                types: Some((0..n).map(|k| [1, 2, 3][3 * k / n]).collect()),
+                types: Some(types),
             };
             std::fs::write(path, Format::TipsyBonsai.encode(&snap).unwrap()).unwrap();
             let whole = snapshot::read_file(path).unwrap();
@@ -1101,7 +1105,7 @@ mod tests {
                 assert_eq!(
                     shared_kinds.as_ref(),
                     Some(&kinds),
-                    "rank {r}, interleaved {interleaved}"
+                    "rank {r}, interleaved {interleaved}, kinds by id range {kinds_by_id_range}"
                 );
             }
         }

@@ -98,9 +98,12 @@ const GADGET_HEAD: u64 = 4 + 256 + 4 + 16;
 /// `share.of(n)`, read from where their records start: a Tipsy file,
 /// `tipsy::decode_share`, a Gadget-2 snapshot of one file or several,
 /// `gadget::decode_share`, which `path` is any of or, as `snap_000`, the
-/// stem of, or an HDF5 snapshot, `hdf5::read_share`), or `None` where a
-/// share cannot be read of it: another format, or not a regular file;
-/// then one process reads it whole. A Tipsy file's side files (ids and
+/// stem of, or an HDF5 snapshot, `hdf5::read_share`; a CSV file's rows in
+/// the share's part of its bytes, `csv::decode_share`, placed once every
+/// share is counted, `FileShare::place`), or `None` where a share cannot
+/// be read of it: not a regular file, HDF5 without the library, a CSV
+/// file that `csv::decode_share` leaves whole; then one process reads it
+/// whole. A Tipsy file's side files (ids and
 /// kinds as lines of text) are read as far as the share's end
 /// (`iord::apply_range`). `fits(count)` checks, before any record is
 /// read, that the share's particles fit.
@@ -138,6 +141,10 @@ pub fn read_share(
         // (Without the library the whole read says why it cannot.)
         #[cfg(not(feature = "hdf5"))]
         return Ok(None);
+    }
+    if format == Format::Csv {
+        let file = std::fs::File::open(path).map_err(io)?;
+        return super::csv::decode_share(file, meta.len(), path, share, fits);
     }
     if format.tipsy_flavor().is_none() {
         return Ok(None);

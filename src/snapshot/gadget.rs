@@ -675,6 +675,7 @@ pub fn decode_share<F: std::io::Read + std::io::Seek>(
         },
         n,
         typed: true,
+        counted: None,
     })
 }
 

@@ -338,6 +338,7 @@ mod native {
             },
             n: read.n,
             typed: true,
+            counted: None,
         })
     }
 

@@ -38,16 +38,43 @@ pub struct Snapshot {
 
 /// One process's share of a snapshot file, as each rank of a parallel
 /// run reads its input (`read_share`): the particles n·r/P up to
-/// n·(r + 1)/P of the file's n, each with its kind, at the file's time
-/// (no softening or potentials: a run's input does not need them).
+/// n·(r + 1)/P of the file's n (a CSV file's: the rows in its part of the
+/// bytes), each with its kind, at the file's time (no softening or
+/// potentials: a run's input does not need them).
 pub struct FileShare {
     pub snap: Snapshot,
-    /// The file's particles.
+    /// The file's particles (a CSV share's own until `place`).
     pub n: usize,
     /// Whether this share alone shows that the file tells kinds apart (a
     /// Tipsy file of one kind of record is typed where any particle
     /// carries Bonsai's id ranges, which another share may hold).
     pub typed: bool,
+    /// A CSV share, whose rows only their read finds: where it lies in
+    /// the file is known once every share's count is (`place`).
+    pub counted: Option<Counted>,
+}
+
+/// A share of a CSV file before it is placed among the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counted {
+    /// Whether its ids are its rows' numbers (the file has no id column).
+    pub ids_by_row: bool,
+}
+
+impl FileShare {
+    /// Places a counted share (a CSV file's) in the file: `before`
+    /// particles in the shares before it, `n` in all. Ids that number
+    /// the rows follow the earlier shares'. A placed share is left as it is.
+    pub fn place(&mut self, before: usize, n: usize) {
+        if let Some(counted) = self.counted.take() {
+            if counted.ids_by_row {
+                for id in &mut self.snap.particles.id {
+                    *id += before as u64;
+                }
+            }
+            self.n = n;
+        }
+    }
 }
 
 impl Snapshot {

@@ -559,6 +559,7 @@ pub fn decode_share<R: Read>(
         },
         n: l.n(),
         typed,
+        counted: None,
     })
 }
 

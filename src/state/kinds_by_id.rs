@@ -39,6 +39,54 @@ impl KindsById {
         &self.runs
     }
 
+    /// The runs of the ids `ids` (of kinds `kinds`: a part of a set, such
+    /// as a rank's share of a file) as `[first id, last id, kind]`, by id:
+    /// what `from_spans` joins.
+    pub fn spans(ids: &[u64], kinds: &[u8]) -> Vec<[u64; 3]> {
+        assert_eq!(ids.len(), kinds.len(), "a kind per id");
+        let mut pairs: Vec<[u64; 2]> = (ids.iter().zip(kinds))
+            .map(|(&id, &kind)| [id, kind as u64])
+            .collect();
+        super::parallel::sort_unstable_by(&mut pairs, |a, b| a[0].cmp(&b[0]));
+        let mut spans: Vec<[u64; 3]> = Vec::new();
+        for [id, kind] in pairs {
+            match spans.last_mut() {
+                Some(last) if last[2] == kind => last[1] = id,
+                _ => spans.push([id, id, kind]),
+            }
+        }
+        spans
+    }
+
+    /// The kinds of every part's ids from each part's `spans`, where the
+    /// parts' ids may interleave (a file in no id order, read in shares):
+    /// the spans of one kind join across parts. `None` where a span of
+    /// one part reaches over another part's span of another kind: ids of
+    /// different kinds interleave, and only the ids themselves tell them
+    /// apart.
+    pub fn from_spans(parts: impl IntoIterator<Item = Vec<[u64; 3]>>) -> Option<Self> {
+        let mut spans: Vec<[u64; 3]> = parts.into_iter().flatten().collect();
+        spans.sort_unstable_by_key(|s| s[0]);
+        // The stretch of one kind the spans so far end in: [last id, kind].
+        let mut stretch: Option<[u64; 2]> = None;
+        let mut starts = Vec::new();
+        for [first, last, kind] in spans {
+            match &mut stretch {
+                Some([end, k]) if first <= *end => {
+                    if *k != kind {
+                        return None;
+                    }
+                    *end = (*end).max(last);
+                }
+                _ => {
+                    stretch = Some([last, kind]);
+                    starts.push([first, kind]);
+                }
+            }
+        }
+        Some(Self::from_runs(starts))
+    }
+
     /// Sorted `[id, kind]` pairs merged into runs.
     fn from_runs(sorted: Vec<[u64; 2]>) -> Self {
         let mut runs: Vec<[u64; 2]> = Vec::new();
@@ -80,5 +128,34 @@ mod tests {
         let both = KindsById::joined([b.runs().to_vec(), a.runs().to_vec()]);
         assert_eq!(both.of(&[5, 4, 3, 2, 1, 0]), [4, 2, 2, 2, 1, 1]);
         assert_eq!(both.runs().len(), 3);
+    }
+
+    #[test]
+    fn spans_of_parts_join_unless_kinds_interleave() {
+        // Three parts dealt ids in turn (a file in no id order), the kinds
+        // in ranges of ids (a model's components, a Gadget file's types).
+        let kind = |id: u64| [1u8, 2, 2, 4][(id / 25) as usize];
+        let parts: Vec<Vec<u64>> = (0..3)
+            .map(|p| (0..100).filter(|id| (id * 37) % 3 == p).collect())
+            .collect();
+        let spans = |ids: &[u64]| {
+            let kinds: Vec<u8> = ids.iter().map(|&id| kind(id)).collect();
+            KindsById::spans(ids, &kinds)
+        };
+        let all: Vec<u64> = (0..100).collect();
+        let whole = KindsById::new(&all, &all.iter().map(|&id| kind(id)).collect::<Vec<_>>());
+        let joined = KindsById::from_spans(parts.iter().map(|p| spans(p))).unwrap();
+        assert_eq!(joined, whole);
+        assert_eq!(joined.runs().len(), 3);
+        assert_eq!(spans(&parts[1]).len(), 3, "one span a kind");
+        // Kinds that alternate by id, each part of one: neither part's
+        // span can stand for the other's ids.
+        let odd_even: Vec<Vec<[u64; 3]>> = (0..2u64)
+            .map(|p| {
+                let ids: Vec<u64> = (0..10).filter(|id| id % 2 == p).collect();
+                KindsById::spans(&ids, &vec![1 + p as u8; ids.len()])
+            })
+            .collect();
+        assert_eq!(KindsById::from_spans(odd_even), None);
     }
 }
