@@ -16,6 +16,7 @@ use crate::state::Particles;
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::ops::Range;
 
 pub const SNAPSHOT_HEADER: &str = "id,x,y,z,vx,vy,vz,m,t";
 pub const FORCES_HEADER: &str = "id,x,y,z,m,ax,ay,az,pot";
@@ -71,39 +72,49 @@ pub fn write_f64_to(
     })
 }
 
-/// Text gathered before it goes to the writer.
-const ROWS_BUFFER_BYTES: usize = 1 << 20;
+/// Rows formatted by one core at a time, and pieces of them formatted
+/// together before they go to the writer in order (some 100 MB of text).
+const PIECE_ROWS: usize = 1 << 14;
+const PIECES_AT_ONCE: usize = 64;
 
 /// The header and one row per particle of `snap` into `out`: its id, the
 /// fields `fields` writes (x … m), the time, and its kind in a `type`
-/// column (Gadget's numbering) where the particles have kinds.
+/// column (Gadget's numbering) where the particles have kinds. Rows are
+/// formatted on every core, a piece each, and written in order.
 fn write_rows(
     snap: &Snapshot,
     out: &mut (impl std::io::Write + ?Sized),
-    fields: impl Fn(&mut String, usize) -> std::fmt::Result,
+    fields: impl Fn(&mut String, usize) -> std::fmt::Result + Sync + Send,
 ) -> std::io::Result<()> {
     let p = &snap.particles;
     let t = snap.time;
     let types = snap.types.as_ref().filter(|ty| ty.len() == p.len());
-    let mut s = match types {
-        Some(_) => format!("{SNAPSHOT_HEADER},type\n"),
-        None => format!("{SNAPSHOT_HEADER}\n"),
-    };
-    for k in 0..p.len() {
-        // Writing to a String cannot fail.
-        let _ = write!(s, "{},", p.id[k]);
-        let _ = fields(&mut s, k);
-        let _ = write!(s, ",{t}");
-        if let Some(ty) = types {
-            let _ = write!(s, ",{}", ty[k]);
+    match types {
+        Some(_) => writeln!(out, "{SNAPSHOT_HEADER},type")?,
+        None => writeln!(out, "{SNAPSHOT_HEADER}")?,
+    }
+    let piece = |k: usize| {
+        let mut s = String::new();
+        for k in k * PIECE_ROWS..((k + 1) * PIECE_ROWS).min(p.len()) {
+            // Writing to a String cannot fail.
+            let _ = write!(s, "{},", p.id[k]);
+            let _ = fields(&mut s, k);
+            let _ = write!(s, ",{t}");
+            if let Some(ty) = types {
+                let _ = write!(s, ",{}", ty[k]);
+            }
+            s.push('\n');
         }
-        s.push('\n');
-        if s.len() >= ROWS_BUFFER_BYTES {
-            out.write_all(s.as_bytes())?;
-            s.clear();
+        s
+    };
+    let pieces = p.len().div_ceil(PIECE_ROWS);
+    for first in (0..pieces).step_by(PIECES_AT_ONCE) {
+        let count = PIECES_AT_ONCE.min(pieces - first);
+        for text in crate::state::parallel::map_indices(count, |k| piece(first + k)) {
+            out.write_all(text.as_bytes())?;
         }
     }
-    out.write_all(s.as_bytes())
+    Ok(())
 }
 
 /// Encodes accelerations and potentials next to positions and masses.
@@ -182,11 +193,32 @@ fn comment_time(comment: &str) -> Option<&str> {
 /// `#` comments are skipped.
 pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let at_line = |(line, problem): (usize, String)| bad(name, format!("line {line}: {problem}"));
+    let mut rows = Rows::default();
+    // The lines up to the header, then the rows on every core.
+    let mut lines = bytes.split_inclusive(|&b| b == b'\n');
+    let (mut lineno, mut at) = (0, 0);
+    while rows.columns.is_none() {
+        let Some(line) = lines.next() else {
+            return Err(bad(name, format!("no header line '{SNAPSHOT_HEADER}'")));
+        };
+        (lineno, at) = (lineno + 1, at + line.len());
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        rows.read(text).map_err(|p| at_line((lineno, p)))?;
+    }
+    let rest = &bytes[at..];
+    if rows.read_lines(rest, lineno + 1).map_err(at_line)? == Lines::TimeAmongRows {
+        // Rows are checked against a time said among them: in turn.
+        return decode_in_turn(bytes, name);
+    }
+    checked(rows.into_snapshot(name)?, name)
+}
+
+/// `decode` a line at a time, on one core (`bytes` without a BOM).
+fn decode_in_turn(bytes: &[u8], name: &str) -> Result<Snapshot> {
     let mut rows = Rows::default();
     for (k, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let lineno = k + 1;
-        rows.read(line)
-            .map_err(|p| bad(name, format!("line {lineno}: {p}")))?;
+        (rows.read(line)).map_err(|p| bad(name, format!("line {}: {p}", k + 1)))?;
     }
     if rows.columns.is_none() {
         return Err(bad(name, format!("no header line '{SNAPSHOT_HEADER}'")));
@@ -289,6 +321,68 @@ impl Rows {
         Ok(())
     }
 
+    /// Reads `text`, whole lines after the header (the first of them line
+    /// `first_line` of the file), a piece at a time on every core, as
+    /// `read` reads them in turn. The file's first problem, by its line
+    /// (`Err`); `TimeAmongRows` where a `# time` comment is among them, the
+    /// rows before it read (the rows after it are checked against it,
+    /// which only a read in turn does).
+    fn read_lines(
+        &mut self,
+        text: &[u8],
+        first_line: usize,
+    ) -> std::result::Result<Lines, (usize, String)> {
+        self.read_pieces(text, first_line, PIECE_BYTES)
+    }
+
+    /// `read_lines` in pieces of about `piece_bytes`.
+    fn read_pieces(
+        &mut self,
+        text: &[u8],
+        first_line: usize,
+        piece_bytes: usize,
+    ) -> std::result::Result<Lines, (usize, String)> {
+        let columns = self.columns.expect("lines after the header");
+        let pieces = pieces_of(text, piece_bytes);
+        let read =
+            crate::state::parallel::map_indices(pieces.len(), |k| Piece::read(pieces[k], columns));
+        let mut line = first_line;
+        for piece in read {
+            let rows = piece.rows;
+            if let Some((first, Some(t))) = piece.first_row {
+                match self.time {
+                    Some(t0) if t0 != t && !self.particles.is_empty() => {
+                        let problem = format!("time {t} differs from the earlier rows' {t0}");
+                        return Err((line + first, problem));
+                    }
+                    _ => self.time = Some(t),
+                }
+            }
+            if let Some((k, problem)) = piece.problem {
+                return Err((line + k, problem));
+            }
+            self.append(rows);
+            if piece.time_comment {
+                return Ok(Lines::TimeAmongRows);
+            }
+            line += piece.lines;
+        }
+        Ok(Lines::Read)
+    }
+
+    /// Appends the rows of a piece read after these (ids by row follow).
+    fn append(&mut self, mut rows: Rows) {
+        let before = self.particles.len() as u64;
+        if self.columns.is_some_and(|c| c.id.is_none()) {
+            rows.particles.id.iter_mut().for_each(|id| *id += before);
+        }
+        let (p, q) = (&mut self.particles, rows.particles);
+        p.pos_mass.extend_from_slice(&q.pos_mass);
+        p.vel.extend_from_slice(&q.vel);
+        p.id.extend_from_slice(&q.id);
+        self.kinds.extend_from_slice(&rows.kinds);
+    }
+
     /// The snapshot of the rows read (their values not yet checked).
     fn into_snapshot(self, name: &str) -> Result<Snapshot> {
         let time = self.time.unwrap_or(0.0);
@@ -302,6 +396,84 @@ impl Rows {
             types,
             ..Default::default()
         })
+    }
+}
+
+/// How `Rows::read_lines` ended.
+#[derive(Debug, PartialEq)]
+enum Lines {
+    Read,
+    TimeAmongRows,
+}
+
+/// Bytes of rows one core reads at a time (a piece ends at a line's end).
+const PIECE_BYTES: usize = 1 << 20;
+
+/// `text` cut at the first line end after every `piece_bytes`.
+fn pieces_of(text: &[u8], piece_bytes: usize) -> Vec<&[u8]> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = match rest.get(piece_bytes..) {
+            None => rest.len(),
+            Some(after) => after
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |k| piece_bytes + k + 1),
+        };
+        let (piece, after) = rest.split_at(cut);
+        pieces.push(piece);
+        rest = after;
+    }
+    pieces
+}
+
+/// The rows of one piece of text, read on its own.
+struct Piece {
+    /// Its rows (their time: the first row's, which the others matched).
+    rows: Rows,
+    /// The lines it holds (its line ends).
+    lines: usize,
+    /// The line of its first row, counted from 0 in the piece, and the
+    /// time that row gave.
+    first_row: Option<(usize, Option<f64>)>,
+    /// Its first problem, at a line counted from 0 in the piece: the
+    /// piece is read no further.
+    problem: Option<(usize, String)>,
+    /// Whether a `# time` comment ended it.
+    time_comment: bool,
+}
+
+impl Piece {
+    fn read(text: &[u8], columns: Columns) -> Self {
+        let mut piece = Piece {
+            rows: Rows {
+                columns: Some(columns),
+                ..Default::default()
+            },
+            lines: text.iter().filter(|&&b| b == b'\n').count(),
+            first_row: None,
+            problem: None,
+            time_comment: false,
+        };
+        let lines = text.strip_suffix(b"\n").unwrap_or(text);
+        for (k, line) in lines.split(|&b| b == b'\n').enumerate() {
+            match piece.rows.read(line) {
+                Ok(Line::Row) => {
+                    piece.first_row.get_or_insert((k, piece.rows.time));
+                }
+                Ok(Line::Time) => {
+                    piece.time_comment = true;
+                    break;
+                }
+                Ok(_) => {}
+                Err(problem) => {
+                    piece.problem = Some((k, problem));
+                    break;
+                }
+            }
+        }
+        piece
     }
 }
 
@@ -356,30 +528,35 @@ pub fn decode_share<F: Read + Seek>(
         true => len,
         false => line_start(&mut file, edge(share.rank + 1), header_end, name)?,
     };
-    let lines = count_lines(&mut file, start..end, name)?;
-    fits(lines.newlines + lines.unterminated as usize)?;
+    let lines = count_newlines(&mut file, start..end, name)?;
+    fits(lines)?;
     file.seek(SeekFrom::Start(start)).map_err(io)?;
-    let mut source = BufReader::with_capacity(1 << 20, (&mut file).take(end - start));
-    let mut line = Vec::new();
-    let mut lineno = 0;
+    // Blocks of whole lines, each read on every core.
+    let mut source = (&mut file).take(end - start);
+    let (mut block, mut line) = (Vec::new(), 1);
     loop {
-        line.clear();
-        if source.read_until(b'\n', &mut line).map_err(io)? == 0 {
-            break;
-        }
-        lineno += 1;
-        let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        match rows.read(text) {
-            Ok(Line::Time) => return Ok(None),
-            Ok(_) => {}
-            Err(problem) => {
-                drop(source);
-                let before = count_lines(&mut file, 0..start, name)?.newlines;
-                return Err(bad(name, format!("line {}: {problem}", before + lineno)));
+        let got = (source.by_ref().take(SHARE_BLOCK as u64))
+            .read_to_end(&mut block)
+            .map_err(io)?;
+        let at_end = got < SHARE_BLOCK;
+        let cut = match at_end {
+            true => block.len(),
+            false => block.iter().rposition(|&b| b == b'\n').map_or(0, |k| k + 1),
+        };
+        let text = &block[..cut];
+        match rows.read_lines(text, line) {
+            Ok(Lines::TimeAmongRows) => return Ok(None),
+            Ok(Lines::Read) => line += text.iter().filter(|&&b| b == b'\n').count(),
+            Err((at, problem)) => {
+                let before = count_newlines(&mut file, 0..start, name)?;
+                return Err(bad(name, format!("line {}: {problem}", before + at)));
             }
         }
+        block.drain(..cut);
+        if at_end {
+            break;
+        }
     }
-    drop(source);
     let count = rows.particles.len();
     if count == 0 {
         return Ok(None);
@@ -389,7 +566,7 @@ pub fn decode_share<F: Read + Seek>(
     let snap = rows.into_snapshot(name)?;
     if let Err(problem) = snap.particles.check_values(0) {
         // Named by its index in the file, as the whole read names it.
-        let first = count_lines(&mut file, header_end..start, name)?.rows;
+        let first = count_rows(&mut file, header_end..start, name)?;
         let problem = (snap.particles.check_values(first)).map_or_else(|p| p, |_| problem);
         return Err(bad(name, problem));
     }
@@ -443,39 +620,123 @@ fn line_start<F: Read + Seek>(file: &mut F, at: u64, header_end: u64, name: &str
     Ok(at - 1 + k as u64)
 }
 
-/// What the bytes `range` of a CSV file hold.
-#[derive(Default)]
-struct LineCount {
-    newlines: usize,
-    /// Rows: lines that are neither blank nor comments.
-    rows: usize,
-    /// Whether the range ends in a line without its newline.
-    unterminated: bool,
+/// The bytes `range` of `file`.
+fn bytes_of<'f, F: Read + Seek>(
+    file: &'f mut F,
+    range: Range<u64>,
+    name: &str,
+) -> Result<std::io::Take<&'f mut F>> {
+    (file.seek(SeekFrom::Start(range.start))).map_err(|e| read_error(name, e))?;
+    Ok(file.take(range.end - range.start))
 }
 
-/// Counts the lines of `range` in `file`, refusing bytes no text holds
-/// (NUL), as the whole read does.
-fn count_lines<F: Read + Seek>(
-    file: &mut F,
-    range: std::ops::Range<u64>,
-    name: &str,
-) -> Result<LineCount> {
+/// Bytes of a share read and parsed at a time.
+const SHARE_BLOCK: usize = 64 << 20;
+
+/// The lines of `range` in `file` (a last one without its line end
+/// counted too), refusing bytes no text holds (NUL), as the whole read
+/// does.
+fn count_newlines<F: Read + Seek>(file: &mut F, range: Range<u64>, name: &str) -> Result<usize> {
     let io = |e| read_error(name, e);
-    file.seek(SeekFrom::Start(range.start)).map_err(io)?;
-    let mut source = BufReader::with_capacity(1 << 20, file.take(range.end - range.start));
-    let mut count = LineCount::default();
-    let mut line = Vec::new();
+    let mut source = bytes_of(file, range, name)?;
+    let mut block = vec![0u8; 8 << 20];
+    let (mut lines, mut last) = (0, b'\n');
     loop {
-        line.clear();
-        if source.read_until(b'\n', &mut line).map_err(io)? == 0 {
-            return Ok(count);
+        let k = source.read(&mut block).map_err(io)?;
+        if k == 0 {
+            return Ok(lines + (last != b'\n') as usize);
         }
-        if line.contains(&0) {
+        if block[..k].contains(&0) {
             return Err(bad(name, "not a text file (it holds NUL bytes)"));
         }
-        count.unterminated = line.last() != Some(&b'\n');
-        count.newlines += !count.unterminated as usize;
+        lines += block[..k].iter().filter(|&&b| b == b'\n').count();
+        last = block[k - 1];
+    }
+}
+
+/// The rows in `range` of `file`: lines neither blank nor comments.
+fn count_rows<F: Read + Seek>(file: &mut F, range: Range<u64>, name: &str) -> Result<usize> {
+    let source = BufReader::with_capacity(1 << 20, bytes_of(file, range, name)?);
+    let mut rows = 0;
+    for line in source.split(b'\n') {
+        let line = line.map_err(|e| read_error(name, e))?;
         let text = line.trim_ascii();
-        count.rows += !(text.is_empty() || text.starts_with(b"#")) as usize;
+        rows += !(text.is_empty() || text.starts_with(b"#")) as usize;
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows read in pieces on every core are the rows read in turn: the
+    /// same particles, ids by row, kinds and time, and the same first
+    /// problem named at the same line, wherever the pieces are cut.
+    #[test]
+    fn rows_read_in_pieces_are_rows_read_in_turn() {
+        let mut text = String::from("# time = 0.5\nx,y,z,vx,vy,vz,m,t,type\n");
+        for k in 0..600 {
+            text += &format!("{k},{},0.5,1,2,3,0.01,0.5,{}\n", k as f32 * 0.25, k % 3);
+            if k % 50 == 7 {
+                text += "\n# a comment\n";
+            }
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let with_line = |k: usize, line: &str| {
+            let mut l = lines.clone();
+            l[k] = line;
+            l.join("\n") + "\n"
+        };
+        let cases = [
+            text.clone(),
+            text.replace(",0.5,", ","),
+            with_line(300, "1,2,3,4,5,6,0.01,0.75,1"),
+            with_line(2, "1,2,3,4,5,6,0.01,0.75,1"),
+            with_line(400, "1,2,3,4,5,x,0.01,0.5,1"),
+            with_line(401, "1,2,3"),
+            with_line(402, "1,2,3,4,5,6,0.01,0.5,9"),
+            with_line(403, "1,2,3,4,5,6,-1,0.5,1"),
+            with_line(404, "# time = 0.5"),
+            with_line(405, "# time = 0.25"),
+        ];
+        for (c, case) in cases.iter().enumerate() {
+            let bytes = case.as_bytes();
+            let in_turn = decode_in_turn(bytes, "f.csv");
+            // Every case but the first and the time said again is refused.
+            assert_eq!(
+                in_turn.is_err(),
+                !matches!(c, 0 | 8),
+                "case {c}: {in_turn:?}"
+            );
+            let header_end = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+            let header_end = header_end
+                + bytes[header_end..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .unwrap()
+                + 1;
+            for piece_bytes in [1, 17, 100, 1 << 20] {
+                let mut rows = Rows::default();
+                for line in case.lines().take(2) {
+                    rows.read(line.as_bytes()).unwrap();
+                }
+                let read = rows.read_pieces(&bytes[header_end..], 3, piece_bytes);
+                let pieces = match read {
+                    Ok(Lines::Read) => checked(rows.into_snapshot("f.csv").unwrap(), "f.csv"),
+                    Ok(Lines::TimeAmongRows) => {
+                        // Left to the read in turn.
+                        assert!(case[header_end..].contains("# time"), "case {c}");
+                        continue;
+                    }
+                    Err((line, p)) => Err(bad("f.csv", format!("line {line}: {p}"))),
+                };
+                assert_eq!(
+                    format!("{pieces:?}"),
+                    format!("{in_turn:?}"),
+                    "case {c}, pieces of {piece_bytes} bytes"
+                );
+            }
+        }
     }
 }
