@@ -670,7 +670,8 @@ fn read_shares(
     if counted {
         // CSV shares: each counted its own rows, which must all be at one
         // time, as the whole read requires of a file's rows.
-        if let Some(other) = all.iter().find(|o| o[4..] != all[0][4..]) {
+        let time = |o: &[u64]| f64::from_bits(o[4]);
+        if let Some(other) = all.iter().find(|o| time(o) != time(&all[0]) || o[5] != 1) {
             return refused(format!(
                 "rows at time {} follow rows at time {} (a snapshot's rows share one time)",
                 f64::from_bits(other[4]),

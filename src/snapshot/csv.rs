@@ -72,10 +72,12 @@ pub fn write_f64_to(
     })
 }
 
-/// Rows formatted by one core at a time, and pieces of them formatted
-/// together before they go to the writer in order (some 100 MB of text).
-const PIECE_ROWS: usize = 1 << 14;
-const PIECES_AT_ONCE: usize = 64;
+/// Rows formatted by one core at a time, and pieces (of rows written, of
+/// text read) handled together before they go on in order: some MB,
+/// whatever the N, so a write streams.
+const PIECE_ROWS: usize = 1 << 11;
+/// (In the browser the pieces go one at a time, on its one core.)
+const PIECES_AT_ONCE: usize = if cfg!(target_arch = "wasm32") { 1 } else { 32 };
 
 /// The header and one row per particle of `snap` into `out`: its id, the
 /// fields `fields` writes (x … m), the time, and its kind in a `type`
@@ -344,9 +346,11 @@ impl Rows {
     ) -> std::result::Result<Lines, (usize, String)> {
         let columns = self.columns.expect("lines after the header");
         let pieces = pieces_of(text, piece_bytes);
-        let read =
-            crate::state::parallel::map_indices(pieces.len(), |k| Piece::read(pieces[k], columns));
         let mut line = first_line;
+        // A batch of pieces at a time: their rows are held twice until joined.
+        let read = pieces.chunks(PIECES_AT_ONCE).flat_map(|batch| {
+            crate::state::parallel::map_indices(batch.len(), |k| Piece::read(batch[k], columns))
+        });
         for piece in read {
             let rows = piece.rows;
             if let Some((first, Some(t))) = piece.first_row {
@@ -468,6 +472,11 @@ impl Piece {
                 }
                 Ok(_) => {}
                 Err(problem) => {
+                    // A row that failed after its time was read: that time
+                    // is checked first, as a read in turn checks it.
+                    if piece.first_row.is_none() && piece.rows.time.is_some() {
+                        piece.first_row = Some((k, piece.rows.time));
+                    }
                     piece.problem = Some((k, problem));
                     break;
                 }
@@ -522,7 +531,8 @@ pub fn decode_share<F: Read + Seek>(
     let io = |e| read_error(name, e);
     let mut rows = Rows::default();
     let header_end = read_head(&mut file, name, &mut rows)?;
-    let edge = |r: usize| (len as u128 * r as u128 / share.ranks as u128) as u64;
+    let rows_len = len.saturating_sub(header_end) as u128;
+    let edge = |r: usize| header_end + (rows_len * r as u128 / share.ranks as u128) as u64;
     let start = line_start(&mut file, edge(share.rank), header_end, name)?;
     let end = match share.rank + 1 == share.ranks {
         true => len,
@@ -592,6 +602,9 @@ fn read_head<F: Read + Seek>(file: &mut F, name: &str, rows: &mut Rows) -> Resul
             return Err(bad(name, format!("no header line '{SNAPSHOT_HEADER}'")));
         }
         lineno += 1;
+        if line.contains(&0) {
+            return Err(bad(name, "not a text file (it holds NUL bytes)"));
+        }
         let mut text = line.strip_suffix(b"\n").unwrap_or(&line);
         if at == 0 {
             text = text.strip_prefix(BOM).unwrap_or(text);
@@ -660,8 +673,12 @@ fn count_rows<F: Read + Seek>(file: &mut F, range: Range<u64>, name: &str) -> Re
     let mut rows = 0;
     for line in source.split(b'\n') {
         let line = line.map_err(|e| read_error(name, e))?;
-        let text = line.trim_ascii();
-        rows += !(text.is_empty() || text.starts_with(b"#")) as usize;
+        // As `Rows::read` tells them (a line no text is counted: it is a bad row).
+        let row = std::str::from_utf8(&line).map_or(true, |l| {
+            let l = l.trim();
+            !(l.is_empty() || l.starts_with('#'))
+        });
+        rows += row as usize;
     }
     Ok(rows)
 }
@@ -699,6 +716,8 @@ mod tests {
             with_line(403, "1,2,3,4,5,6,-1,0.5,1"),
             with_line(404, "# time = 0.5"),
             with_line(405, "# time = 0.25"),
+            // Another time and a bad type: the time is the first problem.
+            with_line(300, "1,2,3,4,5,6,0.01,0.75,9"),
         ];
         for (c, case) in cases.iter().enumerate() {
             let bytes = case.as_bytes();
