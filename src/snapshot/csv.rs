@@ -194,24 +194,14 @@ fn comment_time(comment: &str) -> Option<&str> {
 /// Parses a CSV snapshot; `name` appears in error messages. Blank lines and
 /// `#` comments are skipped.
 pub fn decode(bytes: &[u8], name: &str) -> Result<Snapshot> {
-    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
-    let at_line = |(line, problem): (usize, String)| bad(name, format!("line {line}: {problem}"));
     let mut rows = Rows::default();
-    // The lines up to the header, then the rows on every core.
-    let mut lines = bytes.split_inclusive(|&b| b == b'\n');
-    let (mut lineno, mut at) = (0, 0);
-    while rows.columns.is_none() {
-        let Some(line) = lines.next() else {
-            return Err(bad(name, format!("no header line '{SNAPSHOT_HEADER}'")));
-        };
-        (lineno, at) = (lineno + 1, at + line.len());
-        let text = line.strip_suffix(b"\n").unwrap_or(line);
-        rows.read(text).map_err(|p| at_line((lineno, p)))?;
-    }
-    let rest = &bytes[at..];
-    if rows.read_lines(rest, lineno + 1).map_err(at_line)? == Lines::TimeAmongRows {
+    // The lines up to the header in turn, then the rows on every core.
+    let (header_end, lines) = read_head(&mut std::io::Cursor::new(bytes), name, &mut rows)?;
+    let rest = &bytes[header_end as usize..];
+    let at_line = |(line, problem): (usize, String)| bad(name, format!("line {line}: {problem}"));
+    if rows.read_lines(rest, lines + 1).map_err(at_line)? == Lines::TimeAmongRows {
         // Rows are checked against a time said among them: in turn.
-        return decode_in_turn(bytes, name);
+        return decode_in_turn(bytes.strip_prefix(BOM).unwrap_or(bytes), name);
     }
     checked(rows.into_snapshot(name)?, name)
 }
@@ -284,12 +274,11 @@ impl Rows {
         if f.len() != width {
             return Err(format!("{} fields, expected {width}", f.len()));
         }
-        let p = &mut self.particles;
         let id = match columns.id {
             Some(c) => f[c]
                 .parse::<u64>()
                 .map_err(|_| format!("bad id '{}'", f[c]))?,
-            None => p.id.len() as u64,
+            None => self.particles.id.len() as u64,
         };
         let mut v = [0f32; 7];
         for (k, &c) in columns.required.iter().enumerate() {
@@ -301,12 +290,7 @@ impl Rows {
             let t = f[c]
                 .parse::<f64>()
                 .map_err(|_| format!("bad time '{}'", f[c]))?;
-            match self.time {
-                Some(t0) if t0 != t && !p.id.is_empty() => {
-                    return Err(format!("time {t} differs from the earlier rows' {t0}"))
-                }
-                _ => self.time = Some(t),
-            }
+            self.take_time(t)?;
         }
         if let Some(c) = columns.kind {
             let kind = (f[c].parse::<u8>().ok())
@@ -314,6 +298,7 @@ impl Rows {
                 .ok_or_else(|| format!("bad type '{}' (0 to 5)", f[c]))?;
             self.kinds.push(kind);
         }
+        let p = &mut self.particles;
         p.pos_mass.push(PosMass {
             pos: [v[0], v[1], v[2]],
             mass: v[6],
@@ -354,13 +339,8 @@ impl Rows {
         for piece in read {
             let rows = piece.rows;
             if let Some((first, Some(t))) = piece.first_row {
-                match self.time {
-                    Some(t0) if t0 != t && !self.particles.is_empty() => {
-                        let problem = format!("time {t} differs from the earlier rows' {t0}");
-                        return Err((line + first, problem));
-                    }
-                    _ => self.time = Some(t),
-                }
+                self.take_time(t)
+                    .map_err(|problem| (line + first, problem))?;
             }
             if let Some((k, problem)) = piece.problem {
                 return Err((line + k, problem));
@@ -385,6 +365,20 @@ impl Rows {
         p.vel.extend_from_slice(&q.vel);
         p.id.extend_from_slice(&q.id);
         self.kinds.extend_from_slice(&rows.kinds);
+    }
+
+    /// The time `t` of a row: the snapshot's, unless rows before it gave
+    /// another.
+    fn take_time(&mut self, t: f64) -> std::result::Result<(), String> {
+        match self.time {
+            Some(t0) if t0 != t && !self.particles.is_empty() => {
+                Err(format!("time {t} differs from the earlier rows' {t0}"))
+            }
+            _ => {
+                self.time = Some(t);
+                Ok(())
+            }
+        }
     }
 
     /// The snapshot of the rows read (their values not yet checked).
@@ -530,7 +524,10 @@ pub fn decode_share<F: Read + Seek>(
 ) -> Result<Option<FileShare>> {
     let io = |e| read_error(name, e);
     let mut rows = Rows::default();
-    let header_end = read_head(&mut file, name, &mut rows)?;
+    let (header_end, _) = read_head(&mut file, name, &mut rows)?;
+    // Bytes no text holds are refused above the header too, as the whole
+    // read refuses them.
+    count_newlines(&mut file, 0..header_end, name)?;
     let rows_len = len.saturating_sub(header_end) as u128;
     let edge = |r: usize| header_end + (rows_len * r as u128 / share.ranks as u128) as u64;
     let start = line_start(&mut file, edge(share.rank), header_end, name)?;
@@ -589,8 +586,9 @@ pub fn decode_share<F: Read + Seek>(
 }
 
 /// Reads `file`'s lines as far as its header into `rows` (its columns, a
-/// `# time` comment before them); where the header's line ends.
-fn read_head<F: Read + Seek>(file: &mut F, name: &str, rows: &mut Rows) -> Result<u64> {
+/// `# time` comment before them); where the header's line ends, and the
+/// lines up to it.
+fn read_head<F: Read + Seek>(file: &mut F, name: &str, rows: &mut Rows) -> Result<(u64, usize)> {
     file.seek(SeekFrom::Start(0))
         .map_err(|e| read_error(name, e))?;
     let mut source = BufReader::new(file);
@@ -602,9 +600,6 @@ fn read_head<F: Read + Seek>(file: &mut F, name: &str, rows: &mut Rows) -> Resul
             return Err(bad(name, format!("no header line '{SNAPSHOT_HEADER}'")));
         }
         lineno += 1;
-        if line.contains(&0) {
-            return Err(bad(name, "not a text file (it holds NUL bytes)"));
-        }
         let mut text = line.strip_suffix(b"\n").unwrap_or(&line);
         if at == 0 {
             text = text.strip_prefix(BOM).unwrap_or(text);
@@ -612,7 +607,7 @@ fn read_head<F: Read + Seek>(file: &mut F, name: &str, rows: &mut Rows) -> Resul
         at += k as u64;
         let read = rows.read(text);
         match read.map_err(|p| bad(name, format!("line {lineno}: {p}")))? {
-            Line::Header => return Ok(at),
+            Line::Header => return Ok((at, lineno)),
             _ => continue,
         }
     }
