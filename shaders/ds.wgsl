@@ -77,3 +77,24 @@ fn ds3_diff(a_hi: vec3<f32>, a_lo: vec3<f32>, b_hi: vec3<f32>, b_lo: vec3<f32>, 
 fn ds_diff(a_hi: f32, a_lo: f32, b_hi: f32, b_lo: f32, one: f32) -> f32 {
     return fma(a_hi - b_hi, one, a_lo - b_lo);
 }
+
+// --- sums over a workgroup ---
+
+var<workgroup> ds4_partial: array<Ds4, WORKGROUP_SIZE>;
+
+// The workgroup's sum of every invocation's `own`, halved in a fixed
+// order (the same bits every time). Every invocation must call it.
+fn ds4_workgroup_total(lid: u32, own: Ds4, one: f32) -> Ds4 {
+    ds4_partial[lid] = own;
+    workgroupBarrier();
+    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half / 2u) {
+        if lid < half {
+            ds4_partial[lid] = ds4_add(ds4_partial[lid], ds4_partial[lid + half], one);
+        }
+        workgroupBarrier();
+    }
+    let total = ds4_partial[0];
+    // Every invocation has read it before the array is used again.
+    workgroupBarrier();
+    return total;
+}

@@ -10,8 +10,11 @@
 @group(0) @binding(1) var<storage, read_write> pos_mass: array<PosMass>;
 @group(0) @binding(2) var<storage, read_write> vel: array<Velocity>;
 // A galaxy component's tables (src/state/generate.rs: SpheroidTable,
-// DiskTable): columns of params.nodes values each.
+// DiskTable): columns of params.nodes values each. For the Plummer
+// sphere's frame: 1.0 (ds.wgsl's guard), then the frame (`centre`).
 @group(0) @binding(3) var<storage, read> tables: array<f32>;
+// Σ x and Σ v of each chunk of SUM_CHUNK particles (`chunk_sums`).
+@group(0) @binding(4) var<storage, read_write> sums: array<f32>;
 
 // --- 64- and 128-bit integers as 32-bit words (WGSL has no u64) ---
 // A u64 is vec2(low word, high word); a u128 is four words, low first.
@@ -165,6 +168,67 @@ fn plummer(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let u = unit_vector(&st) * (v * inverseSqrt(a));
     pos_mass[i] = PosMass(x, params.mass);
     vel[i] = Velocity(select(u, vec3<f32>(0.0), params.at_rest != 0u), 0.0);
+}
+
+// --- the Plummer sphere's centre-of-mass frame, on the GPU (src/state/
+// generate.rs: SampledPart) ---
+
+// Σ x and Σ v of chunk c of particles 0..params.count (SUM_CHUNK each)
+// in double-single, into sums[16 c ..]: the hi parts of (Σx, Σvx) and
+// (Σvy, Σvz, 0, 0), then their lo parts. One
+// workgroup a chunk, each invocation summing every WORKGROUP_SIZE-th
+// particle in index order, so a chunk's sums are the same bits however
+// the run is cut into shares (shares start on chunks).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn chunk_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let c = wid.y * nwg.x + wid.x;
+    if c >= div_ceil(params.count, SUM_CHUNK) { return; }
+    let one = tables[0];
+    var s0 = Ds4(vec4<f32>(0.0), vec4<f32>(0.0));
+    var s1 = s0;
+    for (var k = 0u; k < SUM_CHUNK / WORKGROUP_SIZE; k++) {
+        let i = c * SUM_CHUNK + k * WORKGROUP_SIZE + lid;
+        if i < params.count {
+            let x = pos_mass[i].pos;
+            let u = vel[i].vel;
+            s0 = ds4_add_f(s0, vec4<f32>(x, u.x), one);
+            s1 = ds4_add_f(s1, vec4<f32>(u.y, u.z, 0.0, 0.0), one);
+        }
+    }
+    let t0 = ds4_workgroup_total(lid, s0, one);
+    let t1 = ds4_workgroup_total(lid, s1, one);
+    if lid == 0u {
+        let lanes = array<vec4<f32>, 4>(t0.hi, t1.hi, t0.lo, t1.lo);
+        for (var j = 0u; j < 4u; j++) {
+            for (var a = 0u; a < 4u; a++) {
+                sums[16u * c + 4u * j + a] = lanes[j][a];
+            }
+        }
+    }
+}
+
+// x - (hi + lo): the difference from hi exact (a two-sum), less lo,
+// rounded once.
+fn shifted(x: vec3<f32>, hi: vec3<f32>, lo: vec3<f32>, one: f32) -> vec3<f32> {
+    let t = ds3_add_f(Ds3(x, vec3<f32>(0.0)), -hi, one);
+    return fma(t.hi, vec3<f32>(one), t.lo - lo);
+}
+
+fn frame_vector(at: u32) -> vec3<f32> {
+    return vec3<f32>(tables[at], tables[at + 1u], tables[at + 2u]);
+}
+
+// Moves particles 0..params.count to the frame in tables[1..13] (centre
+// of mass hi, lo; its velocity hi, lo).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn centre(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = flat_index(wid, nwg, lid);
+    if i >= params.count { return; }
+    let one = tables[0];
+    let x = pos_mass[i];
+    let u = vel[i];
+    pos_mass[i] = PosMass(shifted(x.pos, frame_vector(1u), frame_vector(4u), one), x.mass);
+    vel[i] = Velocity(shifted(u.vel, frame_vector(7u), frame_vector(10u), one), u.last_acc);
 }
 
 // --- galaxy components from their tables (state/galaxy: Equilibrium::draw,

@@ -87,6 +87,15 @@ struct InputOrderParams {
     _pad0: u32,
 }
 
+// Uniform of the diagnostics' sums on the GPU (src/state/diagnostics.rs).
+struct DiagnosticsParams {
+    n: u32,
+    // 1.0, opaque to the shader compiler (ds.wgsl's guard).
+    one: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
 // Parameters of the leapfrog kernels.
 struct LeapfrogParams {
     n: u32,

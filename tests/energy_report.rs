@@ -280,6 +280,90 @@ fn tree_runs_report_the_trees_potential_at_a_bounded_cost() {
     );
 }
 
+// The energy reference summed on the GPU (`Run::energy_reference`, the
+// CLI's start when nothing is written of the start state) is the
+// read-out's diagnostics of the same state to f32's rounding of each
+// particle's terms, which averages out over the particles: ~3e-8/√N
+// relative (4.7e-10 here, on lavapipe); 1e-8 is twenty times that, and a
+// lost term or a wrong lane would be off by 1e-4 or more. It sets E₀ as a first read-out would: a read-out after
+// steps reports its error against it, and the reference stays where one
+// is set. Where the energy needs the state on the host (N within the
+// precise sum's bound, or Hermite), it declines and sets nothing.
+#[test]
+fn the_energy_reference_summed_on_the_gpu_is_the_read_outs() {
+    let ctx = common::gpu();
+    let n = 6000;
+    let params = RunParams {
+        solver: SolverKind::Tree,
+        eps: 0.01,
+        dt: 1.0 / 64.0,
+        alpha: 0.01,
+        ..RunParams::default()
+    };
+    let config = params.validate().unwrap();
+    let p = Model::Plummer.generate(n, 9).unwrap();
+    let mut read = block_on(Run::new(&ctx, &p, 0.0, config)).unwrap();
+    let mut summed = block_on(Run::new(&ctx, &p, 0.0, config)).unwrap();
+    let host = block_on(read.readout(&ctx)).unwrap().diagnostics;
+    let gpu = block_on(summed.energy_reference(&ctx)).unwrap().unwrap();
+    let close = |a: f64, b: f64, scale: f64, what: &str| {
+        assert!((a - b).abs() <= 1e-8 * scale, "{what}: {a:e} against {b:e}");
+    };
+    println!(
+        "E on the GPU {:.15} against the read-out's {:.15}",
+        gpu.total, host.total
+    );
+    close(gpu.kinetic, host.kinetic, host.kinetic, "K");
+    close(gpu.potential, host.potential, host.potential.abs(), "W");
+    close(gpu.total, host.total, host.total.abs(), "E");
+    close(gpu.virial_ratio, host.virial_ratio, 1.0, "Q");
+    // Momenta sum to ~0: compared against the scale of their terms.
+    let (speed, radius) = (host.kinetic.sqrt(), 1.0);
+    for a in 0..3 {
+        close(gpu.momentum[a], host.momentum[a], speed, "p");
+        close(
+            gpu.angular_momentum[a],
+            host.angular_momentum[a],
+            speed * radius,
+            "L",
+        );
+        close(
+            gpu.center_of_mass[a],
+            host.center_of_mass[a],
+            radius,
+            "centre of mass",
+        );
+    }
+    assert_ne!(gpu.total, 0.0);
+    // Steps, then a read-out: its error is against the GPU's E₀, the same
+    // error as the run that read its start to 1e-8.
+    for run in [&mut read, &mut summed] {
+        block_on(run.run_to(&ctx, 4.0 / 64.0, |_, _| true)).unwrap();
+    }
+    let (a, b) = (
+        block_on(read.readout(&ctx)).unwrap(),
+        block_on(summed.readout(&ctx)).unwrap(),
+    );
+    assert_eq!(a.snapshot, b.snapshot);
+    assert_eq!(b.e0, gpu);
+    assert!(!b.e0_reset);
+    assert!(a.energy_error() > 0.0);
+    close(b.energy_error(), a.energy_error(), 1.0, "|dE/E0|");
+    // A reference once set stays.
+    assert_eq!(
+        block_on(summed.energy_reference(&ctx)).unwrap().unwrap(),
+        gpu
+    );
+    // Within the precise sum's bound, and for Hermite, the state is needed.
+    let small = Model::Plummer.generate(1000, 9).unwrap();
+    for solver in [SolverKind::Tree, SolverKind::Hermite4] {
+        let config = RunParams { solver, ..params }.validate().unwrap();
+        let mut run = block_on(Run::new(&ctx, &small, 0.0, config)).unwrap();
+        assert_eq!(block_on(run.energy_reference(&ctx)).unwrap(), None);
+        assert!(block_on(run.readout(&ctx)).unwrap().e0_reset);
+    }
+}
+
 // `webgrav forces` reports no energy: its read-outs sum none, whatever N
 // and solver (Hermite's precise sum included).
 #[test]

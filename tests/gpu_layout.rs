@@ -134,6 +134,16 @@ fn layouts_match_wgsl() {
         ],
     );
     check(
+        "DiagnosticsParams",
+        size_of::<DiagnosticsParams>(),
+        &[
+            ("n", offset_of!(DiagnosticsParams, n)),
+            ("one", offset_of!(DiagnosticsParams, one)),
+            ("_pad0", offset_of!(DiagnosticsParams, _pad0)),
+            ("_pad1", offset_of!(DiagnosticsParams, _pad1)),
+        ],
+    );
+    check(
         "LeapfrogParams",
         size_of::<LeapfrogParams>(),
         &[

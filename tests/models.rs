@@ -377,17 +377,30 @@ fn plummer_speeds_follow_the_aarseth_henon_wielen_distribution() {
 fn plummer_sampled_on_the_gpu_is_the_cpu_model_to_f32_rounding() {
     let ctx = common::gpu();
     let n = 20_000;
-    let on_gpu = |n: usize, seed, at_rest, piece| {
-        let chunks = 0..n.div_ceil(PLUMMER_CHUNK);
-        let part = pollster::block_on(generate::plummer_part(
-            &ctx, n, seed, at_rest, chunks, piece,
-        ));
-        let part = part.unwrap();
-        let frame = plummer::centre_of_chunks(n, &part.sums);
-        part.centred(frame)
+    let on_gpu = |n: usize, seed, at_rest| {
+        pollster::block_on(generate::plummer(&ctx, n, seed, at_rest)).unwrap()
     };
-    // Pieces of 3001 particles: the streams are indexed across them.
-    let gpu = on_gpu(n, 1, false, 3001);
+    // As the ranks of a run on several GPUs sample it: each its own chunks
+    // (`cuts`, in chunks), the frame from every chunk's sums.
+    let in_parts = |n: usize, cuts: &[usize]| {
+        let parts: Vec<_> = cuts
+            .windows(2)
+            .map(|w| pollster::block_on(generate::plummer_part(&ctx, n, 1, false, w[0]..w[1])))
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let sums: Vec<[f64; 6]> = parts.iter().flat_map(|p| p.sums.clone()).collect();
+        assert_eq!(sums.len(), n.div_ceil(PLUMMER_CHUNK));
+        let frame = plummer::centre_of_chunks(n, &sums);
+        let mut whole = Particles::default();
+        for part in parts {
+            let p = pollster::block_on(part.centred(&ctx, frame).read(&ctx)).unwrap();
+            whole.pos_mass.extend(p.pos_mass);
+            whole.vel.extend(p.vel);
+            whole.id.extend(p.id);
+        }
+        whole
+    };
+    let gpu = on_gpu(n, 1, false);
     let cpu = Model::Plummer.generate(n, 1).unwrap();
     assert_eq!(gpu.id, cpu.id);
     assert!(gpu
@@ -432,19 +445,20 @@ fn plummer_sampled_on_the_gpu_is_the_cpu_model_to_f32_rounding() {
         norm(s) / n as f64
     };
     assert!(mean(&|k| gpu.pos_mass[k].pos) < 1e-7 && mean(&|k| gpu.vel[k].vel) < 1e-7);
-    // One adapter, one seed: the same bits, in any pieces; another seed,
+    // One adapter, one seed: the same bits every time, and in any parts
+    // (chunks of 65,536 particles; the last one short); another seed,
     // another model; at rest, the same positions and no motion.
-    assert_eq!(gpu, on_gpu(n, 1, false, 1 << 20));
-    assert_eq!(
-        gpu,
-        pollster::block_on(generate::plummer(&ctx, n, 1, false)).unwrap()
-    );
-    assert_ne!(gpu.pos_mass, on_gpu(n, 2, false, 1 << 20).pos_mass);
-    let cold = on_gpu(n, 1, true, 1 << 20);
+    assert_eq!(gpu, on_gpu(n, 1, false));
+    let big = 4 * PLUMMER_CHUNK + 4321;
+    let all = on_gpu(big, 1, false);
+    assert_eq!(in_parts(big, &[0, 5]), all);
+    assert_eq!(in_parts(big, &[0, 1, 1, 4, 5]), all);
+    assert_ne!(gpu.pos_mass, on_gpu(n, 2, false).pos_mass);
+    let cold = on_gpu(n, 1, true);
     assert_eq!(cold.pos_mass, gpu.pos_mass);
     assert!(cold.vel.iter().all(|v| v.vel == [0.0; 3]));
     // Equilibrium: 2K/|W| = 1 within the scatter of 5000 particles.
-    let few = on_gpu(5000, 3, false, 1 << 20);
+    let few = on_gpu(5000, 3, false);
     let f = reference::forces(&few.pos_mass, 0.0);
     let d = Diagnostics::sum((0..few.len()).map(|k| {
         let (x, v) = (few.pos_mass[k].pos, few.vel[k].vel);

@@ -152,6 +152,48 @@ fn split_submissions_change_nothing() {
     assert_eq!(run_with(f64::INFINITY), run_with(1e3));
 }
 
+// A run from a model left on the GPU (`Run::from_sampled`, the CLI's
+// start of a Plummer sphere) is the run from the same model read back and
+// uploaded: the same state, forces and diagnostics to the bit, at the start
+// and after steps with the acceleration MAC; and a Hermite solver is
+// refused, not run on a state it cannot take.
+#[test]
+fn a_run_from_a_model_on_the_gpu_is_the_run_from_its_read_back() {
+    use webgrav::state::generate;
+    let ctx = common::gpu();
+    let n = 3000;
+    let config = RunParams {
+        alpha: 0.01,
+        ..params(SolverKind::Tree)
+    }
+    .validate()
+    .unwrap();
+    let read_back = block_on(generate::plummer(&ctx, n, 4, false)).unwrap();
+    let mut host = block_on(Run::from_particles(&ctx, read_back, 0.0, config)).unwrap();
+    let sampled = block_on(generate::plummer_on_gpu(&ctx, n, 4, false)).unwrap();
+    let mut gpu = block_on(Run::from_sampled(&ctx, sampled, 0.0, config)).unwrap();
+    assert!(gpu.last_good().is_none());
+    assert_eq!(gpu.ids(), host.ids());
+    for steps in [0, 6] {
+        host.queue(&ctx, steps);
+        gpu.queue(&ctx, steps);
+        let (a, b) = (
+            block_on(host.readout(&ctx)).unwrap(),
+            block_on(gpu.readout(&ctx)).unwrap(),
+        );
+        assert_eq!(a.snapshot, b.snapshot, "after {steps} steps");
+        assert_eq!(a.acc_pot, b.acc_pot, "after {steps} steps");
+        assert_eq!(a.diagnostics, b.diagnostics, "after {steps} steps");
+        assert!(a.snapshot.particles.pos_mass.iter().all(|x| x.mass > 0.0));
+    }
+    let hermite = params(SolverKind::Hermite4).validate().unwrap();
+    let sampled = block_on(generate::plummer_on_gpu(&ctx, n, 4, false)).unwrap();
+    assert!(matches!(
+        block_on(Run::from_sampled(&ctx, sampled, 0.0, hermite)),
+        Err(webgrav::Error::InvalidParameter(_))
+    ));
+}
+
 // The batch clock times each batch it has room for, as GPU time within the
 // wall time of the batches, and changes nothing the run computes.
 #[test]

@@ -24,6 +24,7 @@ use crate::run::block::Timesteps;
 use crate::run::params::{alpha_given, Param};
 use crate::run::{RunConfig, RunParams, SolverKind};
 use crate::snapshot::{self, Snapshot};
+use crate::state::generate::{self, Sampled};
 use crate::state::{Model, ModelParams, KINDS};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -371,6 +372,37 @@ impl InitialArgs {
                 })
             }
         }
+    }
+
+    /// The model sampled on the GPU and left there, where a run can
+    /// start from it without its round trip through the host: the Plummer
+    /// sphere and the cold collapse, for a leapfrog solver; `None` for
+    /// anything else (`load` then makes it).
+    async fn sample_on_gpu(&self, ctx: &GpuContext, solver: SolverKind) -> Result<Option<Sampled>> {
+        let m = &self.model;
+        let at_rest = match m.model {
+            Model::Plummer => false,
+            Model::ColdCollapse => true,
+            _ => return Ok(None),
+        };
+        if self.input.is_some() || solver.is_hermite() {
+            return Ok(None);
+        }
+        self.check_units()?;
+        let n = m.n as u64;
+        check_device_particle_count(ctx, n, solver)?;
+        check_host_memory(n, solver)?;
+        let clock = std::time::Instant::now();
+        let sampled = ctx
+            .allocating(n, generate::plummer_on_gpu(ctx, m.n, m.seed, at_rest))
+            .await?;
+        say!(
+            "generated {} with N = {} on the GPU in {:.2} s",
+            m.model.name(),
+            m.n,
+            clock.elapsed().as_secs_f64()
+        );
+        Ok(Some(sampled))
     }
 
     /// The input files (that no output may overwrite).

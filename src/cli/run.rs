@@ -589,17 +589,25 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
         }
         _ => {
             let config = a.solver.config(a.step.dt)?;
-            let start = a.initial.load(&ctx, config.solver()).await?;
-            state_ready = now_ms();
-            // Ids a format cannot hold are refused now, not after the run.
-            snapshot::check_writable(
-                a.out.as_deref(),
-                &start.particles.id,
-                start.types.as_deref(),
-            )?;
-            let mut run = Run::from_particles(&ctx, start.particles, start.time, config).await?;
-            run.set_types(start.types)?;
-            run
+            if let Some(sampled) = a.initial.sample_on_gpu(&ctx, config.solver()).await? {
+                state_ready = now_ms();
+                let run = Run::from_sampled(&ctx, sampled, 0.0, config).await?;
+                snapshot::check_writable(a.out.as_deref(), run.ids(), None)?;
+                run
+            } else {
+                let start = a.initial.load(&ctx, config.solver()).await?;
+                state_ready = now_ms();
+                // Ids a format cannot hold are refused now, not after the run.
+                snapshot::check_writable(
+                    a.out.as_deref(),
+                    &start.particles.id,
+                    start.types.as_deref(),
+                )?;
+                let mut run =
+                    Run::from_particles(&ctx, start.particles, start.time, config).await?;
+                run.set_types(start.types)?;
+                run
+            }
         }
     };
     let start = StartClock {
@@ -774,9 +782,24 @@ async fn integrate(
 ) -> Result<Option<Readout>> {
     let start = run.time();
     let origin = run.origin();
+    let wants_start = match series.as_mut() {
+        Some(s) => {
+            s.start()?;
+            s.wants_start(start, on_grid(start, origin, a.snap_every))
+        }
+        None => false,
+    };
     // The first read-out is the energy reference of the log (a resumed
-    // run keeps the one of its checkpoint).
-    let first = run.readout(ctx).await?;
+    // run keeps the one of its checkpoint). Where nothing is written of
+    // the start state, the reference is summed on the GPU when it can be
+    // (the state stays there: 7 GB not carried at 2^27 particles).
+    let mut first = match wants_start || at(start, a.t_end) {
+        true => Some(run.readout(ctx).await?),
+        false => match run.energy_reference(ctx).await? {
+            Some(_) => None,
+            None => Some(run.readout(ctx).await?),
+        },
+    };
     let ready = now_ms();
     let clock = started.began;
     say!(
@@ -793,17 +816,13 @@ async fn integrate(
     let mut deepest_seen = None;
     // Whether outputs off the requested times have been said.
     let mut said_off_grid = false;
-    if let Some(s) = series.as_mut() {
-        s.start()?;
-        if s.wants_start(start, on_grid(start, origin, a.snap_every)) {
-            s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
-        }
+    if let (true, Some(s), Some(first)) = (wants_start, series.as_mut(), &first) {
+        s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
     }
     // Kept only while no step has been queued since: a run that ends where
     // it starts (`--t-end` its start time) reports it rather than reading
     // the same state twice. Any other read-out drops it first (a kept one
     // would keep its state from being reused: `Run::readout`).
-    let mut first = Some(first);
     let p = *run.config().params();
     say!(
         "N = {}, solver {}, eps {}, {} from t = {start} to t = {}",

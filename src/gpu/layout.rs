@@ -54,6 +54,18 @@ pub struct InputOrderParams {
     pub _pad0: u32,
 }
 
+/// Uniform of the diagnostics' sums on the GPU
+/// (`state::diagnostics::GpuDiagnostics`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct DiagnosticsParams {
+    pub n: u32,
+    /// 1.0, opaque to the shader compiler (see `shaders/ds.wgsl`).
+    pub one: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
 /// Uniform of the direct-summation kernel.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

@@ -189,7 +189,12 @@ impl LeapfrogEngine {
     /// solver direct or tree; `particles` valid (`Particles::validate`, as
     /// `Run::from_particles` checks them).
     pub fn new(ctx: &GpuContext, particles: &Particles, params: RunParams) -> Result<Self> {
-        let state = GpuParticles::upload_validated(ctx, particles)?;
+        Self::starting_from(ctx, GpuParticles::upload_validated(ctx, particles)?, params)
+    }
+
+    /// `new` of a state already on the GPU, without forces (a model
+    /// sampled there).
+    pub fn starting_from(ctx: &GpuContext, state: GpuParticles, params: RunParams) -> Result<Self> {
         let engine = Self::with_state(ctx, state, params)?;
         engine.queue_forces(ctx);
         Ok(engine)

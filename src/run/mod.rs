@@ -24,9 +24,12 @@ use crate::gpu::timing::{BatchClock, PhaseTimer, Phases};
 use crate::gpu::GpuContext;
 use crate::hermite::{HermiteStats, State64};
 use crate::snapshot::Snapshot;
+use crate::state::diagnostics::GpuDiagnostics;
 use crate::state::energy::{state_diagnostics, PotentialKernel, PotentialRule, PotentialSum};
 use crate::state::few_body::{Sample, MAX_TRACKED_BODIES};
-use crate::state::parallel::map_into;
+use crate::state::generate::Sampled;
+use crate::state::input_order::NotFinite;
+use crate::state::parallel::{map_indices, map_into};
 use crate::state::{Diagnostics, DiagnosticsSum, GpuParticles, Particles, StateArray};
 use crate::tree::layout::{InteractionCount, TreeCounters};
 use hermite::HermiteEngine;
@@ -343,6 +346,9 @@ pub struct Run {
     e0: Option<Diagnostics>,
     de_max: f64,
     energy: EnergyReport,
+    /// The diagnostics' sums on the GPU (`energy_reference`), made at
+    /// their first use.
+    gpu_diagnostics: Option<GpuDiagnostics>,
     /// The state of the last read-out that was finite everywhere.
     last_good: Option<Arc<Snapshot>>,
     /// The start time of the run a checkpoint continues (its own start
@@ -415,12 +421,67 @@ impl Run {
                 Self::engine(ctx, &particles, time, config),
             )
             .await?;
-        let progress = Arc::new(Progress::default());
-        progress.set_done(0, time);
-        Ok(Self {
+        let ids = particles.id.clone();
+        let last_good = Snapshot {
+            time,
+            particles,
+            softening: config.params().eps,
+            ..Default::default()
+        };
+        Ok(Self::started(
+            ctx,
             engine,
             config,
-            ids: particles.id.clone(),
+            ids,
+            time,
+            Some(Arc::new(last_good)),
+        ))
+    }
+
+    /// `from_particles` of a model sampled on the GPU and left there
+    /// (`state::generate::Sampled`, finite and within `MAX_MAGNITUDE` by
+    /// its construction): no round trip through the host. A leapfrog
+    /// solver's run (Hermite builds its state on the host); it has no
+    /// last good state until its first read-out.
+    pub async fn from_sampled(
+        ctx: &GpuContext,
+        sampled: Sampled,
+        time: f64,
+        config: RunConfig,
+    ) -> Result<Self> {
+        let p = *config.params();
+        if p.solver.is_hermite() || !time.is_finite() {
+            return Err(Error::InvalidParameter(format!(
+                "a run from a model on the GPU takes a leapfrog solver and a finite start \
+                 time, got {} at t = {time}",
+                p.solver.name()
+            )));
+        }
+        let ids = map_indices(sampled.count, |k| (sampled.first + k) as u64);
+        let state = sampled.into_state(ctx);
+        let engine = ctx
+            .allocating(ids.len() as u64, async {
+                LeapfrogEngine::starting_from(ctx, state, p).map(|l| Engine::Leapfrog(Box::new(l)))
+            })
+            .await?;
+        Ok(Self::started(ctx, engine, config, ids, time, None))
+    }
+
+    /// A run of `engine` at `time`, no step taken.
+    fn started(
+        ctx: &GpuContext,
+        engine: Engine,
+        config: RunConfig,
+        ids: Vec<u64>,
+        time: f64,
+        last_good: Option<Arc<Snapshot>>,
+    ) -> Self {
+        let progress = Arc::new(Progress::default());
+        progress.set_done(0, time);
+        Self {
+            engine,
+            config,
+            ids,
             time,
             steps: 0,
             base_time: time,
@@ -435,16 +496,12 @@ impl Run {
             e0: None,
             de_max: 0.0,
             energy: EnergyReport::default(),
-            last_good: Some(Arc::new(Snapshot {
-                time,
-                particles,
-                softening: config.params().eps,
-                ..Default::default()
-            })),
+            gpu_diagnostics: None,
+            last_good,
             origin: time,
             run_id: new_run_id(),
             types: None,
-        })
+        }
     }
 
     /// Gives the particles kinds (in input order, Gadget-2's numbering),
@@ -502,6 +559,11 @@ impl Run {
 
     pub fn config(&self) -> &RunConfig {
         &self.config
+    }
+
+    /// The particles' ids, in input order.
+    pub fn ids(&self) -> &[u64] {
+        &self.ids
     }
 
     pub fn n(&self) -> u32 {
@@ -1015,6 +1077,7 @@ impl Run {
             e0: c.e0,
             de_max: c.de_max,
             energy: EnergyReport::default(),
+            gpu_diagnostics: None,
             last_good: None,
             origin: c.origin,
             // A version 4 checkpoint did not know it: from here on, one.
@@ -1126,14 +1189,7 @@ impl Run {
                 // two whole states.
                 let checked = match l.input_order(&ctx.device).check(ctx, &l.state).await? {
                     Ok(checked) => checked,
-                    Err(bad) => {
-                        return Err(Error::NonFinite {
-                            particle: self.ids[bad.index as usize],
-                            what: non_finite(&bad.pos_mass, &bad.vel, &bad.acc_pot)
-                                .unwrap_or("state"),
-                            time: self.time,
-                        })
-                    }
+                    Err(bad) => return Err(self.not_finite(&bad)),
                 };
                 let last = self.last_good.take().and_then(|s| Arc::try_unwrap(s).ok());
                 let mut p = match last {
@@ -1150,10 +1206,7 @@ impl Run {
                 // copied into place on every core, the diagnostics summed
                 // over them in fixed chunks and the chunks' sums added in
                 // order (the same bits on any number of cores).
-                let precise_max = self.energy.rule.precise_up_to(match &l.solver {
-                    ForceSolver::Tree(_) => crate::state::energy::HOST_MAX,
-                    ForceSolver::Direct(_) => EXACT_ENERGY_MAX,
-                });
+                let precise_max = self.energy.precise_max(&l.solver);
                 let mut sum = (n > precise_max).then(DiagnosticsSum::default);
                 checked
                     .read(ctx, |first, piece| {
@@ -1245,12 +1298,7 @@ impl Run {
         } else {
             None
         };
-        let e0_reset = self.e0.is_none();
-        let e0 = *self.e0.get_or_insert(diagnostics);
-        if e0_reset {
-            self.de_max = 0.0;
-        }
-        self.de_max = self.de_max.max(diagnostics.energy_error(&e0));
+        let (e0, e0_reset) = self.account(diagnostics);
         Ok(Readout {
             snapshot,
             acc_pot,
@@ -1266,6 +1314,58 @@ impl Run {
             block_levels,
             state_f64,
         })
+    }
+
+    /// Sets the energy reference of |ΔE/E₀|, as the first read-out does,
+    /// from sums on the GPU (`GpuDiagnostics`), where the energy is the
+    /// solver's own (a leapfrog run of more particles than a precise sum
+    /// takes, or `PotentialRule::Solver`): the state stays on the GPU (at
+    /// 2^27 particles a read-out carries 7 GB to the host). `Ok(None)`
+    /// where the energy needs the state on the host (`readout` then sets
+    /// the reference). A reference already set (a resumed run's) is kept.
+    /// The state is checked as a read-out checks it.
+    pub async fn energy_reference(&mut self, ctx: &GpuContext) -> Result<Option<Diagnostics>> {
+        let eps = self.config.params().eps as f64;
+        let Engine::Leapfrog(l) = &mut self.engine else {
+            return Ok(None);
+        };
+        if self.ids.len() <= self.energy.precise_max(&l.solver) {
+            return Ok(None);
+        }
+        if let Err(bad) = l.input_order(&ctx.device).check(ctx, &l.state).await? {
+            return Err(self.not_finite(&bad));
+        }
+        let sums = self
+            .gpu_diagnostics
+            .get_or_insert_with(|| GpuDiagnostics::new(&ctx.device))
+            .sum(ctx, &l.state)
+            .await?;
+        let key = (self.steps, self.time.to_bits());
+        let energy_of = EnergyOf::Solver(sums.finish());
+        let (diagnostics, _) = self.energy.of(ctx, key, energy_of, eps).await?;
+        Ok(Some(self.account(diagnostics).0))
+    }
+
+    /// Takes `diagnostics` into the energy account: the reference (set by
+    /// the first since the start or a reconfiguration, which this says)
+    /// and the largest |ΔE/E₀| since.
+    fn account(&mut self, diagnostics: Diagnostics) -> (Diagnostics, bool) {
+        let e0_reset = self.e0.is_none();
+        let e0 = *self.e0.get_or_insert(diagnostics);
+        if e0_reset {
+            self.de_max = 0.0;
+        }
+        self.de_max = self.de_max.max(diagnostics.energy_error(&e0));
+        (e0, e0_reset)
+    }
+
+    /// The error of a state the GPU found not finite.
+    fn not_finite(&self, bad: &NotFinite) -> Error {
+        Error::NonFinite {
+            particle: self.ids[bad.index as usize],
+            what: non_finite(&bad.pos_mass, &bad.vel, &bad.acc_pot).unwrap_or("state"),
+            time: self.time,
+        }
     }
 
     /// Switches to `config`, carrying on from the current state: in place
@@ -1339,6 +1439,15 @@ struct EnergyReport {
 }
 
 impl EnergyReport {
+    /// The most particles whose energy `solver`'s run sums the precise
+    /// way (from the state on the host); beyond, the solver's potentials.
+    fn precise_max(&self, solver: &ForceSolver) -> usize {
+        self.rule.precise_up_to(match solver {
+            ForceSolver::Tree(_) => crate::state::energy::HOST_MAX,
+            ForceSolver::Direct(_) => EXACT_ENERGY_MAX,
+        })
+    }
+
     async fn of(
         &mut self,
         ctx: &GpuContext,

@@ -1,12 +1,15 @@
 //! Models sampled on the GPU (drives `shaders/generate.wgsl`): the same
 //! per-particle random streams as the CPU's generators (`state::rng`, the
 //! PCG and SplitMix64 arithmetic emulated on 32-bit words), the same
-//! sampling, in f32. A model's particles come back to the host in pieces
-//! (the run keeps them as its last good state and the page draws from
-//! them) and move to their centre-of-mass frame there, in f64 summed in
-//! `SUM_CHUNK`s as the CPU path sums (so the ranks of a run on several
-//! GPUs, each sampling its chunks, give one GPU's particles). The CPU
-//! generators stay: they are the reference, and what the Python API uses.
+//! sampling, in f32. A galaxy's particles come back to the host in
+//! pieces, where its components are placed and moved to their centre of
+//! mass in f64. The Plummer sphere (and the cold collapse) stays on the
+//! GPU (`Sampled`): only its chunks' sums come back (double-single,
+//! `SUM_CHUNK` particles each), the host adds them in order into the
+//! frame, and the GPU moves the particles to it. A run starts from them
+//! there (`Run::from_sampled`), and the ranks of a run on several GPUs,
+//! each sampling its own chunks, give one GPU's particles to the bit. The
+//! CPU generators stay: they are the reference, and what Python uses.
 //!
 //! A GPU model is the CPU's to f32 rounding: positions and velocities
 //! agree to ~1e-6 relative but for the rare particle whose speed's
@@ -16,22 +19,21 @@
 
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{
-    empty_storage_buffer, read_pieces_with, records, storage_buffer_written, uniform_buffer,
+    empty_storage_buffer, read_pieces, read_pieces_with, read_vec, records, storage_buffer_written,
+    uniform_buffer,
 };
 use crate::gpu::context::dispatch_size;
+use crate::gpu::ds::compose_with_ds;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
-use crate::gpu::layout::{GenerateParams, PosMass, Velocity, WORKGROUP_SIZE};
-use crate::gpu::shader::compose;
+use crate::gpu::layout::{AccPot, GenerateParams, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::GpuContext;
 use crate::state::galaxy::disk::DiskKinematics;
 use crate::state::galaxy::eddington::{DfNode, SPEED_TRIES};
 use crate::state::galaxy::realization::PhasePoint;
 use crate::state::galaxy::realization::Slots;
 use crate::state::galaxy::{DiskEquilibrium, DiskSampler, Equilibrium, SpheroidSampler};
-use crate::state::parallel::{
-    fill_piece, for_each_pair, map_indices, map_into, sums_per_chunk, vec_for_pieces, SUM_CHUNK,
-};
-use crate::state::particles::Particles;
+use crate::state::parallel::{fill_piece, map_indices, map_into, vec_for_pieces, SUM_CHUNK};
+use crate::state::particles::{in_upload_order, GpuParticles, Particles};
 use crate::state::plummer::{centre_of_chunks, MASS_CUT, SCALE_RADIUS};
 use crate::state::rng::stream_key;
 use std::borrow::Cow;
@@ -42,7 +44,11 @@ const GENERATE_WGSL: &str = include_str!("../../shaders/generate.wgsl");
 
 /// The composed WGSL of the generator.
 pub fn wgsl() -> String {
-    compose(&[("SPEED_TRIES", SPEED_TRIES)], GENERATE_WGSL)
+    let consts = [
+        ("SPEED_TRIES", SPEED_TRIES),
+        ("SUM_CHUNK", SUM_CHUNK as u32),
+    ];
+    compose_with_ds(&consts, GENERATE_WGSL)
 }
 
 /// The binding contract of `shaders/generate.wgsl`.
@@ -51,6 +57,7 @@ pub const BINDINGS: &[Slot] = &[
     ("pos_mass", Binding::StorageReadWrite),
     ("vel", Binding::StorageReadWrite),
     ("tables", Binding::StorageRead),
+    ("sums", Binding::StorageReadWrite),
 ];
 
 /// Particles per piece natively (64 MiB per array; two staging sets take
@@ -63,6 +70,10 @@ pub const PIECE: u64 = if cfg!(target_arch = "wasm32") {
     1 << 22
 };
 
+/// Floats of one chunk's sums from `chunk_sums`: the hi parts of
+/// (Σx, Σvx), (Σvy, Σvz, 0, 0), then their lo parts.
+const CHUNK_LANES: usize = 16;
+
 /// Bytes of one `PosMass` or `Velocity`.
 const RECORD: u64 = std::mem::size_of::<PosMass>() as u64;
 
@@ -70,103 +81,231 @@ const RECORD: u64 = std::mem::size_of::<PosMass>() as u64;
 /// sampled on the GPU and moved to their centre-of-mass frame; at rest
 /// (every velocity zero, the cold collapse) with `at_rest`.
 pub async fn plummer(ctx: &GpuContext, n: usize, seed: u64, at_rest: bool) -> Result<Particles> {
-    let all = 0..n.div_ceil(SUM_CHUNK);
-    let part = plummer_part(ctx, n, seed, at_rest, all, PIECE).await?;
-    let frame = centre_of_chunks(n, &part.sums);
-    Ok(part.centred(frame))
+    plummer_on_gpu(ctx, n, seed, at_rest).await?.read(ctx).await
 }
 
-/// The particles of chunks `chunks` (of `plummer::PLUMMER_CHUNK`
-/// particles) of `plummer(n, seed, at_rest)`,
-/// before the move to the centre-of-mass frame, with each chunk's sums:
-/// a rank of a run on several GPUs samples its own chunks on its GPU. The
-/// GPU samples in pieces of at most `piece` particles (the tests' small
-/// pieces cross piece boundaries).
+/// `plummer`, left on the GPU: a run starts from these arrays without
+/// their round trip through the host (at 2^27 particles the read-back,
+/// the host's passes and the upload took 1.5 s).
+pub async fn plummer_on_gpu(
+    ctx: &GpuContext,
+    n: usize,
+    seed: u64,
+    at_rest: bool,
+) -> Result<Sampled> {
+    let part = plummer_part(ctx, n, seed, at_rest, 0..n.div_ceil(SUM_CHUNK)).await?;
+    let frame = centre_of_chunks(n, &part.sums);
+    Ok(part.centred(ctx, frame))
+}
+
+/// The particles of chunks `chunks` (of `SUM_CHUNK` particles) of
+/// `plummer(n, seed, at_rest)`, before the move to the centre-of-mass
+/// frame, with each chunk's sums: a rank of a run on several GPUs samples
+/// its own chunks on its GPU, and every rank adds all chunks' sums in
+/// order (`plummer::centre_of_chunks`), so the ranks' particles are one
+/// GPU's to the bit.
 pub async fn plummer_part(
     ctx: &GpuContext,
     n: usize,
     seed: u64,
     at_rest: bool,
     chunks: Range<usize>,
-    piece: u64,
 ) -> Result<SampledPart> {
     ctx.check_particle_count(n as u64, RECORD)?;
     let first = (chunks.start * SUM_CHUNK).min(n);
     let count = (chunks.end * SUM_CHUNK).min(n) - first;
-    let mut sampled = Particles {
-        pos_mass: vec_for_pieces(count),
-        vel: vec_for_pieces(count),
-        id: (first as u64..(first + count) as u64).collect(),
-    };
-    if count == 0 {
-        return Ok(SampledPart {
-            particles: sampled,
-            sums: Vec::new(),
-        });
-    }
-    let kernel = Kernel::new(&ctx.device, "generate", &wgsl(), "plummer", BINDINGS);
+    let device = &ctx.device;
+    let kernels = FrameKernels::new(device);
     let key = stream_key(seed, 0);
     let params = GenerateParams {
         key_lo: key as u32,
         key_hi: (key >> 32) as u32,
         first: first as u32,
+        count: count as u32,
         mass: (1.0 / n as f64) as f32,
         at_rest: at_rest as u32,
         mass_cut: MASS_CUT as f32,
         scale_radius: SCALE_RADIUS as f32,
         ..Default::default()
     };
-    // The Plummer sphere reads no table.
-    let no_table = empty_storage_buffer(&ctx.device, "no table", 16);
-    let run = Pieces {
-        kernel: &kernel,
-        tables: &no_table,
-        params,
-        piece,
+    // Never empty: a share may hold no chunk.
+    let bytes = count.max(1) as u64 * RECORD;
+    let sample = Sampled {
+        pos_mass: empty_storage_buffer(device, "sampled positions", bytes),
+        vel: empty_storage_buffer(device, "sampled velocities", bytes),
+        first,
+        count,
     };
-    run.sample(ctx, count as u64, |at, pm, v| {
-        fill_piece(&mut sampled.pos_mass, at, pm);
-        fill_piece(&mut sampled.vel, at, v);
-    })
-    .await?;
-    if sampled.pos_mass.len() != count || sampled.vel.len() != count {
-        return Err(Error::Readback(format!(
-            "{} of {count} sampled particles came back",
-            sampled.pos_mass.len().min(sampled.vel.len())
-        )));
+    let chunk_count = count.div_ceil(SUM_CHUNK);
+    let sums = empty_storage_buffer(
+        device,
+        "chunk sums",
+        (CHUNK_LANES * chunk_count.max(1) * 4) as u64,
+    );
+    let params = uniform_buffer(device, "generate params", &params);
+    let tables = storage_buffer_written(device, &ctx.queue, "one", &[1.0f32]);
+    let bind = |k: &Kernel| {
+        k.bind(
+            device,
+            &[&params, &sample.pos_mass, &sample.vel, &tables, &sums],
+        )
+    };
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        let groups = dispatch_size(device, count as u32, WORKGROUP_SIZE);
+        kernels
+            .plummer
+            .dispatch(&mut pass, &bind(&kernels.plummer), groups);
+        let groups = dispatch_size(device, chunk_count as u32, 1);
+        kernels
+            .chunk_sums
+            .dispatch(&mut pass, &bind(&kernels.chunk_sums), groups);
     }
-    // Σ x and Σ v of each chunk, in index order: the CPU's sums of these
-    // numbers.
-    let (pm, v) = (&sampled.pos_mass, &sampled.vel);
-    let sums = sums_per_chunk(count, |k| {
-        let (x, u) = (pm[k].pos, v[k].vel);
-        [x[0], x[1], x[2], u[0], u[1], u[2]].map(f64::from)
-    });
+    ctx.queue.submit(Some(encoder.finish()));
+    let ds: Vec<f32> = read_vec(device, &ctx.queue, &sums).await?;
+    // hi + lo of each lane, exact in f64.
+    let sums = (0..chunk_count)
+        .map(|c| {
+            let s = &ds[CHUNK_LANES * c..CHUNK_LANES * (c + 1)];
+            std::array::from_fn(|a| s[a] as f64 + s[a + CHUNK_LANES / 2] as f64)
+        })
+        .collect();
     Ok(SampledPart {
-        particles: sampled,
+        sample,
         sums,
+        kernels,
     })
+}
+
+/// Particles sampled on the GPU: positions and velocities of particles
+/// `first..first + count` of a model, in buffers a run can take as its
+/// state (`Run::from_sampled`).
+pub struct Sampled {
+    pub pos_mass: wgpu::Buffer,
+    pub vel: wgpu::Buffer,
+    pub first: usize,
+    pub count: usize,
+}
+
+impl Sampled {
+    /// A run's state of these particles, with forces zeroed and the
+    /// upload indices in order (`GpuParticles`).
+    pub fn into_state(self, ctx: &GpuContext) -> GpuParticles {
+        let n = self.count as u32;
+        let acc_pot = n.max(1) as u64 * std::mem::size_of::<AccPot>() as u64;
+        GpuParticles {
+            n,
+            pos_mass: self.pos_mass,
+            vel: self.vel,
+            acc_pot: empty_storage_buffer(&ctx.device, "acc_pot", acc_pot),
+            id: in_upload_order(ctx, n),
+        }
+    }
+
+    /// The particles on the host (ids: their indices in the model).
+    pub async fn read(&self, ctx: &GpuContext) -> Result<Particles> {
+        let count = self.count;
+        let mut p = Particles {
+            pos_mass: vec_for_pieces(count),
+            vel: vec_for_pieces(count),
+            id: (self.first as u64..(self.first + count) as u64).collect(),
+        };
+        let sources = [(&self.pos_mass, RECORD), (&self.vel, RECORD)];
+        let piece = PIECE.min(ctx.max_elements(RECORD));
+        read_pieces(
+            &ctx.device,
+            &ctx.queue,
+            &sources,
+            count as u64,
+            piece,
+            |at, bytes| {
+                fill_piece(&mut p.pos_mass, at as usize, &records::<PosMass>(bytes[0]));
+                fill_piece(&mut p.vel, at as usize, &records::<Velocity>(bytes[1]));
+                true
+            },
+        )
+        .await?;
+        if p.pos_mass.len() != count || p.vel.len() != count {
+            return Err(Error::Readback(format!(
+                "{} of {count} sampled particles came back",
+                p.pos_mass.len().min(p.vel.len())
+            )));
+        }
+        Ok(p)
+    }
 }
 
 /// Particles sampled on the GPU before the move to the centre-of-mass
 /// frame, and the sums of each of their chunks (`plummer_part`).
 pub struct SampledPart {
-    particles: Particles,
+    sample: Sampled,
     /// Σ x and Σ v (6 lanes) of each chunk, in order.
     pub sums: Vec<[f64; 6]>,
+    kernels: FrameKernels,
 }
 
 impl SampledPart {
     /// The particles in the frame `frame` (centre of mass, its velocity;
-    /// `plummer::centre_of_chunks` of every chunk's sums), in f64.
-    pub fn centred(mut self, (com, vcom): PhasePoint) -> Particles {
-        let p = &mut self.particles;
-        let shift = |x: [f32; 3], o: [f64; 3]| std::array::from_fn(|a| (x[a] as f64 - o[a]) as f32);
-        for_each_pair(&mut p.pos_mass, &mut p.vel, |_, x, u| {
-            x.pos = shift(x.pos, com);
-            u.vel = shift(u.vel, vcom);
-        });
-        self.particles
+    /// `plummer::centre_of_chunks` of every chunk's sums), moved on the
+    /// GPU: each coordinate's exact difference from the frame's f32 part,
+    /// less its remainder, rounded once (`shaders/generate.wgsl`'s
+    /// `centre`), the same bits on every rank.
+    pub fn centred(self, ctx: &GpuContext, (com, vcom): PhasePoint) -> Sampled {
+        let device = &ctx.device;
+        let s = &self.sample;
+        let split = |x: [f64; 3]| {
+            let hi = x.map(|a| a as f32);
+            (
+                hi,
+                std::array::from_fn::<f32, 3, _>(|k| (x[k] - hi[k] as f64) as f32),
+            )
+        };
+        let ((c_hi, c_lo), (v_hi, v_lo)) = (split(com), split(vcom));
+        let mut frame = vec![1.0f32];
+        for part in [c_hi, c_lo, v_hi, v_lo] {
+            frame.extend(part);
+        }
+        let params = GenerateParams {
+            count: s.count as u32,
+            ..Default::default()
+        };
+        let params = uniform_buffer(device, "generate params", &params);
+        let tables = storage_buffer_written(device, &ctx.queue, "frame", &frame);
+        let unused = empty_storage_buffer(device, "no sums", 16);
+        let k = &self.kernels.centre;
+        let bind = k.bind(device, &[&params, &s.pos_mass, &s.vel, &tables, &unused]);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            k.dispatch(
+                &mut pass,
+                &bind,
+                dispatch_size(device, s.count as u32, WORKGROUP_SIZE),
+            );
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+        self.sample
+    }
+}
+
+/// The Plummer sphere's kernels: its sampler, its chunks' sums and the
+/// move to their frame.
+struct FrameKernels {
+    plummer: Kernel,
+    chunk_sums: Kernel,
+    centre: Kernel,
+}
+
+impl FrameKernels {
+    fn new(device: &wgpu::Device) -> Self {
+        let module = shader_module(device, "generate", &wgsl());
+        let kernel = |entry| Kernel::from_module(device, entry, &module, entry, BINDINGS);
+        Self {
+            plummer: kernel("plummer"),
+            chunk_sums: kernel("chunk_sums"),
+            centre: kernel("centre"),
+        }
     }
 }
 
@@ -195,9 +334,10 @@ impl Pieces<'_> {
         let params = uniform_buffer(device, "generate params", &self.params);
         let pos_mass = empty_storage_buffer(device, "generated positions", piece * RECORD);
         let vel = empty_storage_buffer(device, "generated velocities", piece * RECORD);
+        let no_sums = empty_storage_buffer(device, "no sums", 16);
         let bind = self
             .kernel
-            .bind(device, &[&params, &pos_mass, &vel, self.tables]);
+            .bind(device, &[&params, &pos_mass, &vel, self.tables, &no_sums]);
         let sample = |encoder: &mut wgpu::CommandEncoder, at: u64, count: u64| {
             // Applied before the submission that holds this piece.
             let p = GenerateParams {

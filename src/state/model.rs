@@ -272,8 +272,7 @@ impl Model {
                 let at_rest = self == Model::ColdCollapse;
                 let chunks = share.keep.start / SUM_CHUNK..share.keep.end.div_ceil(SUM_CHUNK);
                 let first = chunks.start;
-                let piece = generate::PIECE;
-                let part = generate::plummer_part(ctx, n, seed, at_rest, chunks, piece).await?;
+                let part = generate::plummer_part(ctx, n, seed, at_rest, chunks).await?;
                 // The Plummer sphere's sums are unweighted: its chunk's
                 // count is its Σ m, and the frame divides by n, as the
                 // whole model's (`plummer::centre_of_chunks`).
@@ -285,7 +284,7 @@ impl Model {
                     })
                     .collect();
                 let frame = frame_of(share.gather.gather(&sums));
-                Ok(one_component(part.centred(frame)))
+                Ok(one_component(part.centred(ctx, frame).read(ctx).await?))
             }
             Model::Planets | Model::FigureEight => {
                 let whole = self.generate_with(n, seed, params)?;

@@ -33,6 +33,11 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             state::generate::BINDINGS,
         ),
         (
+            "diagnostics".into(),
+            state::diagnostics::wgsl(),
+            state::diagnostics::BINDINGS,
+        ),
+        (
             "input order".into(),
             webgrav::state::input_order::wgsl(),
             webgrav::state::input_order::BINDINGS,
