@@ -44,6 +44,81 @@ fn run_writes_a_snapshot_and_reports_a_small_energy_error() {
     assert_eq!(snap.time, 0.125);
 }
 
+// A run that writes no state (no --out, no snapshot at that time) starts
+// from a model left on the GPU and measures its log lines there: the same
+// lines as the run that reads every state back (--out), the energies to
+// f32's rounding of each particle's terms (~5e-10 here). Its start, and a
+// run that ends where it starts, say so in the same words.
+#[test]
+fn runs_that_write_no_state_measure_on_the_gpu_what_a_read_out_measures() {
+    let out = tmp("light.bonsai");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--model",
+            "plummer",
+            "-n",
+            "6000",
+            "--seed",
+            "3",
+            "--dt",
+            "0.015625",
+            "--t-end",
+            "0.125",
+            "--log-every",
+            "0.0625",
+        ];
+        args.extend(extra);
+        let (ok, stdout, stderr) = webgrav(&args);
+        assert!(ok, "{stderr}");
+        assert!(
+            stderr.contains("generated plummer with N = 6000 on the GPU"),
+            "{stderr}"
+        );
+        let lines: Vec<serde_json::Value> = stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{stdout}");
+        lines
+    };
+    let (light, read) = (run(&[]), run(&["--out", &out]));
+    for (a, b) in light.iter().zip(&read) {
+        for key in [
+            "t",
+            "steps",
+            "pp_per_particle",
+            "pc_per_particle",
+            "potential_sum",
+        ] {
+            assert_eq!(a[key], b[key], "{key}: {a} against {b}");
+        }
+        let f = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap();
+        for key in ["energy", "kinetic", "potential"] {
+            let (x, y) = (f(a, key), f(b, key));
+            assert!((x - y).abs() < 1e-8 * y.abs(), "{key}: {x} against {y}");
+        }
+        let (x, y) = (f(a, "rel_energy_error"), f(b, "rel_energy_error"));
+        assert!(y > 0.0 && (x - y).abs() < 1e-8, "|dE/E0| {x} against {y}");
+    }
+    assert_eq!(
+        webgrav::snapshot::read_file(&out).unwrap().particles.len(),
+        6000
+    );
+    let (ok, stdout, stderr) = webgrav(&[
+        "run", "--model", "plummer", "-n", "6000", "--seed", "3", "--t-end", "0",
+    ]);
+    assert!(ok, "{stderr}");
+    let line: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert_eq!(line["rel_energy_error"], 0.0);
+    let e = line["energy"].as_f64().unwrap();
+    assert!(
+        (e - read[0]["energy"].as_f64().unwrap()).abs() < 1e-3,
+        "{line}"
+    );
+    assert!(stderr.contains("relative energy error"), "{stderr}");
+}
+
 #[test]
 fn forces_csv_matches_the_f64_reference() {
     let out = tmp("forces.csv");

@@ -287,7 +287,7 @@ fn tree_runs_report_the_trees_potential_at_a_bounded_cost() {
 // relative (4.7e-10 here, on lavapipe); 1e-8 is twenty times that, and a
 // lost term or a wrong lane would be off by 1e-4 or more. It sets E₀ as a first read-out would: a read-out after
 // steps reports its error against it, and the reference stays where one
-// is set. Where the energy needs the state on the host (N within the
+// is set. `Run::measure` gives a read-out's figures without the state. Where the energy needs the state on the host (N within the
 // precise sum's bound, or Hermite), it declines and sets nothing.
 #[test]
 fn the_energy_reference_summed_on_the_gpu_is_the_read_outs() {
@@ -349,6 +349,26 @@ fn the_energy_reference_summed_on_the_gpu_is_the_read_outs() {
     assert!(!b.e0_reset);
     assert!(a.energy_error() > 0.0);
     close(b.energy_error(), a.energy_error(), 1.0, "|dE/E0|");
+    // Measured on the GPU after more steps: the read-out's figures but
+    // the state, which stays on the GPU (the last good state is the last
+    // read-out's).
+    for run in [&mut read, &mut summed] {
+        block_on(run.run_to(&ctx, 6.0 / 64.0, |_, _| true)).unwrap();
+    }
+    let m = block_on(summed.measure(&ctx)).unwrap().unwrap();
+    let r = block_on(read.readout(&ctx)).unwrap().measured();
+    assert_eq!((m.time, m.steps, m.n), (r.time, r.steps, n));
+    assert_eq!(m.interactions, r.interactions);
+    assert!(m.interactions.is_some_and(|(pp, pc)| pp > 0.0 && pc > 0.0));
+    assert_eq!(m.e0, gpu);
+    close(
+        m.diagnostics.total,
+        r.diagnostics.total,
+        r.diagnostics.total.abs(),
+        "E",
+    );
+    close(m.energy_error(), r.energy_error(), 1.0, "|dE/E0|");
+    assert_eq!(summed.last_good().unwrap().time, 4.0 / 64.0);
     // A reference once set stays.
     assert_eq!(
         block_on(summed.energy_reference(&ctx)).unwrap().unwrap(),

@@ -25,7 +25,7 @@ use crate::run::checkpoint::Checkpoint;
 use crate::run::params::RunParams;
 use crate::run::schedule::{at, check_end, next_on_grid, on_grid, shown, whole_steps};
 use crate::run::SolverKind;
-use crate::run::{write_state, Readout, Run};
+use crate::run::{write_state, Measured, Readout, Run};
 use crate::snapshot::{self, Format, Snapshot};
 use crate::state::energy::{PotentialRule, PotentialSum};
 use crate::state::share::RankShare;
@@ -636,8 +636,16 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
         s.flush_or_say();
     }
     let (state, full, outcome) = match result {
-        Ok(Some(last)) => (Some(last.snapshot), last.state_f64, Ok(())),
-        Ok(None) => return keep_interrupted(&a, &ctx, &mut run).await,
+        Ok(Integrated::Ended(Some(last))) => {
+            let Readout {
+                snapshot,
+                state_f64,
+                ..
+            } = *last;
+            (Some(snapshot), state_f64, Ok(()))
+        }
+        Ok(Integrated::Ended(None)) => (None, None, Ok(())),
+        Ok(Integrated::Interrupted) => return keep_interrupted(&a, &ctx, &mut run).await,
         Err(e @ Error::NonFinite { .. }) => (run.last_good().cloned().map(Arc::new), None, Err(e)),
         Err(e @ Error::Io { .. }) => return keep_after_failed_output(&a, &ctx, &mut run, e).await,
         Err(e) => (None, None, Err(e)),
@@ -772,6 +780,16 @@ struct StartClock {
     solver_ready: f64,
 }
 
+/// How `integrate` ended.
+enum Integrated {
+    /// At `--t-end`, with its read-out where the state came to the host
+    /// (`--out`; a run that writes nothing measures its end on the GPU
+    /// where it can).
+    Ended(Option<Box<Readout>>),
+    /// Stopped by a signal before `--t-end`.
+    Interrupted,
+}
+
 async fn integrate(
     a: &RunArgs,
     ctx: &GpuContext,
@@ -779,7 +797,7 @@ async fn integrate(
     started: StartClock,
     series: &mut Option<Series>,
     log: &mut Option<Log>,
-) -> Result<Option<Readout>> {
+) -> Result<Integrated> {
     let start = run.time();
     let origin = run.origin();
     let wants_start = match series.as_mut() {
@@ -791,15 +809,20 @@ async fn integrate(
     };
     // The first read-out is the energy reference of the log (a resumed
     // run keeps the one of its checkpoint). Where nothing is written of
-    // the start state, the reference is summed on the GPU when it can be
-    // (the state stays there: 7 GB not carried at 2^27 particles).
-    let mut first = match wants_start || at(start, a.t_end) {
-        true => Some(run.readout(ctx).await?),
-        false => match run.energy_reference(ctx).await? {
-            Some(_) => None,
-            None => Some(run.readout(ctx).await?),
-        },
-    };
+    // the start state, it is measured on the GPU when it can be (the
+    // state stays there: 7 GB not carried at 2^27 particles), and where
+    // the run goes on from it, only the reference is.
+    let light = !wants_start && a.out.is_none();
+    let (mut first, mut referenced) = (None, false);
+    if light && at(start, a.t_end) {
+        first = run.measure(ctx).await?.map(|m| (m, None));
+    } else if light {
+        referenced = run.energy_reference(ctx).await?.is_some();
+    }
+    if first.is_none() && !referenced {
+        let r = run.readout(ctx).await?;
+        first = Some((r.measured(), Some(r)));
+    }
     let ready = now_ms();
     let clock = started.began;
     say!(
@@ -816,7 +839,7 @@ async fn integrate(
     let mut deepest_seen = None;
     // Whether outputs off the requested times have been said.
     let mut said_off_grid = false;
-    if let (true, Some(s), Some(first)) = (wants_start, series.as_mut(), &first) {
+    if let (true, Some(s), Some((_, Some(first)))) = (wants_start, series.as_mut(), &first) {
         s.write(&first.snapshot, first.steps, first.state_f64.as_ref())?;
     }
     // Kept only while no step has been queued since: a run that ends where
@@ -871,19 +894,35 @@ async fn integrate(
         // its read-out counts in the checkpoint's dE_max.
         if !reached && !at(run.time(), target) {
             bar.finish_and_clear();
-            return Ok(None);
+            return Ok(Integrated::Interrupted);
         }
         t = target;
         let end = at(t, a.t_end);
         let unchanged = first
             .take()
-            .filter(|f| f.steps == run.steps() && f.snapshot.time == run.time());
-        let r = match unchanged {
+            .filter(|(m, _)| m.steps == run.steps() && m.time == run.time());
+        // The state comes to the host where it is written (a snapshot, or
+        // --out, whose last good state each read-out keeps); elsewhere what
+        // the line and the report show is measured on the GPU if it can be.
+        let wants_state = a.out.is_some() || (at(t, next_snap) && series.is_some());
+        let (m, r) = match unchanged {
             Some(f) => f,
-            None => run.readout(ctx).await?,
+            None => {
+                let measured = match wants_state {
+                    true => None,
+                    false => run.measure(ctx).await?,
+                };
+                match measured {
+                    Some(m) => (m, None),
+                    None => {
+                        let r = run.readout(ctx).await?;
+                        (r.measured(), Some(r))
+                    }
+                }
+            }
         };
-        deepest_seen = deepest_seen.max(r.block_levels.as_deref().and_then(deepest_occupied));
-        if !said_off_grid && !at(r.snapshot.time, t) {
+        deepest_seen = deepest_seen.max(m.block_levels.as_deref().and_then(deepest_occupied));
+        if !said_off_grid && !at(m.time, t) {
             // Hermite block steps end where the particles' steps allow;
             // every multiple of dt_max is such a time.
             said_off_grid = true;
@@ -891,7 +930,7 @@ async fn integrate(
                 "Hermite block steps reach t = {} for the output at t = {}: logs and snapshots \
                  are at the last block time before each (intervals that are multiples of \
                  --dt-max {} land exactly)",
-                r.snapshot.time,
+                m.time,
                 t,
                 p.dt_max
             );
@@ -900,13 +939,13 @@ async fn integrate(
             let steps = run.steps() - steps_at_log;
             let per_step = (steps > 0).then(|| stepping_s / steps as f64);
             (stepping_s, steps_at_log) = (0.0, run.steps());
-            let line = log_line(&r, (now_ms() - clock) * 1e-3, per_step);
+            let line = log_line(&m, (now_ms() - clock) * 1e-3, per_step);
             emit(&line)?;
             if let Some(f) = log.as_mut() {
                 f.write(&line)?;
             }
         }
-        if let (true, Some(s)) = (at(t, next_snap), series.as_mut()) {
+        if let (true, Some(s), Some(r)) = (at(t, next_snap), series.as_mut(), &r) {
             s.write(&r.snapshot, r.steps, r.state_f64.as_ref())?;
         }
         if let (true, Some(path)) = (at(t, next_ckpt), &a.checkpoint) {
@@ -919,16 +958,16 @@ async fn integrate(
         }
         if end {
             bar.finish_and_clear();
-            report(&r, (now_ms() - clock) * 1e-3);
+            report(&m, (now_ms() - clock) * 1e-3);
             say_unused_levels(deepest_seen, p.levels);
-            return Ok(Some(r));
+            return Ok(Integrated::Ended(r.map(Box::new)));
         }
         // A signal as the end is reached lets the run finish; one between
         // two builds of a tree (`--rebuild K`) runs on to the next, where
         // its checkpoint changes nothing (`Run::steps_to_restart_point`).
         if interrupt::requested() && run.steps_to_restart_point() == 0 {
             bar.finish_and_clear();
-            return Ok(None);
+            return Ok(Integrated::Interrupted);
         }
     }
 }
@@ -959,11 +998,11 @@ pub(super) fn norm(v: [f64; 3]) -> f64 {
 }
 
 /// One JSON line of the run log.
-fn log_line(r: &Readout, wall_s: f64, wall_s_per_step: Option<f64>) -> serde_json::Value {
+fn log_line(r: &Measured, wall_s: f64, wall_s_per_step: Option<f64>) -> serde_json::Value {
     let d = &r.diagnostics;
     let dl = std::array::from_fn(|k| d.angular_momentum[k] - r.e0.angular_momentum[k]);
     let mut line = serde_json::json!({
-        "t": r.snapshot.time,
+        "t": r.time,
         "steps": r.steps,
         "energy": d.total,
         "kinetic": d.kinetic,
@@ -1003,18 +1042,18 @@ fn log_line(r: &Readout, wall_s: f64, wall_s_per_step: Option<f64>) -> serde_jso
     line
 }
 
-fn report(r: &Readout, wall_s: f64) {
+fn report(r: &Measured, wall_s: f64) {
     let (e0, e1) = (&r.e0, &r.diagnostics);
     say!(
         "t = {:.6} after {} steps ({wall_s:.2} s wall)",
-        r.snapshot.time,
+        r.time,
         r.steps
     );
     if let Some(peak) = host::peak_resident_bytes() {
         say!(
             "peak host memory {:.1} MiB ({:.1} bytes per particle)",
             peak as f64 / (1 << 20) as f64,
-            peak as f64 / r.snapshot.particles.len() as f64
+            peak as f64 / r.n as f64
         );
     }
     say!(

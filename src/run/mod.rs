@@ -161,6 +161,49 @@ impl Readout {
     pub fn energy_error(&self) -> f64 {
         self.diagnostics.energy_error(&self.e0)
     }
+
+    /// What this read-out measured, without its state.
+    pub fn measured(&self) -> Measured {
+        Measured {
+            time: self.snapshot.time,
+            steps: self.steps,
+            n: self.snapshot.particles.len(),
+            diagnostics: self.diagnostics,
+            potential_sum: self.potential_sum,
+            e0: self.e0,
+            de_max: self.de_max,
+            phases: self.phases.clone(),
+            interactions: self.interactions,
+            hermite: self.hermite.clone(),
+            block_levels: self.block_levels.clone(),
+        }
+    }
+}
+
+/// What a read-out measures, without the state: what a log line and a
+/// report show (`Readout::measured`; `Run::measure` where the state stays
+/// on the GPU). The fields are `Readout`'s.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    pub time: f64,
+    pub steps: u64,
+    /// Particles.
+    pub n: usize,
+    pub diagnostics: Diagnostics,
+    pub potential_sum: PotentialSum,
+    pub e0: Diagnostics,
+    pub de_max: f64,
+    pub phases: Option<Phases>,
+    pub interactions: Option<(f64, f64)>,
+    pub hermite: Option<HermiteReadout>,
+    pub block_levels: Option<Vec<u64>>,
+}
+
+impl Measured {
+    /// |E − E₀| / |E₀|.
+    pub fn energy_error(&self) -> f64 {
+        self.diagnostics.energy_error(&self.e0)
+    }
 }
 
 /// Writes a snapshot in the format its extension names (see
@@ -1292,12 +1335,7 @@ impl Run {
         let (diagnostics, potential_sum) = self.energy.of(ctx, key, energy_of, eps).await?;
         let snapshot = Arc::new(snapshot);
         self.last_good = Some(Arc::clone(&snapshot));
-        let phases = if self.timer_recorded {
-            self.timer_recorded = false;
-            Some(self.timer.read(ctx).await?).filter(|p| !p.is_empty())
-        } else {
-            None
-        };
+        let phases = self.recorded_phases(ctx).await?;
         let (e0, e0_reset) = self.account(diagnostics);
         Ok(Readout {
             snapshot,
@@ -1317,19 +1355,66 @@ impl Run {
     }
 
     /// Sets the energy reference of |ΔE/E₀|, as the first read-out does,
-    /// from sums on the GPU (`GpuDiagnostics`), where the energy is the
-    /// solver's own (a leapfrog run of more particles than a precise sum
-    /// takes, or `PotentialRule::Solver`): the state stays on the GPU (at
-    /// 2^27 particles a read-out carries 7 GB to the host). `Ok(None)`
-    /// where the energy needs the state on the host (`readout` then sets
-    /// the reference). A reference already set (a resumed run's) is kept.
-    /// The state is checked as a read-out checks it.
+    /// from sums on the GPU (`GpuDiagnostics`) where `measure` can: the
+    /// state stays on the GPU (at 2^27 particles a read-out carries 7 GB
+    /// to the host). `Ok(None)` where the energy needs the state on the
+    /// host (`readout` then sets the reference). A reference already set
+    /// (a resumed run's) is kept. The state is checked as a read-out
+    /// checks it.
     pub async fn energy_reference(&mut self, ctx: &GpuContext) -> Result<Option<Diagnostics>> {
+        let Some((diagnostics, _)) = self.energy_on_gpu(ctx).await? else {
+            return Ok(None);
+        };
+        Ok(Some(self.account(diagnostics).0))
+    }
+
+    /// What a read-out would measure, but the state, which stays on the
+    /// GPU: the diagnostics summed there (`GpuDiagnostics`), where the
+    /// energy is the solver's own (a leapfrog run above the precise sum's
+    /// bound, or `PotentialRule::Solver`) and no block steps' levels are
+    /// counted (they come from the velocities); `Ok(None)` elsewhere, where
+    /// only `readout` measures. Reads back the interaction counts (tree)
+    /// and the phases' times, as a read-out does, and takes its place in
+    /// the energy account; the last good state stays the last read-out's.
+    pub async fn measure(&mut self, ctx: &GpuContext) -> Result<Option<Measured>> {
+        let Some((diagnostics, potential_sum)) = self.energy_on_gpu(ctx).await? else {
+            return Ok(None);
+        };
+        let interactions = match &self.engine {
+            Engine::Leapfrog(l) => match &l.solver {
+                ForceSolver::Tree(t) => Some(t.mean_interactions(ctx).await?),
+                ForceSolver::Direct(_) => None,
+            },
+            Engine::Hermite(_) => None,
+        };
+        let phases = self.recorded_phases(ctx).await?;
+        let (e0, _) = self.account(diagnostics);
+        Ok(Some(Measured {
+            time: self.time,
+            steps: self.steps,
+            n: self.ids.len(),
+            diagnostics,
+            potential_sum,
+            e0,
+            de_max: self.de_max,
+            phases,
+            interactions,
+            hermite: None,
+            block_levels: None,
+        }))
+    }
+
+    /// The state checked and its diagnostics summed on the GPU, where the
+    /// energy is the solver's and no block levels are counted (`measure`).
+    async fn energy_on_gpu(
+        &mut self,
+        ctx: &GpuContext,
+    ) -> Result<Option<(Diagnostics, PotentialSum)>> {
         let eps = self.config.params().eps as f64;
         let Engine::Leapfrog(l) = &mut self.engine else {
             return Ok(None);
         };
-        if self.ids.len() <= self.energy.precise_max(&l.solver) {
+        if self.ids.len() <= self.energy.precise_max(&l.solver) || l.has_block_steps() {
             return Ok(None);
         }
         if let Err(bad) = l.input_order(&ctx.device).check(ctx, &l.state).await? {
@@ -1342,8 +1427,16 @@ impl Run {
             .await?;
         let key = (self.steps, self.time.to_bits());
         let energy_of = EnergyOf::Solver(sums.finish());
-        let (diagnostics, _) = self.energy.of(ctx, key, energy_of, eps).await?;
-        Ok(Some(self.account(diagnostics).0))
+        Ok(Some(self.energy.of(ctx, key, energy_of, eps).await?))
+    }
+
+    /// The phases' GPU times of the step timed since the last read-out.
+    async fn recorded_phases(&mut self, ctx: &GpuContext) -> Result<Option<Phases>> {
+        if !self.timer_recorded {
+            return Ok(None);
+        }
+        self.timer_recorded = false;
+        Ok(Some(self.timer.read(ctx).await?).filter(|p| !p.is_empty()))
     }
 
     /// Takes `diagnostics` into the energy account: the reference (set by
