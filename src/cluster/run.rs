@@ -14,7 +14,7 @@ use crate::gpu::GpuContext;
 use crate::run::block::{level_counts, BlockConfig, BlockSteps, ParticlePass};
 use crate::run::leapfrog::Leapfrog;
 use crate::snapshot::{FileShare, Snapshot};
-use crate::state::diagnostics::{Diagnostics, DiagnosticsSum};
+use crate::state::diagnostics::{Diagnostics, DiagnosticsSum, GpuDiagnostics};
 use crate::state::energy::{
     precise_potentials_of, PotentialKernel, PotentialRule, PotentialSum, HOST_MAX,
 };
@@ -89,6 +89,8 @@ pub struct ClusterRun {
     /// The precise potentials' kernel of the energy reports (built at its
     /// first use).
     energy_kernel: Option<PotentialKernel>,
+    /// The diagnostics' sums on the GPU, made at their first use.
+    gpu_diagnostics: Option<GpuDiagnostics>,
     /// The particles' kinds by id (a galaxy's halo, disk, …), which the
     /// snapshots it writes carry; `None` for a model of one kind.
     pub kinds: Option<KindsById>,
@@ -256,6 +258,7 @@ impl ClusterRun {
             drift: DriftAccount::default(),
             steps_since_redraw: 0,
             energy_kernel: None,
+            gpu_diagnostics: None,
             kinds: None,
             capacity,
         };
@@ -484,7 +487,9 @@ impl ClusterRun {
     /// its own particles' potentials against all of them: in f64 on the
     /// host up to `energy::HOST_MAX` in all, in double-single on its GPU
     /// above, so P ranks share the N² work) or from the solver's own
-    /// potentials (each rank's local tree and imported ones).
+    /// potentials (each rank's local tree and imported ones), each rank's
+    /// sums then taken on its GPU (`GpuDiagnostics`) unless block steps'
+    /// levels are counted.
     pub async fn diagnostics(
         &mut self,
         ctx: &GpuContext,
@@ -492,18 +497,63 @@ impl ClusterRun {
         rule: PotentialRule,
     ) -> Result<ClusterDiagnostics> {
         self.solver.finish(ctx).await?;
-        let s = self.state.read(ctx).await?;
-        let counts = allgather_records(comm, &[s.pos_mass.len() as u64]);
+        let counts = allgather_records(comm, &[self.state.n as u64]);
         let counts: Vec<u64> = counts.iter().map(|c| c[0]).collect();
+        let particles: u64 = counts.iter().sum();
+        // A tree's bound, as on one GPU.
+        let precise = particles <= rule.precise_up_to(HOST_MAX) as u64;
+        let (sum, potential_sum, levels) = match (precise, &self.block) {
+            // The solver's potential and no levels to count: summed on the
+            // GPU, the state left there (a rank's read-back of 2^27
+            // particles is 7 GB).
+            (false, None) => {
+                let sum = self
+                    .gpu_diagnostics
+                    .get_or_insert_with(|| GpuDiagnostics::new(&ctx.device))
+                    .sum(ctx, &self.state)
+                    .await?;
+                (sum, PotentialSum::Solver, None)
+            }
+            _ => {
+                self.diagnostics_on_host(ctx, comm, &counts, precise)
+                    .await?
+            }
+        };
+        let all = allgather_records(comm, &sum.to_lanes());
+        let mut total = DiagnosticsSum::default();
+        for lanes in &all {
+            total.merge(&DiagnosticsSum::from_lanes(
+                &lanes[..].try_into().expect("15 lanes"),
+            ));
+        }
+        Ok(ClusterDiagnostics {
+            diagnostics: total.finish(),
+            potential_sum,
+            particles,
+            fewest: counts.iter().copied().min().unwrap_or(0),
+            most: counts.iter().copied().max().unwrap_or(0),
+            levels,
+        })
+    }
+
+    /// `diagnostics`' sums of this rank's particles from its state read
+    /// back: where the potential is summed the precise way (`precise`),
+    /// or block steps' levels are counted from the velocities. Every rank
+    /// calls it (the levels and the particles are gathered).
+    async fn diagnostics_on_host(
+        &mut self,
+        ctx: &GpuContext,
+        comm: &dyn Comm,
+        counts: &[u64],
+        precise: bool,
+    ) -> Result<(DiagnosticsSum, PotentialSum, Option<Vec<u64>>)> {
+        let s = self.state.read(ctx).await?;
         let levels = self.block.as_ref().map(|b| {
             let all = allgather_records(comm, &level_counts(&s.vel, b.levels()));
             (0..=b.levels() as usize)
                 .map(|k| all.iter().map(|mine| mine[k]).sum())
                 .collect()
         });
-        let particles: u64 = counts.iter().sum();
-        // A tree's bound, as on one GPU.
-        let precise = particles <= rule.precise_up_to(HOST_MAX) as u64;
         let mut sum = DiagnosticsSum::default();
         let potential_sum = if precise {
             let mine: Vec<[f64; 4]> = s
@@ -537,21 +587,7 @@ impl ClusterRun {
             sum.add_records(&s.pos_mass, &s.vel, &s.acc_pot);
             PotentialSum::Solver
         };
-        let all = allgather_records(comm, &sum.to_lanes());
-        let mut total = DiagnosticsSum::default();
-        for lanes in &all {
-            total.merge(&DiagnosticsSum::from_lanes(
-                &lanes[..].try_into().expect("15 lanes"),
-            ));
-        }
-        Ok(ClusterDiagnostics {
-            diagnostics: total.finish(),
-            potential_sum,
-            particles,
-            fewest: counts.iter().copied().min().unwrap_or(0),
-            most: counts.iter().copied().max().unwrap_or(0),
-            levels,
-        })
+        Ok((sum, potential_sum, levels))
     }
 
     /// Every rank's particles on rank `root`, in id order (every rank
