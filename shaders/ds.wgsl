@@ -1,7 +1,9 @@
 // Double-single (DS) arithmetic: a value is the unevaluated sum hi + lo of
 // two f32 (Dekker 1971; the DS kernels of Sapporo), about 48 significant
-// bits. Composed in front of predict.wgsl, hermite_force.wgsl and
-// neighbours.wgsl by src/direct/ds.rs, which holds the CPU twin.
+// bits. Composed in front of predict.wgsl, hermite_force.wgsl,
+// neighbours.wgsl, energy.wgsl, generate.wgsl and diagnostics.wgsl by
+// src/gpu/ds.rs (`compose_with_ds`, after `WORKGROUP_SIZE`, which
+// ds4_workgroup_total needs), which holds the CPU twin.
 //
 // WGSL lets the compiler reassociate float operations, and a compiler that
 // rewrites (a + b) - a as b silently turns every error term below into 0

@@ -830,6 +830,7 @@ fn ranks_sum_the_precise_potential_together() {
         // there: the host's sums of the same state to f32's rounding of
         // each particle's terms (not the same bits: not read back).
         let (a, e) = (&auto.diagnostics, &exact.diagnostics);
+        // (Its bits tell the path: a read-back would give the host's.)
         assert!(a.kinetic != e.kinetic, "{p} ranks: K read back");
         assert!(
             ((a.kinetic - e.kinetic) / e.kinetic).abs() < 1e-8,

@@ -679,6 +679,10 @@ async fn run_checked(a: RunArgs, resumed: Option<Checkpoint>) -> Result<ExitCode
             say!("{note}");
         }
     }
+    if let (Some(path), None, Err(Error::NonFinite { .. })) = (&a.out, &state, &outcome) {
+        // A model made on the GPU is on the host only once read out.
+        say!("{path} not written: no finite state of the run was read back");
+    }
     if interrupt::requested() && outcome.is_ok() {
         say!("webgrav: the run had finished when interrupted; its results are written");
     }
@@ -768,9 +772,6 @@ async fn write_checkpoint(path: &str, ctx: &GpuContext, run: &mut Run) -> Result
     Ok(())
 }
 
-/// Integrates to --t-end with the log, the series and the checkpoints, on
-/// the grid of the run's origin; the last read-out, or `None` when a
-/// signal stopped it.
 /// When a run's start reached each of its stages (`now_ms`): the initial
 /// state made or read, the solver set up (its first forces queued).
 #[derive(Clone, Copy)]
@@ -780,7 +781,8 @@ struct StartClock {
     solver_ready: f64,
 }
 
-/// How `integrate` ended.
+/// How `integrate` (to --t-end with the log, the series and the
+/// checkpoints, on the grid of the run's origin) ended.
 enum Integrated {
     /// At `--t-end`, with its read-out where the state came to the host
     /// (`--out`; a run that writes nothing measures its end on the GPU
@@ -827,7 +829,7 @@ async fn integrate(
     let clock = started.began;
     say!(
         "ready in {:.2} s: initial state {:.2} s, solver set up {:.2} s, first forces \
-         and read-out {:.2} s",
+         and energy {:.2} s",
         (ready - clock) * 1e-3,
         (started.state_ready - clock) * 1e-3,
         (started.solver_ready - started.state_ready) * 1e-3,

@@ -389,14 +389,14 @@ impl LeapfrogEngine {
         true
     }
 
-    /// Particles per block-step level (`levels[k]`: step dt / 2^k) in the
-    /// last largest step, from velocities read back (block steps only).
     /// Whether the run takes block steps (whose levels a read-out counts
     /// from the velocities).
     pub fn has_block_steps(&self) -> bool {
         self.block.is_some()
     }
 
+    /// Particles per block-step level (`levels[k]`: step dt / 2^k) in the
+    /// last largest step, from velocities read back (block steps only).
     pub fn block_levels(&self, vel: &[crate::gpu::layout::Velocity]) -> Option<Vec<u64>> {
         self.block
             .as_ref()

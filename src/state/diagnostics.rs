@@ -194,9 +194,9 @@ const LANES: usize = 12;
 /// on the host. Only those sums come back (a few hundred kilobytes at
 /// 10^8 particles, where the state is gigabytes). They agree with the
 /// host's f64 sums of the same state to f32's rounding of each particle's
-/// terms, which averages out over the particles: ~3e-8/√N of the energy
-/// (5e-10 at 6,000 particles, 3e-12 at 2^27; `tests/energy_report.rs`),
-/// far below any energy error a run reports.
+/// terms, which averages out over the particles: of order 3e-8/√N of the
+/// energy (4.7e-10 at 6,000 particles, `tests/energy_report.rs`; 1.4e-11
+/// at 2^27 − 1, BENCHMARKS.md), far below any energy error a run reports.
 pub struct GpuDiagnostics {
     kernel: Kernel,
 }
