@@ -96,6 +96,19 @@ struct DiagnosticsParams {
     _pad1: u32,
 }
 
+// Parameters of the view's kernels on a state held on the GPU
+// (src/render/view_sample.rs).
+struct ViewSampleParams {
+    n: u32,
+    // Particles the sample gathers.
+    picked: u32,
+    _pad0: u32,
+    _pad1: u32,
+    // The mass shells' centre, and their edges as squared radii (w unused).
+    centre: vec4<f32>,
+    edges: vec4<f32>,
+}
+
 // Parameters of the leapfrog kernels.
 struct LeapfrogParams {
     n: u32,

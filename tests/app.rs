@@ -502,3 +502,11 @@ fn software_adapters_start_small_unless_the_url_chose() {
     assert_eq!(changed, vec!["n = 2048"]);
     assert_eq!((s.run.solver, s.n), (SolverKind::Direct, 2048));
 }
+
+/// The page starts a Plummer sphere on the GPU alone, as from its read
+/// back (`common::cases`; in the browser too, tests/web.rs).
+#[test]
+fn the_page_starts_a_plummer_sphere_on_the_gpu_as_from_its_read_back() {
+    let ctx = common::gpu();
+    pollster::block_on(common::cases::page_start_on_gpu(&ctx, 3000));
+}

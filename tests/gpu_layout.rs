@@ -144,6 +144,18 @@ fn layouts_match_wgsl() {
         ],
     );
     check(
+        "ViewSampleParams",
+        size_of::<ViewSampleParams>(),
+        &[
+            ("n", offset_of!(ViewSampleParams, n)),
+            ("picked", offset_of!(ViewSampleParams, picked)),
+            ("_pad0", offset_of!(ViewSampleParams, _pad0)),
+            ("_pad1", offset_of!(ViewSampleParams, _pad1)),
+            ("centre", offset_of!(ViewSampleParams, centre)),
+            ("edges", offset_of!(ViewSampleParams, edges)),
+        ],
+    );
+    check(
         "LeapfrogParams",
         size_of::<LeapfrogParams>(),
         &[

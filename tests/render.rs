@@ -897,3 +897,66 @@ fn cli_renders_large_n_without_forces() {
     let took = start.elapsed().as_secs_f64();
     assert!(took < 60.0, "render of 2^17 took {took:.1} s");
 }
+
+/// The view of a state held on the GPU (`render::view_sample`, what the
+/// page keeps of a model it never reads back) is the view of the same
+/// state on the host: the same sampled particles, the same shells'
+/// edges, every particle's shell but where f32's rounding of its radius
+/// meets an edge, and each shell's mass and count. More particles than
+/// `VIEW_SAMPLE`, so the sample is a sample.
+#[test]
+fn the_view_of_a_state_on_the_gpu_is_the_view_of_its_read_back() {
+    use webgrav::gpu::buffers::read_vec;
+    use webgrav::render::camera::VIEW_SAMPLE;
+    use webgrav::render::view_sample::{tag_shells, ViewSample};
+    use webgrav::render::MassShells;
+    use webgrav::state::GpuParticles;
+    let ctx = common::gpu();
+    let n = VIEW_SAMPLE + 40_000;
+    let p = Model::Plummer.generate(n, 9).unwrap();
+    let state = GpuParticles::upload(&ctx, &p).unwrap();
+    let sample = pollster::block_on(ViewSample::gather(&ctx, &state.pos_mass, &state.vel, n));
+    let sample = sample.unwrap();
+    assert_eq!(sample.pos_mass.len(), VIEW_SAMPLE);
+    assert_eq!(sample, ViewSample::of(&p));
+    // The colour ranges and the edges of the sample are the whole state's.
+    assert_eq!(
+        ColorRanges::of(&sample.vel, None),
+        ColorRanges::of(&p.vel, None)
+    );
+    let shells = MassShells::of(&p.pos_mass).unwrap();
+    assert_eq!(MassShells::about(shells.centre, &sample.pos_mass), shells);
+    let (tags, totals) = pollster::block_on(tag_shells(&ctx, &state.pos_mass, n, &shells)).unwrap();
+    let tags: Vec<u32> = pollster::block_on(read_vec(&ctx.device, &ctx.queue, &tags)).unwrap();
+    let host = shell_tags(&p.pos_mass);
+    assert_eq!(tags.len(), n);
+    let differ: Vec<usize> = (0..n).filter(|&k| tags[k] != host[k]).collect();
+    // Each differing particle lies on an edge, within f32's rounding.
+    for &k in &differ {
+        let r2 = shells.r2(&p.pos_mass[k]);
+        let edge = shells.edges[tags[k].min(host[k]) as usize];
+        assert!(
+            tags[k].abs_diff(host[k]) == 1 && (r2 - edge).abs() <= 1e-6 * edge,
+            "particle {k}: shell {} on the GPU, {} on the host (r² {r2}, edge {edge})",
+            tags[k],
+            host[k]
+        );
+    }
+    assert!(differ.len() <= 3, "{} particles differ", differ.len());
+    let expected = TagTotals::of(&p.pos_mass, &host);
+    assert_eq!(totals.0.len(), 4);
+    let moved = differ.len() as u64;
+    for (t, (&(m, c), &(em, ec))) in totals.0.iter().zip(&expected.0).enumerate() {
+        assert!(
+            c.abs_diff(ec) <= moved,
+            "shell {t}: {c} particles, host {ec}"
+        );
+        let slack = moved as f64 / n as f64 + 1e-6;
+        assert!(
+            (m - em).abs() <= slack * em,
+            "shell {t}: mass {m}, host {em}"
+        );
+        // A quarter of the mass each, to the sample's error.
+        assert!((m - 0.25).abs() < 0.01, "shell {t}: mass {m}");
+    }
+}

@@ -67,6 +67,12 @@ async fn tree_solver_matches_f64_in_browser() {
     assert!(accel.max < TREE_ACCEL_MAX, "max {}", accel.max);
 }
 
+#[wasm_bindgen_test]
+async fn the_page_starts_a_plummer_sphere_on_the_gpu_as_from_its_read_back_in_browser() {
+    let ctx = gpu().await;
+    page_start_on_gpu(&ctx, 3000).await;
+}
+
 // wgpu's WebGPU backend reports every adapter as `DeviceType::Other`; the
 // context takes the adapter's kind from around wgpu's own request
 // (`gpu::browser_adapter`), so on SwiftShader, the adapter these tests run

@@ -22,7 +22,7 @@ use crate::gpu::{DispatchSizing, GpuContext};
 use crate::hermite::{Body, HermiteGpu, Order, Precision, Sinks};
 use crate::run::{mean_interactions, Run, RunConfig, RunParams, SolverKind};
 use crate::state::stats::median;
-use crate::state::{GpuParticles, Model, Particles, Tagged};
+use crate::state::{GpuParticles, Model, Particles};
 use serde_json::{json, Map, Value};
 
 /// What a benchmark times.
@@ -313,22 +313,23 @@ pub async fn run(
     super::check_device_particle_count(ctx, spec.n as u64, spec.kind.solver())?;
     #[cfg(not(target_arch = "wasm32"))]
     super::host::check_host_memory(spec.n as u64, spec.kind.solver())?;
-    let start = now_ms();
-    // As the page and the CLI generate it: on the GPU.
-    let model = spec
-        .model
-        .generate_on(ctx, spec.n, spec.seed, &Default::default())
-        .await?;
-    let generate_ms = now_ms() - start;
-    let particles = &model.particles;
     let lines = if spec.kind == BenchKind::Frame {
-        vec![bench_frame(ctx, &model, spec, generate_ms).await?]
-    } else if spec.on_hermite_kernel() {
-        bench_hermite(ctx, particles, spec).await?
-    } else if spec.kind == BenchKind::Tree {
-        vec![bench_tree(ctx, particles, spec).await?]
+        // The page makes its model itself (`super::start`).
+        vec![bench_frame(ctx, spec).await?]
     } else {
-        vec![bench_direct(ctx, particles, spec).await?]
+        // As the page and the CLI generate it: on the GPU.
+        let model = spec
+            .model
+            .generate_on(ctx, spec.n, spec.seed, &Default::default())
+            .await?;
+        let particles = &model.particles;
+        if spec.on_hermite_kernel() {
+            bench_hermite(ctx, particles, spec).await?
+        } else if spec.kind == BenchKind::Tree {
+            vec![bench_tree(ctx, particles, spec).await?]
+        } else {
+            vec![bench_direct(ctx, particles, spec).await?]
+        }
     };
     for mut line in lines {
         line["model"] = spec.model.name().into();
@@ -592,45 +593,39 @@ struct PageFrame {
     camera: crate::render::Camera,
     range: [f32; 2],
     tone: crate::render::Tone,
-    /// Milliseconds of the run's set-up (upload, kernels, first forces)
-    /// and of the view (tags, colour ranges, camera fit, renderer).
-    setup_ms: f64,
-    view_ms: f64,
+    /// The start's parts (`super::start::StartTimes`), the view's with
+    /// the renderer and the camera's fit.
+    times: super::start::StartTimes,
 }
 
 impl PageFrame {
-    /// Sets up `model` as the page does for a new model.
-    async fn new(ctx: &GpuContext, model: &Tagged, spec: &BenchSpec) -> Result<Self> {
-        use crate::render::{
-            offscreen_target, Camera, ColorRanges, ComponentTags, Renderer, Scene, TagTotals, Tone,
-            OFFSCREEN_FORMAT,
-        };
-        let particles = &model.particles;
-        let start = now_ms();
-        let run = Run::new(ctx, particles, 0.0, spec.config()?).await?;
-        let setup_ms = now_ms() - start;
-        // As the page tags a model: by components, or a Plummer sphere by
-        // mass shells.
-        let components = ComponentTags::of_model(model);
-        let totals = TagTotals::of(&particles.pos_mass, &components.tags);
-        let scene = Scene::new(ctx, run.display(), &components, totals);
+    /// Starts model `spec.model` of seed `seed` as the page starts a new
+    /// model (`super::start::start_model`).
+    async fn new(ctx: &GpuContext, spec: &BenchSpec, seed: u64) -> Result<Self> {
+        use crate::render::{offscreen_target, Camera, Renderer, Tone, OFFSCREEN_FORMAT};
+        let config = spec.config()?;
+        let started =
+            super::start::start_model(ctx, spec.model, spec.n, seed, &Default::default(), config)
+                .await?;
+        let begin = now_ms();
         let renderer = Renderer::new(&ctx.device, OFFSCREEN_FORMAT);
         let texture = offscreen_target(&ctx.device, FRAME_SIZE, wgpu::TextureUsages::empty());
         // The page's view of a new model: fitted to its mass.
         let mut camera = Camera::default();
-        let (center, radius) = super::readout::view_sphere(&particles.pos_mass);
+        let (center, radius) = super::readout::view_sphere(&started.view.positions);
         camera.fit(center, radius, FRAME_SIZE.0, FRAME_SIZE.1);
-        let range = ColorRanges::of(&particles.vel, None).for_mode(camera.color_mode);
+        let range = started.view.ranges.for_mode(camera.color_mode);
+        let mut times = started.times;
+        times.view_ms += now_ms() - begin;
         Ok(Self {
-            run,
-            scene,
+            run: started.run,
+            scene: started.scene,
             renderer,
             target: texture.create_view(&Default::default()),
             tone: Tone::for_map(camera.map),
             camera,
             range,
-            setup_ms,
-            view_ms: now_ms() - start - setup_ms,
+            times,
         })
     }
 
@@ -673,16 +668,11 @@ impl PageFrame {
 /// (`first_frame_ms`, what a visitor waits for once the page has its GPU),
 /// and the same for the next model on the same device (`next_model_ms`:
 /// what a visitor waits for after changing the model or N).
-async fn bench_frame(
-    ctx: &GpuContext,
-    model: &Tagged,
-    spec: &BenchSpec,
-    generate_ms: f64,
-) -> Result<Value> {
+async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
     let start = now_ms();
-    let mut page = PageFrame::new(ctx, model, spec).await?;
+    let mut page = PageFrame::new(ctx, spec, spec.seed).await?;
     page.first_frame(ctx).await?;
-    let first_frame_ms = generate_ms + (now_ms() - start);
+    let first_frame_ms = now_ms() - start;
     page.run.fit_tree_levels(ctx).await?;
     let mut failed = Ok(());
     warm_up(ctx, || {
@@ -718,23 +708,19 @@ async fn bench_frame(
     }
     ctx.finish().await?;
     let frame_wall_ms = (now_ms() - begin) / FRAMES as f64;
-    let (setup_ms, view_ms) = (page.setup_ms, page.view_ms);
+    let times = page.times;
     drop(page);
     // The next model (another seed) on the same device, as the page
     // starts it when its settings change.
     let begin = now_ms();
-    let next = spec
-        .model
-        .generate_on(ctx, spec.n, spec.seed + 1, &Default::default())
-        .await?;
-    PageFrame::new(ctx, &next, spec)
+    PageFrame::new(ctx, spec, spec.seed + 1)
         .await?
         .first_frame(ctx)
         .await?;
     let next_model_ms = now_ms() - begin;
     Ok(json!({
         "bench": "frame",
-        "n": model.particles.len(),
+        "n": spec.n,
         "theta": spec.theta,
         "alpha": spec.alpha,
         "eps": spec.eps,
@@ -749,9 +735,9 @@ async fn bench_frame(
         // The first frame's parts: the model, the run (upload, kernels,
         // first forces), the view (shells, colour ranges, camera fit,
         // renderer), and the rest (one step and one draw, waited for).
-        "generate_ms": generate_ms,
-        "setup_ms": setup_ms,
-        "view_ms": view_ms,
+        "generate_ms": times.generate_ms,
+        "setup_ms": times.setup_ms,
+        "view_ms": times.view_ms,
         "next_model_ms": next_model_ms,
     }))
 }

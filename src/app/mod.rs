@@ -4,7 +4,8 @@
 //! run as a command for a workstation or a cluster (`command`),
 //! the galactic-dynamics analysis of a state (`analysis`),
 //! read-outs computed from a state (`readout`), a picture of a run's
-//! state (`picture`), the accuracy of forces against a direct sum
+//! state (`picture`), a model or a file started as the page starts it
+//! (`start`), the accuracy of forces against a direct sum
 //! (`accuracy`, native), the benchmarks both hosts run (`bench`), the
 //! host memory a run takes (`host`, native), and the particle-count limit
 //! of each solver on a device.
@@ -23,6 +24,7 @@ pub mod picture;
 pub mod readout;
 pub mod series;
 pub mod settings;
+pub mod start;
 
 use crate::error::{Error, Result};
 use crate::gpu::layout::PosMass;

@@ -380,10 +380,8 @@ impl InitialArgs {
     /// anything else (`load` then makes it).
     async fn sample_on_gpu(&self, ctx: &GpuContext, solver: SolverKind) -> Result<Option<Sampled>> {
         let m = &self.model;
-        let at_rest = match m.model {
-            Model::Plummer => false,
-            Model::ColdCollapse => true,
-            _ => return Ok(None),
+        let Some(at_rest) = m.model.sampled_whole_on_gpu() else {
+            return Ok(None);
         };
         if self.input.is_some() || solver.is_hermite() {
             return Ok(None);

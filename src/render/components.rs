@@ -148,6 +148,17 @@ impl ComponentTags {
     pub fn shells(pos_mass: &[PosMass]) -> Self {
         Self {
             tags: shell_tags(pos_mass),
+            ..Self::shells_on_gpu()
+        }
+    }
+
+    /// Mass shells whose tags are on the GPU only
+    /// (`view_sample::tag_shells`): `tags` is empty, and nothing reads a
+    /// shell's tag on the host (shells weigh alike in a fit, and are no
+    /// component a read-out or an export names).
+    pub fn shells_on_gpu() -> Self {
+        Self {
+            tags: Vec::new(),
             names: [
                 "inner quarter",
                 "second quarter",
@@ -252,26 +263,63 @@ impl ComponentTags {
 /// Linear in N: the quarters' edges from one weighted selection of a
 /// sample's radii (`VIEW_SAMPLE`), no sort.
 pub fn shell_tags(pos_mass: &[PosMass]) -> Vec<u32> {
-    let total: f64 = pos_mass.iter().map(|p| p.mass as f64).sum();
-    if pos_mass.is_empty() || total <= 0.0 {
-        return vec![0; pos_mass.len()];
+    match MassShells::of(pos_mass) {
+        Some(shells) => pos_mass.iter().map(|p| shells.tag(p)).collect(),
+        None => vec![0; pos_mass.len()],
     }
-    let mut com = [0.0f64; 3];
-    for p in pos_mass {
-        for (c, x) in com.iter_mut().zip(p.pos) {
-            *c += p.mass as f64 * x as f64 / total;
+}
+
+/// The quarters of a state's mass by radius about a centre: the squared
+/// radii within which each of the first three quarters ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassShells {
+    pub centre: [f64; 3],
+    pub edges: [f64; 3],
+}
+
+impl MassShells {
+    /// The shells of `pos_mass` about its centre of mass; `None` where
+    /// it has no mass.
+    pub fn of(pos_mass: &[PosMass]) -> Option<Self> {
+        let total: f64 = pos_mass.iter().map(|p| p.mass as f64).sum();
+        if pos_mass.is_empty() || total.is_nan() || total <= 0.0 {
+            return None;
         }
+        let mut com = [0.0f64; 3];
+        for p in pos_mass {
+            for (c, x) in com.iter_mut().zip(p.pos) {
+                *c += p.mass as f64 * x as f64 / total;
+            }
+        }
+        Some(Self::about(com, pos_mass))
     }
-    let r2 = |p: &PosMass| -> f64 { (0..3).map(|k| (p.pos[k] as f64 - com[k]).powi(2)).sum() };
-    let pairs: Vec<(f64, f64)> = sample_indices(pos_mass.len(), VIEW_SAMPLE)
-        .map(|k| (r2(&pos_mass[k]), pos_mass[k].mass as f64))
-        .collect();
-    // The radii (squared) within which each quarter of the mass ends.
-    let edges = weighted_quantiles(pairs, [0.25, 0.5, 0.75]);
-    (pos_mass.iter())
-        .map(|p| {
-            let r = r2(p);
-            edges.iter().filter(|&&e| r > e).count() as u32
-        })
-        .collect()
+
+    /// The shells about `centre`, their edges from the radii of
+    /// `sample_indices(len, VIEW_SAMPLE)` of `pos_mass`: of a state's
+    /// every particle, or of a sample of it already drawn so
+    /// (`view_sample::ViewSample`), which gives the same edges.
+    pub fn about(centre: [f64; 3], pos_mass: &[PosMass]) -> Self {
+        let mut shells = Self {
+            centre,
+            edges: [0.0; 3],
+        };
+        let pairs: Vec<(f64, f64)> = sample_indices(pos_mass.len(), VIEW_SAMPLE)
+            .map(|k| (shells.r2(&pos_mass[k]), pos_mass[k].mass as f64))
+            .collect();
+        shells.edges = weighted_quantiles(pairs, [0.25, 0.5, 0.75]);
+        shells
+    }
+
+    /// The squared radius of `p` about the centre.
+    pub fn r2(&self, p: &PosMass) -> f64 {
+        (0..3)
+            .map(|k| (p.pos[k] as f64 - self.centre[k]).powi(2))
+            .sum()
+    }
+
+    /// The shell `p` is in (0: the innermost quarter).
+    pub fn tag(&self, p: &PosMass) -> u32 {
+        let r = self.r2(p);
+        self.edges.iter().filter(|&&e| r > e).count() as u32
+    }
 }

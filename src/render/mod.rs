@@ -25,6 +25,7 @@ pub mod legend;
 pub mod map;
 pub mod splat;
 pub mod tonemap;
+pub mod view_sample;
 
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{
@@ -38,7 +39,7 @@ use crate::gpu::shader;
 use crate::gpu::GpuContext;
 use crate::state::{GpuParticles, Particles};
 pub use camera::{Camera, ColorMode, MapKind, Theme};
-pub use components::{shell_tags, ComponentTags, TagTotals};
+pub use components::{shell_tags, ComponentTags, MassShells, TagTotals};
 
 const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
 
@@ -195,13 +196,38 @@ impl Scene {
                 &padded
             }
         };
+        let tags = storage_buffer_written(&ctx.device, &ctx.queue, "component tags", tags);
+        Self::with_tags(state, tags, components, totals)
+    }
+
+    /// `new` with the tags already on the GPU: one `u32` a particle of
+    /// `state`, in upload order (`view_sample::tag_shells`); `components`
+    /// names them.
+    pub fn with_tags(
+        state: &GpuParticles,
+        tags: wgpu::Buffer,
+        components: &ComponentTags,
+        totals: TagTotals,
+    ) -> Self {
         let (styles, marked) = components.styles();
         Self {
             state: state.clone(),
-            tags: storage_buffer_written(&ctx.device, &ctx.queue, "component tags", tags),
+            tags,
             styles,
             marked,
             totals,
+        }
+    }
+
+    /// This scene's tags and styles bound to `state`, the same particles
+    /// in other buffers (a run reconfigured): nothing is uploaded again.
+    pub fn rebound(&self, state: &GpuParticles) -> Self {
+        Self {
+            state: state.clone(),
+            tags: self.tags.clone(),
+            styles: self.styles,
+            marked: self.marked,
+            totals: self.totals.clone(),
         }
     }
 

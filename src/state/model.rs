@@ -208,6 +208,18 @@ impl Model {
             .ok_or_else(|| Error::InvalidParameter(format!("unknown model '{name}'")))
     }
 
+    /// Whether the GPU samples this model whole, so that it can stay
+    /// there (`generate::plummer_on_gpu`): `Some(at_rest)` for the
+    /// Plummer sphere and the cold collapse (at rest); `None` for the
+    /// others, which the host places or makes.
+    pub fn sampled_whole_on_gpu(self) -> Option<bool> {
+        match self {
+            Model::Plummer => Some(false),
+            Model::ColdCollapse => Some(true),
+            _ => None,
+        }
+    }
+
     /// `n` particles of this model, deterministic for `seed`.
     pub fn generate(self, n: usize, seed: u64) -> Result<Particles> {
         Ok(self.generate_tagged(n, seed)?.particles)
@@ -234,14 +246,11 @@ impl Model {
     ) -> Result<Tagged> {
         // Refused before anything is sampled (N = 0 among them).
         ctx.check_particle_count(n as u64, std::mem::size_of::<PosMass>() as u64)?;
-        match self {
-            Model::Plummer | Model::ColdCollapse => {
-                let at_rest = self == Model::ColdCollapse;
-                Ok(one_component(
-                    generate::plummer(ctx, n, seed, at_rest).await?,
-                ))
-            }
-            _ => {
+        match self.sampled_whole_on_gpu() {
+            Some(at_rest) => Ok(one_component(
+                generate::plummer(ctx, n, seed, at_rest).await?,
+            )),
+            None => {
                 self.generate_by(n, seed, params, &generate::Gpu::new(ctx))
                     .await
             }

@@ -20,6 +20,7 @@ mod tree_view;
 use crate::app::readout::radii_and_view;
 use crate::app::series::{format_of, Series};
 use crate::app::settings::{Settings, FRAMING_KEYS};
+use crate::app::start::{start_model, start_particles, StartView, Started};
 use crate::app::{check_particle_count, max_particles};
 use crate::gpu::buffers::read_buffers;
 use crate::gpu::layout::{Exposure, PosMass};
@@ -133,20 +134,27 @@ impl AppState {
         self.lost.lock().ok().and_then(|l| l.clone())
     }
 
-    /// Installs a new run (its buffers bound to the renderer); futures
+    /// Installs a new run and its scene; futures
     /// holding the old one see the new epoch and drop it.
-    fn install(&mut self, mut run: Run, particles: &Particles, components: ComponentTags) {
+    fn install(&mut self, started: Started) {
+        self.scene = started.scene;
+        self.install_run(started.run, started.view, started.particles.as_ref());
+    }
+
+    /// `install`, the scene already in place.
+    fn install_run(&mut self, mut run: Run, view: StartView, particles: Option<&Particles>) {
         run.sample_few_bodies();
-        self.totals = TagTotals::of(&particles.pos_mass, &components.tags);
-        self.scene = Scene::new(&self.ctx, run.display(), &components, self.totals.clone());
         self.scenes_shown += 1;
         self.n = run.n();
         self.progress = run.progress();
-        self.components = components;
-        self.ranges = ColorRanges::of(&particles.vel, None);
-        self.positions = particles.pos_mass.clone();
+        self.components = view.components;
+        self.totals = view.totals;
+        self.ranges = view.ranges;
+        self.positions = view.positions;
         self.picked = None;
-        self.few_body = run.few_body_sample().map(|first| {
+        // A few-body run starts from particles made on the host.
+        let first = run.few_body_sample().zip(particles);
+        self.few_body = first.map(|(first, particles)| {
             let c = &self.components;
             let name = |k: usize| match c.by_shells {
                 true => String::new(),
@@ -297,23 +305,28 @@ async fn start_run(
     };
     check_particle_count(&ctx, particles.len() as u64, settings.run.solver).map_err(js_err)?;
     let config = settings.run.validate().map_err(js_err)?;
-    let run = Run::new(&ctx, &particles, time, config)
+    let started = start_particles(&ctx, particles, time, components, config)
         .await
         .map_err(js_err)?;
-    state.borrow_mut().install(run, &particles, components);
+    state.borrow_mut().install(started);
     Ok(())
 }
 
-/// The particles of the settings' model (refusing an N the device cannot
-/// hold before generating anything) and their component tags.
-async fn model_particles(
-    ctx: &GpuContext,
-    s: &Settings,
-) -> Result<(Particles, ComponentTags), JsValue> {
+/// A run of the model of settings `s` (`app::start`), refusing an N the
+/// device cannot hold before anything is made.
+async fn start_model_of(ctx: &GpuContext, s: &Settings) -> Result<Started, JsValue> {
     check_particle_count(ctx, s.n as u64, s.run.solver).map_err(js_err)?;
-    let m = s.generate_on(ctx).await.map_err(js_err)?;
-    let components = ComponentTags::of_model(&m);
-    Ok((m.particles, components))
+    let config = s.run.validate().map_err(js_err)?;
+    start_model(
+        ctx,
+        s.model,
+        s.n as usize,
+        s.seed as u64,
+        &s.model_params,
+        config,
+    )
+    .await
+    .map_err(js_err)
 }
 
 /// Whether a change of settings needs the run reconfigured: a new solver,
@@ -358,11 +371,7 @@ impl WebApp {
         let ctx = GpuContext::new(&instance, Some(&surface))
             .await
             .map_err(js_err)?;
-        let (particles, tags) = model_particles(&ctx, &settings).await?;
-        let config = settings.run.validate().map_err(js_err)?;
-        let run = Run::new(&ctx, &particles, 0.0, config)
-            .await
-            .map_err(js_err)?;
+        let started = start_model_of(&ctx, &settings).await?;
         // Every WebGPU implementation must accept bgra8unorm for a canvas.
         let format = wgpu::TextureFormat::Bgra8Unorm;
         let surface_config = wgpu::SurfaceConfiguration {
@@ -378,8 +387,13 @@ impl WebApp {
         };
         surface.configure(&ctx.device, &surface_config);
         let renderer = Renderer::new(&ctx.device, format);
-        let totals = TagTotals::of(&particles.pos_mass, &tags.tags);
-        let scene = Scene::new(&ctx, run.display(), &tags, totals.clone());
+        let Started {
+            run,
+            scene,
+            view,
+            particles,
+            ..
+        } = started;
         let lost = Arc::new(Mutex::new(None));
         let lost_cb = lost.clone();
         ctx.device.set_device_lost_callback(move |reason, message| {
@@ -403,7 +417,7 @@ impl WebApp {
             scene,
             n: run.n(),
             components: ComponentTags::default(),
-            totals,
+            totals: TagTotals::default(),
             progress: run.progress(),
             ctx,
             surface,
@@ -411,7 +425,7 @@ impl WebApp {
             settings,
             slot: RunSlot::default(),
             source: Source::Model,
-            ranges: ColorRanges::of(&particles.vel, None),
+            ranges: ColorRanges::default(),
             positions: Vec::new(),
             units,
             last_drawn: None,
@@ -427,7 +441,7 @@ impl WebApp {
             cell_overlay: None,
             picked: None,
         };
-        app.install(run, &particles, tags);
+        app.install_run(run, view, particles.as_ref());
         if !app.settings.camera_given {
             app.fit_visible();
         }
@@ -695,13 +709,10 @@ impl WebApp {
                 || new.seed != old.seed
                 || new.model_params != old.model_params
             {
-                let (particles, tags) = model_particles(&ctx, &new).await?;
-                state.borrow_mut().settings = new;
-                if let Err(e) = start_run(&state, particles, 0.0, tags).await {
-                    state.borrow_mut().settings = old;
-                    return Err(e);
-                }
+                let started = start_model_of(&ctx, &new).await?;
                 let mut s = state.borrow_mut();
+                s.settings = new;
+                s.install(started);
                 s.source = Source::Model;
                 s.units = Units::of_model(new.model);
                 // A new model (a preset) is framed unless the values frame it.
@@ -731,7 +742,7 @@ impl WebApp {
             if s.slot.epoch != epoch {
                 return Err(superseded());
             }
-            s.scene = Scene::new(&ctx, run.display(), &s.components, s.totals.clone());
+            s.scene = s.scene.rebound(run.display());
             s.scenes_shown += 1;
             s.picked = None;
             drop(s);
@@ -759,14 +770,13 @@ impl WebApp {
                 };
                 (file, s.ctx.clone(), s.settings)
             };
-            let (particles, time, tags) = match file {
-                Some(file) => file,
+            match file {
+                Some((particles, time, tags)) => start_run(&state, particles, time, tags).await?,
                 None => {
-                    let (p, t) = model_particles(&ctx, &settings).await?;
-                    (p, 0.0, t)
+                    let started = start_model_of(&ctx, &settings).await?;
+                    state.borrow_mut().install(started);
                 }
-            };
-            start_run(&state, particles, time, tags).await?;
+            }
             Ok(JsValue::UNDEFINED)
         })
     }

@@ -388,3 +388,63 @@ pub fn assert_hermite6_short_run(err: f64, sim: &HermiteSimulation) {
     assert_eq!(sim.time, 0.125);
     assert!(sim.bodies.iter().all(|b| b.t0 == 0.125));
 }
+
+// ---------------------------------------------------------------- page
+
+/// The page starts a Plummer sphere of `n` particles (fewer than a view
+/// sample) on the GPU alone (`app::start`): the run, the view's figures
+/// and the shells' totals are those of the same model read back and
+/// started from the host. A Hermite run and a galaxy start from the
+/// host.
+pub async fn page_start_on_gpu(ctx: &GpuContext, n: usize) {
+    use webgrav::app::settings::Settings;
+    use webgrav::app::start::{start_model, start_particles};
+    use webgrav::render::ComponentTags;
+    use webgrav::state::ModelParams;
+    let seed = 4;
+    let params = ModelParams::default();
+    let config = Settings::default().run.validate().unwrap();
+    let mut on_gpu = start_model(ctx, Model::Plummer, n, seed, &params, config)
+        .await
+        .unwrap();
+    assert!(on_gpu.particles.is_none(), "the model came to the host");
+    let model = Model::Plummer
+        .generate_on(ctx, n, seed, &params)
+        .await
+        .unwrap();
+    let components = ComponentTags::of_model(&model);
+    let mut from_host = start_particles(ctx, model.particles.clone(), 0.0, components, config)
+        .await
+        .unwrap();
+    let (g, h) = (&on_gpu.view, &from_host.view);
+    // Fewer particles than a view sample: the sample is every particle.
+    assert_eq!(g.positions, h.positions);
+    assert_eq!(g.ranges, h.ranges);
+    assert!(g.components.by_shells && g.components.tags.is_empty());
+    assert_eq!(g.components.names, h.components.names);
+    // The host's shells are about the centre of mass in f64, the GPU's
+    // about the frame's origin: a particle on an edge may differ.
+    assert_eq!(g.totals.0.len(), 4);
+    for (t, (&(m, c), &(hm, hc))) in g.totals.0.iter().zip(&h.totals.0).enumerate() {
+        assert!(c.abs_diff(hc) <= 1, "shell {t}: {c} particles, host {hc}");
+        assert!(
+            (m - hm).abs() <= 1.01 / n as f64,
+            "shell {t}: {m}, host {hm}"
+        );
+    }
+    // The same run: the same state and first forces, to the bit.
+    let a = on_gpu.run.readout(ctx).await.unwrap();
+    let b = from_host.run.readout(ctx).await.unwrap();
+    assert_eq!(a.snapshot.particles, b.snapshot.particles);
+    assert_eq!(a.acc_pot, b.acc_pot);
+    // A Hermite run, and a galaxy, are made on the host.
+    let mut hermite = Settings::default();
+    hermite.run.solver = SolverKind::Hermite4;
+    let hermite = hermite.run.validate().unwrap();
+    let started = start_model(ctx, Model::Plummer, 64, 1, &params, hermite);
+    assert!(started.await.unwrap().particles.is_some());
+    let started = start_model(ctx, Model::MilkyWay, 3000, 1, &params, config);
+    let started = started.await.unwrap();
+    assert_eq!(started.particles.as_ref().map(|p| p.len()), Some(3000));
+    assert!(!started.view.components.by_shells);
+}

@@ -58,6 +58,11 @@ pub fn all() -> Vec<(String, String, &'static [Slot])> {
             render::exposure::BINDINGS,
         ),
         (
+            "render view sample".into(),
+            render::view_sample::wgsl(),
+            render::view_sample::BINDINGS,
+        ),
+        (
             "render tonemap".into(),
             render::tonemap::wgsl(),
             render::tonemap::BINDINGS,

@@ -1,0 +1,208 @@
+//! What a view needs of a state that stays on the GPU (drives
+//! `shaders/view_sample.wgsl`). A model sampled on the GPU
+//! (`state::generate::Sampled`) starts its run there; the page then needs
+//! of it only what frames and colours the view: a sample of its particles
+//! (`VIEW_SAMPLE`, the same particles `camera::sample_indices` takes of a
+//! whole state on the host, so every quantile the view takes is the one
+//! it would take of the whole state), and each particle's mass shell,
+//! tagged on the GPU with each shell's mass and count. At 2^24 particles
+//! that is 8 MB and a few MB of sums read back instead of 512 MB.
+
+use super::camera::{sample_indices, VIEW_SAMPLE};
+use super::components::{MassShells, TagTotals};
+use crate::error::{Error, Result};
+use crate::gpu::buffers::uniform_buffer;
+use crate::gpu::buffers::{empty_storage_buffer, read_buffers, records, storage_buffer_written};
+use crate::gpu::context::dispatch_size;
+use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::layout::{PosMass, Velocity, ViewSampleParams, WORKGROUP_SIZE};
+use crate::gpu::shader;
+use crate::gpu::GpuContext;
+use crate::state::Particles;
+
+const VIEW_SAMPLE_WGSL: &str = include_str!("../../shaders/view_sample.wgsl");
+
+/// The composed WGSL of the view's kernels.
+pub fn wgsl() -> String {
+    shader::compose(&[], VIEW_SAMPLE_WGSL)
+}
+
+/// The binding contract of `shaders/view_sample.wgsl`.
+pub const BINDINGS: &[Slot] = &[
+    ("params", Binding::Uniform),
+    ("pos_mass", Binding::StorageRead),
+    ("vel", Binding::StorageRead),
+    ("picks", Binding::StorageRead),
+    ("sample", Binding::StorageReadWrite),
+    ("tags", Binding::StorageReadWrite),
+    ("totals", Binding::StorageReadWrite),
+];
+
+/// Particles of a state drawn for its view: `sample_indices(n,
+/// VIEW_SAMPLE)` of them, in that order (every particle up to
+/// `VIEW_SAMPLE`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ViewSample {
+    pub pos_mass: Vec<PosMass>,
+    pub vel: Vec<Velocity>,
+}
+
+impl ViewSample {
+    /// The sample of particles on the host.
+    pub fn of(p: &Particles) -> Self {
+        let picks: Vec<usize> = sample_indices(p.len(), VIEW_SAMPLE).collect();
+        Self {
+            pos_mass: picks.iter().map(|&k| p.pos_mass[k]).collect(),
+            vel: picks.iter().map(|&k| p.vel[k]).collect(),
+        }
+    }
+
+    /// The sample of the `n` particles in `pos_mass` and `vel` on the
+    /// GPU (a state in its upload order).
+    pub async fn gather(
+        ctx: &GpuContext,
+        pos_mass: &wgpu::Buffer,
+        vel: &wgpu::Buffer,
+        n: usize,
+    ) -> Result<Self> {
+        let device = &ctx.device;
+        let picks: Vec<u32> = sample_indices(n, VIEW_SAMPLE).map(|k| k as u32).collect();
+        let picked = picks.len();
+        let params = ViewSampleParams {
+            n: n as u32,
+            picked: picked as u32,
+            ..Default::default()
+        };
+        let sample = empty_storage_buffer(device, "view sample", (picked.max(1) * 32) as u64);
+        let picks = storage_buffer_written(device, &ctx.queue, "view sample picks", &picks);
+        // WebGPU binds a buffer writable at most once per dispatch.
+        let (no_tags, no_totals) = (unused(device), unused(device));
+        let k = Kernels::new(device);
+        let buffers = [pos_mass, vel, &picks, &sample, &no_tags, &no_totals];
+        k.run(ctx, &k.gather, &params, &buffers, picked);
+        let bytes = read_buffers(device, &ctx.queue, &[&sample]).await?;
+        let words = records::<[f32; 4]>(&bytes[0]);
+        if words.len() < 2 * picked {
+            return Err(Error::Readback(format!(
+                "{} of {picked} sampled particles came back",
+                words.len() / 2
+            )));
+        }
+        let (pos_mass, vel) = (0..picked)
+            .map(|k| {
+                let (p, u) = (words[2 * k], words[2 * k + 1]);
+                (
+                    PosMass {
+                        pos: [p[0], p[1], p[2]],
+                        mass: p[3],
+                    },
+                    Velocity {
+                        vel: [u[0], u[1], u[2]],
+                        last_acc: u[3],
+                    },
+                )
+            })
+            .unzip();
+        Ok(Self { pos_mass, vel })
+    }
+}
+
+/// Tags each of the `n` particles in `pos_mass` on the GPU with its shell
+/// of `shells` (`MassShells::tag`, in f32: a particle within f32's
+/// rounding of an edge may take the shell beside it), into a new buffer
+/// of one `u32` a particle, the state's tag buffer for drawing
+/// (`Scene::with_tags`); the mass and count of each shell summed with
+/// them.
+pub async fn tag_shells(
+    ctx: &GpuContext,
+    pos_mass: &wgpu::Buffer,
+    n: usize,
+    shells: &MassShells,
+) -> Result<(wgpu::Buffer, TagTotals)> {
+    let device = &ctx.device;
+    let wide = |v: [f64; 3]| [v[0] as f32, v[1] as f32, v[2] as f32, 0.0];
+    let params = ViewSampleParams {
+        n: n as u32,
+        centre: wide(shells.centre),
+        edges: wide(shells.edges),
+        ..Default::default()
+    };
+    let groups = dispatch_size(device, n as u32, WORKGROUP_SIZE);
+    let workgroups = (groups.0 * groups.1) as usize;
+    // WebGPU wants non-empty buffers.
+    let tags = empty_storage_buffer(device, "component tags", n.max(1) as u64 * 4);
+    let totals = empty_storage_buffer(device, "shell totals", (workgroups.max(1) * 32) as u64);
+    // A buffer may not be both read-only and writable in one dispatch.
+    let (unread, unwritten) = (unused(device), unused(device));
+    let k = Kernels::new(device);
+    let buffers = [pos_mass, &unread, &unread, &unwritten, &tags, &totals];
+    k.run(ctx, &k.shells, &params, &buffers, n);
+    let bytes = read_buffers(device, &ctx.queue, &[&totals]).await?;
+    let sums = records::<[f32; 4]>(&bytes[0]);
+    let mut out = vec![(0.0f64, 0u64); 4];
+    for pair in sums.chunks_exact(2).take(workgroups) {
+        for (t, total) in out.iter_mut().enumerate() {
+            total.0 += pair[0][t] as f64;
+            total.1 += pair[1][t] as u64;
+        }
+    }
+    // As `TagTotals::of`: up to the last tag any particle has.
+    while out.len() > 1 && out.last() == Some(&(0.0, 0)) {
+        out.pop();
+    }
+    let counted: u64 = out.iter().map(|t| t.1).sum();
+    if counted != n as u64 {
+        return Err(Error::Readback(format!(
+            "the mass shells counted {counted} of {n} particles"
+        )));
+    }
+    Ok((tags, TagTotals(out)))
+}
+
+/// A buffer for a binding the entry point does not use.
+fn unused(device: &wgpu::Device) -> wgpu::Buffer {
+    empty_storage_buffer(device, "unused", 16)
+}
+
+/// The view's two kernels, from one module.
+struct Kernels {
+    gather: Kernel,
+    shells: Kernel,
+}
+
+impl Kernels {
+    fn new(device: &wgpu::Device) -> Self {
+        let module = shader_module(device, "view sample", &wgsl());
+        let kernel = |entry| Kernel::from_module(device, entry, &module, entry, BINDINGS);
+        Self {
+            gather: kernel("gather"),
+            shells: kernel("shells"),
+        }
+    }
+
+    /// One dispatch of `kernel` over `count` items, submitted.
+    fn run(
+        &self,
+        ctx: &GpuContext,
+        kernel: &Kernel,
+        params: &ViewSampleParams,
+        buffers: &[&wgpu::Buffer; 6],
+        count: usize,
+    ) {
+        let device = &ctx.device;
+        let params = uniform_buffer(device, "view sample params", params);
+        let mut all = vec![&params];
+        all.extend_from_slice(buffers);
+        let bind = kernel.bind(device, &all);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            kernel.dispatch(
+                &mut pass,
+                &bind,
+                dispatch_size(device, count as u32, WORKGROUP_SIZE),
+            );
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+    }
+}
