@@ -100,9 +100,9 @@ struct DiagnosticsParams {
 // (src/render/view_sample.rs).
 struct ViewSampleParams {
     n: u32,
-    // Particles the sample gathers.
+    // Particles the sample gathers, and whether with their forces (1).
     picked: u32,
-    _pad0: u32,
+    forces: u32,
     _pad1: u32,
     // The mass shells' centre, and their edges as squared radii (w unused).
     centre: vec4<f32>,

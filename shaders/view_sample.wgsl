@@ -1,7 +1,8 @@
 // What the page's view needs of a state that stays on the GPU (a model
-// sampled there), so that the state itself never comes to the host:
-// `gather` copies a sample of its particles out for the host's view (the
-// framed radius, the colour ranges, the mass shells' edges), and `shells`
+// sampled there, a run's), so that the state itself never comes to the
+// host: `gather` copies a sample of its particles out for the host's view
+// (the framed radius, the colour ranges, the mass shells' edges, the
+// Lagrangian radii), and `shells`
 // tags every particle with the quarter of the mass it starts in and sums
 // each quarter's mass and count per workgroup. Driven by
 // src/render/view_sample.rs.
@@ -9,13 +10,16 @@
 @group(0) @binding(0) var<uniform> params: ViewSampleParams;
 @group(0) @binding(1) var<storage, read> pos_mass: array<PosMass>;
 @group(0) @binding(2) var<storage, read> vel: array<Velocity>;
+// Read where params.forces is 1.
+@group(0) @binding(3) var<storage, read> acc_pot: array<AccPot>;
 // The particles the sample takes (`camera::sample_indices`).
-@group(0) @binding(3) var<storage, read> picks: array<u32>;
-// Sampled particle k: its position and mass, then its velocity record.
-@group(0) @binding(4) var<storage, read_write> sample: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read_write> tags: array<u32>;
+@group(0) @binding(4) var<storage, read> picks: array<u32>;
+// Sampled particle k: its position and mass, its velocity record, then
+// its acceleration and potential (zeros without forces).
+@group(0) @binding(5) var<storage, read_write> sample: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> tags: array<u32>;
 // Workgroup g of `shells`: the mass of each shell, then their counts.
-@group(0) @binding(6) var<storage, read_write> totals: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> totals: array<vec4<f32>>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -24,8 +28,14 @@ fn gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let i = picks[k];
     let p = pos_mass[i];
     let u = vel[i];
-    sample[2u * k] = vec4<f32>(p.pos, p.mass);
-    sample[2u * k + 1u] = vec4<f32>(u.vel, u.last_acc);
+    var f = vec4<f32>(0.0);
+    if params.forces == 1u {
+        let a = acc_pot[i];
+        f = vec4<f32>(a.acc, a.pot);
+    }
+    sample[3u * k] = vec4<f32>(p.pos, p.mass);
+    sample[3u * k + 1u] = vec4<f32>(u.vel, u.last_acc);
+    sample[3u * k + 2u] = f;
 }
 
 var<workgroup> shell_mass: array<vec4<f32>, WORKGROUP_SIZE>;

@@ -149,7 +149,7 @@ fn layouts_match_wgsl() {
         &[
             ("n", offset_of!(ViewSampleParams, n)),
             ("picked", offset_of!(ViewSampleParams, picked)),
-            ("_pad0", offset_of!(ViewSampleParams, _pad0)),
+            ("forces", offset_of!(ViewSampleParams, forces)),
             ("_pad1", offset_of!(ViewSampleParams, _pad1)),
             ("centre", offset_of!(ViewSampleParams, centre)),
             ("edges", offset_of!(ViewSampleParams, edges)),

@@ -915,10 +915,21 @@ fn the_view_of_a_state_on_the_gpu_is_the_view_of_its_read_back() {
     let n = VIEW_SAMPLE + 40_000;
     let p = Model::Plummer.generate(n, 9).unwrap();
     let state = GpuParticles::upload(&ctx, &p).unwrap();
-    let sample = pollster::block_on(ViewSample::gather(&ctx, &state.pos_mass, &state.vel, n));
-    let sample = sample.unwrap();
+    let sample = ViewSample::gather(&ctx, &state.pos_mass, &state.vel, None, n);
+    let sample = pollster::block_on(sample).unwrap();
     assert_eq!(sample.pos_mass.len(), VIEW_SAMPLE);
     assert_eq!(sample, ViewSample::of(&p));
+    // With forces: each sampled particle's own.
+    let pot: Vec<f32> = (0..n).map(|k| -(k as f32)).collect();
+    let drawn = upload(&ctx, &p, Some(&pot)).unwrap();
+    let with_forces =
+        ViewSample::gather(&ctx, &drawn.pos_mass, &drawn.vel, Some(&drawn.acc_pot), n);
+    let with_forces = pollster::block_on(with_forces).unwrap();
+    assert_eq!(with_forces.pos_mass, sample.pos_mass);
+    let picks = webgrav::render::camera::sample_indices(n, VIEW_SAMPLE);
+    assert!(picks
+        .zip(&with_forces.acc_pot)
+        .all(|(k, a)| a.pot == pot[k] && a.acc == [0.0; 3]));
     // The colour ranges and the edges of the sample are the whole state's.
     assert_eq!(
         ColorRanges::of(&sample.vel, None),

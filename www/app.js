@@ -117,6 +117,9 @@ W.restarted = () => {
   // No step before the first read-out: it is E₀ of |ΔE/E₀|, the state at
   // the start however many steps a frame takes.
   W.firstRead = true;
+  // The new run's first read-out is whole; it says whether later ones
+  // may be light.
+  W.canSample = false;
   W.units = W.app.units();
   Bodies.picked = null;
   TreeView.show(W);
@@ -142,7 +145,7 @@ W.apply = async (values) => {
     const what = await W.app.apply(values);
     W.spf = parseInt(W.app.values().spf, 10) || 1;
     if (what === "restart") W.restarted();
-    if (what === "reconfigure") { W.dirty = true; W.firstRead = true; TreeView.show(W); }
+    if (what === "reconfigure") { W.dirty = true; W.firstRead = true; W.canSample = false; TreeView.show(W); }
     W.viewChanged();
   } catch (e) {
     error = errorText(e);
@@ -263,20 +266,28 @@ function plotGalaxy(h) {
   $("galaxy-time-title").hidden = none;
 }
 
-// One read-out at a time, every 0.5 s (longer for large N: it reads the
-// whole state back), and while paused only when something changed.
+// One read-out at a time, every 0.5 s, and while paused only when
+// something changed. A whole read-out reads the state back, so at large N
+// they come less often (N/500 ms); between them, where the run can be
+// measured on the GPU (`can_sample`), light ones (a view sample) keep the
+// plots live.
 let reading = false;
 let lastRead = -Infinity;
+let lastWhole = -Infinity;
 function maybeReadout(now) {
   if (Player.active()) return; // the player plots its frames' read-outs
   const n = W.progress.n;
-  const interval = Math.max(500, n / 500);
+  const wholeEvery = Math.max(500, n / 500);
+  const interval = W.canSample ? 500 : wholeEvery;
   if (reading || now - lastRead < interval) return;
   if (!W.running && !W.dirty && W.progress.steps === W.readSteps) return;
   reading = true;
   lastRead = now;
   W.dirty = false;
-  W.app.readout().then((r) => {
+  const light = W.canSample && now - lastWhole < wholeEvery;
+  W.app.readout(light).then((r) => {
+    if (!r.sampled) lastWhole = now;
+    W.canSample = r.can_sample;
     W.last = r;
     W.readouts++;
     // The run log, with the keys of the CLI's (`webgrav run --log`).

@@ -15,6 +15,7 @@
 //! `suite(size)` is the set the page offers; `webgrav bench suite -n SIZE`
 //! runs exactly that set natively.
 
+use super::readout::{read_for_plots, PlotRead};
 use crate::direct::{DirectConfig, DirectSolver};
 use crate::error::{Error, Result};
 use crate::gpu::timing::{now_ms, timed_run, BatchClock, PhaseTimer};
@@ -708,8 +709,17 @@ async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
     }
     ctx.finish().await?;
     let frame_wall_ms = (now_ms() - begin) / FRAMES as f64;
+    // The page's read-outs for its plots, with their figures: whole, then
+    // light where the run measures on the GPU (`readout::read_for_plots`).
+    let begin = now_ms();
+    read_for_plots(ctx, &mut page.run, false).await?.figures();
+    let readout_ms = now_ms() - begin;
+    let begin = now_ms();
+    let light = read_for_plots(ctx, &mut page.run, true).await?;
+    light.figures();
+    let light_readout_ms = matches!(light, PlotRead::Sampled(..)).then(|| now_ms() - begin);
     let times = page.times;
-    drop(page);
+    drop((page, light));
     // The next model (another seed) on the same device, as the page
     // starts it when its settings change.
     let begin = now_ms();
@@ -739,6 +749,10 @@ async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
         "setup_ms": times.setup_ms,
         "view_ms": times.view_ms,
         "next_model_ms": next_model_ms,
+        // One read-out of the page's plots: whole, and light (none where
+        // the run cannot be measured on the GPU).
+        "readout_ms": readout_ms,
+        "light_readout_ms": light_readout_ms,
     }))
 }
 
@@ -908,6 +922,8 @@ fn time_figures(line: &Value) -> Vec<(String, f64)> {
         "generate_ms",
         "setup_ms",
         "view_ms",
+        "readout_ms",
+        "light_readout_ms",
     ] {
         if let Some(v) = line.get(key).and_then(Value::as_f64) {
             out.push((key.to_string(), v));

@@ -1,9 +1,69 @@
 //! Read-outs of a state read-back: Lagrangian radii (the radii enclosing
-//! given fractions of the mass) and the sphere a view should fit.
+//! given fractions of the mass) and the sphere a view should fit; and the
+//! page's read-out of a run for its plots (`read_for_plots`), whole or,
+//! where the run measures on the GPU, from a view sample.
 
+use crate::error::Result;
 use crate::gpu::layout::PosMass;
+use crate::gpu::GpuContext;
 use crate::render::camera::{sample_indices, weighted_quantile, VIEW_SAMPLE};
+use crate::render::view_sample::ViewSample;
+use crate::render::ColorRanges;
+use crate::run::{Measured, Readout, Run};
 use crate::state::parallel::{map_indices, sort_unstable_by};
+
+/// A read-out of a run for the page's plots.
+pub enum PlotRead {
+    /// The whole state read back (`Run::readout`).
+    Whole(Box<Readout>),
+    /// Measured on the GPU (`Run::measure`), with a view sample gathered
+    /// there from the run's state (`ViewSample::gather`, with forces): a
+    /// few MB at any N.
+    Sampled(Box<Measured>, ViewSample),
+}
+
+impl PlotRead {
+    pub fn measured(&self) -> Measured {
+        match self {
+            PlotRead::Whole(r) => r.measured(),
+            PlotRead::Sampled(m, _) => (**m).clone(),
+        }
+    }
+
+    /// The positions and masses the plots and the view take: every
+    /// particle's, or the sample's.
+    pub fn pos_mass(&self) -> &[PosMass] {
+        match self {
+            PlotRead::Whole(r) => &r.snapshot.particles.pos_mass,
+            PlotRead::Sampled(_, s) => &s.pos_mass,
+        }
+    }
+
+    /// The Lagrangian radii (`LAGRANGIAN_FRACTIONS`) and the colour
+    /// ranges: every particle's, or the sample's.
+    pub fn figures(&self) -> (Vec<f64>, ColorRanges) {
+        let ranges = match self {
+            PlotRead::Whole(r) => ColorRanges::of(&r.snapshot.particles.vel, Some(&r.acc_pot)),
+            PlotRead::Sampled(_, s) => ColorRanges::of(&s.vel, Some(&s.acc_pot)),
+        };
+        (radii_and_view(self.pos_mass()).0, ranges)
+    }
+}
+
+/// The page's read-out of `run`: with `light`, where the run measures on
+/// the GPU (`Run::measures_on_gpu`), `PlotRead::Sampled`; else the whole
+/// read-out.
+pub async fn read_for_plots(ctx: &GpuContext, run: &mut Run, light: bool) -> Result<PlotRead> {
+    if light {
+        if let Some(m) = run.measure(ctx).await? {
+            let d = run.display();
+            let n = d.n as usize;
+            let sample = ViewSample::gather(ctx, &d.pos_mass, &d.vel, Some(&d.acc_pot), n).await?;
+            return Ok(PlotRead::Sampled(Box::new(m), sample));
+        }
+    }
+    Ok(PlotRead::Whole(Box::new(run.readout(ctx).await?)))
+}
 
 /// Mass fractions of the Lagrangian radii shown by the web app.
 pub const LAGRANGIAN_FRACTIONS: [f64; 3] = [0.1, 0.5, 0.9];

@@ -86,7 +86,7 @@ pub async fn start_model(
     let generate_ms = now_ms() - begin;
     // The view first: the run takes the arrays, and reorders them.
     let view_begin = now_ms();
-    let sample = ViewSample::gather(ctx, &sampled.pos_mass, &sampled.vel, n).await?;
+    let sample = ViewSample::gather(ctx, &sampled.pos_mass, &sampled.vel, None, n).await?;
     // The model is in its centre-of-mass frame.
     let shells = MassShells::about([0.0; 3], &sample.pos_mass);
     let (tags, totals) = tag_shells(ctx, &sampled.pos_mass, n, &shells).await?;

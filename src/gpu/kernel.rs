@@ -6,7 +6,9 @@
 //! itself (naga reflection), so a mismatch fails a native test instead of
 //! a browser tab.
 
+use super::context::{dispatch_size, GpuContext};
 use super::kernel_cache;
+use super::layout::WORKGROUP_SIZE;
 
 /// Stride of the slots of a `Binding::UniformDynamic` buffer: WebGPU's
 /// minimum uniform offset alignment.
@@ -234,6 +236,20 @@ impl Kernel {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind, &[]);
         pass.dispatch_workgroups(groups.0, groups.1, 1);
+    }
+
+    /// Submits one dispatch over `threads` invocations (workgroups of
+    /// `WORKGROUP_SIZE`) with `bind`, alone: for a kernel run once between
+    /// read-backs.
+    pub fn submit(&self, ctx: &GpuContext, bind: &wgpu::BindGroup, threads: u32) {
+        let device = &ctx.device;
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let groups = dispatch_size(device, threads, WORKGROUP_SIZE);
+            self.dispatch(&mut pass, bind, groups);
+        }
+        ctx.queue.submit(Some(encoder.finish()));
     }
 
     /// Records one dispatch of `groups` workgroups with the dynamic

@@ -67,14 +67,15 @@ pub struct DiagnosticsParams {
 }
 
 /// Uniform of the view's kernels on a state held on the GPU
-/// (`render::view_sample`): the particles, how many a sample gathers,
-/// and the mass shells' centre and squared edges (`w` unused).
+/// (`render::view_sample`): the particles, how many a sample gathers
+/// (with their forces where `forces` is 1), and the mass shells' centre
+/// and squared edges (`w` unused).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct ViewSampleParams {
     pub n: u32,
     pub picked: u32,
-    pub _pad0: u32,
+    pub forces: u32,
     pub _pad1: u32,
     pub centre: [f32; 4],
     pub edges: [f32; 4],

@@ -1,7 +1,8 @@
 //! What a view needs of a state that stays on the GPU (drives
 //! `shaders/view_sample.wgsl`). A model sampled on the GPU
 //! (`state::generate::Sampled`) starts its run there; the page then needs
-//! of it only what frames and colours the view: a sample of its particles
+//! of it, and of the run's later states, only what frames and colours the
+//! view and what its plots show: a sample of its particles
 //! (`VIEW_SAMPLE`, the same particles `camera::sample_indices` takes of a
 //! whole state on the host, so every quantile the view takes is the one
 //! it would take of the whole state), and each particle's mass shell,
@@ -15,7 +16,7 @@ use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::buffers::{empty_storage_buffer, read_buffers, records, storage_buffer_written};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
-use crate::gpu::layout::{PosMass, Velocity, ViewSampleParams, WORKGROUP_SIZE};
+use crate::gpu::layout::{AccPot, PosMass, Velocity, ViewSampleParams, WORKGROUP_SIZE};
 use crate::gpu::shader;
 use crate::gpu::GpuContext;
 use crate::state::Particles;
@@ -32,6 +33,7 @@ pub const BINDINGS: &[Slot] = &[
     ("params", Binding::Uniform),
     ("pos_mass", Binding::StorageRead),
     ("vel", Binding::StorageRead),
+    ("acc_pot", Binding::StorageRead),
     ("picks", Binding::StorageRead),
     ("sample", Binding::StorageReadWrite),
     ("tags", Binding::StorageReadWrite),
@@ -40,11 +42,13 @@ pub const BINDINGS: &[Slot] = &[
 
 /// Particles of a state drawn for its view: `sample_indices(n,
 /// VIEW_SAMPLE)` of them, in that order (every particle up to
-/// `VIEW_SAMPLE`).
+/// `VIEW_SAMPLE`), with their forces where they were gathered with them
+/// (else `acc_pot` is empty).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ViewSample {
     pub pos_mass: Vec<PosMass>,
     pub vel: Vec<Velocity>,
+    pub acc_pot: Vec<AccPot>,
 }
 
 impl ViewSample {
@@ -54,15 +58,18 @@ impl ViewSample {
         Self {
             pos_mass: picks.iter().map(|&k| p.pos_mass[k]).collect(),
             vel: picks.iter().map(|&k| p.vel[k]).collect(),
+            acc_pot: Vec::new(),
         }
     }
 
     /// The sample of the `n` particles in `pos_mass` and `vel` on the
-    /// GPU (a state in its upload order).
+    /// GPU, with their forces from `acc_pot` where given (a state in any
+    /// order: a model in its upload order, a run's in the tree's).
     pub async fn gather(
         ctx: &GpuContext,
         pos_mass: &wgpu::Buffer,
         vel: &wgpu::Buffer,
+        acc_pot: Option<&wgpu::Buffer>,
         n: usize,
     ) -> Result<Self> {
         let device = &ctx.device;
@@ -71,39 +78,59 @@ impl ViewSample {
         let params = ViewSampleParams {
             n: n as u32,
             picked: picked as u32,
+            forces: acc_pot.is_some() as u32,
             ..Default::default()
         };
-        let sample = empty_storage_buffer(device, "view sample", (picked.max(1) * 32) as u64);
+        let sample = empty_storage_buffer(device, "view sample", (picked.max(1) * 48) as u64);
         let picks = storage_buffer_written(device, &ctx.queue, "view sample picks", &picks);
         // WebGPU binds a buffer writable at most once per dispatch.
-        let (no_tags, no_totals) = (unused(device), unused(device));
+        let (no_forces, no_tags, no_totals) = (unused(device), unused(device), unused(device));
         let k = Kernels::new(device);
-        let buffers = [pos_mass, vel, &picks, &sample, &no_tags, &no_totals];
+        let forces = acc_pot.unwrap_or(&no_forces);
+        let buffers = [pos_mass, vel, forces, &picks, &sample, &no_tags, &no_totals];
         k.run(ctx, &k.gather, &params, &buffers, picked);
         let bytes = read_buffers(device, &ctx.queue, &[&sample]).await?;
         let words = records::<[f32; 4]>(&bytes[0]);
-        if words.len() < 2 * picked {
+        if words.len() < 3 * picked {
             return Err(Error::Readback(format!(
                 "{} of {picked} sampled particles came back",
-                words.len() / 2
+                words.len() / 3
             )));
         }
-        let (pos_mass, vel) = (0..picked)
-            .map(|k| {
-                let (p, u) = (words[2 * k], words[2 * k + 1]);
-                (
+        let record = |k: usize| &words[3 * k..3 * k + 3];
+        let mut sample = Self {
+            pos_mass: (0..picked)
+                .map(|k| {
+                    let p = record(k)[0];
                     PosMass {
                         pos: [p[0], p[1], p[2]],
                         mass: p[3],
-                    },
+                    }
+                })
+                .collect(),
+            vel: (0..picked)
+                .map(|k| {
+                    let u = record(k)[1];
                     Velocity {
                         vel: [u[0], u[1], u[2]],
                         last_acc: u[3],
-                    },
-                )
-            })
-            .unzip();
-        Ok(Self { pos_mass, vel })
+                    }
+                })
+                .collect(),
+            acc_pot: Vec::new(),
+        };
+        if acc_pot.is_some() {
+            sample.acc_pot = (0..picked)
+                .map(|k| {
+                    let a = record(k)[2];
+                    AccPot {
+                        acc: [a[0], a[1], a[2]],
+                        pot: a[3],
+                    }
+                })
+                .collect();
+        }
+        Ok(sample)
     }
 }
 
@@ -135,7 +162,9 @@ pub async fn tag_shells(
     // A buffer may not be both read-only and writable in one dispatch.
     let (unread, unwritten) = (unused(device), unused(device));
     let k = Kernels::new(device);
-    let buffers = [pos_mass, &unread, &unread, &unwritten, &tags, &totals];
+    let buffers = [
+        pos_mass, &unread, &unread, &unread, &unwritten, &tags, &totals,
+    ];
     k.run(ctx, &k.shells, &params, &buffers, n);
     let bytes = read_buffers(device, &ctx.queue, &[&totals]).await?;
     let sums = records::<[f32; 4]>(&bytes[0]);
@@ -186,23 +215,13 @@ impl Kernels {
         ctx: &GpuContext,
         kernel: &Kernel,
         params: &ViewSampleParams,
-        buffers: &[&wgpu::Buffer; 6],
+        buffers: &[&wgpu::Buffer; 7],
         count: usize,
     ) {
         let device = &ctx.device;
         let params = uniform_buffer(device, "view sample params", params);
         let mut all = vec![&params];
         all.extend_from_slice(buffers);
-        let bind = kernel.bind(device, &all);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            kernel.dispatch(
-                &mut pass,
-                &bind,
-                dispatch_size(device, count as u32, WORKGROUP_SIZE),
-            );
-        }
-        ctx.queue.submit(Some(encoder.finish()));
+        kernel.submit(ctx, &kernel.bind(device, &all), count as u32);
     }
 }

@@ -171,6 +171,7 @@ impl Readout {
             diagnostics: self.diagnostics,
             potential_sum: self.potential_sum,
             e0: self.e0,
+            e0_reset: self.e0_reset,
             de_max: self.de_max,
             phases: self.phases.clone(),
             interactions: self.interactions,
@@ -192,6 +193,7 @@ pub struct Measured {
     pub diagnostics: Diagnostics,
     pub potential_sum: PotentialSum,
     pub e0: Diagnostics,
+    pub e0_reset: bool,
     pub de_max: f64,
     pub phases: Option<Phases>,
     pub interactions: Option<(f64, f64)>,
@@ -1097,40 +1099,25 @@ impl Run {
             })
         };
         let engine = ctx.allocating(c.ids.len() as u64, restore).await?;
-        let progress = Arc::new(Progress::default());
-        progress.queued.store(c.steps, Ordering::SeqCst);
-        progress.set_done(c.steps, c.time);
-        Ok(Self {
-            engine,
-            config,
-            ids: c.ids,
-            time: c.time,
-            steps: c.steps,
-            base_time: c.base_time,
-            steps_since_base: c.base_steps,
-            progress,
-            timer: PhaseTimer::new(ctx, timer_passes(config.params())),
-            timer_recorded: false,
-            sample_bodies: false,
-            batch_clock: None,
-            // The checkpoint was written after any fit its step count is
-            // due (`before_checkpoint`).
-            fitted_at: Some(c.steps),
-            request: c.request.clone(),
-            e0: c.e0,
-            de_max: c.de_max,
-            energy: EnergyReport::default(),
-            gpu_diagnostics: None,
-            last_good: None,
-            origin: c.origin,
-            // A version 4 checkpoint did not know it: from here on, one.
-            run_id: if c.run_id == 0 {
-                new_run_id()
-            } else {
-                c.run_id
-            },
-            types: c.types,
-        })
+        let mut run = Self::started(ctx, engine, config, c.ids, c.time, None);
+        run.progress.queued.store(c.steps, Ordering::SeqCst);
+        run.progress.set_done(c.steps, c.time);
+        run.steps = c.steps;
+        run.base_time = c.base_time;
+        run.steps_since_base = c.base_steps;
+        // The checkpoint was written after any fit its step count is due
+        // (`before_checkpoint`).
+        run.fitted_at = Some(c.steps);
+        run.request = c.request;
+        run.e0 = c.e0;
+        run.de_max = c.de_max;
+        run.origin = c.origin;
+        // A version 4 checkpoint did not know it: from here on, one.
+        if c.run_id != 0 {
+            run.run_id = c.run_id;
+        }
+        run.types = c.types;
+        Ok(run)
     }
 
     /// One leapfrog step recorded with per-phase timestamps, submitted and
@@ -1388,7 +1375,7 @@ impl Run {
             Engine::Hermite(_) => None,
         };
         let phases = self.recorded_phases(ctx).await?;
-        let (e0, _) = self.account(diagnostics);
+        let (e0, e0_reset) = self.account(diagnostics);
         Ok(Some(Measured {
             time: self.time,
             steps: self.steps,
@@ -1396,12 +1383,25 @@ impl Run {
             diagnostics,
             potential_sum,
             e0,
+            e0_reset,
             de_max: self.de_max,
             phases,
             interactions,
             hermite: None,
             block_levels: None,
         }))
+    }
+
+    /// Whether `measure` measures this run on the GPU: a leapfrog run
+    /// above the precise potential sum's bound, whose steps count no
+    /// block levels.
+    pub fn measures_on_gpu(&self) -> bool {
+        match &self.engine {
+            Engine::Leapfrog(l) => {
+                self.ids.len() > self.energy.precise_max(&l.solver) && !l.has_block_steps()
+            }
+            Engine::Hermite(_) => false,
+        }
     }
 
     /// The state checked and its diagnostics summed on the GPU, where the
@@ -1411,12 +1411,12 @@ impl Run {
         ctx: &GpuContext,
     ) -> Result<Option<(Diagnostics, PotentialSum)>> {
         let eps = self.config.params().eps as f64;
+        if !self.measures_on_gpu() {
+            return Ok(None);
+        }
         let Engine::Leapfrog(l) = &mut self.engine else {
             return Ok(None);
         };
-        if self.ids.len() <= self.energy.precise_max(&l.solver) || l.has_block_steps() {
-            return Ok(None);
-        }
         if let Err(bad) = l.input_order(&ctx.device).check(ctx, &l.state).await? {
             return Err(self.not_finite(&bad));
         }

@@ -275,16 +275,7 @@ impl SampledPart {
         let unused = empty_storage_buffer(device, "no sums", 16);
         let k = &self.kernels.centre;
         let bind = k.bind(device, &[&params, &s.pos_mass, &s.vel, &tables, &unused]);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            k.dispatch(
-                &mut pass,
-                &bind,
-                dispatch_size(device, s.count as u32, WORKGROUP_SIZE),
-            );
-        }
-        ctx.queue.submit(Some(encoder.finish()));
+        k.submit(ctx, &bind, s.count as u32);
         self.sample
     }
 }

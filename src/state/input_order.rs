@@ -122,16 +122,7 @@ impl InputOrder {
         );
         ctx.queue
             .write_buffer(&at, n * 4, bytemuck::cast_slice(&[u32::MAX, 0]));
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            self.check.dispatch(
-                &mut pass,
-                &check,
-                dispatch_size(device, n as u32, WORKGROUP_SIZE),
-            );
-        }
-        ctx.queue.submit(Some(encoder.finish()));
+        self.check.submit(ctx, &check, n as u32);
         let flags = read_buffer_ranges(device, &ctx.queue, &[(&at, n * 4, 8)]).await?;
         let [first_bad, repeated]: [u32; 2] = bytemuck::pod_read_unaligned(&flags[0]);
         if repeated != 0 {

@@ -6,9 +6,8 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::{
     empty_storage_buffer, read_buffer_ranges, read_pieces, storage_buffer_in_pieces,
 };
-use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
-use crate::gpu::layout::{AccPot, PosMass, Velocity, WORKGROUP_SIZE};
+use crate::gpu::layout::{AccPot, PosMass, Velocity};
 use crate::gpu::shader::compose;
 use crate::gpu::GpuContext;
 use crate::state::parallel::copy;
@@ -108,13 +107,7 @@ pub fn in_upload_order(ctx: &GpuContext, n: u32) -> wgpu::Buffer {
     let d = &ctx.device;
     let buffer = empty_storage_buffer(d, "id", 4 * n.max(1) as u64);
     let kernel = Kernel::new(d, "upload order", &wgsl(), "in_upload_order", BINDINGS);
-    let bind = kernel.bind(d, &[&buffer]);
-    let mut encoder = d.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_compute_pass(&Default::default());
-        kernel.dispatch(&mut pass, &bind, dispatch_size(d, n.max(1), WORKGROUP_SIZE));
-    }
-    ctx.queue.submit(Some(encoder.finish()));
+    kernel.submit(ctx, &kernel.bind(d, &[&buffer]), n.max(1));
     buffer
 }
 

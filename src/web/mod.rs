@@ -17,7 +17,7 @@ mod bodies;
 mod js;
 mod tree_view;
 
-use crate::app::readout::radii_and_view;
+use crate::app::readout::{radii_and_view, read_for_plots, PlotRead};
 use crate::app::series::{format_of, Series};
 use crate::app::settings::{Settings, FRAMING_KEYS};
 use crate::app::start::{start_model, start_particles, StartView, Started};
@@ -32,7 +32,7 @@ use crate::render::{
     Camera, ColorRanges, ComponentTags, Drawn, Renderer, Scene, TagTotals, Theme, Tone,
     DENSITY_STOPS,
 };
-use crate::run::{Progress, Readout, Run, SolverKind};
+use crate::run::{Measured, Progress, Readout, Run, SolverKind};
 use crate::snapshot::{Format, Snapshot};
 use crate::state::{GpuParticles, Particles};
 use crate::tree::overlay::{CellOverlay, Cells};
@@ -289,6 +289,17 @@ async fn read(state: &State) -> Result<(Readout, u64), JsValue> {
     put(state, epoch, Ok(run));
     let r = r.map_err(js_err)?;
     Ok((r, epoch))
+}
+
+/// `read_for_plots` of the current run (taken and put back), and whether
+/// the run measures on the GPU (`Run::measures_on_gpu`).
+async fn read_for_page(state: &State, light: bool) -> Result<(PlotRead, bool, u64), JsValue> {
+    let (mut run, epoch) = take(state).await?;
+    let ctx = state.borrow().ctx.clone();
+    let r = read_for_plots(&ctx, &mut run, light).await;
+    let measures = run.measures_on_gpu();
+    put(state, epoch, Ok(run));
+    Ok((r.map_err(js_err)?, measures, epoch))
 }
 
 /// Starts a run of `particles` with the current settings and installs it;
@@ -900,16 +911,25 @@ impl WebApp {
     /// phases: [[name, ms], ...] | null, timing, pp, pc}` (`pp`, `pc`:
     /// mean interactions per particle of the tree walk, else absent), and
     /// for Hermite runs `{hermite, block_steps, force_evaluations, dt_max,
-    /// levels}`.
-    pub fn readout(&self) -> js_sys::Promise {
+    /// levels}`. With `light` (and `can_sample`, which every read-out
+    /// says), the run is measured on the GPU and the radii are a view
+    /// sample's (`sampled: true`): no state comes back, so a page at
+    /// 2^24 particles reads a few MB instead of 800 MB, but an export
+    /// after a device loss has only the last whole read-out's state.
+    pub fn readout(&self, light: Option<bool>) -> js_sys::Promise {
         let state = self.state.clone();
+        // A galaxy's read-outs need every particle's component.
+        let light = light.unwrap_or(false) && state.borrow().components.by_shells;
         wasm_bindgen_futures::future_to_promise(async move {
-            let (r, epoch) = read(&state).await?;
+            let (r, measures, epoch) = read_for_page(&state, light).await?;
             let mut s = state.borrow_mut();
             if s.slot.epoch != epoch {
                 return Err(superseded());
             }
-            Ok(readout_object(&mut s, r).into())
+            let obj = readout_object(&mut s, r);
+            // Whether the next read-out can be light.
+            set(&obj, "can_sample", measures && s.components.by_shells);
+            Ok(obj.into())
         })
     }
 
@@ -1007,42 +1027,57 @@ impl WebApp {
     }
 }
 
-/// The read-out as a plain object (see `WebApp::readout`); remembers the
-/// state for an export after a device loss, and its colour ranges and
-/// extent for the view.
-fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
-    let p = &r.snapshot.particles;
-    s.ranges = ColorRanges::of(&p.vel, Some(&r.acc_pot));
-    let (radii, _) = radii_and_view(&p.pos_mass);
-    s.positions = p.pos_mass.clone();
-    let d = &r.diagnostics;
+/// The read-out as a plain object (see `WebApp::readout`); remembers its
+/// colour ranges and extent for the view, and a whole read-out's state
+/// for an export after a device loss (a sampled one has no state).
+fn readout_object(s: &mut AppState, r: PlotRead) -> js_sys::Object {
+    let (radii, ranges) = r.figures();
+    s.ranges = ranges;
+    s.positions = r.pos_mass().to_vec();
+    let obj = measured_object(s, &r.measured());
+    match r {
+        PlotRead::Whole(r) => {
+            set_structure(&obj, &r.snapshot.particles, radii, &s.components);
+            set(&obj, "sampled", false);
+            s.last_snapshot = Some(r.snapshot);
+        }
+        PlotRead::Sampled(..) => {
+            set(&obj, "lagrangian", array(radii));
+            set(&obj, "sampled", true);
+        }
+    }
+    obj
+}
+
+/// What every read-out object holds of `m` (`WebApp::readout`).
+fn measured_object(s: &AppState, m: &Measured) -> js_sys::Object {
+    let d = &m.diagnostics;
     let obj = js_sys::Object::new();
     for (k, v) in [
-        ("time", r.snapshot.time),
-        ("steps", r.steps as f64),
-        ("n", p.len() as f64),
+        ("time", m.time),
+        ("steps", m.steps as f64),
+        ("n", m.n as f64),
         ("kinetic", d.kinetic),
         ("potential", d.potential),
         ("energy", d.total),
-        ("energy_error", r.energy_error()),
-        ("energy_error_max", r.de_max),
+        ("energy_error", m.energy_error()),
+        ("energy_error_max", m.de_max),
         ("virial", d.virial_ratio),
         ("momentum", norm3(d.momentum)),
         ("angular_momentum", norm3(d.angular_momentum)),
     ] {
         set(&obj, k, v);
     }
-    set(&obj, "e0_reset", r.e0_reset);
+    set(&obj, "e0_reset", m.e0_reset);
     // How the potential energy was summed (the run log's potential_sum).
-    set(&obj, "potential_sum", r.potential_sum.name());
-    set_structure(&obj, p, radii, &s.components);
-    let timing = match (&r.hermite, s.ctx.has_timestamps) {
+    set(&obj, "potential_sum", m.potential_sum.name());
+    let timing = match (&m.hermite, s.ctx.has_timestamps) {
         (Some(_), _) => "n/a",
         (None, true) => "gpu",
         (None, false) => "unavailable",
     };
     set(&obj, "timing", timing);
-    match &r.phases {
+    match &m.phases {
         Some(list) => {
             let phases = list
                 .iter()
@@ -1051,25 +1086,24 @@ fn readout_object(s: &mut AppState, r: Readout) -> js_sys::Object {
         }
         None => set(&obj, "phases", JsValue::NULL),
     }
-    if let Some((pp, pc)) = r.interactions {
+    if let Some((pp, pc)) = m.interactions {
         set(&obj, "pp", pp);
         set(&obj, "pc", pc);
     }
-    if let Some(h) = &r.hermite {
+    if let Some(h) = &m.hermite {
         set(&obj, "hermite", true);
         set(&obj, "block_steps", h.stats.block_steps as f64);
         set(&obj, "force_evaluations", h.stats.force_evaluations as f64);
         set(&obj, "dt_max", h.dt_max);
         set(&obj, "levels", array(h.levels.iter().map(|&c| c as f64)));
     }
-    if let Some(levels) = &r.block_levels {
+    if let Some(levels) = &m.block_levels {
         set(
             &obj,
             "block_levels",
             array(levels.iter().map(|&c| c as f64)),
         );
     }
-    s.last_snapshot = Some(r.snapshot);
     obj
 }
 

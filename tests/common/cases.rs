@@ -448,3 +448,38 @@ pub async fn page_start_on_gpu(ctx: &GpuContext, n: usize) {
     assert_eq!(started.particles.as_ref().map(|p| p.len()), Some(3000));
     assert!(!started.view.components.by_shells);
 }
+
+/// A page's light read-out of a tree run above the host's precise sum
+/// (`read_for_plots`: `Run::measure` and a view sample gathered from the
+/// run's state, in the tree's order) against the whole read-out of the
+/// same state: the same energies to the GPU sums' rounding, the same
+/// Lagrangian radii and colour ranges (fewer particles than a view
+/// sample: the sample is every particle, in another order).
+pub async fn light_readout_of_a_run(ctx: &GpuContext, n: usize) {
+    use webgrav::app::readout::{read_for_plots, PlotRead};
+    let p = Model::Plummer.generate(n, 11).unwrap();
+    let config = RunParams::default().validate().unwrap();
+    let mut run = Run::new(ctx, &p, 0.0, config).await.unwrap();
+    run.run_to(ctx, 4.0 * config.params().dt, |_, _| true)
+        .await
+        .unwrap();
+    assert!(run.measures_on_gpu());
+    let light = read_for_plots(ctx, &mut run, true).await.unwrap();
+    assert!(matches!(light, PlotRead::Sampled(..)), "read whole");
+    let whole = read_for_plots(ctx, &mut run, false).await.unwrap();
+    assert!(matches!(whole, PlotRead::Whole(..)), "read sampled");
+    let (lm, wm) = (light.measured(), whole.measured());
+    let (e, we) = (lm.diagnostics.total, wm.diagnostics.total);
+    assert!((e - we).abs() <= 1e-8 * we.abs(), "energy {e} against {we}");
+    assert_eq!((lm.steps, lm.time, lm.n), (wm.steps, wm.time, wm.n));
+    // The first read-out of the run set the energy reference.
+    assert!(lm.e0_reset && !wm.e0_reset);
+    // The radii to the rounding of the centre of mass, summed in the
+    // tree's order against the input order.
+    let ((lr, lranges), (wr, wranges)) = (light.figures(), whole.figures());
+    assert_eq!(lranges, wranges);
+    for (l, w) in lr.iter().zip(&wr) {
+        assert!((l - w).abs() <= 1e-12 * w, "radius {l} against {w}");
+    }
+    assert_eq!(light.pos_mass().len(), n);
+}

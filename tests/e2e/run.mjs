@@ -279,6 +279,26 @@ async function main() {
     }
     await page.close();
 
+    // 4b. Light read-outs: a tree run above the host's precise sum is
+    // measured on the GPU and its radii taken from a view sample (every
+    // particle here), as the page does between whole read-outs at large N.
+    {
+      const lp = await openApp(context, "?embed=1&autoplay=0&model=plummer&n=8192&seed=5&solver=tree", { width: 320, height: 240 });
+      if (await waitFor(lp, () => window.webgrav.readouts >= 1, null, 60000, "first read-out of a tree run")) {
+        const r = await lp.evaluate(async () => {
+          const light = await window.webgrav.app.readout(true);
+          const whole = await window.webgrav.app.readout(false);
+          const pick = (o) => ({ sampled: o.sampled, can: o.can_sample, radii: o.lagrangian, energy: o.energy, n: o.n });
+          return { light: pick(light), whole: pick(whole) };
+        });
+        const same = r.light.radii.every((x, k) => Math.abs(x - r.whole.radii[k]) <= 1e-9 * r.whole.radii[k]);
+        check("light read-out: sampled, the whole read-out's radii and energy",
+          r.light.sampled && !r.whole.sampled && r.light.can && r.whole.can && r.light.n === 8192 && same &&
+          Math.abs(r.light.energy - r.whole.energy) <= 1e-6 * Math.abs(r.whole.energy), JSON.stringify(r));
+      }
+      await lp.close();
+    }
+
     // 5. Native offscreen render vs the browser canvas, same snapshot and
     // camera (embed mode, a 480×360 view, paused).
     const W = 480, H = 360;
