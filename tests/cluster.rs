@@ -12,7 +12,8 @@ use webgrav::cluster::comm::{Comm, CommRanks, CommSums, ThreadComm};
 use webgrav::cluster::decomposition::{decompose, decompose_timed, DecomposeParts, RankParticles};
 use webgrav::cluster::let_tree::EssentialTree;
 use webgrav::cluster::run::{
-    first_domains, upload, ClusterDiagnostics, ClusterParams, ClusterRun, Rebalance,
+    first_domains, upload, ClusterDiagnostics, ClusterParams, ClusterRun, FirstShare, Rebalance,
+    RedrawParts,
 };
 use webgrav::cluster::solver::{DistributedTree, EvaluationReport};
 use webgrav::direct::reference::{acc_errors, forces, forces_on, pot_errors};
@@ -687,7 +688,7 @@ fn a_runs_first_domains_are_drawn_on_the_gpu_as_the_host_draws_them() {
                         let (_solver, state, ids) = block_on(first_domains(
                             &ctx,
                             &comm,
-                            mine,
+                            mine.into(),
                             (config, capacity),
                             &mut parts,
                         ))
@@ -708,6 +709,46 @@ fn a_runs_first_domains_are_drawn_on_the_gpu_as_the_host_draws_them() {
                 }
             });
         }
+    }
+}
+
+#[test]
+fn ranks_start_from_shares_left_on_their_gpus_as_from_the_host() {
+    // A Plummer sphere's shares sampled on the ranks' GPUs and left there
+    // (`FirstShare::Sampled`) give the first domains of the same shares
+    // read back: the same particles, order and ids (the ids of the second
+    // share start past 0). With three ranks one holds no chunk, and the
+    // start goes through the host.
+    let n = SUM_CHUNK + 3000;
+    let config = short_run_params(Rebalance::Every(0)).tree;
+    let params = ModelParams::default();
+    for p in [2, 3] {
+        on_ranks(p, |comm| {
+            let ctx = common::gpu();
+            let gather = CommSums(comm);
+            let share = || Share::of_rank(n, comm.rank(), p, &gather);
+            let sampled = Model::Plummer.sample_share_on_gpu(&ctx, n, 3, share());
+            let sampled = block_on(sampled).unwrap().expect("a Plummer sphere stays");
+            let host = block_on(Model::Plummer.generate_share_on(&ctx, n, 3, &params, share()));
+            let host = host.unwrap().particles;
+            let host = RankParticles::of_range(&host, 0..host.len());
+            let (mut left, mut read) = (RedrawParts::default(), RedrawParts::default());
+            let start = |mine: FirstShare, parts: &mut RedrawParts| {
+                let (_solver, state, ids) =
+                    block_on(first_domains(&ctx, comm, mine, (config, n as u64), parts)).unwrap();
+                (
+                    block_on(state.read(&ctx)).unwrap(),
+                    block_on(ids.read(&ctx)).unwrap(),
+                )
+            };
+            let (a, a_ids) = start(FirstShare::Sampled(sampled), &mut left);
+            let (b, b_ids) = start(host.into(), &mut read);
+            let case = format!("P = {p}, rank {}", comm.rank());
+            assert_eq!(a_ids, b_ids, "{case}");
+            assert!(a.pos_mass == b.pos_mass && a.vel == b.vel, "{case}");
+            assert_eq!(left.on_host, p == 3, "{case}");
+            assert_eq!(read.on_host, p == 3, "{case}");
+        });
     }
 }
 

@@ -26,7 +26,8 @@ use crate::cluster::comm::{allgather_records, Comm, CommRanks, CommSums};
 use crate::cluster::decomposition::RankParticles;
 use crate::cluster::mpi::{local_rank, MpiComm};
 use crate::cluster::run::{
-    deal_equal_shares, from_file_shares, kinds_of_shares, ClusterParams, ClusterRun, Rebalance,
+    deal_equal_shares, from_file_shares, kinds_of_shares, ClusterParams, ClusterRun, FirstShare,
+    Rebalance,
 };
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
@@ -282,7 +283,7 @@ async fn run_checked(
         Some(c) => {
             let (e0, run_id) = (c.e0, c.run_id);
             let kinds = c.types.as_ref().map(|t| KindsById::new(&c.ids, t));
-            let mine = checkpoint_share(c)?;
+            let mine = checkpoint_share(c)?.into();
             (mine, kinds, plan.start, e0, run_id)
         }
         None => {
@@ -554,27 +555,29 @@ async fn initial_share(
     ctx: &GpuContext,
     comm: &dyn Comm,
     input: Input,
-) -> Result<(RankParticles, Option<KindsById>, f64)> {
+) -> Result<(FirstShare, Option<KindsById>, f64)> {
+    let on_host = |(mine, kinds, time): (RankParticles, _, _)| (mine.into(), kinds, time);
     match input {
         Input::Model => model_share(a, ctx, comm).await,
-        Input::Whole(whole) => whole_share(comm, whole),
+        Input::Whole(whole) => whole_share(comm, whole).map(on_host),
         Input::Shared(share) => {
             let time = share.snap.time;
             let (mine, kinds) = from_file_shares(comm, share);
-            Ok((mine, kinds, time))
+            Ok((mine.into(), kinds, time))
         }
-        Input::Parts(parts) => parts_share(a, comm, &parts),
+        Input::Parts(parts) => parts_share(a, comm, &parts).map(on_host),
     }
 }
 
 /// This rank's share of the model, sampled on the ranks' GPUs, each rank
 /// its own chunks of it (`Model::generate_share_on`: the same particles as
-/// on one GPU).
+/// on one GPU); a Plummer sphere's is left there
+/// (`Model::sample_share_on_gpu`).
 async fn model_share(
     a: &RunArgs,
     ctx: &GpuContext,
     comm: &dyn Comm,
-) -> Result<(RankParticles, Option<KindsById>, f64)> {
+) -> Result<(FirstShare, Option<KindsById>, f64)> {
     let (p, r) = (comm.size(), comm.rank());
     let m = &a.initial.model;
     a.initial.check_units()?;
@@ -583,18 +586,26 @@ async fn model_share(
     // The ranks of one host hold their shares side by side.
     crate::app::host::check_host_memory(share.keep.len() as u64, SolverKind::Tree)?;
     let clock = std::time::Instant::now();
+    // Said once (rank 0's time: the ranks sample at once).
+    let generated = || {
+        if r == 0 {
+            say!(
+                "generated {} with N = {} on {p} ranks in {:.2} s",
+                m.model.name(),
+                m.n,
+                clock.elapsed().as_secs_f64()
+            );
+        }
+    };
+    let on_gpu = (m.model).sample_share_on_gpu(ctx, m.n, m.seed, share.clone());
+    if let Some(sampled) = on_gpu.await? {
+        generated();
+        return Ok((FirstShare::Sampled(sampled), None, 0.0));
+    }
     let tagged = (m.model)
         .generate_share_on(ctx, m.n, m.seed, &m.params, share)
         .await?;
-    // Said once (rank 0's time: the ranks sample at once).
-    if r == 0 {
-        say!(
-            "generated {} with N = {} on {p} ranks in {:.2} s",
-            m.model.name(),
-            m.n,
-            clock.elapsed().as_secs_f64()
-        );
-    }
+    generated();
     let particles = &tagged.particles;
     // Every rank holds the same components, so all or none have kinds.
     let kinds = tagged.types().map(|t| {
@@ -602,7 +613,7 @@ async fn model_share(
         KindsById::joined(allgather_records(comm, mine.runs()))
     });
     let mine = RankParticles::of_range(particles, 0..particles.len());
-    Ok((mine, kinds, 0.0))
+    Ok((mine.into(), kinds, 0.0))
 }
 
 /// Each rank's share of the input file where it is a Tipsy file (with

@@ -8,9 +8,7 @@
 
 use crate::error::Result;
 use crate::gpu::buffers::{empty_storage_buffer, read_pieces, uniform_buffer};
-use crate::gpu::context::dispatch_size;
 use crate::gpu::kernel::{Binding, Kernel, Slot};
-use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::GpuContext;
 
 const GLOBAL_IDS_WGSL: &str = include_str!("../../shaders/global_ids.wgsl");
@@ -52,6 +50,26 @@ impl GlobalIds {
         Self { buffer, n }
     }
 
+    /// The ids `first, first + 1, ...` of `n` particles (a share sampled
+    /// on the GPU, in the model's order), written on the GPU, with room
+    /// for `room`.
+    pub fn sequence(ctx: &GpuContext, first: u64, n: u32, room: u32) -> Self {
+        let d = &ctx.device;
+        let buffer = Self::with_room(ctx, room.max(n));
+        if n > 0 {
+            let words = [n, first as u32, (first >> 32) as u32, 0u32];
+            let count = uniform_buffer(d, "global ids count", &words);
+            let unused = empty_storage_buffer(d, "unused", 16);
+            let kernel = Kernel::new(d, "global ids sequence", &wgsl(), "sequence", BINDINGS);
+            kernel.submit(
+                ctx,
+                &kernel.bind(d, &[&count, &unused, &unused, &buffer]),
+                n,
+            );
+        }
+        Self { buffer, n }
+    }
+
     /// An empty buffer of `room` ids (no binding is empty: at least one).
     fn with_room(ctx: &GpuContext, room: u32) -> wgpu::Buffer {
         empty_storage_buffer(&ctx.device, "global ids", ID * room.max(1) as u64)
@@ -74,12 +92,7 @@ impl GlobalIds {
         let count = uniform_buffer(d, "global ids count", &[n, 0u32, 0, 0]);
         let kernel = Kernel::new(d, "global ids gather", &wgsl(), "gather", BINDINGS);
         let bind = kernel.bind(d, &[&count, upload_index, &self.buffer, &moved]);
-        let mut encoder = d.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            kernel.dispatch(&mut pass, &bind, dispatch_size(d, n, WORKGROUP_SIZE));
-        }
-        ctx.queue.submit(Some(encoder.finish()));
+        kernel.submit(ctx, &bind, n);
         moved
     }
 

@@ -18,6 +18,7 @@ use crate::state::diagnostics::{Diagnostics, DiagnosticsSum, GpuDiagnostics};
 use crate::state::energy::{
     precise_potentials_of, PotentialKernel, PotentialRule, PotentialSum, HOST_MAX,
 };
+use crate::state::generate::Sampled;
 use crate::state::kinds_by_id::KindsById;
 use crate::state::particles::StateReadback;
 use crate::state::share::RankShare;
@@ -217,7 +218,7 @@ impl ClusterRun {
     pub async fn new(
         ctx: &GpuContext,
         comm: &dyn Comm,
-        mine: RankParticles,
+        mine: impl Into<FirstShare>,
         (time, steps): (f64, u64),
         params: ClusterParams,
     ) -> Result<Self> {
@@ -231,7 +232,7 @@ impl ClusterRun {
         let mut parts = RedrawParts::default();
         let capacity = rank_capacity(ctx, comm);
         let (solver, state, ids) =
-            first_domains(ctx, comm, mine, (params.tree, capacity), &mut parts).await?;
+            first_domains(ctx, comm, mine.into(), (params.tree, capacity), &mut parts).await?;
         let clock = std::time::Instant::now();
         let cube = parts.decompose.frame.system_cube();
         solver.tree.set_system_cube(&ctx.queue, cube);
@@ -711,8 +712,56 @@ async fn deepest_of_all(ctx: &GpuContext, comm: &dyn Comm, block: &BlockSteps) -
     Ok(deepest)
 }
 
+/// A rank's particles before its first domains: on the host (a file's,
+/// a checkpoint's, a galaxy's share), or sampled on its GPU and left
+/// there (`Model::sample_share_on_gpu`: the particles of the host's share
+/// of the same model, to the bit).
+pub enum FirstShare {
+    Host(RankParticles),
+    Sampled(Sampled),
+}
+
+impl From<RankParticles> for FirstShare {
+    fn from(p: RankParticles) -> Self {
+        FirstShare::Host(p)
+    }
+}
+
+impl FirstShare {
+    fn len(&self) -> usize {
+        match self {
+            FirstShare::Host(p) => p.len(),
+            FirstShare::Sampled(s) => s.count,
+        }
+    }
+
+    /// The particles on the host (a sampled share read back).
+    async fn on_host(self, ctx: &GpuContext) -> Result<RankParticles> {
+        match self {
+            FirstShare::Host(p) => Ok(p),
+            FirstShare::Sampled(s) => {
+                let p = s.read(ctx).await?;
+                Ok(RankParticles::of_range(&p, 0..p.len()))
+            }
+        }
+    }
+
+    /// The particles and their ids on the GPU, with room for `room` ids:
+    /// uploaded, or where they were sampled (their ids written there).
+    fn on_gpu(self, ctx: &GpuContext, room: u32) -> Result<(GpuParticles, GlobalIds)> {
+        match self {
+            FirstShare::Host(p) => upload_with_ids(ctx, p, room),
+            FirstShare::Sampled(s) => {
+                let (first, n) = (s.first as u64, s.count as u32);
+                Ok((s.into_state(ctx), GlobalIds::sequence(ctx, first, n, room)))
+            }
+        }
+    }
+}
+
 /// A run's first domains, and this rank's solver set up for them: each
-/// rank's `mine` is uploaded as it is, a solver set up on it, and the
+/// rank's `mine` is uploaded as it is (or left where it was sampled), a
+/// solver set up on it, and the
 /// domains drawn on the GPU as every later redraw is drawn
 /// (`migration::redraw`), by particle count (no walk has counted work
 /// yet; `mine.work` is not read; the forces stay behind, as the first
@@ -726,7 +775,7 @@ async fn deepest_of_all(ctx: &GpuContext, comm: &dyn Comm, block: &BlockSteps) -
 pub async fn first_domains(
     ctx: &GpuContext,
     comm: &dyn Comm,
-    mut mine: RankParticles,
+    mine: FirstShare,
     (config, capacity): (TreeConfig, u64),
     parts: &mut RedrawParts,
 ) -> Result<(DistributedTree, GpuParticles, GlobalIds)> {
@@ -734,6 +783,7 @@ pub async fn first_domains(
     let on_gpu = held.iter().all(|c| (1..=capacity).contains(&c[0]));
     if !on_gpu {
         parts.on_host = true;
+        let mut mine = mine.on_host(ctx).await?;
         mine.work.fill(1.0);
         let clock = std::time::Instant::now();
         let mine = decompose_timed(comm, mine, capacity, &mut parts.decompose)?;
@@ -749,7 +799,7 @@ pub async fn first_domains(
     }
     let clock = std::time::Instant::now();
     let n = mine.len() as u32;
-    let (dealt, dealt_ids) = upload_with_ids(ctx, mine, n)?;
+    let (dealt, dealt_ids) = mine.on_gpu(ctx, n)?;
     parts.upload_s = clock.elapsed().as_secs_f64();
     let clock = std::time::Instant::now();
     let mut solver = DistributedTree::with_room(ctx, &dealt, config, room_for(dealt.n, capacity))?;

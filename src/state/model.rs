@@ -4,7 +4,7 @@ use super::few_body;
 use super::galaxy::sampler::{now, Cpu, Shared};
 use super::galaxy::{catalog, Realization};
 use super::galaxy::{Realize, Sampler};
-use super::generate;
+use super::generate::{self, Sampled};
 use super::parallel::SUM_CHUNK;
 use super::particles::Particles;
 use super::plummer::plummer;
@@ -270,6 +270,12 @@ impl Model {
         params: &ModelParams,
         share: Share<'_>,
     ) -> Result<Tagged> {
+        if let Some(sampled) = self
+            .sample_share_on_gpu(ctx, n, seed, share.clone())
+            .await?
+        {
+            return Ok(one_component(sampled.read(ctx).await?));
+        }
         if n == 0 {
             return Err(Error::InvalidParameter("N must be at least 1".into()));
         }
@@ -277,24 +283,6 @@ impl Model {
         let held = share.keep.len().max(1) as u64;
         ctx.check_particle_count(held, std::mem::size_of::<PosMass>() as u64)?;
         match self {
-            Model::Plummer | Model::ColdCollapse => {
-                let at_rest = self == Model::ColdCollapse;
-                let chunks = share.keep.start / SUM_CHUNK..share.keep.end.div_ceil(SUM_CHUNK);
-                let first = chunks.start;
-                let part = generate::plummer_part(ctx, n, seed, at_rest, chunks).await?;
-                // The Plummer sphere's sums are unweighted: its chunk's
-                // count is its Σ m, and the frame divides by n, as the
-                // whole model's (`plummer::centre_of_chunks`).
-                let sums: Vec<ChunkSums> = (part.sums.iter().enumerate())
-                    .map(|(j, s)| {
-                        let c = first + j;
-                        let count = (n - c * SUM_CHUNK).min(SUM_CHUNK);
-                        [c as f64, count as f64, s[0], s[1], s[2], s[3], s[4], s[5]]
-                    })
-                    .collect();
-                let frame = frame_of(share.gather.gather(&sums));
-                Ok(one_component(part.centred(ctx, frame).read(ctx).await?))
-            }
             Model::Planets | Model::FigureEight => {
                 let whole = self.generate_with(n, seed, params)?;
                 Ok(whole.cut(share.keep))
@@ -308,6 +296,44 @@ impl Model {
                 self.generate_by(n, seed, params, &shared).await
             }
         }
+    }
+
+    /// `share`'s part of the model sampled on the GPU and left there, where
+    /// the GPU samples it whole (`sampled_whole_on_gpu`): the particles
+    /// `generate_share_on` reads back, so a rank of a run on several GPUs
+    /// starts from them where they are (`cluster::FirstShare`); `None`
+    /// for the other models.
+    pub async fn sample_share_on_gpu(
+        self,
+        ctx: &GpuContext,
+        n: usize,
+        seed: u64,
+        share: Share<'_>,
+    ) -> Result<Option<Sampled>> {
+        let Some(at_rest) = self.sampled_whole_on_gpu() else {
+            return Ok(None);
+        };
+        if n == 0 {
+            return Err(Error::InvalidParameter("N must be at least 1".into()));
+        }
+        share.check(n)?;
+        let held = share.keep.len().max(1) as u64;
+        ctx.check_particle_count(held, std::mem::size_of::<PosMass>() as u64)?;
+        let chunks = share.keep.start / SUM_CHUNK..share.keep.end.div_ceil(SUM_CHUNK);
+        let first = chunks.start;
+        let part = generate::plummer_part(ctx, n, seed, at_rest, chunks).await?;
+        // The Plummer sphere's sums are unweighted: its chunk's count is
+        // its Σ m, and the frame divides by n, as the whole model's
+        // (`plummer::centre_of_chunks`).
+        let sums: Vec<ChunkSums> = (part.sums.iter().enumerate())
+            .map(|(j, s)| {
+                let c = first + j;
+                let count = (n - c * SUM_CHUNK).min(SUM_CHUNK);
+                [c as f64, count as f64, s[0], s[1], s[2], s[3], s[4], s[5]]
+            })
+            .collect();
+        let frame = frame_of(share.gather.gather(&sums));
+        Ok(Some(part.centred(ctx, frame)))
     }
 
     /// `n` particles of this model with parameters `params` and their
