@@ -278,7 +278,9 @@ function maybeReadout(now) {
   if (Player.active()) return; // the player plots its frames' read-outs
   const n = W.progress.n;
   const wholeEvery = Math.max(500, n / 500);
-  const interval = W.canSample ? 500 : wholeEvery;
+  // A new run's first read-out (its energy reference: it takes no step
+  // before) comes at once.
+  const interval = W.firstRead ? 0 : W.canSample ? 500 : wholeEvery;
   if (reading || now - lastRead < interval) return;
   if (!W.running && !W.dirty && W.progress.steps === W.readSteps) return;
   reading = true;
@@ -286,8 +288,13 @@ function maybeReadout(now) {
   W.dirty = false;
   const light = W.canSample && now - lastWhole < wholeEvery;
   W.app.readout(light).then((r) => {
-    if (!r.sampled) lastWhole = now;
+    if (!r.sampled) {
+      lastWhole = now;
+      // What an export after a device loss holds.
+      W.lastWholeTime = r.time;
+    }
     W.canSample = r.can_sample;
+    W.firstRead = false;
     W.last = r;
     W.readouts++;
     // The run log, with the keys of the CLI's (`webgrav run --log`).
@@ -323,11 +330,13 @@ function maybeReadout(now) {
     // above is an uncaught error on the console, not a GPU failure). A
     // run replaced meanwhile has nothing to show; anything else is news,
     // on the page (a lost device explains itself in checkLost).
+    // (Its run's successor still waits for its own first read-out.)
     if (e.kind === "superseded") return;
+    W.firstRead = false;
     W.readbackError = errorText(e);
     console.warn("read-out:", W.readbackError);
     if (!W.app.lostReason()) W.message(`Reading the state back from the GPU failed: ${W.readbackError}`);
-  }).finally(() => { reading = false; W.firstRead = false; });
+  }).finally(() => { reading = false; });
 }
 
 // The density map's legend over the view: Σ at the ends of the colour bar
@@ -435,7 +444,7 @@ function checkLost(e) {
     "This happens when the GPU driver resets, the GPU is needed elsewhere, or the tab was in the " +
     "background too long. Reload the page to start again." +
     (canExport
-      ? `\n\nThe last state read back (t = ${fmt(W.last ? W.last.time : NaN)}) can still be exported:`
+      ? `\n\nThe last state read back (t = ${fmt(W.lastWholeTime ?? NaN)}) can still be exported:`
       : "\n\nNo state had been read back, so there is nothing to export."),
     canExport);
   return true;

@@ -17,8 +17,8 @@ pub enum PlotRead {
     /// The whole state read back (`Run::readout`).
     Whole(Box<Readout>),
     /// Measured on the GPU (`Run::measure`), with a view sample gathered
-    /// there from the run's state (`ViewSample::gather`, with forces): a
-    /// few MB at any N.
+    /// there from the run's state (`ViewSample::gather`, with forces): at most
+    /// 13 MB at any N.
     Sampled(Box<Measured>, ViewSample),
 }
 

@@ -3,11 +3,12 @@
 //! (`state::generate::Sampled`) starts its run there; the page then needs
 //! of it, and of the run's later states, only what frames and colours the
 //! view and what its plots show: a sample of its particles
-//! (`VIEW_SAMPLE`, the same particles `camera::sample_indices` takes of a
-//! whole state on the host, so every quantile the view takes is the one
-//! it would take of the whole state), and each particle's mass shell,
-//! tagged on the GPU with each shell's mass and count. At 2^24 particles
-//! that is 8 MB and a few MB of sums read back instead of 512 MB.
+//! (`VIEW_SAMPLE`, drawn by `camera::sample_indices`: of a model in its
+//! upload order, the very particles the host's view takes of the whole
+//! state, so the same quantiles; of a run's state, in the tree's order, a
+//! sample as good), and each particle's mass shell, tagged on the GPU
+//! with each shell's mass and count. At 2^24 particles that is 13 MB of
+//! sample and 2 MB of sums read back instead of 512 MB.
 
 use super::camera::{sample_indices, VIEW_SAMPLE};
 use super::components::{MassShells, TagTotals};
