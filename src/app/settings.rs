@@ -347,7 +347,9 @@ impl Settings {
     }
 
     /// `generate`, with the models that have a GPU sampler sampled on
-    /// `ctx` (`Model::generate_on`): what the page and the CLI run.
+    /// `ctx` (`Model::generate_on`): the particles the page's start runs
+    /// (`app::start::start_model`, which leaves a Plummer sphere on the
+    /// GPU instead of reading it back).
     pub async fn generate_on(&self, ctx: &GpuContext) -> crate::error::Result<Tagged> {
         self.model
             .generate_on(ctx, self.n as usize, self.seed as u64, &self.model_params)

@@ -98,38 +98,16 @@ impl ViewSample {
                 words.len() / 3
             )));
         }
-        let record = |k: usize| &words[3 * k..3 * k + 3];
+        // Each sampled particle's three records, as the shader wrote them
+        // (every record is four f32s).
+        let records = words[..3 * picked].chunks_exact(3);
         let mut sample = Self {
-            pos_mass: (0..picked)
-                .map(|k| {
-                    let p = record(k)[0];
-                    PosMass {
-                        pos: [p[0], p[1], p[2]],
-                        mass: p[3],
-                    }
-                })
-                .collect(),
-            vel: (0..picked)
-                .map(|k| {
-                    let u = record(k)[1];
-                    Velocity {
-                        vel: [u[0], u[1], u[2]],
-                        last_acc: u[3],
-                    }
-                })
-                .collect(),
+            pos_mass: records.clone().map(|r| bytemuck::cast(r[0])).collect(),
+            vel: records.clone().map(|r| bytemuck::cast(r[1])).collect(),
             acc_pot: Vec::new(),
         };
         if acc_pot.is_some() {
-            sample.acc_pot = (0..picked)
-                .map(|k| {
-                    let a = record(k)[2];
-                    AccPot {
-                        acc: [a[0], a[1], a[2]],
-                        pot: a[3],
-                    }
-                })
-                .collect();
+            sample.acc_pot = records.map(|r| bytemuck::cast(r[2])).collect();
         }
         Ok(sample)
     }
