@@ -15,6 +15,8 @@
 @group(0) @binding(3) var<storage, read> tables: array<f32>;
 // Σ x and Σ v of each chunk of SUM_CHUNK particles (`chunk_sums`).
 @group(0) @binding(4) var<storage, read_write> sums: array<f32>;
+// Each particle's component (`place`).
+@group(0) @binding(5) var<storage, read_write> tags: array<u32>;
 
 // --- 64- and 128-bit integers as 32-bit words (WGSL has no u64) ---
 // A u64 is vec2(low word, high word); a u128 is four words, low first.
@@ -166,14 +168,14 @@ fn plummer(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let a = params.scale_radius;
     let x = unit_vector(&st) * (r * a);
     let u = unit_vector(&st) * (v * inverseSqrt(a));
-    pos_mass[i] = PosMass(x, params.mass);
-    vel[i] = Velocity(select(u, vec3<f32>(0.0), params.at_rest != 0u), 0.0);
+    pos_mass[params.dst + i] = PosMass(x, params.mass);
+    vel[params.dst + i] = Velocity(select(u, vec3<f32>(0.0), params.at_rest != 0u), 0.0);
 }
 
 // --- the Plummer sphere's centre-of-mass frame, on the GPU (src/state/
 // generate.rs: SampledPart) ---
 
-// Σ x and Σ v of chunk c of particles 0..params.count (SUM_CHUNK each)
+// Σ x and Σ v of chunk c of particles dst..dst + count (SUM_CHUNK each)
 // in double-single, into sums[16 c ..]: the hi parts of (Σx, Σvx) and
 // (Σvy, Σvz, 0, 0), then their lo parts. One
 // workgroup a chunk, each invocation summing every WORKGROUP_SIZE-th
@@ -189,8 +191,8 @@ fn chunk_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     for (var k = 0u; k < SUM_CHUNK / WORKGROUP_SIZE; k++) {
         let i = c * SUM_CHUNK + k * WORKGROUP_SIZE + lid;
         if i < params.count {
-            let x = pos_mass[i].pos;
-            let u = vel[i].vel;
+            let x = pos_mass[params.dst + i].pos;
+            let u = vel[params.dst + i].vel;
             s0 = ds4_add_f(s0, vec4<f32>(x, u.x), one);
             s1 = ds4_add_f(s1, vec4<f32>(u.y, u.z, 0.0, 0.0), one);
         }
@@ -229,6 +231,36 @@ fn centre(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let u = vel[i];
     pos_mass[i] = PosMass(shifted(x.pos, frame_vector(1u), frame_vector(4u), one), x.mass);
     vel[i] = Velocity(shifted(u.vel, frame_vector(7u), frame_vector(10u), one), u.last_acc);
+}
+
+// Places particles dst..dst + count of a galaxy's component, sampled in
+// its own frame, in the model (src/state/galaxy/realization.rs:
+// Placement): x ↦ A x + b and v ↦ A v + c, with A in tables[1..10] (rows
+// first) and b, c as hi, lo pairs in tables[10..22]; each with mass
+// params.mass and tag params.tag.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn place(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = flat_index(wid, nwg, lid);
+    if i >= params.count { return; }
+    let one = tables[0];
+    let j = params.dst + i;
+    let x = pos_mass[j].pos;
+    let u = vel[j];
+    pos_mass[j] = PosMass(placed(x, frame_vector(10u), frame_vector(13u), one), params.mass);
+    vel[j] = Velocity(placed(u.vel, frame_vector(16u), frame_vector(19u), one), u.last_acc);
+    tags[j] = params.tag;
+}
+
+// A x + (hi + lo): the product in f32, the sum with hi exact (a
+// two-sum), plus lo, rounded once.
+fn placed(x: vec3<f32>, hi: vec3<f32>, lo: vec3<f32>, one: f32) -> vec3<f32> {
+    let a = vec3<f32>(
+        dot(frame_vector(1u), x),
+        dot(frame_vector(4u), x),
+        dot(frame_vector(7u), x),
+    );
+    let t = ds3_add_f(Ds3(hi, vec3<f32>(0.0)), a, one);
+    return fma(t.hi, vec3<f32>(one), t.lo + lo);
 }
 
 // --- galaxy components from their tables (state/galaxy: Equilibrium::draw,
@@ -359,8 +391,8 @@ fn spheroid(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let v = sample_speed(psi_at(r), &st);
     let x = unit_vector(&st) * r;
     let u = unit_vector(&st) * v;
-    pos_mass[i] = PosMass(x, params.mass);
-    vel[i] = Velocity(u, 0.0);
+    pos_mass[params.dst + i] = PosMass(x, params.mass);
+    vel[params.dst + i] = Velocity(u, 0.0);
 }
 
 // The columns of a disk's moment table (DiskTable), at R = (i + 1/2) spacing.
@@ -410,6 +442,6 @@ fn disk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let v_z = moment_at(SIGMA_Z, r) * gaussian(&st);
     let c = cos(phi);
     let s = sin(phi);
-    pos_mass[i] = PosMass(vec3<f32>(r * c, r * s, z), params.mass);
-    vel[i] = Velocity(vec3<f32>(v_r * c - v_phi * s, v_r * s + v_phi * c, v_z), 0.0);
+    pos_mass[params.dst + i] = PosMass(vec3<f32>(r * c, r * s, z), params.mass);
+    vel[params.dst + i] = Velocity(vec3<f32>(v_r * c - v_phi * s, v_r * s + v_phi * c, v_z), 0.0);
 }

@@ -49,6 +49,12 @@ struct GenerateParams {
     max_radius: f32,
     // Spacing in R of the disk's moment table (node i at (i + 1/2) of it).
     spacing: f32,
+    // Index of the dispatch's particle 0 in the arrays (a galaxy's
+    // component sampled in place), and the tag `place` writes.
+    dst: u32,
+    tag: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 // Parameters of the exact potential-energy kernel (src/state/energy.rs).

@@ -511,6 +511,14 @@ fn the_page_starts_a_plummer_sphere_on_the_gpu_as_from_its_read_back() {
     pollster::block_on(common::cases::page_start_on_gpu(&ctx, 3000));
 }
 
+/// The page starts a galaxy on the GPU alone, as from the same galaxy
+/// placed on the host (`common::cases`; in the browser too, tests/web.rs).
+#[test]
+fn the_page_starts_a_galaxy_on_the_gpu_as_from_the_host() {
+    let ctx = common::gpu();
+    pollster::block_on(common::cases::page_start_of_a_galaxy_on_gpu(&ctx, 3000));
+}
+
 /// The page's light read-out of a run is its whole read-out's
 /// (`common::cases`; in the browser too, tests/web.rs).
 #[test]

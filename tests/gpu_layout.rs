@@ -97,6 +97,10 @@ fn layouts_match_wgsl() {
             ("scale_height", offset_of!(GenerateParams, scale_height)),
             ("max_radius", offset_of!(GenerateParams, max_radius)),
             ("spacing", offset_of!(GenerateParams, spacing)),
+            ("dst", offset_of!(GenerateParams, dst)),
+            ("tag", offset_of!(GenerateParams, tag)),
+            ("_pad0", offset_of!(GenerateParams, _pad0)),
+            ("_pad1", offset_of!(GenerateParams, _pad1)),
         ],
     );
     check(

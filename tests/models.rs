@@ -541,6 +541,82 @@ fn galaxies_sampled_on_the_gpu_are_the_cpu_models_to_f32_rounding() {
 }
 
 #[test]
+fn galaxies_placed_on_the_gpu_are_the_galaxies_placed_on_the_host() {
+    // `Model::galaxy_on_gpu` (components sampled in place, placed on the
+    // GPU from their sums) against `generate_on` (the same samples read
+    // back, placed and centred in f64 on the host): the same tags and
+    // masses, and every particle where the host put it but for the f32
+    // placement's rounding; the centre of mass at rest at the origin.
+    let ctx = common::gpu();
+    let params = webgrav::state::ModelParams::default();
+    for &model in Model::ALL {
+        let n = 6000;
+        let Some(g) = pollster::block_on(model.galaxy_on_gpu(&ctx, n, 3, &params)).unwrap() else {
+            assert!(!model.is_galaxy(), "{model:?}");
+            continue;
+        };
+        let name = model.name();
+        let host = pollster::block_on(model.generate_on(&ctx, n, 3, &params)).unwrap();
+        assert_eq!(g.components, host.components, "{name}");
+        assert_eq!(
+            pollster::block_on(g.read_tags(&ctx)).unwrap(),
+            host.tags,
+            "{name}"
+        );
+        let p = pollster::block_on(g.sampled.read(&ctx)).unwrap();
+        let h = &host.particles;
+        assert_eq!(p.id, h.id, "{name}");
+        for (t, &(mass, count)) in g.totals.iter().enumerate() {
+            let of_tag = || (0..n).filter(|&k| host.tags[k] as usize == t);
+            assert_eq!(count, of_tag().count() as u64, "{name}: tag {t}");
+            let m: f64 = of_tag().map(|k| h.pos_mass[k].mass as f64).sum();
+            assert!(
+                (mass - m).abs() <= 1e-6 * m,
+                "{name}: tag {t}: {mass} vs {m}"
+            );
+        }
+        let wide = |x: [f32; 3]| x.map(f64::from);
+        let scale =
+            |x: &mut dyn Iterator<Item = [f32; 3]>| x.map(|a| norm(wide(a))).fold(0.0, f64::max);
+        let (r_max, v_max) = (
+            scale(&mut h.pos_mass.iter().map(|q| q.pos)),
+            scale(&mut h.vel.iter().map(|v| v.vel)),
+        );
+        let apart = |a: [f32; 3], b: [f32; 3]| {
+            let (a, b) = (wide(a), wide(b));
+            norm([a[0] - b[0], a[1] - b[1], a[2] - b[2]])
+        };
+        let (mut worst_x, mut worst_v) = (0.0f64, 0.0f64);
+        let (mut mx, mut mv, mut mass) = ([0.0f64; 3], [0.0f64; 3], 0.0);
+        for k in 0..n {
+            assert_eq!(
+                p.pos_mass[k].mass, h.pos_mass[k].mass,
+                "{name}: mass of {k}"
+            );
+            worst_x = worst_x.max(apart(p.pos_mass[k].pos, h.pos_mass[k].pos) / r_max);
+            worst_v = worst_v.max(apart(p.vel[k].vel, h.vel[k].vel) / v_max);
+            let m = p.pos_mass[k].mass as f64;
+            mass += m;
+            for a in 0..3 {
+                mx[a] += m * p.pos_mass[k].pos[a] as f64;
+                mv[a] += m * p.vel[k].vel[a] as f64;
+            }
+        }
+        let (com, vcom) = (norm(mx) / mass / r_max, norm(mv) / mass / v_max);
+        println!("{name}: apart by {worst_x:.1e} (positions), {worst_v:.1e} (velocities) of the largest; centre {com:.1e}, {vcom:.1e}");
+        assert!(worst_x < 1e-6 && worst_v < 1e-6, "{name}");
+        assert!(com < 1e-6 && vcom < 1e-6, "{name}");
+    }
+    // N the device cannot hold is refused before anything is sampled.
+    let huge = ctx.max_elements(16) as usize + 1;
+    let refused = pollster::block_on(Model::MilkyWay.galaxy_on_gpu(&ctx, huge, 1, &params));
+    assert!(matches!(
+        refused,
+        Err(webgrav::Error::TooManyParticles { .. })
+    ));
+}
+
+#[test]
 fn milky_way_is_in_virial_equilibrium() {
     fn check(s: &impl Sampler) {
         // Halo, bulge and disk together (the disk's moments, the spheroid's

@@ -592,6 +592,35 @@ fn the_view_fits_what_is_drawn() {
     assert_eq!(turned.pitch, 0.7);
 }
 
+// A view sample of tagged particles (the page's start on the GPU keeps
+// only a sample of positions beside every particle's tags) weighs in a fit
+// as those particles do among all.
+#[test]
+fn a_view_sample_weighs_as_its_particles() {
+    use webgrav::render::camera::{sample_indices, VIEW_SAMPLE};
+    let n = VIEW_SAMPLE + 40_000;
+    let galaxy: Tagged = common::small_disk_galaxy().realize(n, 2).unwrap().into();
+    let tags = ComponentTags::of_model(&galaxy);
+    let p = &galaxy.particles.pos_mass;
+    let picks: Vec<usize> = sample_indices(n, VIEW_SAMPLE).collect();
+    let sample: Vec<_> = picks.iter().map(|&k| p[k]).collect();
+    for (hidden, map) in [
+        (0, MapKind::Light),
+        (tags.halo_mask(), MapKind::Light),
+        (0, MapKind::Density),
+    ] {
+        let all = tags.fit_weights(p, hidden, map);
+        let of_sample = tags.fit_weights(&sample, hidden, map);
+        let want: Vec<f64> = picks.iter().map(|&k| all[k]).collect();
+        assert_eq!(of_sample, want, "hidden {hidden}, {map:?}");
+        // Dark matter weighs nothing in a picture of stars.
+        assert!(
+            of_sample.contains(&0.0) == (map == MapKind::Light),
+            "{map:?}"
+        );
+    }
+}
+
 fn run_cli(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_webgrav"))
         .args(args)

@@ -74,6 +74,12 @@ async fn the_page_starts_a_plummer_sphere_on_the_gpu_as_from_its_read_back_in_br
 }
 
 #[wasm_bindgen_test]
+async fn the_page_starts_a_galaxy_on_the_gpu_as_from_the_host_in_browser() {
+    let ctx = gpu().await;
+    page_start_of_a_galaxy_on_gpu(&ctx, 3000).await;
+}
+
+#[wasm_bindgen_test]
 async fn a_light_read_out_of_a_run_is_its_whole_read_out_in_browser() {
     let ctx = gpu().await;
     light_readout_of_a_run(&ctx, 6000).await;

@@ -147,6 +147,14 @@ pub struct GenerateParams {
     pub max_radius: f32,
     /// Spacing in R of the disk's moment table (node i at (i + ½) of it).
     pub spacing: f32,
+    /// Index in the arrays of the dispatch's particle 0: a galaxy's
+    /// component sampled in place in the whole model's arrays
+    /// (`generate::Gpu::resident`); 0 elsewhere.
+    pub dst: u32,
+    /// The tag `place` writes for its particles.
+    pub tag: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
 }
 
 /// Uniform of the leapfrog kernels.

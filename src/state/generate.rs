@@ -3,7 +3,11 @@
 //! PCG and SplitMix64 arithmetic emulated on 32-bit words), the same
 //! sampling, in f32. A galaxy's particles come back to the host in
 //! pieces, where its components are placed and moved to their centre of
-//! mass in f64. The Plummer sphere (and the cold collapse) stays on the
+//! mass in f64; or, from a resident sampler (`Gpu::resident`, the page's
+//! start), each component is sampled in place in the model's arrays, only
+//! its sums come back, and `Gpu::place` applies the placement the host
+//! worked out from them (`galaxy::realization::Placement`). The Plummer
+//! sphere (and the cold collapse) stays on the
 //! GPU (`Sampled`): only its chunks' sums come back (double-single,
 //! `SUM_CHUNK` particles each), the host adds them in order into the
 //! frame, and the GPU moves the particles to it. A run starts from them
@@ -29,8 +33,7 @@ use crate::gpu::layout::{AccPot, GenerateParams, PosMass, Velocity, WORKGROUP_SI
 use crate::gpu::GpuContext;
 use crate::state::galaxy::disk::DiskKinematics;
 use crate::state::galaxy::eddington::{DfNode, SPEED_TRIES};
-use crate::state::galaxy::realization::PhasePoint;
-use crate::state::galaxy::realization::Slots;
+use crate::state::galaxy::realization::{PhasePoint, Placement, Slots};
 use crate::state::galaxy::{DiskEquilibrium, DiskSampler, Equilibrium, SpheroidSampler};
 use crate::state::parallel::{fill_piece, map_indices, map_into, vec_for_pieces, SUM_CHUNK};
 use crate::state::particles::{in_upload_order, GpuParticles, Particles};
@@ -58,6 +61,7 @@ pub const BINDINGS: &[Slot] = &[
     ("vel", Binding::StorageReadWrite),
     ("tables", Binding::StorageRead),
     ("sums", Binding::StorageReadWrite),
+    ("tags", Binding::StorageReadWrite),
 ];
 
 /// Particles per piece natively (64 MiB per array; two staging sets take
@@ -144,10 +148,18 @@ pub async fn plummer_part(
     );
     let params = uniform_buffer(device, "generate params", &params);
     let tables = storage_buffer_written(device, &ctx.queue, "one", &[1.0f32]);
+    let no_tags = empty_storage_buffer(device, "no tags", 16);
     let bind = |k: &Kernel| {
         k.bind(
             device,
-            &[&params, &sample.pos_mass, &sample.vel, &tables, &sums],
+            &[
+                &params,
+                &sample.pos_mass,
+                &sample.vel,
+                &tables,
+                &sums,
+                &no_tags,
+            ],
         )
     };
     let mut encoder = device.create_command_encoder(&Default::default());
@@ -273,8 +285,12 @@ impl SampledPart {
         let params = uniform_buffer(device, "generate params", &params);
         let tables = storage_buffer_written(device, &ctx.queue, "frame", &frame);
         let unused = empty_storage_buffer(device, "no sums", 16);
+        let no_tags = empty_storage_buffer(device, "no tags", 16);
         let k = &self.kernels.centre;
-        let bind = k.bind(device, &[&params, &s.pos_mass, &s.vel, &tables, &unused]);
+        let bind = k.bind(
+            device,
+            &[&params, &s.pos_mass, &s.vel, &tables, &unused, &no_tags],
+        );
         k.submit(ctx, &bind, s.count as u32);
         self.sample
     }
@@ -326,9 +342,11 @@ impl Pieces<'_> {
         let pos_mass = empty_storage_buffer(device, "generated positions", piece * RECORD);
         let vel = empty_storage_buffer(device, "generated velocities", piece * RECORD);
         let no_sums = empty_storage_buffer(device, "no sums", 16);
-        let bind = self
-            .kernel
-            .bind(device, &[&params, &pos_mass, &vel, self.tables, &no_sums]);
+        let no_tags = empty_storage_buffer(device, "no tags", 16);
+        let bind = self.kernel.bind(
+            device,
+            &[&params, &pos_mass, &vel, self.tables, &no_sums, &no_tags],
+        );
         let sample = |encoder: &mut wgpu::CommandEncoder, at: u64, count: u64| {
             // Applied before the submission that holds this piece.
             let p = GenerateParams {
@@ -370,8 +388,33 @@ const DISK_NODES: usize = 4096;
 /// of `DISK_NODES` radii.
 pub struct Gpu<'a> {
     ctx: &'a GpuContext,
-    /// The spheroid and disk kernels, built at their first use.
-    kernels: OnceCell<[Kernel; 2]>,
+    /// The spheroid, disk, sums and placement kernels, built at their
+    /// first use.
+    kernels: OnceCell<[Kernel; 4]>,
+    /// The whole model's arrays where it samples in place (`resident`).
+    arrays: Option<ResidentArrays>,
+}
+
+/// Indices into `Gpu::kernels`.
+const SPHEROID: usize = 0;
+const DISK: usize = 1;
+const SUMS: usize = 2;
+const PLACE: usize = 3;
+
+/// A galaxy's arrays on the GPU while a resident sampler fills them.
+struct ResidentArrays {
+    pos_mass: wgpu::Buffer,
+    vel: wgpu::Buffer,
+    tags: wgpu::Buffer,
+    n: usize,
+}
+
+/// A galaxy model sampled and placed on the GPU (`Gpu::resident`): its
+/// particles as a run starts from them, and each particle's tag.
+pub struct SampledGalaxy {
+    pub sampled: Sampled,
+    /// One u32 a particle: its component's index.
+    pub tags: wgpu::Buffer,
 }
 
 impl<'a> Gpu<'a> {
@@ -379,16 +422,145 @@ impl<'a> Gpu<'a> {
         Self {
             ctx,
             kernels: OnceCell::new(),
+            arrays: None,
         }
+    }
+
+    /// A sampler that leaves a model of `n` particles on the GPU: each
+    /// component is sampled in place in the model's arrays, and a
+    /// realization it draws is resident (`Realization::resident`), its
+    /// placement applied by `place`. Nothing comes back but each
+    /// component's sums.
+    pub fn resident(ctx: &'a GpuContext, n: usize) -> Result<Self> {
+        ctx.check_particle_count(n as u64, RECORD)?;
+        let device = &ctx.device;
+        let bytes = n.max(1) as u64 * RECORD;
+        let arrays = ResidentArrays {
+            pos_mass: empty_storage_buffer(device, "galaxy positions", bytes),
+            vel: empty_storage_buffer(device, "galaxy velocities", bytes),
+            tags: empty_storage_buffer(device, "galaxy tags", n.max(1) as u64 * 4),
+            n,
+        };
+        Ok(Self {
+            arrays: Some(arrays),
+            ..Self::new(ctx)
+        })
     }
 
     fn kernel(&self, which: usize) -> &Kernel {
         &self.kernels.get_or_init(|| {
             let device = &self.ctx.device;
             let module = shader_module(device, "generate", &wgsl());
-            ["spheroid", "disk"]
+            ["spheroid", "disk", "chunk_sums", "place"]
                 .map(|entry| Kernel::from_module(device, entry, &module, entry, BINDINGS))
         })[which]
+    }
+
+    /// Samples `count` particles by `kernel` (parameters `params`, tables
+    /// `tables`) into the resident arrays from `params.dst` on, and
+    /// returns their Σ x and Σ v (summed in double-single on the GPU by
+    /// chunks, the chunks added here).
+    async fn fill_resident(
+        &self,
+        arrays: &ResidentArrays,
+        (kernel, tables): (&Kernel, &wgpu::Buffer),
+        params: GenerateParams,
+    ) -> Result<[f64; 6]> {
+        let ctx = self.ctx;
+        let device = &ctx.device;
+        let count = params.count;
+        let chunks = (count as usize).div_ceil(SUM_CHUNK);
+        let sums =
+            empty_storage_buffer(device, "component sums", (CHUNK_LANES * chunks) as u64 * 4);
+        let one = storage_buffer_written(device, &ctx.queue, "one", &[1.0f32]);
+        let params = uniform_buffer(device, "generate params", &params);
+        let a = arrays;
+        let bind = |k: &Kernel, tables: &wgpu::Buffer| {
+            k.bind(
+                device,
+                &[&params, &a.pos_mass, &a.vel, tables, &sums, &a.tags],
+            )
+        };
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let groups = dispatch_size(device, count, WORKGROUP_SIZE);
+            kernel.dispatch(&mut pass, &bind(kernel, tables), groups);
+            let summing = self.kernel(SUMS);
+            let groups = dispatch_size(device, chunks as u32, 1);
+            summing.dispatch(&mut pass, &bind(summing, &one), groups);
+        }
+        ctx.queue.submit(Some(encoder.finish()));
+        let ds: Vec<f32> = read_vec(device, &ctx.queue, &sums).await?;
+        // hi + lo of each lane, exact in f64, the chunks in order.
+        let mut total = [0.0; 6];
+        for s in ds.chunks_exact(CHUNK_LANES) {
+            for (a, t) in total.iter_mut().enumerate() {
+                *t += s[a] as f64 + s[a + CHUNK_LANES / 2] as f64;
+            }
+        }
+        Ok(total)
+    }
+
+    /// The model this resident sampler drew, its runs placed as
+    /// `placements` say (a resident `Realization`'s), each particle with
+    /// its run's mass and tag.
+    pub fn place(self, placements: &[Placement]) -> Result<SampledGalaxy> {
+        let ctx = self.ctx;
+        let device = &ctx.device;
+        let kernel = self.kernel(PLACE);
+        let Some(a) = &self.arrays else {
+            return Err(Error::InvalidParameter(
+                "placed by a sampler that is not resident".into(),
+            ));
+        };
+        let placed: usize = placements.iter().map(|p| p.count).sum();
+        if placed != a.n {
+            return Err(Error::InvalidParameter(format!(
+                "{placed} of the galaxy's {} particles placed",
+                a.n
+            )));
+        }
+        let no_sums = empty_storage_buffer(device, "no sums", 16);
+        for p in placements.iter().filter(|p| p.count > 0) {
+            let split = |x: [f64; 3]| {
+                let hi = x.map(|a| a as f32);
+                (
+                    hi,
+                    std::array::from_fn::<f32, 3, _>(|k| (x[k] - hi[k] as f64) as f32),
+                )
+            };
+            let mut table = vec![1.0f32];
+            table.extend(p.rotation.iter().flatten().map(|&r| r as f32));
+            let ((x_hi, x_lo), (v_hi, v_lo)) = (split(p.dx), split(p.dv));
+            for part in [x_hi, x_lo, v_hi, v_lo] {
+                table.extend(part);
+            }
+            let params = GenerateParams {
+                dst: p.start as u32,
+                count: p.count as u32,
+                mass: p.mass as f32,
+                tag: p.tag,
+                ..Default::default()
+            };
+            let params = uniform_buffer(device, "place params", &params);
+            let table = storage_buffer_written(device, &ctx.queue, "placement", &table);
+            let bind = kernel.bind(
+                device,
+                &[&params, &a.pos_mass, &a.vel, &table, &no_sums, &a.tags],
+            );
+            kernel.submit(ctx, &bind, p.count as u32);
+        }
+        let a = self.arrays.expect("checked above");
+        Ok(SampledGalaxy {
+            sampled: Sampled {
+                pos_mass: a.pos_mass,
+                vel: a.vel,
+                first: 0,
+                count: a.n,
+            },
+            tags: a.tags,
+        })
     }
 
     /// Runs `kernel` over the slots from streams (`seed`, `stream`) with
@@ -404,6 +576,20 @@ impl<'a> Gpu<'a> {
         let ctx = self.ctx;
         let tables = storage_buffer_written(&ctx.device, &ctx.queue, "galaxy tables", tables);
         let key = stream_key(seed, stream);
+        if let (Some(arrays), Some(run)) = (&self.arrays, out.resident) {
+            let params = GenerateParams {
+                key_lo: key as u32,
+                key_hi: (key >> 32) as u32,
+                first: out.first as u32,
+                count: run.count as u32,
+                dst: run.start as u32,
+                ..params
+            };
+            run.sums = self
+                .fill_resident(arrays, (kernel, &tables), params)
+                .await?;
+            return Ok(());
+        }
         let run = Pieces {
             kernel,
             tables: &tables,
@@ -450,8 +636,17 @@ impl SpheroidSampler for Gpu<'_> {
             bound_beyond: df.bound_beyond() as f32,
             ..Default::default()
         };
-        self.fill((self.kernel(0), &tables), params, (seed, k as u64), out)
-            .await
+        self.fill(
+            (self.kernel(SPHEROID), &tables),
+            params,
+            (seed, k as u64),
+            out,
+        )
+        .await
+    }
+
+    fn resident(&self) -> bool {
+        self.arrays.is_some()
     }
 }
 
@@ -477,7 +672,7 @@ impl DiskSampler for Gpu<'_> {
             spacing: spacing as f32,
             ..Default::default()
         };
-        self.fill((self.kernel(1), &tables), params, stream, out)
+        self.fill((self.kernel(DISK), &tables), params, stream, out)
             .await
     }
 }

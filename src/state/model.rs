@@ -353,41 +353,10 @@ impl Model {
         if n == 0 {
             return Err(Error::InvalidParameter("N must be at least 1".into()));
         }
-        let p = params;
         let one = one_component;
-        let s = sampler;
         Ok(match self {
             Model::Plummer => one(plummer(n, seed)),
             Model::ColdCollapse => one(cold_collapse(n, seed)),
-            Model::Hernquist => catalog::hernquist().realize_with(n, seed, s).await?.into(),
-            Model::Nfw => catalog::nfw().realize_with(n, seed, s).await?.into(),
-            Model::Sersic => catalog::sersic().realize_with(n, seed, s).await?.into(),
-            Model::DiskGalaxy => catalog::disk_galaxy(p.toomre_q)
-                .realize_with(n, seed, s)
-                .await?
-                .into(),
-            Model::MilkyWay => catalog::milky_way(p.toomre_q)
-                .realize_with(n, seed, s)
-                .await?
-                .into(),
-            Model::GalaxyMerger => catalog::bonsai_merger(p.mass_ratio, p.pericenter)
-                .realize_with(n, seed, s)
-                .await?
-                .into(),
-            Model::GalaxyCrash => catalog::galaxy_crash(
-                p.mass_ratio,
-                p.pericenter,
-                (p.inclination1, p.inclination2),
-                p.halo_mass,
-                p.toomre_q,
-            )?
-            .realize_with(n, seed, s)
-            .await?
-            .into(),
-            Model::MinorMergers => catalog::minor_mergers(p.satellites as usize)
-                .realize_with(n, seed, s)
-                .await?
-                .into(),
             Model::Planets => {
                 // Each body its own component, named.
                 let (particles, components) = few_body::planets(n, seed)?;
@@ -398,7 +367,131 @@ impl Model {
                 }
             }
             Model::FigureEight => one(few_body::figure_eight(n)?),
+            _ => self
+                .galaxy_by(n, seed, params, sampler)
+                .await?
+                .expect("every other model is a galaxy")
+                .into(),
         })
+    }
+
+    /// The galaxy of this model drawn by `sampler`; `None` for the
+    /// models that are not galaxies (the Plummer sphere, the cold
+    /// collapse, the few-body ones).
+    async fn galaxy_by(
+        self,
+        n: usize,
+        seed: u64,
+        params: &ModelParams,
+        sampler: &impl Sampler,
+    ) -> Result<Option<Realization>> {
+        let p = params;
+        let s = sampler;
+        Ok(Some(match self {
+            Model::Hernquist => catalog::hernquist().realize_with(n, seed, s).await?,
+            Model::Nfw => catalog::nfw().realize_with(n, seed, s).await?,
+            Model::Sersic => catalog::sersic().realize_with(n, seed, s).await?,
+            Model::DiskGalaxy => {
+                (catalog::disk_galaxy(p.toomre_q))
+                    .realize_with(n, seed, s)
+                    .await?
+            }
+            Model::MilkyWay => {
+                (catalog::milky_way(p.toomre_q))
+                    .realize_with(n, seed, s)
+                    .await?
+            }
+            Model::GalaxyMerger => {
+                (catalog::bonsai_merger(p.mass_ratio, p.pericenter))
+                    .realize_with(n, seed, s)
+                    .await?
+            }
+            Model::GalaxyCrash => {
+                catalog::galaxy_crash(
+                    p.mass_ratio,
+                    p.pericenter,
+                    (p.inclination1, p.inclination2),
+                    p.halo_mass,
+                    p.toomre_q,
+                )?
+                .realize_with(n, seed, s)
+                .await?
+            }
+            Model::MinorMergers => {
+                (catalog::minor_mergers(p.satellites as usize))
+                    .realize_with(n, seed, s)
+                    .await?
+            }
+            Model::Plummer | Model::ColdCollapse | Model::Planets | Model::FigureEight => {
+                return Ok(None);
+            }
+        }))
+    }
+
+    /// This model, where it is a galaxy, sampled and placed on `ctx`'s
+    /// GPU and left there (`generate::Gpu::resident`): its components are
+    /// sampled in place in the model's arrays, and only each component's
+    /// sums come back, from which the host places the galaxies and finds
+    /// the centre of mass as `generate_on` does with every particle. The
+    /// same model to f32 rounding. `None` for the other models.
+    pub async fn galaxy_on_gpu(
+        self,
+        ctx: &GpuContext,
+        n: usize,
+        seed: u64,
+        params: &ModelParams,
+    ) -> Result<Option<GalaxyOnGpu>> {
+        if !self.is_galaxy() {
+            return Ok(None);
+        }
+        if n == 0 {
+            return Err(Error::InvalidParameter("N must be at least 1".into()));
+        }
+        let sampler = generate::Gpu::resident(ctx, n)?;
+        let galaxy = self
+            .galaxy_by(n, seed, params, &sampler)
+            .await?
+            .expect("a galaxy");
+        let placements = galaxy.resident.as_deref().unwrap_or_default();
+        let mut totals = vec![(0.0, 0u64); galaxy.components.len()];
+        for p in placements {
+            totals[p.tag as usize].0 += p.mass * p.count as f64;
+            totals[p.tag as usize].1 += p.count as u64;
+        }
+        let placed = sampler.place(placements)?;
+        Ok(Some(GalaxyOnGpu {
+            sampled: placed.sampled,
+            tags: placed.tags,
+            components: galaxy.components,
+            totals,
+        }))
+    }
+
+    /// Whether this model is a galaxy (`galaxy_by` draws it).
+    pub fn is_galaxy(self) -> bool {
+        !matches!(
+            self,
+            Model::Plummer | Model::ColdCollapse | Model::Planets | Model::FigureEight
+        )
+    }
+}
+
+/// A galaxy model on the GPU (`Model::galaxy_on_gpu`).
+pub struct GalaxyOnGpu {
+    pub sampled: Sampled,
+    /// One u32 a particle: the index of its component in `components`.
+    pub tags: wgpu::Buffer,
+    pub components: Vec<String>,
+    /// Mass and particle count of each component.
+    pub totals: Vec<(f64, u64)>,
+}
+
+impl GalaxyOnGpu {
+    /// Each particle's component, read back (4 bytes a particle).
+    pub async fn read_tags(&self, ctx: &GpuContext) -> Result<Vec<u32>> {
+        let tags: Vec<u32> =
+            crate::gpu::buffers::read_vec(&ctx.device, &ctx.queue, &self.tags).await?;
+        Ok(tags[..self.sampled.count].to_vec())
     }
 }
 

@@ -13,7 +13,7 @@
 // Usage (on the GPU machine, through lab.sh; smoke.sh runs it here):
 //   node lab.mjs SET [--only native|browser] [--out DIR] [--check]
 // SET names a list of configurations below (`side-by-side`, `frames`,
-// `first-frames`, `largest`, `probe`, `latency`, `startup`, or a JSON array of specs in the
+// `first-frames`, `galaxy-starts`, `largest`, `probe`, `latency`, `startup`, or a JSON array of specs in the
 // CLI's option names). --check: exit 1 if a configuration failed.
 // Needs, beside this file: ../../.lab/{node,pkg/webgrav.js,index.js,dist/}
 // and the native binary at ../../.lab/webgrav (prepare.sh makes them).
@@ -63,6 +63,14 @@ const SETS = {
   "galaxy-frames": [
     ...[16384, 1048576, 4194304].map((n) => ({ bench: "frame", n, model: "milky-way" })),
     { bench: "frame", n: 1048576, model: "galaxy-crash" },
+    { bench: "frame", n: 1048576, model: "minor-mergers" },
+  ],
+  // The galaxies' first frames at the sizes of issue 47's page targets
+  // (placed on the GPU since 2026-12-01).
+  "galaxy-starts": [
+    ...[1048576, 16777216].flatMap((n) =>
+      ["milky-way", "galaxy-crash"].map((model) => ({ bench: "frame", n, model })),
+    ),
     { bench: "frame", n: 1048576, model: "minor-mergers" },
   ],
   // Native only: indirect dispatches against the default strided ones, and

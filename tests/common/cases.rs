@@ -437,16 +437,77 @@ pub async fn page_start_on_gpu(ctx: &GpuContext, n: usize) {
     let b = from_host.run.readout(ctx).await.unwrap();
     assert_eq!(a.snapshot.particles, b.snapshot.particles);
     assert_eq!(a.acc_pot, b.acc_pot);
-    // A Hermite run, and a galaxy, are made on the host.
+    // A Hermite run is made on the host.
     let mut hermite = Settings::default();
     hermite.run.solver = SolverKind::Hermite4;
     let hermite = hermite.run.validate().unwrap();
     let started = start_model(ctx, Model::Plummer, 64, 1, &params, hermite);
     assert!(started.await.unwrap().particles.is_some());
-    let started = start_model(ctx, Model::MilkyWay, 3000, 1, &params, config);
-    let started = started.await.unwrap();
-    assert_eq!(started.particles.as_ref().map(|p| p.len()), Some(3000));
-    assert!(!started.view.components.by_shells);
+}
+
+/// The page starts a galaxy of `n` particles (fewer than a view sample)
+/// on the GPU alone (`app::start`, `Model::galaxy_on_gpu`): the same
+/// components, tags and totals as the same model placed on the host and
+/// started from there, and the same particles but for the f32
+/// placement's rounding (the merger's galaxies are turned).
+pub async fn page_start_of_a_galaxy_on_gpu(ctx: &GpuContext, n: usize) {
+    use webgrav::app::settings::Settings;
+    use webgrav::app::start::{start_model, start_particles};
+    use webgrav::render::ComponentTags;
+    use webgrav::state::ModelParams;
+    let (model, seed) = (Model::GalaxyCrash, 5);
+    let params = ModelParams::default();
+    let config = Settings::default().run.validate().unwrap();
+    let mut on_gpu = start_model(ctx, model, n, seed, &params, config)
+        .await
+        .unwrap();
+    assert!(on_gpu.particles.is_none(), "the model came to the host");
+    let host = model.generate_on(ctx, n, seed, &params).await.unwrap();
+    let components = ComponentTags::of_model(&host);
+    let mut from_host = start_particles(ctx, host.particles.clone(), 0.0, components, config)
+        .await
+        .unwrap();
+    let (g, h) = (&on_gpu.view, &from_host.view);
+    assert!(!g.components.by_shells);
+    assert_eq!(g.components.names, h.components.names);
+    assert_eq!(g.components.tags, h.components.tags);
+    assert_eq!(g.totals.0.len(), h.totals.0.len());
+    for (t, (&(m, c), &(hm, hc))) in g.totals.0.iter().zip(&h.totals.0).enumerate() {
+        assert_eq!(c, hc, "tag {t}");
+        assert!((m - hm).abs() <= 1e-6 * hm, "tag {t}: {m}, host {hm}");
+    }
+    // Fewer particles than a view sample: the sample is every particle.
+    let largest = |p: &[webgrav::gpu::layout::PosMass]| {
+        p.iter()
+            .map(|q| q.pos.iter().map(|x| x * x).sum::<f32>().sqrt())
+            .fold(0.0, f32::max)
+    };
+    let r_max = largest(&h.positions);
+    assert_eq!(g.positions.len(), h.positions.len());
+    for (a, b) in g.positions.iter().zip(&h.positions) {
+        assert_eq!(a.mass, b.mass);
+        for k in 0..3 {
+            assert!(
+                (a.pos[k] - b.pos[k]).abs() <= 1e-6 * r_max,
+                "{a:?} vs {b:?}"
+            );
+        }
+    }
+    for (a, b) in g.ranges.speed.iter().zip(&h.ranges.speed) {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs(),
+            "speeds {:?} vs {:?}",
+            g.ranges,
+            h.ranges
+        );
+    }
+    // The same run to the placement's rounding: the same particles, and
+    // first forces within what that moves them by.
+    let a = on_gpu.run.readout(ctx).await.unwrap();
+    let b = from_host.run.readout(ctx).await.unwrap();
+    assert_eq!(a.snapshot.particles.id, b.snapshot.particles.id);
+    let (e, he) = (a.diagnostics.total, b.diagnostics.total);
+    assert!((e - he).abs() <= 1e-5 * he.abs(), "energy {e}, host {he}");
 }
 
 /// A page's light read-out of a tree run above the host's precise sum

@@ -277,7 +277,8 @@ impl<S: Sampler> Realize<S> for DiskGalaxy {
         let (mut counts, mass) = equal_mass_counts(&parts, n)?;
         let n_disk = counts.pop().expect("the disk");
         let eq = DiskEquilibrium::new(self);
-        let mut out = Realization::starting_at(origin, sampler.share());
+        let mut out =
+            Realization::starting_at(origin, sampler.share()).resident_if(sampler.resident());
         let split = (counts, mass);
         sample_components(
             &eq.spheroid,

@@ -130,7 +130,8 @@ impl<S: Sampler> Realize<S> for Merger {
         let (m1, m2) = (self.primary.total_mass(), self.secondary.total_mass());
         let (rel_x, rel_v) = self.orbit.relative_state(m1 + m2)?;
         let counts = split_count(n, &[self.primary_share, 1.0 - self.primary_share]);
-        let mut out = Realization::starting_at(origin, sampler.share());
+        let mut out =
+            Realization::starting_at(origin, sampler.share()).resident_if(sampler.resident());
         let parts = [
             (
                 &self.primary,

@@ -21,7 +21,47 @@ pub struct Realization {
     pub components: Vec<String>,
     /// Where its particles lie in the whole model, and which are held.
     pub span: Span,
+    /// Where a GPU sampler keeps the particles in its own arrays
+    /// (`generate::Gpu::resident`): the arrays above stay empty, and each
+    /// run of slots keeps its sums as sampled and the placement that
+    /// `rotate` and `shift` build up, applied once on the GPU at the end.
+    pub resident: Option<Vec<Placement>>,
 }
+
+/// A run of slots of a resident realization: particles `start..start +
+/// count` of the whole model, sampled in their galaxy's frame, to be
+/// placed at x ↦ `rotation` x + `dx`, v ↦ `rotation` v + `dv` (what
+/// `rotate` and `shift` do to held particles, in that order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    pub start: usize,
+    pub count: usize,
+    pub mass: f64,
+    pub tag: u32,
+    /// Σ x and Σ v of the particles as sampled (the sampler's).
+    pub sums: [f64; 6],
+    pub rotation: Rotation,
+    pub dx: [f64; 3],
+    pub dv: [f64; 3],
+}
+
+impl Placement {
+    /// Σ m x and Σ m v of the placed particles.
+    fn moments(&self) -> ([f64; 3], [f64; 3]) {
+        let n = self.count as f64;
+        let placed = |sum: [f64; 3], shift: [f64; 3]| {
+            let turned = apply(&self.rotation, sum);
+            std::array::from_fn(|k| self.mass * (turned[k] + n * shift[k]))
+        };
+        (
+            placed([self.sums[0], self.sums[1], self.sums[2]], self.dx),
+            placed([self.sums[3], self.sums[4], self.sums[5]], self.dv),
+        )
+    }
+}
+
+/// The rotation that turns nothing.
+pub const IDENTITY: Rotation = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
 /// The place of a realization (a galaxy of a merger, say) in the whole
 /// model, and the whole model's particles a process holds.
@@ -62,6 +102,10 @@ pub struct Slots<'a> {
     /// The component's index of the first slot's particle (0 but in a
     /// share that starts inside the component).
     pub first: usize,
+    /// Of a resident realization (`pos` and `vel` empty): where the
+    /// particles go in the sampler's arrays, their mass and tag, and
+    /// their sums for the sampler to fill.
+    pub resident: Option<&'a mut Placement>,
 }
 
 /// A 3×3 rotation matrix, rows first.
@@ -98,13 +142,25 @@ impl Realization {
         }
     }
 
+    /// This (empty) realization, resident if `resident` (its sampler
+    /// keeps what it samples on its GPU: `SpheroidSampler::resident`).
+    pub fn resident_if(mut self, resident: bool) -> Self {
+        if resident {
+            self.resident = Some(Vec::new());
+        }
+        self
+    }
+
     /// The particles held here.
     pub fn len(&self) -> usize {
-        self.pos.len()
+        match &self.resident {
+            Some(_) => self.span.count,
+            None => self.pos.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.pos.is_empty()
+        self.len() == 0
     }
 
     /// Adds a component and returns its tag.
@@ -116,6 +172,7 @@ impl Realization {
     /// Appends one particle (to a realization that holds all of its own).
     pub fn push(&mut self, pos: [f64; 3], vel: [f64; 3], mass: f64, tag: u32) {
         debug_assert!(self.span.keep.is_none(), "a share is sampled, not pushed");
+        debug_assert!(self.resident.is_none(), "a resident realization is sampled");
         self.span.count += 1;
         self.pos.push(pos);
         self.vel.push(vel);
@@ -129,6 +186,9 @@ impl Realization {
     pub fn add_slots(&mut self, count: usize, (mass, tag): (f64, u32)) -> Slots<'_> {
         let component = self.span.origin + self.span.count;
         self.span.count += count;
+        if self.resident.is_some() {
+            return self.add_resident_slots(component, count, (mass, tag));
+        }
         let start = self.len();
         let end = self.span.held().len();
         self.pos.resize(end, [0.0; 3]);
@@ -143,15 +203,54 @@ impl Realization {
                 .keep
                 .as_ref()
                 .map_or(0, |k| k.start.saturating_sub(component)),
+            resident: None,
+        }
+    }
+
+    /// `add_slots` of a resident realization: a run of slots
+    /// (particles `start..start + count` of the whole model) that the
+    /// sampler fills in its GPU's arrays.
+    fn add_resident_slots(
+        &mut self,
+        start: usize,
+        count: usize,
+        (mass, tag): (f64, u32),
+    ) -> Slots<'_> {
+        let placements = self.resident.get_or_insert_with(Vec::new);
+        placements.push(Placement {
+            start,
+            count,
+            mass,
+            tag,
+            sums: [0.0; 6],
+            rotation: IDENTITY,
+            dx: [0.0; 3],
+            dv: [0.0; 3],
+        });
+        Slots {
+            pos: &mut [],
+            vel: &mut [],
+            first: 0,
+            resident: placements.last_mut(),
         }
     }
 
     pub fn total_mass(&self) -> f64 {
-        self.mass.iter().sum()
+        match &self.resident {
+            Some(placements) => placements.iter().map(|p| p.mass * p.count as f64).sum(),
+            None => self.mass.iter().sum(),
+        }
     }
 
     /// Mass of the particles tagged `tag`.
     pub fn component_mass(&self, tag: u32) -> f64 {
+        if let Some(placements) = &self.resident {
+            return placements
+                .iter()
+                .filter(|p| p.tag == tag)
+                .map(|p| p.mass * p.count as f64)
+                .sum();
+        }
         self.mass
             .iter()
             .zip(&self.tag)
@@ -161,9 +260,22 @@ impl Realization {
     }
 
     /// Mass-weighted mean position and velocity of the particles held
-    /// here, summed by the whole model's chunks (`state::share`).
+    /// here, summed by the whole model's chunks (`state::share`); of a
+    /// resident realization, from its runs' sums and placements.
     pub fn center_of_mass(&self) -> PhasePoint {
-        frame_of(self.chunk_sums())
+        let Some(placements) = &self.resident else {
+            return frame_of(self.chunk_sums());
+        };
+        let (mut x, mut v) = ([0.0; 3], [0.0; 3]);
+        for p in placements {
+            let (px, pv) = p.moments();
+            for k in 0..3 {
+                x[k] += px[k];
+                v[k] += pv[k];
+            }
+        }
+        let mass = self.total_mass();
+        (x.map(|c| c / mass), v.map(|c| c / mass))
     }
 
     /// The chunk sums of the particles held here (`share::chunk_sums`).
@@ -184,6 +296,15 @@ impl Realization {
 
     /// Moves by `dx` and boosts by `dv`.
     pub fn shift(&mut self, dx: [f64; 3], dv: [f64; 3]) {
+        if let Some(placements) = &mut self.resident {
+            for p in placements {
+                for k in 0..3 {
+                    p.dx[k] += dx[k];
+                    p.dv[k] += dv[k];
+                }
+            }
+            return;
+        }
         for_each_pair(&mut self.pos, &mut self.vel, |_, x, v| {
             for a in 0..3 {
                 x[a] += dx[a];
@@ -202,6 +323,9 @@ impl Realization {
     pub fn center_among(&mut self, gather: Option<&dyn GatherSums>) {
         let (x, v) = match gather {
             None => self.center_of_mass(),
+            Some(_) if self.resident.is_some() => {
+                unreachable!("a resident realization holds the whole model")
+            }
             Some(g) => frame_of(g.gather(&self.chunk_sums())),
         };
         self.shift(x.map(|c| -c), v.map(|c| -c));
@@ -209,6 +333,16 @@ impl Realization {
 
     /// Rotates positions and velocities about the origin.
     pub fn rotate(&mut self, m: &Rotation) {
+        if let Some(placements) = &mut self.resident {
+            for p in placements {
+                p.rotation = std::array::from_fn(|i| {
+                    std::array::from_fn(|j| (0..3).map(|k| m[i][k] * p.rotation[k][j]).sum())
+                });
+                p.dx = apply(m, p.dx);
+                p.dv = apply(m, p.dv);
+            }
+            return;
+        }
         for_each_pair(&mut self.pos, &mut self.vel, |_, x, v| {
             *x = apply(m, *x);
             *v = apply(m, *v);
@@ -229,6 +363,14 @@ impl Realization {
         let offset = self.components.len() as u32;
         self.components
             .extend(other.components.into_iter().map(|c| format!("{prefix}{c}")));
+        if let Some(placements) = &mut self.resident {
+            let theirs = other.resident.expect("realizations drawn by one sampler");
+            placements.extend(theirs.into_iter().map(|p| Placement {
+                tag: p.tag + offset,
+                ..p
+            }));
+            return;
+        }
         self.pos.extend(other.pos);
         self.vel.extend(other.vel);
         self.mass.extend(other.mass);
@@ -242,8 +384,13 @@ impl Realization {
     }
 
     /// The f32 particles (ids: their indices in the whole model, 0..N on
-    /// one process).
+    /// one process). Not of a resident realization, whose particles are
+    /// on the GPU.
     pub fn particles(&self) -> Particles {
+        assert!(
+            self.resident.is_none(),
+            "a resident realization's particles are on the GPU"
+        );
         let mut p = Particles {
             pos_mass: bytemuck::zeroed_vec(self.len()),
             vel: bytemuck::zeroed_vec(self.len()),
@@ -258,6 +405,10 @@ impl Realization {
     /// and the f32 particles (40) are never both whole in memory, which
     /// keeps a large model's peak near the first alone.
     pub fn into_particles(mut self) -> (Particles, Vec<u32>, Vec<String>) {
+        assert!(
+            self.resident.is_none(),
+            "a resident realization's particles are on the GPU"
+        );
         let n = self.len();
         // Zeroed pages take no memory until they are written.
         let mut p = Particles {

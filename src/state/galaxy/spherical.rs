@@ -205,6 +205,12 @@ pub trait SpheroidSampler {
     fn share(&self) -> Option<&Share<'_>> {
         None
     }
+
+    /// Whether what it samples stays in its GPU's arrays (a resident
+    /// `Realization`).
+    fn resident(&self) -> bool {
+        false
+    }
 }
 
 impl<S: SpheroidSampler> SpheroidSampler for Shared<'_, S> {
@@ -327,7 +333,8 @@ impl SphericalGalaxy {
         sampler: &impl SpheroidSampler,
     ) -> Result<Realization> {
         let split = equal_mass_counts(&masses(&self.components), n)?;
-        let mut out = Realization::starting_at(origin, sampler.share());
+        let mut out =
+            Realization::starting_at(origin, sampler.share()).resident_if(sampler.resident());
         sample_components(eq, &self.components, split, seed, (&mut out, sampler)).await?;
         out.center_among(sampler.share().map(|s| s.gather));
         Ok(out)
