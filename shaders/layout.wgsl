@@ -109,7 +109,13 @@ struct ViewSampleParams {
     // Particles the sample gathers, and whether with their forces (1).
     picked: u32,
     forces: u32,
+    // Whether the sample takes the particles' ids (1); the ids `find`
+    // looks for.
+    with_ids: u32,
+    wanted: u32,
+    _pad0: u32,
     _pad1: u32,
+    _pad2: u32,
     // The mass shells' centre, and their edges as squared radii (w unused).
     centre: vec4<f32>,
     edges: vec4<f32>,

@@ -12,20 +12,23 @@
 @group(0) @binding(2) var<storage, read> vel: array<Velocity>;
 // Read where params.forces is 1.
 @group(0) @binding(3) var<storage, read> acc_pot: array<AccPot>;
-// The particles the sample takes (`camera::sample_indices`).
+// The particles the sample takes (`camera::sample_indices`), then the ids
+// `find` looks for.
 @group(0) @binding(4) var<storage, read> picks: array<u32>;
 // Sampled particle k: its position and mass, its velocity record, then
 // its acceleration and potential (zeros without forces).
 @group(0) @binding(5) var<storage, read_write> sample: array<vec4<f32>>;
+// `shells`: each particle's shell; `gather` and `find` with ids: each
+// sampled particle's id.
 @group(0) @binding(6) var<storage, read_write> tags: array<u32>;
 // Workgroup g of `shells`: the mass of each shell, then their counts.
 @group(0) @binding(7) var<storage, read_write> totals: array<vec4<f32>>;
+// Each particle's id (its index in the upload), read where params.with_ids
+// is 1.
+@group(0) @binding(8) var<storage, read> ids: array<u32>;
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let k = flat_index(wid, nwg, lid);
-    if k >= params.picked { return; }
-    let i = picks[k];
+// Particle i into sample slot k.
+fn copy_out(k: u32, i: u32) {
     let p = pos_mass[i];
     let u = vel[i];
     var f = vec4<f32>(0.0);
@@ -36,6 +39,32 @@ fn gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     sample[3u * k] = vec4<f32>(p.pos, p.mass);
     sample[3u * k + 1u] = vec4<f32>(u.vel, u.last_acc);
     sample[3u * k + 2u] = f;
+    if params.with_ids == 1u {
+        tags[k] = ids[i];
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let k = flat_index(wid, nwg, lid);
+    if k >= params.picked { return; }
+    copy_out(k, picks[k]);
+}
+
+// The particles whose ids are picks[picked + j] (j < wanted), wherever the
+// state has put them, into slots picked + j: a pass over every particle,
+// each compared with the few ids wanted (a galaxy's black holes).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn find(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = flat_index(wid, nwg, lid);
+    if i >= params.n { return; }
+    let id = ids[i];
+    for (var j = 0u; j < params.wanted; j++) {
+        let k = params.picked + j;
+        if picks[k] == id {
+            copy_out(k, i);
+        }
+    }
 }
 
 var<workgroup> shell_mass: array<vec4<f32>, WORKGROUP_SIZE>;

@@ -519,6 +519,14 @@ fn the_page_starts_a_galaxy_on_the_gpu_as_from_the_host() {
     pollster::block_on(common::cases::page_start_of_a_galaxy_on_gpu(&ctx, 3000));
 }
 
+/// The page's light read-out of a galaxy is its whole read-out's
+/// (`common::cases`; in the browser too, tests/web.rs).
+#[test]
+fn a_light_read_out_of_a_galaxy_is_its_whole_read_out() {
+    let ctx = common::gpu();
+    pollster::block_on(common::cases::light_readout_of_a_galaxy(&ctx, 40_000));
+}
+
 /// The page's light read-out of a run is its whole read-out's
 /// (`common::cases`; in the browser too, tests/web.rs).
 #[test]

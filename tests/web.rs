@@ -80,6 +80,12 @@ async fn the_page_starts_a_galaxy_on_the_gpu_as_from_the_host_in_browser() {
 }
 
 #[wasm_bindgen_test]
+async fn a_light_read_out_of_a_galaxy_is_its_whole_read_out_in_browser() {
+    let ctx = gpu().await;
+    light_readout_of_a_galaxy(&ctx, 40_000).await;
+}
+
+#[wasm_bindgen_test]
 async fn a_light_read_out_of_a_run_is_its_whole_read_out_in_browser() {
     let ctx = gpu().await;
     light_readout_of_a_run(&ctx, 6000).await;

@@ -522,6 +522,18 @@ pub fn galaxy_readout(
     in_disk: impl Fn(usize) -> bool + Sync + Send,
     in_halo: impl Fn(usize) -> bool + Sync + Send,
 ) -> GalaxyReadout {
+    galaxy_readout_of(p, in_disk, in_halo, p)
+}
+
+/// `galaxy_readout` with the black holes' separation taken among
+/// `heaviest`'s particles (a light read-out's sample weighs its particles
+/// for many, and keeps the marked ones apart: `PlotRead::Sampled`).
+pub fn galaxy_readout_of(
+    p: &Particles,
+    in_disk: impl Fn(usize) -> bool + Sync + Send,
+    in_halo: impl Fn(usize) -> bool + Sync + Send,
+    heaviest: &Particles,
+) -> GalaxyReadout {
     let center = density_center(&p.pos_mass);
     let r = lagrangian_radii(&p.pos_mass, center, &[0.01, 0.9]);
     let curve = |pos: &[PosMass]| -> Vec<[f64; 2]> {
@@ -546,7 +558,7 @@ pub fn galaxy_readout(
         let f = Frame::of(&disk);
         bar_mode(&f.cyl, f.radii[2]).a2
     });
-    let bh_separation = two_heaviest(p).and_then(|(a, b)| separation(p, a, b));
+    let bh_separation = two_heaviest(heaviest).and_then(|(a, b)| separation(heaviest, a, b));
     GalaxyReadout {
         rotation_curve,
         without_halo,

@@ -597,6 +597,9 @@ struct PageFrame {
     /// The start's parts (`super::start::StartTimes`), the view's with
     /// the renderer and the camera's fit.
     times: super::start::StartTimes,
+    /// Whether the page reads this run light (`ComponentTags::
+    /// tag_every_particle_of`), and its marked particles' ids.
+    light: (bool, Vec<u32>),
 }
 
 impl PageFrame {
@@ -618,7 +621,10 @@ impl PageFrame {
         let range = started.view.ranges.for_mode(camera.color_mode);
         let mut times = started.times;
         times.view_ms += now_ms() - begin;
+        let c = &started.view.components;
+        let light = (c.tag_every_particle_of(spec.n), c.marked_ids(64));
         Ok(Self {
+            light,
             run: started.run,
             scene: started.scene,
             renderer,
@@ -712,10 +718,13 @@ async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
     // The page's read-outs for its plots, with their figures: whole, then
     // light where the run measures on the GPU (`readout::read_for_plots`).
     let begin = now_ms();
-    read_for_plots(ctx, &mut page.run, false).await?.figures();
+    let (light, marked) = page.light.clone();
+    read_for_plots(ctx, &mut page.run, false, &marked)
+        .await?
+        .figures();
     let readout_ms = now_ms() - begin;
     let begin = now_ms();
-    let light = read_for_plots(ctx, &mut page.run, true).await?;
+    let light = read_for_plots(ctx, &mut page.run, light, &marked).await?;
     light.figures();
     let light_readout_ms = matches!(light, PlotRead::Sampled(..)).then(|| now_ms() - begin);
     let times = page.times;

@@ -3,30 +3,37 @@
 //! page's read-out of a run for its plots (`read_for_plots`), whole or,
 //! where the run measures on the GPU, from a view sample.
 
+use crate::app::analysis::{galaxy_readout, galaxy_readout_of, GalaxyReadout};
 use crate::error::Result;
 use crate::gpu::layout::PosMass;
 use crate::gpu::GpuContext;
 use crate::render::camera::{sample_indices, weighted_quantile, VIEW_SAMPLE};
 use crate::render::view_sample::ViewSample;
-use crate::render::ColorRanges;
+use crate::render::{ColorRanges, ComponentTags};
 use crate::run::{Measured, Readout, Run};
 use crate::state::parallel::{map_indices, sort_unstable_by};
+use crate::state::Particles;
 
 /// A read-out of a run for the page's plots.
 pub enum PlotRead {
     /// The whole state read back (`Run::readout`).
     Whole(Box<Readout>),
     /// Measured on the GPU (`Run::measure`), with a view sample gathered
-    /// there from the run's state (`ViewSample::gather`, with forces): at most
-    /// 13 MB at any N.
-    Sampled(Box<Measured>, ViewSample),
+    /// there from the run's state (`ViewSample::of_state`, with forces and
+    /// ids): at most 14 MB at any N. The sample stands for every
+    /// particle: the marked ones (a galaxy's black holes, which a sample
+    /// may miss and which would weigh as thousands of particles when it
+    /// does not) are taken out of it and its last `holes` entries are
+    /// they, found by id, each for itself; the rest weigh as many
+    /// particles as each stands for (`stand_for`).
+    Sampled(Box<Measured>, ViewSample, usize),
 }
 
 impl PlotRead {
     pub fn measured(&self) -> Measured {
         match self {
             PlotRead::Whole(r) => r.measured(),
-            PlotRead::Sampled(m, _) => (**m).clone(),
+            PlotRead::Sampled(m, ..) => (**m).clone(),
         }
     }
 
@@ -35,8 +42,49 @@ impl PlotRead {
     pub fn pos_mass(&self) -> &[PosMass] {
         match self {
             PlotRead::Whole(r) => &r.snapshot.particles.pos_mass,
-            PlotRead::Sampled(_, s) => &s.pos_mass,
+            PlotRead::Sampled(_, s, _) => &s.pos_mass,
         }
+    }
+
+    /// The galaxy read-out of the state (`analysis::galaxy_readout`),
+    /// each particle's component from `components` (which tag every
+    /// particle of the run, by id); `None` where the tags are mass shells.
+    /// Of a sample, the black holes' separation is taken among the marked
+    /// particles found apart from it.
+    pub fn galaxy(&self, components: &ComponentTags) -> Option<GalaxyReadout> {
+        if components.by_shells {
+            return None;
+        }
+        Some(match self {
+            PlotRead::Whole(r) => {
+                let p = &r.snapshot.particles;
+                galaxy_readout(p, of(components, "disk"), of(components, "halo"))
+            }
+            PlotRead::Sampled(_, s, holes) => {
+                let ids = |range: std::ops::Range<usize>| -> Vec<u64> {
+                    s.id[range].iter().map(|&i| i as u64).collect()
+                };
+                let (n, first_hole) = (s.pos_mass.len(), s.pos_mass.len() - holes);
+                let p = Particles {
+                    pos_mass: s.pos_mass.clone(),
+                    vel: s.vel.clone(),
+                    id: ids(0..n),
+                };
+                let heaviest = Particles {
+                    pos_mass: s.pos_mass[first_hole..].to_vec(),
+                    vel: s.vel[first_hole..].to_vec(),
+                    id: ids(first_hole..n),
+                };
+                let sampled = ComponentTags {
+                    tags: (s.id.iter())
+                        .map(|&i| components.tags.get(i as usize).copied().unwrap_or(0))
+                        .collect(),
+                    names: components.names.clone(),
+                    by_shells: false,
+                };
+                galaxy_readout_of(&p, of(&sampled, "disk"), of(&sampled, "halo"), &heaviest)
+            }
+        })
     }
 
     /// The Lagrangian radii (`LAGRANGIAN_FRACTIONS`) and the colour
@@ -44,25 +92,76 @@ impl PlotRead {
     pub fn figures(&self) -> (Vec<f64>, ColorRanges) {
         let ranges = match self {
             PlotRead::Whole(r) => ColorRanges::of(&r.snapshot.particles.vel, Some(&r.acc_pot)),
-            PlotRead::Sampled(_, s) => ColorRanges::of(&s.vel, Some(&s.acc_pot)),
+            PlotRead::Sampled(_, s, _) => ColorRanges::of(&s.vel, Some(&s.acc_pot)),
         };
         (radii_and_view(self.pos_mass()).0, ranges)
     }
 }
 
+/// Whether particle k is of a component named `...suffix`.
+fn of<'a>(c: &'a ComponentTags, suffix: &'a str) -> impl Fn(usize) -> bool + Sync + Send + 'a {
+    move |k| c.is(k, suffix)
+}
+
 /// The page's read-out of `run`: with `light`, where the run measures on
-/// the GPU (`Run::measures_on_gpu`), `PlotRead::Sampled`; else the whole
+/// the GPU (`Run::measures_on_gpu`), `PlotRead::Sampled` (the particles
+/// of ids `marked` found wherever the state holds them); else the whole
 /// read-out.
-pub async fn read_for_plots(ctx: &GpuContext, run: &mut Run, light: bool) -> Result<PlotRead> {
+pub async fn read_for_plots(
+    ctx: &GpuContext,
+    run: &mut Run,
+    light: bool,
+    marked: &[u32],
+) -> Result<PlotRead> {
     if light {
         if let Some(m) = run.measure(ctx).await? {
-            let d = run.display();
-            let n = d.n as usize;
-            let sample = ViewSample::gather(ctx, &d.pos_mass, &d.vel, Some(&d.acc_pot), n).await?;
-            return Ok(PlotRead::Sampled(Box::new(m), sample));
+            let (sample, holes) = ViewSample::of_state(ctx, run.display(), marked).await?;
+            let n = run.display().n as usize;
+            let found = holes.pos_mass.len();
+            return Ok(PlotRead::Sampled(
+                Box::new(m),
+                stand_for(sample, holes, n),
+                found,
+            ));
         }
     }
     Ok(PlotRead::Whole(Box::new(run.readout(ctx).await?)))
+}
+
+/// `sample` (of `n` particles) less the particles in `holes`, each
+/// weighing for as many particles as it stands for among those not in
+/// `holes`, then `holes` (each for itself): the same mass as the state's,
+/// the same mass profile in expectation.
+fn stand_for(sample: ViewSample, holes: ViewSample, n: usize) -> ViewSample {
+    let keep: Vec<usize> = (0..sample.id.len().max(sample.pos_mass.len()))
+        .filter(|&k| sample.id.get(k).is_none_or(|id| !holes.id.contains(id)))
+        .collect();
+    let scale = (n - holes.pos_mass.len()) as f32 / keep.len().max(1) as f32;
+    let mut out = ViewSample {
+        pos_mass: (keep.iter())
+            .map(|&k| {
+                let p = sample.pos_mass[k];
+                PosMass {
+                    mass: p.mass * scale,
+                    ..p
+                }
+            })
+            .collect(),
+        vel: keep.iter().map(|&k| sample.vel[k]).collect(),
+        acc_pot: keep
+            .iter()
+            .filter_map(|&k| sample.acc_pot.get(k).copied())
+            .collect(),
+        id: keep
+            .iter()
+            .filter_map(|&k| sample.id.get(k).copied())
+            .collect(),
+    };
+    out.pos_mass.extend(holes.pos_mass);
+    out.vel.extend(holes.vel);
+    out.acc_pot.extend(holes.acc_pot);
+    out.id.extend(holes.id);
+    out
 }
 
 /// Mass fractions of the Lagrangian radii shown by the web app.

@@ -76,7 +76,13 @@ pub struct ViewSampleParams {
     pub n: u32,
     pub picked: u32,
     pub forces: u32,
+    /// 1: the sample takes each particle's id (`ViewSample::id`).
+    pub with_ids: u32,
+    /// Particles `find` looks for by id.
+    pub wanted: u32,
+    pub _pad0: u32,
     pub _pad1: u32,
+    pub _pad2: u32,
     pub centre: [f32; 4],
     pub edges: [f32; 4],
 }

@@ -261,6 +261,28 @@ impl ComponentTags {
                 .is_some_and(|name| name.ends_with(suffix))
     }
 
+    /// Whether the page's light read-outs can tell the components of a
+    /// run of `n` particles apart: mass shells need no tags, components
+    /// need every particle's (by id).
+    pub fn tag_every_particle_of(&self, n: usize) -> bool {
+        self.by_shells || self.tags.len() == n
+    }
+
+    /// The ids (upload indices) of the particles whose components are
+    /// marked (black holes), at most `limit` of them: what a light
+    /// read-out finds apart from its sample.
+    pub fn marked_ids(&self, limit: usize) -> Vec<u32> {
+        let (_, marked) = self.styles();
+        if marked == 0 {
+            return Vec::new();
+        }
+        (self.tags.iter().enumerate())
+            .filter(|&(_, &t)| t < 32 && marked >> t & 1 == 1)
+            .map(|(k, _)| k as u32)
+            .take(limit)
+            .collect()
+    }
+
     /// The mask that hides the dark haloes ("halo", "primary halo", ...).
     pub fn halo_mask(&self) -> u32 {
         self.mask(|name| name.ends_with("halo"))

@@ -6,9 +6,11 @@
 //! (`VIEW_SAMPLE`, drawn by `camera::sample_indices`: of a model in its
 //! upload order, the very particles the host's view takes of the whole
 //! state, so the same quantiles; of a run's state, in the tree's order, a
-//! sample as good), and each particle's mass shell, tagged on the GPU
-//! with each shell's mass and count. At 2^24 particles that is 13 MB of
-//! sample and 2 MB of sums read back instead of 512 MB.
+//! sample as good; with each particle's id, so that a galaxy's plots
+//! know its component, and the few particles a sample must not miss, its
+//! black holes, found by id), and each particle's mass shell, tagged on
+//! the GPU with each shell's mass and count. At 2^24 particles that is
+//! 13 MB of sample and 2 MB of sums read back instead of 512 MB.
 
 use super::camera::{sample_indices, VIEW_SAMPLE};
 use super::components::{MassShells, TagTotals};
@@ -20,6 +22,7 @@ use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
 use crate::gpu::layout::{AccPot, PosMass, Velocity, ViewSampleParams, WORKGROUP_SIZE};
 use crate::gpu::shader;
 use crate::gpu::GpuContext;
+use crate::state::particles::GpuParticles;
 use crate::state::Particles;
 
 const VIEW_SAMPLE_WGSL: &str = include_str!("../../shaders/view_sample.wgsl");
@@ -39,6 +42,7 @@ pub const BINDINGS: &[Slot] = &[
     ("sample", Binding::StorageReadWrite),
     ("tags", Binding::StorageReadWrite),
     ("totals", Binding::StorageReadWrite),
+    ("ids", Binding::StorageRead),
 ];
 
 /// Particles of a state drawn for its view: `sample_indices(n,
@@ -50,6 +54,17 @@ pub struct ViewSample {
     pub pos_mass: Vec<PosMass>,
     pub vel: Vec<Velocity>,
     pub acc_pot: Vec<AccPot>,
+    /// Each sampled particle's id where gathered with them
+    /// (`ViewSample::of_state`), else empty.
+    pub id: Vec<u32>,
+}
+
+/// The arrays a sample is gathered from.
+struct Sources<'a> {
+    pos_mass: &'a wgpu::Buffer,
+    vel: &'a wgpu::Buffer,
+    acc_pot: Option<&'a wgpu::Buffer>,
+    id: Option<&'a wgpu::Buffer>,
 }
 
 impl ViewSample {
@@ -59,7 +74,7 @@ impl ViewSample {
         Self {
             pos_mass: picks.iter().map(|&k| p.pos_mass[k]).collect(),
             vel: picks.iter().map(|&k| p.vel[k]).collect(),
-            acc_pot: Vec::new(),
+            ..Default::default()
         }
     }
 
@@ -73,43 +88,122 @@ impl ViewSample {
         acc_pot: Option<&wgpu::Buffer>,
         n: usize,
     ) -> Result<Self> {
+        let sources = Sources {
+            pos_mass,
+            vel,
+            acc_pot,
+            id: None,
+        };
+        Ok(Self::gather_from(ctx, sources, n, &[]).await?.0)
+    }
+
+    /// The sample of `state` (a run's, in the tree's order) with the
+    /// particles' forces and ids; and the particles whose ids are
+    /// `wanted` (a galaxy's black holes, which a sample may miss),
+    /// wherever the state holds them, in `wanted`'s order (an id the
+    /// state does not hold left out).
+    pub async fn of_state(
+        ctx: &GpuContext,
+        state: &GpuParticles,
+        wanted: &[u32],
+    ) -> Result<(Self, Self)> {
+        let sources = Sources {
+            pos_mass: &state.pos_mass,
+            vel: &state.vel,
+            acc_pot: Some(&state.acc_pot),
+            id: Some(&state.id),
+        };
+        Self::gather_from(ctx, sources, state.n as usize, wanted).await
+    }
+
+    /// `sample_indices(n, VIEW_SAMPLE)` of the `n` particles of `from`,
+    /// and those of ids `wanted` (`from` with ids).
+    async fn gather_from(
+        ctx: &GpuContext,
+        from: Sources<'_>,
+        n: usize,
+        wanted: &[u32],
+    ) -> Result<(Self, Self)> {
         let device = &ctx.device;
-        let picks: Vec<u32> = sample_indices(n, VIEW_SAMPLE).map(|k| k as u32).collect();
+        let mut picks: Vec<u32> = sample_indices(n, VIEW_SAMPLE).map(|k| k as u32).collect();
         let picked = picks.len();
+        picks.extend_from_slice(wanted);
+        let slots = picks.len();
         let params = ViewSampleParams {
             n: n as u32,
             picked: picked as u32,
-            forces: acc_pot.is_some() as u32,
+            forces: from.acc_pot.is_some() as u32,
+            with_ids: from.id.is_some() as u32,
+            wanted: wanted.len() as u32,
             ..Default::default()
         };
-        let sample = empty_storage_buffer(device, "view sample", (picked.max(1) * 48) as u64);
+        let sample = empty_storage_buffer(device, "view sample", (slots.max(1) * 48) as u64);
         let picks = storage_buffer_written(device, &ctx.queue, "view sample picks", &picks);
+        // A slot `find` does not fill keeps an id no particle has.
+        let ids = match from.id {
+            Some(_) => {
+                let none = vec![u32::MAX; slots.max(1)];
+                storage_buffer_written(device, &ctx.queue, "view sample ids", &none)
+            }
+            None => unused(device),
+        };
         // WebGPU binds a buffer writable at most once per dispatch.
-        let (no_forces, no_tags, no_totals) = (unused(device), unused(device), unused(device));
+        let (no_forces, no_totals, no_ids) = (unused(device), unused(device), unused(device));
         let k = Kernels::new(device);
-        let forces = acc_pot.unwrap_or(&no_forces);
-        let buffers = [pos_mass, vel, forces, &picks, &sample, &no_tags, &no_totals];
+        let forces = from.acc_pot.unwrap_or(&no_forces);
+        let state_ids = from.id.unwrap_or(&no_ids);
+        let buffers = [
+            from.pos_mass,
+            from.vel,
+            forces,
+            &picks,
+            &sample,
+            &ids,
+            &no_totals,
+            state_ids,
+        ];
         k.run(ctx, &k.gather, &params, &buffers, picked);
-        let bytes = read_buffers(device, &ctx.queue, &[&sample]).await?;
+        if !wanted.is_empty() && from.id.is_some() {
+            k.run(ctx, &k.find, &params, &buffers, n);
+        }
+        let read: &[&wgpu::Buffer] = match from.id {
+            Some(_) => &[&sample, &ids],
+            None => &[&sample],
+        };
+        let bytes = read_buffers(device, &ctx.queue, read).await?;
         let words = records::<[f32; 4]>(&bytes[0]);
-        if words.len() < 3 * picked {
+        let got_ids = bytes
+            .get(1)
+            .map_or(Vec::new(), |b| records::<u32>(b).into_owned());
+        if words.len() < 3 * slots || (from.id.is_some() && got_ids.len() < slots) {
             return Err(Error::Readback(format!(
-                "{} of {picked} sampled particles came back",
+                "{} of {slots} sampled particles came back",
                 words.len() / 3
             )));
         }
         // Each sampled particle's three records, as the shader wrote them
         // (every record is four f32s).
-        let records = words[..3 * picked].chunks_exact(3);
-        let mut sample = Self {
-            pos_mass: records.clone().map(|r| bytemuck::cast(r[0])).collect(),
-            vel: records.clone().map(|r| bytemuck::cast(r[1])).collect(),
-            acc_pot: Vec::new(),
+        let take = |range: std::ops::Range<usize>, keep: &dyn Fn(usize) -> bool| {
+            let kept: Vec<usize> = range.filter(|&k| keep(k)).collect();
+            let record = |k: usize, r: usize| words[3 * k + r];
+            Self {
+                pos_mass: kept.iter().map(|&k| bytemuck::cast(record(k, 0))).collect(),
+                vel: kept.iter().map(|&k| bytemuck::cast(record(k, 1))).collect(),
+                acc_pot: match from.acc_pot {
+                    Some(_) => kept.iter().map(|&k| bytemuck::cast(record(k, 2))).collect(),
+                    None => Vec::new(),
+                },
+                id: match from.id {
+                    Some(_) => kept.iter().map(|&k| got_ids[k]).collect(),
+                    None => Vec::new(),
+                },
+            }
         };
-        if acc_pot.is_some() {
-            sample.acc_pot = records.map(|r| bytemuck::cast(r[2])).collect();
-        }
-        Ok(sample)
+        let sample = take(0..picked, &|_| true);
+        let found = take(picked..slots, &|k| {
+            got_ids.get(k) == Some(&wanted[k - picked])
+        });
+        Ok((sample, found))
     }
 }
 
@@ -142,7 +236,7 @@ pub async fn tag_shells(
     let (unread, unwritten) = (unused(device), unused(device));
     let k = Kernels::new(device);
     let buffers = [
-        pos_mass, &unread, &unread, &unread, &unwritten, &tags, &totals,
+        pos_mass, &unread, &unread, &unread, &unwritten, &tags, &totals, &unread,
     ];
     k.run(ctx, &k.shells, &params, &buffers, n);
     let bytes = read_buffers(device, &ctx.queue, &[&totals]).await?;
@@ -175,6 +269,7 @@ fn unused(device: &wgpu::Device) -> wgpu::Buffer {
 /// The view's two kernels, from one module.
 struct Kernels {
     gather: Kernel,
+    find: Kernel,
     shells: Kernel,
 }
 
@@ -184,6 +279,7 @@ impl Kernels {
         let kernel = |entry| Kernel::from_module(device, entry, &module, entry, BINDINGS);
         Self {
             gather: kernel("gather"),
+            find: kernel("find"),
             shells: kernel("shells"),
         }
     }
@@ -194,7 +290,7 @@ impl Kernels {
         ctx: &GpuContext,
         kernel: &Kernel,
         params: &ViewSampleParams,
-        buffers: &[&wgpu::Buffer; 7],
+        buffers: &[&wgpu::Buffer; 8],
         count: usize,
     ) {
         let device = &ctx.device;

@@ -3,7 +3,7 @@
 //! page calls before it has an app (`parseSettings`, `parseChanges`,
 //! `catalog`, `seriesIndexFiles`, `hdf5Snapshot`, `version`).
 
-use crate::app::analysis::galaxy_readout;
+use crate::app::analysis::{galaxy_readout, GalaxyReadout};
 use crate::app::embedding::Drivers;
 use crate::app::series::index_times;
 use crate::app::settings::{self, Settings, Sources, PRESETS};
@@ -282,19 +282,19 @@ pub(super) fn set_structure(
 ) {
     set(obj, "lagrangian", array(radii));
     if !components.by_shells {
-        set(obj, "galaxy", galaxy_object(p, components));
+        let g = galaxy_readout(
+            p,
+            |k| components.is(k, "disk"),
+            |k| components.is(k, "halo"),
+        );
+        set(obj, "galaxy", galaxy_object(&g));
     }
 }
 
 /// `{rotation_curve: [[r, v_c], ...], without_halo: [[r, v_c], ...],
 /// bar_a2, bh_separation}` of a galaxy
 /// (null where it has no disk or no two black holes).
-fn galaxy_object(p: &Particles, components: &ComponentTags) -> js_sys::Object {
-    let g = galaxy_readout(
-        p,
-        |k| components.is(k, "disk"),
-        |k| components.is(k, "halo"),
-    );
+pub(super) fn galaxy_object(g: &GalaxyReadout) -> js_sys::Object {
     let galaxy = js_sys::Object::new();
     let pairs = |c: &[[f64; 2]]| {
         array(

@@ -39,8 +39,8 @@ use crate::tree::overlay::{CellOverlay, Cells};
 use crate::tree::trace::Trace;
 use futures_channel::oneshot;
 use js::{
-    array, js_err, norm3, set, set_structure, settings_from_object, superseded, typed_error,
-    values_object,
+    array, galaxy_object, js_err, norm3, set, set_structure, settings_from_object, superseded,
+    typed_error, values_object,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -99,6 +99,9 @@ struct AppState {
     ranges: ColorRanges,
     /// Positions and masses of the last state seen, for fit-to-view.
     positions: Vec<PosMass>,
+    /// The ids of the run's marked particles (black holes), which a light
+    /// read-out finds apart from its sample.
+    marked: Vec<u32>,
     /// The units of the run (for the map's legend).
     units: Units,
     /// What the last frame drawn used, and its pixel size (length units).
@@ -147,6 +150,7 @@ impl AppState {
         self.scenes_shown += 1;
         self.n = run.n();
         self.progress = run.progress();
+        self.marked = view.components.marked_ids(MARKED_LIMIT);
         self.components = view.components;
         self.totals = view.totals;
         self.ranges = view.ranges;
@@ -295,8 +299,11 @@ async fn read(state: &State) -> Result<(Readout, u64), JsValue> {
 /// the run measures on the GPU (`Run::measures_on_gpu`).
 async fn read_for_page(state: &State, light: bool) -> Result<(PlotRead, bool, u64), JsValue> {
     let (mut run, epoch) = take(state).await?;
-    let ctx = state.borrow().ctx.clone();
-    let r = read_for_plots(&ctx, &mut run, light).await;
+    let (ctx, marked) = {
+        let s = state.borrow();
+        (s.ctx.clone(), s.marked.clone())
+    };
+    let r = read_for_plots(&ctx, &mut run, light, &marked).await;
     let measures = run.measures_on_gpu();
     put(state, epoch, Ok(run));
     Ok((r.map_err(js_err)?, measures, epoch))
@@ -438,6 +445,7 @@ impl WebApp {
             source: Source::Model,
             ranges: ColorRanges::default(),
             positions: Vec::new(),
+            marked: Vec::new(),
             units,
             last_drawn: None,
             scenes_shown: 0,
@@ -912,14 +920,18 @@ impl WebApp {
     /// mean interactions per particle of the tree walk, else absent), and
     /// for Hermite runs `{hermite, block_steps, force_evaluations, dt_max,
     /// levels}`. With `light` (and `can_sample`, which every read-out
-    /// says), the run is measured on the GPU and the radii are a view
-    /// sample's (`sampled: true`): no state comes back, so a page at
+    /// says), the run is measured on the GPU and the radii (and a
+    /// galaxy's figures) are a view sample's (`sampled: true`): no state
+    /// comes back, so a page at
     /// 2^24 particles reads 13 MB instead of 800 MB, but an export
     /// after a device loss has only the last whole read-out's state.
     pub fn readout(&self, light: Option<bool>) -> js_sys::Promise {
         let state = self.state.clone();
-        // A galaxy's read-outs need every particle's component.
-        let light = light.unwrap_or(false) && state.borrow().components.by_shells;
+        // A galaxy's light read-outs need every particle's component.
+        let light = light.unwrap_or(false) && {
+            let s = state.borrow();
+            s.components.tag_every_particle_of(s.n as usize)
+        };
         wasm_bindgen_futures::future_to_promise(async move {
             let (r, measures, epoch) = read_for_page(&state, light).await?;
             let mut s = state.borrow_mut();
@@ -928,7 +940,8 @@ impl WebApp {
             }
             let obj = readout_object(&mut s, r);
             // Whether the next read-out can be light.
-            set(&obj, "can_sample", measures && s.components.by_shells);
+            let tagged = s.components.tag_every_particle_of(s.n as usize);
+            set(&obj, "can_sample", measures && tagged);
             Ok(obj.into())
         })
     }
@@ -1033,21 +1046,30 @@ impl WebApp {
 fn readout_object(s: &mut AppState, r: PlotRead) -> js_sys::Object {
     let (radii, ranges) = r.figures();
     s.ranges = ranges;
-    s.positions = r.pos_mass().to_vec();
+    // The fit weighs positions by their tags: a sample of a run's state
+    // (in the tree's order) matches them only where the tags are mass
+    // shells, so a galaxy's view keeps its last whole positions.
+    if matches!(r, PlotRead::Whole(..)) || s.components.by_shells {
+        s.positions = r.pos_mass().to_vec();
+    }
     let obj = measured_object(s, &r.measured());
+    set(&obj, "lagrangian", array(radii));
+    if let Some(g) = r.galaxy(&s.components) {
+        set(&obj, "galaxy", galaxy_object(&g));
+    }
     match r {
         PlotRead::Whole(r) => {
-            set_structure(&obj, &r.snapshot.particles, radii, &s.components);
             set(&obj, "sampled", false);
             s.last_snapshot = Some(r.snapshot);
         }
-        PlotRead::Sampled(..) => {
-            set(&obj, "lagrangian", array(radii));
-            set(&obj, "sampled", true);
-        }
+        PlotRead::Sampled(..) => set(&obj, "sampled", true),
     }
     obj
 }
+
+/// Marked particles (black holes) a light read-out finds apart from its
+/// sample, at most: every model has a handful.
+const MARKED_LIMIT: usize = 64;
 
 /// What every read-out object holds of `m` (`WebApp::readout`).
 fn measured_object(s: &AppState, m: &Measured) -> js_sys::Object {

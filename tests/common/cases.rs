@@ -510,6 +510,62 @@ pub async fn page_start_of_a_galaxy_on_gpu(ctx: &GpuContext, n: usize) {
     assert!((e - he).abs() <= 1e-5 * he.abs(), "energy {e}, host {he}");
 }
 
+/// A page's light read-out of a galaxy (`read_for_plots` with its black
+/// holes' ids) against the whole read-out of the same state: the merger's
+/// two black holes found apart from the sample, and with fewer particles
+/// than a view sample (the sample every other particle, in the tree's
+/// order) the same galaxy read-out and radii but for the sums' order.
+/// (From some 20,000 particles a halo particle weighs less than a black
+/// hole, which the separation needs.)
+pub async fn light_readout_of_a_galaxy(ctx: &GpuContext, n: usize) {
+    use webgrav::app::readout::{read_for_plots, PlotRead};
+    use webgrav::render::ComponentTags;
+    let m = Model::GalaxyMerger.generate_tagged(n, 3).unwrap();
+    let components = ComponentTags::of_model(&m);
+    let marked = components.marked_ids(64);
+    assert_eq!(marked.len(), 2, "the merger's two black holes");
+    assert!(components.tag_every_particle_of(n));
+    let config = RunParams::default().validate().unwrap();
+    let mut run = Run::new(ctx, &m.particles, 0.0, config).await.unwrap();
+    run.run_to(ctx, 2.0 * config.params().dt, |_, _| true)
+        .await
+        .unwrap();
+    let light = read_for_plots(ctx, &mut run, true, &marked).await.unwrap();
+    let PlotRead::Sampled(_, sample, holes) = &light else {
+        panic!("read whole");
+    };
+    assert_eq!(*holes, 2);
+    assert_eq!(sample.pos_mass.len(), n);
+    assert_eq!(sample.id[n - 2..], marked[..], "the holes last, in order");
+    let whole = read_for_plots(ctx, &mut run, false, &marked).await.unwrap();
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs().max(1e-12);
+    let (lr, wr) = (light.figures().0, whole.figures().0);
+    assert!(
+        lr.iter().zip(&wr).all(|(a, b)| near(*a, *b)),
+        "{lr:?} {wr:?}"
+    );
+    let (lg, wg) = (
+        light.galaxy(&components).unwrap(),
+        whole.galaxy(&components).unwrap(),
+    );
+    assert!(wg.bh_separation.is_some());
+    assert_eq!(lg.bh_separation, wg.bh_separation);
+    for (l, w) in [
+        (&lg.rotation_curve, &wg.rotation_curve),
+        (&lg.without_halo, &wg.without_halo),
+    ] {
+        assert!(!w.is_empty() && l.len() == w.len());
+        for (a, b) in l.iter().zip(w.iter()) {
+            assert!(near(a[0], b[0]) && near(a[1], b[1]), "{a:?} against {b:?}");
+        }
+    }
+    assert_eq!(lg.bar_a2.is_some(), wg.bar_a2.is_some());
+    // Mass shells have no components.
+    assert!(light
+        .galaxy(&ComponentTags::shells(&m.particles.pos_mass))
+        .is_none());
+}
+
 /// A page's light read-out of a tree run above the host's precise sum
 /// (`read_for_plots`: `Run::measure` and a view sample gathered from the
 /// run's state, in the tree's order) against the whole read-out of the
@@ -525,9 +581,9 @@ pub async fn light_readout_of_a_run(ctx: &GpuContext, n: usize) {
         .await
         .unwrap();
     assert!(run.measures_on_gpu());
-    let light = read_for_plots(ctx, &mut run, true).await.unwrap();
+    let light = read_for_plots(ctx, &mut run, true, &[]).await.unwrap();
     assert!(matches!(light, PlotRead::Sampled(..)), "read whole");
-    let whole = read_for_plots(ctx, &mut run, false).await.unwrap();
+    let whole = read_for_plots(ctx, &mut run, false, &[]).await.unwrap();
     assert!(matches!(whole, PlotRead::Whole(..)), "read sampled");
     let (lm, wm) = (light.measured(), whole.measured());
     let (e, we) = (lm.diagnostics.total, wm.diagnostics.total);
