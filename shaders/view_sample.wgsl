@@ -2,7 +2,8 @@
 // sampled there, a run's), so that the state itself never comes to the
 // host: `gather` copies a sample of its particles out for the host's view
 // (the framed radius, the colour ranges, the mass shells' edges, the
-// Lagrangian radii), and `shells`
+// Lagrangian radii, a galaxy's figures), `find` the particles of given ids
+// wherever the state holds them (a galaxy's black holes), and `shells`
 // tags every particle with the quarter of the mass it starts in and sums
 // each quarter's mass and count per workgroup. Driven by
 // src/render/view_sample.rs.

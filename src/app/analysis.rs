@@ -5,8 +5,9 @@
 //! Sub-populations (a galaxy component) are analysed by `select`ing them
 //! first; every function then sees only the particles it is given.
 
-use super::readout::lagrangian_radii;
+use super::readout::{lagrangian_radii, PlotRead};
 use crate::gpu::layout::PosMass;
+use crate::render::ComponentTags;
 use crate::state::parallel::{filter, indices_where, map_indices, max_by_chunks, sum_by_chunks};
 use crate::state::Particles;
 use std::borrow::Cow;
@@ -511,6 +512,52 @@ pub struct GalaxyReadout {
     /// Separation of the two black holes, where two particles outweigh
     /// all others.
     pub bh_separation: Option<f64>,
+}
+
+/// The galaxy read-out (`galaxy_readout`) of a page's read-out `read`,
+/// each particle's component from `components` (which tag every particle
+/// of the run, by id); `None` where the tags are mass shells. Of a
+/// sample, the black holes' separation is taken among the marked
+/// particles found apart from it (`PlotRead::Sampled`).
+pub fn galaxy_of_read(read: &PlotRead, components: &ComponentTags) -> Option<GalaxyReadout> {
+    if components.by_shells {
+        return None;
+    }
+    Some(match read {
+        PlotRead::Whole(r) => {
+            let p = &r.snapshot.particles;
+            galaxy_readout(p, of(components, "disk"), of(components, "halo"))
+        }
+        PlotRead::Sampled(_, s, holes) => {
+            let ids = |range: std::ops::Range<usize>| -> Vec<u64> {
+                s.id[range].iter().map(|&i| i as u64).collect()
+            };
+            let (n, first_hole) = (s.pos_mass.len(), s.pos_mass.len() - holes);
+            let p = Particles {
+                pos_mass: s.pos_mass.clone(),
+                vel: s.vel.clone(),
+                id: ids(0..n),
+            };
+            let heaviest = Particles {
+                pos_mass: s.pos_mass[first_hole..].to_vec(),
+                vel: s.vel[first_hole..].to_vec(),
+                id: ids(first_hole..n),
+            };
+            let sampled = ComponentTags {
+                tags: (s.id.iter())
+                    .map(|&i| components.tags.get(i as usize).copied().unwrap_or(0))
+                    .collect(),
+                names: components.names.clone(),
+                by_shells: false,
+            };
+            galaxy_readout_of(&p, of(&sampled, "disk"), of(&sampled, "halo"), &heaviest)
+        }
+    })
+}
+
+/// Whether particle k is of a component named `...suffix`.
+fn of<'a>(c: &'a ComponentTags, suffix: &'a str) -> impl Fn(usize) -> bool + Sync + Send + 'a {
+    move |k| c.is(k, suffix)
 }
 
 pub const ROTATION_CURVE_SHELLS: usize = 24;

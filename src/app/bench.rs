@@ -597,9 +597,9 @@ struct PageFrame {
     /// The start's parts (`super::start::StartTimes`), the view's with
     /// the renderer and the camera's fit.
     times: super::start::StartTimes,
-    /// Whether the page reads this run light (`ComponentTags::
-    /// tag_every_particle_of`), and its marked particles' ids.
-    light: (bool, Vec<u32>),
+    /// The ids the page's light read-outs find apart; `None`: the page
+    /// reads this run whole (`ComponentTags::marked_ids`).
+    marked: Option<Vec<u32>>,
 }
 
 impl PageFrame {
@@ -621,10 +621,9 @@ impl PageFrame {
         let range = started.view.ranges.for_mode(camera.color_mode);
         let mut times = started.times;
         times.view_ms += now_ms() - begin;
-        let c = &started.view.components;
-        let light = (c.tag_every_particle_of(spec.n), c.marked_ids(64));
+        let marked = started.view.components.marked_ids(spec.n);
         Ok(Self {
-            light,
+            marked,
             run: started.run,
             scene: started.scene,
             renderer,
@@ -718,7 +717,10 @@ async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
     // The page's read-outs for its plots, with their figures: whole, then
     // light where the run measures on the GPU (`readout::read_for_plots`).
     let begin = now_ms();
-    let (light, marked) = page.light.clone();
+    let (light, marked) = (
+        page.marked.is_some(),
+        page.marked.clone().unwrap_or_default(),
+    );
     read_for_plots(ctx, &mut page.run, false, &marked)
         .await?
         .figures();

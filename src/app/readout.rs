@@ -3,16 +3,14 @@
 //! page's read-out of a run for its plots (`read_for_plots`), whole or,
 //! where the run measures on the GPU, from a view sample.
 
-use crate::app::analysis::{galaxy_readout, galaxy_readout_of, GalaxyReadout};
 use crate::error::Result;
 use crate::gpu::layout::PosMass;
 use crate::gpu::GpuContext;
 use crate::render::camera::{sample_indices, weighted_quantile, VIEW_SAMPLE};
 use crate::render::view_sample::ViewSample;
-use crate::render::{ColorRanges, ComponentTags};
+use crate::render::ColorRanges;
 use crate::run::{Measured, Readout, Run};
 use crate::state::parallel::{map_indices, sort_unstable_by};
-use crate::state::Particles;
 
 /// A read-out of a run for the page's plots.
 pub enum PlotRead {
@@ -46,47 +44,6 @@ impl PlotRead {
         }
     }
 
-    /// The galaxy read-out of the state (`analysis::galaxy_readout`),
-    /// each particle's component from `components` (which tag every
-    /// particle of the run, by id); `None` where the tags are mass shells.
-    /// Of a sample, the black holes' separation is taken among the marked
-    /// particles found apart from it.
-    pub fn galaxy(&self, components: &ComponentTags) -> Option<GalaxyReadout> {
-        if components.by_shells {
-            return None;
-        }
-        Some(match self {
-            PlotRead::Whole(r) => {
-                let p = &r.snapshot.particles;
-                galaxy_readout(p, of(components, "disk"), of(components, "halo"))
-            }
-            PlotRead::Sampled(_, s, holes) => {
-                let ids = |range: std::ops::Range<usize>| -> Vec<u64> {
-                    s.id[range].iter().map(|&i| i as u64).collect()
-                };
-                let (n, first_hole) = (s.pos_mass.len(), s.pos_mass.len() - holes);
-                let p = Particles {
-                    pos_mass: s.pos_mass.clone(),
-                    vel: s.vel.clone(),
-                    id: ids(0..n),
-                };
-                let heaviest = Particles {
-                    pos_mass: s.pos_mass[first_hole..].to_vec(),
-                    vel: s.vel[first_hole..].to_vec(),
-                    id: ids(first_hole..n),
-                };
-                let sampled = ComponentTags {
-                    tags: (s.id.iter())
-                        .map(|&i| components.tags.get(i as usize).copied().unwrap_or(0))
-                        .collect(),
-                    names: components.names.clone(),
-                    by_shells: false,
-                };
-                galaxy_readout_of(&p, of(&sampled, "disk"), of(&sampled, "halo"), &heaviest)
-            }
-        })
-    }
-
     /// The Lagrangian radii (`LAGRANGIAN_FRACTIONS`) and the colour
     /// ranges: every particle's, or the sample's.
     pub fn figures(&self) -> (Vec<f64>, ColorRanges) {
@@ -96,11 +53,6 @@ impl PlotRead {
         };
         (radii_and_view(self.pos_mass()).0, ranges)
     }
-}
-
-/// Whether particle k is of a component named `...suffix`.
-fn of<'a>(c: &'a ComponentTags, suffix: &'a str) -> impl Fn(usize) -> bool + Sync + Send + 'a {
-    move |k| c.is(k, suffix)
 }
 
 /// The page's read-out of `run`: with `light`, where the run measures on

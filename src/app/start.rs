@@ -7,11 +7,11 @@
 //! For a leapfrog solver a model never comes to the host: the run starts
 //! from the GPU's arrays (`Run::from_sampled`) and the view keeps a
 //! sample of them (`render::view_sample`). The Plummer sphere and the
-//! cold collapse are sampled whole there and their mass shells tagged
-//! there; a galaxy is sampled component by component in place and placed
-//! there (`Model::galaxy_on_gpu`), its components' tags read back (4
-//! bytes a particle: the page's whole read-outs weigh every particle by
-//! its component). At 2^24 particles that spares the page a 512 MB
+//! cold collapse are sampled whole there; a galaxy is sampled component
+//! by component in place and placed there (`Model::galaxy_on_gpu`). A
+//! model of one component has its mass shells tagged there; a galaxy of
+//! several has its components' tags read back (4 bytes a particle: the
+//! page's whole read-outs weigh every particle by its component). At 2^24 particles that spares the page a 512 MB
 //! read-back, its passes over it on the page's one core (a galaxy's f64
 //! assembly among them) and the upload back. A Hermite run, a few-body
 //! model and a file are made on the host and uploaded.
@@ -82,7 +82,13 @@ pub async fn start_model(
             return start_sphere(ctx, sampled, config, now_ms() - begin).await;
         }
         if let Some(galaxy) = model.galaxy_on_gpu(ctx, n, seed, params).await? {
-            return start_galaxy(ctx, galaxy, config, now_ms() - begin).await;
+            let generate_ms = now_ms() - begin;
+            // As `ComponentTags::of_model`: a model of one component is
+            // coloured by mass shells.
+            return match galaxy.components.len() {
+                0 | 1 => start_sphere(ctx, galaxy.sampled, config, generate_ms).await,
+                _ => start_galaxy(ctx, galaxy, config, generate_ms).await,
+            };
         }
     }
     let m = model.generate_on(ctx, n, seed, params).await?;
@@ -96,9 +102,10 @@ pub async fn start_model(
     Ok(started)
 }
 
-/// A Plummer sphere or cold collapse sampled on the GPU (`sampled`, made
-/// in `generate_ms`), started there: its mass shells tagged there, the
-/// view from a sample.
+/// A model of one component sampled on the GPU in its centre-of-mass
+/// frame (`sampled`, made in `generate_ms`: a Plummer sphere, a cold
+/// collapse, a Hernquist or NFW sphere), started there: its mass shells
+/// tagged there, the view from a sample.
 async fn start_sphere(
     ctx: &GpuContext,
     sampled: Sampled,

@@ -17,6 +17,10 @@ use crate::state::{kinds_of_components, Tagged, KINDS};
 /// has 5-10 times the stars' mass).
 pub const DARK_LIGHT: f32 = 0.08;
 
+/// Marked particles (black holes) a light read-out finds apart from its
+/// sample, at most: a galaxy model has a handful.
+pub const MARKED_LIMIT: usize = 64;
+
 /// Mass and particle count of each tag (what the renderer's unit scale
 /// needs; masses do not change during a run).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -261,26 +265,26 @@ impl ComponentTags {
                 .is_some_and(|name| name.ends_with(suffix))
     }
 
-    /// Whether the page's light read-outs can tell the components of a
-    /// run of `n` particles apart: mass shells need no tags, components
-    /// need every particle's (by id).
-    pub fn tag_every_particle_of(&self, n: usize) -> bool {
-        self.by_shells || self.tags.len() == n
-    }
-
-    /// The ids (upload indices) of the particles whose components are
-    /// marked (black holes), at most `limit` of them: what a light
-    /// read-out finds apart from its sample.
-    pub fn marked_ids(&self, limit: usize) -> Vec<u32> {
-        let (_, marked) = self.styles();
-        if marked == 0 {
-            return Vec::new();
+    /// What a light read-out of a run of `n` particles finds apart from
+    /// its sample: the ids (upload indices) of the marked particles
+    /// (black holes). `None` where it cannot read light: components need
+    /// every particle's tag (mass shells none), and a run of more than
+    /// `MARKED_LIMIT` marked particles (a file's many "boundary" ones) is
+    /// read whole.
+    pub fn marked_ids(&self, n: usize) -> Option<Vec<u32>> {
+        if self.by_shells {
+            return Some(Vec::new());
         }
-        (self.tags.iter().enumerate())
+        if self.tags.len() != n {
+            return None;
+        }
+        let (_, marked) = self.styles();
+        let ids: Vec<u32> = (self.tags.iter().enumerate())
             .filter(|&(_, &t)| t < 32 && marked >> t & 1 == 1)
             .map(|(k, _)| k as u32)
-            .take(limit)
-            .collect()
+            .take(MARKED_LIMIT + 1)
+            .collect();
+        (ids.len() <= MARKED_LIMIT).then_some(ids)
     }
 
     /// The mask that hides the dark haloes ("halo", "primary halo", ...).

@@ -10,7 +10,8 @@
 //! know its component, and the few particles a sample must not miss, its
 //! black holes, found by id), and each particle's mass shell, tagged on
 //! the GPU with each shell's mass and count. At 2^24 particles that is
-//! 13 MB of sample and 2 MB of sums read back instead of 512 MB.
+//! 13 MB of sample (14 MB with the ids) and 2 MB of sums read back
+//! instead of 512 MB.
 
 use super::camera::{sample_indices, VIEW_SAMPLE};
 use super::components::{MassShells, TagTotals};
@@ -266,7 +267,7 @@ fn unused(device: &wgpu::Device) -> wgpu::Buffer {
     empty_storage_buffer(device, "unused", 16)
 }
 
-/// The view's two kernels, from one module.
+/// The view's kernels, from one module.
 struct Kernels {
     gather: Kernel,
     find: Kernel,

@@ -489,9 +489,10 @@ pub struct GalaxyOnGpu {
 impl GalaxyOnGpu {
     /// Each particle's component, read back (4 bytes a particle).
     pub async fn read_tags(&self, ctx: &GpuContext) -> Result<Vec<u32>> {
-        let tags: Vec<u32> =
+        let mut tags: Vec<u32> =
             crate::gpu::buffers::read_vec(&ctx.device, &ctx.queue, &self.tags).await?;
-        Ok(tags[..self.sampled.count].to_vec())
+        tags.truncate(self.sampled.count);
+        Ok(tags)
     }
 }
 

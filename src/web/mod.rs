@@ -17,6 +17,7 @@ mod bodies;
 mod js;
 mod tree_view;
 
+use crate::app::analysis::galaxy_of_read;
 use crate::app::readout::{radii_and_view, read_for_plots, PlotRead};
 use crate::app::series::{format_of, Series};
 use crate::app::settings::{Settings, FRAMING_KEYS};
@@ -100,8 +101,9 @@ struct AppState {
     /// Positions and masses of the last state seen, for fit-to-view.
     positions: Vec<PosMass>,
     /// The ids of the run's marked particles (black holes), which a light
-    /// read-out finds apart from its sample.
-    marked: Vec<u32>,
+    /// read-out finds apart from its sample; `None`: the run is read whole
+    /// (`ComponentTags::marked_ids`).
+    marked: Option<Vec<u32>>,
     /// The units of the run (for the map's legend).
     units: Units,
     /// What the last frame drawn used, and its pixel size (length units).
@@ -150,7 +152,7 @@ impl AppState {
         self.scenes_shown += 1;
         self.n = run.n();
         self.progress = run.progress();
-        self.marked = view.components.marked_ids(MARKED_LIMIT);
+        self.marked = view.components.marked_ids(run.n() as usize);
         self.components = view.components;
         self.totals = view.totals;
         self.ranges = view.ranges;
@@ -301,7 +303,7 @@ async fn read_for_page(state: &State, light: bool) -> Result<(PlotRead, bool, u6
     let (mut run, epoch) = take(state).await?;
     let (ctx, marked) = {
         let s = state.borrow();
-        (s.ctx.clone(), s.marked.clone())
+        (s.ctx.clone(), s.marked.clone().unwrap_or_default())
     };
     let r = read_for_plots(&ctx, &mut run, light, &marked).await;
     let measures = run.measures_on_gpu();
@@ -445,7 +447,7 @@ impl WebApp {
             source: Source::Model,
             ranges: ColorRanges::default(),
             positions: Vec::new(),
-            marked: Vec::new(),
+            marked: None,
             units,
             last_drawn: None,
             scenes_shown: 0,
@@ -928,10 +930,7 @@ impl WebApp {
     pub fn readout(&self, light: Option<bool>) -> js_sys::Promise {
         let state = self.state.clone();
         // A galaxy's light read-outs need every particle's component.
-        let light = light.unwrap_or(false) && {
-            let s = state.borrow();
-            s.components.tag_every_particle_of(s.n as usize)
-        };
+        let light = light.unwrap_or(false) && state.borrow().marked.is_some();
         wasm_bindgen_futures::future_to_promise(async move {
             let (r, measures, epoch) = read_for_page(&state, light).await?;
             let mut s = state.borrow_mut();
@@ -940,8 +939,7 @@ impl WebApp {
             }
             let obj = readout_object(&mut s, r);
             // Whether the next read-out can be light.
-            let tagged = s.components.tag_every_particle_of(s.n as usize);
-            set(&obj, "can_sample", measures && tagged);
+            set(&obj, "can_sample", measures && s.marked.is_some());
             Ok(obj.into())
         })
     }
@@ -1054,7 +1052,7 @@ fn readout_object(s: &mut AppState, r: PlotRead) -> js_sys::Object {
     }
     let obj = measured_object(s, &r.measured());
     set(&obj, "lagrangian", array(radii));
-    if let Some(g) = r.galaxy(&s.components) {
+    if let Some(g) = galaxy_of_read(&r, &s.components) {
         set(&obj, "galaxy", galaxy_object(&g));
     }
     match r {
@@ -1066,10 +1064,6 @@ fn readout_object(s: &mut AppState, r: PlotRead) -> js_sys::Object {
     }
     obj
 }
-
-/// Marked particles (black holes) a light read-out finds apart from its
-/// sample, at most: every model has a handful.
-const MARKED_LIMIT: usize = 64;
 
 /// What every read-out object holds of `m` (`WebApp::readout`).
 fn measured_object(s: &AppState, m: &Measured) -> js_sys::Object {

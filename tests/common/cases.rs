@@ -508,6 +508,17 @@ pub async fn page_start_of_a_galaxy_on_gpu(ctx: &GpuContext, n: usize) {
     assert_eq!(a.snapshot.particles.id, b.snapshot.particles.id);
     let (e, he) = (a.diagnostics.total, b.diagnostics.total);
     assert!((e - he).abs() <= 1e-5 * he.abs(), "energy {e}, host {he}");
+    // A galaxy of one component is coloured by mass shells, as from the
+    // host (`ComponentTags::of_model`).
+    for model in [Model::Hernquist, Model::Nfw] {
+        let started = start_model(ctx, model, 3000, seed, &params, config)
+            .await
+            .unwrap();
+        assert!(started.particles.is_none(), "{model:?} came to the host");
+        let c = &started.view.components;
+        assert!(c.by_shells && c.tags.is_empty(), "{model:?}");
+        assert_eq!(started.view.totals.0.len(), 4, "{model:?}");
+    }
 }
 
 /// A page's light read-out of a galaxy (`read_for_plots` with its black
@@ -518,13 +529,22 @@ pub async fn page_start_of_a_galaxy_on_gpu(ctx: &GpuContext, n: usize) {
 /// (From some 20,000 particles a halo particle weighs less than a black
 /// hole, which the separation needs.)
 pub async fn light_readout_of_a_galaxy(ctx: &GpuContext, n: usize) {
+    use webgrav::app::analysis::galaxy_of_read;
     use webgrav::app::readout::{read_for_plots, PlotRead};
     use webgrav::render::ComponentTags;
     let m = Model::GalaxyMerger.generate_tagged(n, 3).unwrap();
     let components = ComponentTags::of_model(&m);
-    let marked = components.marked_ids(64);
+    let marked = components.marked_ids(n).expect("light");
     assert_eq!(marked.len(), 2, "the merger's two black holes");
-    assert!(components.tag_every_particle_of(n));
+    // Too many marked particles (a file's, say), or tags not of every
+    // particle: read whole.
+    let boundary = ComponentTags {
+        tags: vec![0; n],
+        names: vec!["black hole".into()],
+        by_shells: false,
+    };
+    assert_eq!(boundary.marked_ids(n), None);
+    assert_eq!(components.marked_ids(n + 1), None);
     let config = RunParams::default().validate().unwrap();
     let mut run = Run::new(ctx, &m.particles, 0.0, config).await.unwrap();
     run.run_to(ctx, 2.0 * config.params().dt, |_, _| true)
@@ -545,8 +565,8 @@ pub async fn light_readout_of_a_galaxy(ctx: &GpuContext, n: usize) {
         "{lr:?} {wr:?}"
     );
     let (lg, wg) = (
-        light.galaxy(&components).unwrap(),
-        whole.galaxy(&components).unwrap(),
+        galaxy_of_read(&light, &components).unwrap(),
+        galaxy_of_read(&whole, &components).unwrap(),
     );
     assert!(wg.bh_separation.is_some());
     assert_eq!(lg.bh_separation, wg.bh_separation);
@@ -561,9 +581,8 @@ pub async fn light_readout_of_a_galaxy(ctx: &GpuContext, n: usize) {
     }
     assert_eq!(lg.bar_a2.is_some(), wg.bar_a2.is_some());
     // Mass shells have no components.
-    assert!(light
-        .galaxy(&ComponentTags::shells(&m.particles.pos_mass))
-        .is_none());
+    let shells = ComponentTags::shells(&m.particles.pos_mass);
+    assert!(galaxy_of_read(&light, &shells).is_none());
 }
 
 /// A page's light read-out of a tree run above the host's precise sum
