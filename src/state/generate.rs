@@ -266,14 +266,7 @@ impl SampledPart {
     pub fn centred(self, ctx: &GpuContext, (com, vcom): PhasePoint) -> Sampled {
         let device = &ctx.device;
         let s = &self.sample;
-        let split = |x: [f64; 3]| {
-            let hi = x.map(|a| a as f32);
-            (
-                hi,
-                std::array::from_fn::<f32, 3, _>(|k| (x[k] - hi[k] as f64) as f32),
-            )
-        };
-        let ((c_hi, c_lo), (v_hi, v_lo)) = (split(com), split(vcom));
+        let ((c_hi, c_lo), (v_hi, v_lo)) = (split_hi_lo(com), split_hi_lo(vcom));
         let mut frame = vec![1.0f32];
         for part in [c_hi, c_lo, v_hi, v_lo] {
             frame.extend(part);
@@ -294,6 +287,13 @@ impl SampledPart {
         k.submit(ctx, &bind, s.count as u32);
         self.sample
     }
+}
+
+/// `x` as f32 hi and lo parts (hi + lo is `x` to double-single's
+/// precision): what `centre` and `place` add in two-sums.
+fn split_hi_lo(x: [f64; 3]) -> ([f32; 3], [f32; 3]) {
+    let hi = x.map(|a| a as f32);
+    (hi, std::array::from_fn(|k| (x[k] - hi[k] as f64) as f32))
 }
 
 /// The Plummer sphere's kernels: its sampler, its chunks' sums and the
@@ -523,16 +523,9 @@ impl<'a> Gpu<'a> {
         }
         let no_sums = empty_storage_buffer(device, "no sums", 16);
         for p in placements.iter().filter(|p| p.count > 0) {
-            let split = |x: [f64; 3]| {
-                let hi = x.map(|a| a as f32);
-                (
-                    hi,
-                    std::array::from_fn::<f32, 3, _>(|k| (x[k] - hi[k] as f64) as f32),
-                )
-            };
             let mut table = vec![1.0f32];
             table.extend(p.rotation.iter().flatten().map(|&r| r as f32));
-            let ((x_hi, x_lo), (v_hi, v_lo)) = (split(p.dx), split(p.dv));
+            let ((x_hi, x_lo), (v_hi, v_lo)) = (split_hi_lo(p.dx), split_hi_lo(p.dv));
             for part in [x_hi, x_lo, v_hi, v_lo] {
                 table.extend(part);
             }
