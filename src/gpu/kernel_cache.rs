@@ -15,8 +15,10 @@
 //! opened on instances of their own (`GpuContext::with_limits`). Any other
 //! device builds its kernels afresh, as before the cache.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+
+use super::timing::now_ms;
 
 #[derive(PartialEq, Eq, Hash)]
 struct ModuleKey {
@@ -58,6 +60,25 @@ impl Cache {
 
 thread_local! {
     static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+    /// Wall milliseconds this thread has spent building modules and
+    /// pipelines (`built`).
+    static BUILD_MS: Cell<f64> = const { Cell::new(0.0) };
+}
+
+/// `build`'s result, its wall time added to this thread's `build_ms`:
+/// for every module and pipeline built (the compiles a first frame waits
+/// for, measured apart by `bench frame`).
+pub fn built<T>(build: impl FnOnce() -> T) -> T {
+    let begin = now_ms();
+    let made = build();
+    BUILD_MS.with(|ms| ms.set(ms.get() + now_ms() - begin));
+    made
+}
+
+/// Wall milliseconds this thread has spent building modules and
+/// pipelines so far.
+pub fn build_ms() -> f64 {
+    BUILD_MS.with(Cell::get)
 }
 
 /// The module of `source` with `checks` on `device`, built by `build` the
@@ -69,7 +90,7 @@ pub fn module(
     build: impl FnOnce() -> wgpu::ShaderModule,
 ) -> wgpu::ShaderModule {
     if !CACHE.with_borrow(|c| c.serves(device)) {
-        return build();
+        return built(build);
     }
     let key = ModuleKey {
         device: device.clone(),
@@ -81,7 +102,7 @@ pub fn module(
     }
     // Built outside the borrow: a build never re-enters the cache, but
     // wgpu may call back (error scopes) while it compiles.
-    let m = build();
+    let m = built(build);
     CACHE.with_borrow_mut(|c| c.modules.insert(key, m.clone()));
     m
 }
@@ -96,7 +117,7 @@ pub fn pipeline<T>(
     build: impl FnOnce() -> (wgpu::ComputePipeline, wgpu::BindGroupLayout),
 ) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
     if !CACHE.with_borrow(|c| c.serves(device)) {
-        return build();
+        return built(build);
     }
     let key = PipelineKey {
         device: device.clone(),
@@ -107,7 +128,7 @@ pub fn pipeline<T>(
     if let Some(p) = CACHE.with_borrow(|c| c.pipelines.get(&key).cloned()) {
         return p;
     }
-    let p = build();
+    let p = built(build);
     CACHE.with_borrow_mut(|c| c.pipelines.insert(key, p.clone()));
     p
 }
