@@ -593,8 +593,9 @@ fn the_view_fits_what_is_drawn() {
 }
 
 // A view sample of tagged particles (the page's start on the GPU keeps
-// only a sample of positions beside every particle's tags) weighs in a fit
-// as those particles do among all.
+// only a sample of positions beside every particle's tags; a light
+// read-out, a sample of the run's state in the tree's order with each
+// particle's id) weighs in a fit as those particles do among all.
 #[test]
 fn a_view_sample_weighs_as_its_particles() {
     use webgrav::render::camera::{sample_indices, VIEW_SAMPLE};
@@ -604,15 +605,25 @@ fn a_view_sample_weighs_as_its_particles() {
     let p = &galaxy.particles.pos_mass;
     let picks: Vec<usize> = sample_indices(n, VIEW_SAMPLE).collect();
     let sample: Vec<_> = picks.iter().map(|&k| p[k]).collect();
+    // A state's order (every 7th particle of a permutation, as a tree's
+    // order scatters the components), sampled with ids.
+    let ids: Vec<u32> = (0..n as u32)
+        .map(|k| k * 7919 % n as u32)
+        .step_by(7)
+        .collect();
+    let of_state: Vec<_> = ids.iter().map(|&i| p[i as usize]).collect();
     for (hidden, map) in [
         (0, MapKind::Light),
         (tags.halo_mask(), MapKind::Light),
         (0, MapKind::Density),
     ] {
-        let all = tags.fit_weights(p, hidden, map);
-        let of_sample = tags.fit_weights(&sample, hidden, map);
+        let all = tags.fit_weights(p, None, hidden, map);
+        let of_sample = tags.fit_weights(&sample, None, hidden, map);
         let want: Vec<f64> = picks.iter().map(|&k| all[k]).collect();
         assert_eq!(of_sample, want, "hidden {hidden}, {map:?}");
+        let by_ids = tags.fit_weights(&of_state, Some(&ids), hidden, map);
+        let want: Vec<f64> = ids.iter().map(|&i| all[i as usize]).collect();
+        assert_eq!(by_ids, want, "ids: hidden {hidden}, {map:?}");
         // Dark matter weighs nothing in a picture of stars.
         assert!(
             of_sample.contains(&0.0) == (map == MapKind::Light),

@@ -15,6 +15,7 @@
 //! `suite(size)` is the set the page offers; `webgrav bench suite -n SIZE`
 //! runs exactly that set natively.
 
+use super::analysis::galaxy_of_read;
 use super::readout::{read_for_plots, PlotRead};
 use crate::direct::{DirectConfig, DirectSolver};
 use crate::error::{Error, Result};
@@ -26,6 +27,7 @@ use crate::run::{mean_interactions, Run, RunConfig, RunParams, SolverKind};
 use crate::state::stats::median;
 use crate::state::{GpuParticles, Model, Particles};
 use serde_json::{json, Map, Value};
+use std::hint::black_box;
 
 /// What a benchmark times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -601,6 +603,8 @@ struct PageFrame {
     /// The ids the page's light read-outs find apart; `None`: the page
     /// reads this run whole (`ComponentTags::marked_ids`).
     marked: Option<Vec<u32>>,
+    /// The particles' components, which a galaxy's read-out figures need.
+    components: crate::render::ComponentTags,
 }
 
 impl PageFrame {
@@ -625,6 +629,7 @@ impl PageFrame {
         let marked = started.view.components.marked_ids(spec.n);
         Ok(Self {
             marked,
+            components: started.view.components,
             run: started.run,
             scene: started.scene,
             renderer,
@@ -717,20 +722,21 @@ async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
     }
     ctx.finish().await?;
     let frame_wall_ms = (now_ms() - begin) / FRAMES as f64;
-    // The page's read-outs for its plots, with their figures: whole, then
-    // light where the run measures on the GPU (`readout::read_for_plots`).
+    // The page's read-outs for its plots, with their figures (a galaxy's
+    // too): whole, then light where the run measures on the GPU
+    // (`readout::read_for_plots`).
     let begin = now_ms();
     let (light, marked) = (
         page.marked.is_some(),
         page.marked.clone().unwrap_or_default(),
     );
-    read_for_plots(ctx, &mut page.run, false, &marked)
-        .await?
-        .figures();
+    let whole = read_for_plots(ctx, &mut page.run, false, &marked).await?;
+    black_box((whole.figures(), galaxy_of_read(&whole, &page.components)));
     let readout_ms = now_ms() - begin;
+    drop(whole);
     let begin = now_ms();
     let light = read_for_plots(ctx, &mut page.run, light, &marked).await?;
-    light.figures();
+    black_box((light.figures(), galaxy_of_read(&light, &page.components)));
     let light_readout_ms = matches!(light, PlotRead::Sampled(..)).then(|| now_ms() - begin);
     let times = page.times;
     drop((page, light));

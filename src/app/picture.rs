@@ -150,7 +150,7 @@ pub fn camera_for(view: &View, p: &Particles, components: &ComponentTags, mask: 
     if let Some(fov) = view.fov {
         camera.fov_y = fov;
     }
-    let weights = components.fit_weights(&p.pos_mass, mask, view.map);
+    let weights = components.fit_weights(&p.pos_mass, None, mask, view.map);
     let (mut center, radius) = visible_sphere(&p.pos_mass, |k| weights[k])
         .or_else(|| visible_sphere(&p.pos_mass, |k| shown(k) as u8 as f64))
         .unwrap_or(([0.0; 3], 1.0));

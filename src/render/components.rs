@@ -198,18 +198,31 @@ impl ComponentTags {
     /// mass where it is luminous (not dark matter), so that a galaxy's view
     /// fits its stars and its halo glows faintly around them; the mass of
     /// dark matter counts only where no luminous component is shown.
-    /// `pos_mass` may be a view sample of the tagged particles
-    /// (`camera::sample_indices`), then weighed by the sampled ones' tags.
-    pub fn fit_weights(&self, pos_mass: &[PosMass], hidden: u32, map: super::MapKind) -> Vec<f64> {
+    /// `pos_mass` may be a view sample of the tagged particles, then
+    /// weighed by the sampled ones' tags: those of `ids` (a sample of a
+    /// run's state, in the tree's order, with each particle's index in
+    /// the tags' order), else those `camera::sample_indices` picks.
+    pub fn fit_weights(
+        &self,
+        pos_mass: &[PosMass],
+        ids: Option<&[u32]>,
+        hidden: u32,
+        map: super::MapKind,
+    ) -> Vec<f64> {
         let (styles, marked) = self.styles();
         let sampled: Vec<u32>;
-        let tags = match self.tags.len() > pos_mass.len() {
-            true => {
+        let tags = match ids {
+            Some(ids) => {
+                let tag = |&i: &u32| self.tags.get(i as usize).copied().unwrap_or(0);
+                sampled = ids.iter().map(tag).collect();
+                &sampled
+            }
+            None if self.tags.len() > pos_mass.len() => {
                 let picks = sample_indices(self.tags.len(), pos_mass.len());
                 sampled = picks.map(|k| self.tags[k]).collect();
                 &sampled
             }
-            false => &self.tags,
+            None => &self.tags,
         };
         let dark = |t: u32| styles[(t as usize).min(MAX_TAGS as usize - 1)].light <= DARK_LIGHT;
         let shown = |t: u32| t >= 32 || hidden >> t & 1 == 0;

@@ -100,6 +100,9 @@ struct AppState {
     ranges: ColorRanges,
     /// Positions and masses of the last state seen, for fit-to-view.
     positions: Vec<PosMass>,
+    /// Where `positions` are a sample of a run's state (a light
+    /// read-out's), each one's index in the tags' order.
+    position_ids: Option<Vec<u32>>,
     /// The ids of the run's marked particles (black holes), which a light
     /// read-out finds apart from its sample; `None`: the run is read whole
     /// (`ComponentTags::marked_ids`).
@@ -157,6 +160,7 @@ impl AppState {
         self.totals = view.totals;
         self.ranges = view.ranges;
         self.positions = view.positions;
+        self.position_ids = None;
         self.picked = None;
         // A few-body run starts from particles made on the host.
         let first = run.few_body_sample().zip(particles);
@@ -205,12 +209,17 @@ impl AppState {
                 return;
             }
         }
-        let (positions, components) = match &self.frame_view {
-            Some(f) => (&f.positions, &f.components),
-            None => (&self.positions, &self.components),
+        let (positions, ids, components) = match &self.frame_view {
+            Some(f) => (&f.positions, None, &f.components),
+            None => (
+                &self.positions,
+                self.position_ids.as_deref(),
+                &self.components,
+            ),
         };
         let hidden = self.hidden(components);
-        let weights = components.fit_weights(positions, hidden, self.settings.camera.map);
+        let map = self.settings.camera.map;
+        let weights = components.fit_weights(positions, ids, hidden, map);
         let sphere = visible_sphere(positions, |k| weights[k])
             .or_else(|| visible_sphere(positions, |_| 1.0));
         if let Some((c, r)) = sphere {
@@ -447,6 +456,7 @@ impl WebApp {
             source: Source::Model,
             ranges: ColorRanges::default(),
             positions: Vec::new(),
+            position_ids: None,
             marked: None,
             units,
             last_drawn: None,
@@ -1045,11 +1055,14 @@ fn readout_object(s: &mut AppState, r: PlotRead) -> js_sys::Object {
     let (radii, ranges) = r.figures();
     s.ranges = ranges;
     // The fit weighs positions by their tags: a sample of a run's state
-    // (in the tree's order) matches them only where the tags are mass
-    // shells, so a galaxy's view keeps its last whole positions.
-    if matches!(r, PlotRead::Whole(..)) || s.components.by_shells {
-        s.positions = r.pos_mass().to_vec();
-    }
+    // (in the tree's order) by its particles' ids.
+    s.positions = r.pos_mass().to_vec();
+    s.position_ids = match &r {
+        PlotRead::Sampled(_, sample, _) if sample.id.len() == sample.pos_mass.len() => {
+            Some(sample.id.clone())
+        }
+        _ => None,
+    };
     let obj = measured_object(s, &r.measured());
     set(&obj, "lagrangian", array(radii));
     if let Some(g) = galaxy_of_read(&r, &s.components) {
