@@ -138,6 +138,57 @@ pub unsafe fn shader_module_with_checks(
     })
 }
 
+/// The render pipeline of `module`'s `vs_main` and `fs_main` (no vertex
+/// buffers: the vertex shader makes its own geometry) drawing
+/// `topology` into one target of `format` with `blend`, and the layout
+/// of its bind group 0 (`bindings`, visible to `stages`). Its build is
+/// timed with the compute kernels' (`kernel_cache::built`).
+pub fn render_pipeline(
+    device: &wgpu::Device,
+    (label, module): (&str, &wgpu::ShaderModule),
+    (bindings, stages): (&[Slot], wgpu::ShaderStages),
+    topology: wgpu::PrimitiveTopology,
+    (format, blend): (wgpu::TextureFormat, Option<wgpu::BlendState>),
+) -> (wgpu::RenderPipeline, wgpu::BindGroupLayout) {
+    let layout = bind_group_layout(device, label, bindings, stages);
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = kernel_cache::built(|| {
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(label),
+            layout: Some(&pipeline_layout),
+            vertex: wgpu::VertexState {
+                module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology,
+                ..Default::default()
+            },
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format,
+                    blend,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+    });
+    (pipeline, layout)
+}
+
 /// A compute pipeline and the layout of its bind group 0. Built once per
 /// device, module, entry point and contract (`kernel_cache`).
 pub struct Kernel {

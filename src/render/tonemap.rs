@@ -1,7 +1,7 @@
 //! The tone-mapping pass (drives `shaders/tonemap.wgsl`): the
 //! accumulation through the frame's exposure into the target's format.
 
-use crate::gpu::kernel::{bind_group, bind_group_layout, shader_module, Binding, Slot};
+use crate::gpu::kernel::{bind_group, render_pipeline, shader_module, Binding, Slot};
 
 const TONEMAP_WGSL: &str = include_str!("../../shaders/tonemap.wgsl");
 
@@ -26,44 +26,13 @@ pub(crate) struct ToneMap {
 impl ToneMap {
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
         let module = shader_module(device, "render tonemap", &wgsl());
-        let layout = bind_group_layout(
+        let (pipeline, layout) = render_pipeline(
             device,
-            "render tonemap",
-            BINDINGS,
-            wgpu::ShaderStages::FRAGMENT,
+            ("render tonemap", &module),
+            (BINDINGS, wgpu::ShaderStages::FRAGMENT),
+            wgpu::PrimitiveTopology::TriangleList,
+            (format, None),
         );
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("render tonemap"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = crate::gpu::kernel_cache::built(|| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("render tonemap"),
-                layout: Some(&pipeline_layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: wgpu::PrimitiveState::default(),
-                depth_stencil: None,
-                multisample: wgpu::MultisampleState::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format,
-                        blend: None,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
-        });
         Self { pipeline, layout }
     }
 

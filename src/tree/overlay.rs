@@ -8,7 +8,7 @@ use super::layout::OverlayParams;
 use super::trace::{trace_consts, Trace};
 use super::TreeSolver;
 use crate::gpu::buffers::uniform_buffer;
-use crate::gpu::kernel::{bind_group, bind_group_layout, shader_module, Binding, Slot};
+use crate::gpu::kernel::{bind_group, render_pipeline, shader_module, Binding, Slot};
 use crate::gpu::GpuContext;
 
 const OVERLAY_WGSL: &str = include_str!("../../shaders/overlay.wgsl");
@@ -49,52 +49,23 @@ impl CellOverlay {
     /// The overlay for targets of `format` (blended over what is there).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
         let module = shader_module(device, "tree overlay", &wgsl());
-        let layout =
-            bind_group_layout(device, "tree overlay", BINDINGS, wgpu::ShaderStages::VERTEX);
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("tree overlay"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
         // Premultiplied colour added over the picture.
         let add = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
             operation: wgpu::BlendOperation::Add,
         };
-        let pipeline = crate::gpu::kernel_cache::built(|| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("tree overlay"),
-                layout: Some(&pipeline_layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: wgpu::PrimitiveState {
-                    topology: wgpu::PrimitiveTopology::LineList,
-                    ..Default::default()
-                },
-                depth_stencil: None,
-                multisample: wgpu::MultisampleState::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format,
-                        blend: Some(wgpu::BlendState {
-                            color: add,
-                            alpha: add,
-                        }),
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
-        });
+        let blend = wgpu::BlendState {
+            color: add,
+            alpha: add,
+        };
+        let (pipeline, layout) = render_pipeline(
+            device,
+            ("tree overlay", &module),
+            (BINDINGS, wgpu::ShaderStages::VERTEX),
+            wgpu::PrimitiveTopology::LineList,
+            (format, Some(blend)),
+        );
         let params = uniform_buffer(device, "tree overlay", &OverlayParams::default());
         let no_list = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tree overlay: no list"),

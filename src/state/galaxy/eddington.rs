@@ -343,14 +343,7 @@ impl DistributionFunction {
     /// f(E), linear in ln E between nodes, falling linearly to zero below
     /// the outermost node's energy.
     pub fn at(&self, e: f64) -> f64 {
-        if e <= 0.0 {
-            return 0.0;
-        }
-        let (en, f) = (&self.energy, &self.f);
-        if e <= en[0] {
-            return f[0] * e / en[0];
-        }
-        self.at_node(e, en.partition_point(|x| *x < e), e.ln())
+        self.at_node(e, self.energy.partition_point(|x| *x < e), e.ln())
     }
 
     /// `at(e)` where `k` is the first node at or above `e`, whose
