@@ -9,6 +9,7 @@ mod common;
 use std::mem::{offset_of, size_of};
 use webgrav::gpu::kernel::Binding;
 use webgrav::gpu::layout::*;
+use webgrav::gpu::shader;
 
 fn wgsl_layout(src: &str, name: &str) -> (u32, Vec<(String, u32)>) {
     let module = naga::front::wgsl::parse_str(src).expect("layouts parse");
@@ -437,6 +438,10 @@ fn tree_layouts_match_wgsl() {
 }
 
 fn validate(name: &str, src: &str) -> naga::Module {
+    validate_with_info(name, src).0
+}
+
+fn validate_with_info(name: &str, src: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(src)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
     // The `dp` and f64-sum kernels need f64 and the `subgroups` ones
@@ -450,10 +455,10 @@ fn validate(name: &str, src: &str) -> naga::Module {
     } else {
         naga::valid::Capabilities::empty()
     };
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
         .validate(&module)
         .unwrap_or_else(|e| panic!("{name}: {e:?}"));
-    module
+    (module, info)
 }
 
 #[test]
@@ -461,6 +466,77 @@ fn every_shader_validates() {
     for (name, src, _) in common::shaders::all() {
         validate(&name, &src);
     }
+}
+
+// Each pipeline is compiled from what its entry point reaches
+// (`shader::reachable`): that cut must validate, keep its entry point,
+// and use exactly the globals (bindings, workgroup memory) the entry
+// point uses in the whole module, and it must leave out what the entry
+// point does not reach (what a browser would otherwise compile again for
+// every pipeline).
+//
+// With WEBGRAV_WRITE_WGSL=DIR it also writes every whole module to
+// DIR/wgsl/ and every compute entry point's cut to DIR/wgsl-cut/, for
+// `tests/browser-engine/compile.mjs` to time in the browser engine.
+#[test]
+fn every_entry_point_compiles_from_what_it_reaches() {
+    let write_to = std::env::var_os("WEBGRAV_WRITE_WGSL").map(std::path::PathBuf::from);
+    if let Some(dir) = &write_to {
+        for sub in ["wgsl", "wgsl-cut"] {
+            let _ = std::fs::remove_dir_all(dir.join(sub));
+            std::fs::create_dir_all(dir.join(sub)).expect("a directory for the WGSL");
+        }
+    }
+    let (mut whole_bytes, mut cut_bytes) = (0, 0);
+    for (name, src, _) in common::shaders::all() {
+        let file = name.replace([' ', ','], "_");
+        if let Some(dir) = &write_to {
+            std::fs::write(dir.join("wgsl").join(format!("{file}.wgsl")), &src).expect("written");
+        }
+        let (module, info) = validate_with_info(&name, &src);
+        for (k, ep) in module.entry_points.iter().enumerate() {
+            let used = |module: &naga::Module, info: &naga::valid::ModuleInfo, k: usize| {
+                let mut used: Vec<String> = module
+                    .global_variables
+                    .iter()
+                    .filter(|(h, _)| !info.get_entry_point(k)[*h].is_empty())
+                    .map(|(_, g)| g.name.clone().unwrap_or_default())
+                    .collect();
+                used.sort();
+                used
+            };
+            let cut = shader::reachable(&src, &[&ep.name]);
+            let label = format!("{name} ({})", ep.name);
+            // (Validated under the module's name: its suffix picks the
+            // capabilities.)
+            let (cut_module, cut_info) = validate_with_info(&name, &cut);
+            let cut_k = cut_module
+                .entry_points
+                .iter()
+                .position(|e| e.name == ep.name)
+                .unwrap_or_else(|| panic!("{label}: entry point cut away"));
+            assert_eq!(
+                used(&cut_module, &cut_info, cut_k),
+                used(&module, &info, k),
+                "{label}: globals used"
+            );
+            assert!(cut.len() <= src.len(), "{label}");
+            if let (Some(dir), naga::ShaderStage::Compute) = (&write_to, ep.stage) {
+                let path = dir
+                    .join("wgsl-cut")
+                    .join(format!("{file}.{}.wgsl", ep.name));
+                std::fs::write(path, &cut).expect("written");
+            }
+            whole_bytes += src.len();
+            cut_bytes += cut.len();
+        }
+    }
+    // Every module carries the shared layouts and most hold several entry
+    // points: the cuts are a small part of the whole (a sixth today).
+    assert!(
+        cut_bytes * 4 < whole_bytes,
+        "cut {cut_bytes} of {whole_bytes} bytes"
+    );
 }
 
 /// The access a WGSL global of group 0 asks for, as the Rust contract

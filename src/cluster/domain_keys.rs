@@ -9,7 +9,7 @@ use super::decomposition::{Box3, CurveFrame};
 use crate::error::Result;
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges, records};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::GpuContext;
 use crate::tree::layout::{Bounds, CutCandidate, RedrawParams, TreeBounds};
@@ -42,7 +42,7 @@ struct Kernels {
 
 impl Kernels {
     fn new(device: &wgpu::Device) -> Self {
-        let module = shader_module(device, "domain keys", &wgsl());
+        let module = ShaderSource::new("domain keys", wgsl());
         let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
         Self {
             cut_candidates: k("domain keys cut candidates", "cut_candidates"),

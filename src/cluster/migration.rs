@@ -17,7 +17,7 @@ use super::global_ids::GlobalIds;
 use crate::error::Result;
 use crate::gpu::buffers::{empty_storage_buffer, read_buffer_ranges};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::GpuContext;
 use crate::state::particles::in_upload_order;
@@ -45,7 +45,7 @@ pub const BINDINGS: &[Slot] = &[
 ];
 
 fn pack_kernel(device: &wgpu::Device) -> Kernel {
-    let module = shader_module(device, "migration", &wgsl());
+    let module = ShaderSource::new("migration", wgsl());
     Kernel::from_module(device, "migration pack", &module, "pack", BINDINGS)
 }
 

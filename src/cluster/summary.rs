@@ -12,7 +12,7 @@
 
 use crate::gpu::buffers::{empty_storage_buffer, uniform_buffer};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::GpuContext;
 use crate::tree::layout::{counter_word_consts, DomainSummary, SummaryParams};
@@ -111,7 +111,7 @@ pub(super) fn summaries_buffer(device: &wgpu::Device, label: &str, domains: u32)
 
 impl DomainSummaries {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let module = shader_module(device, "domain summary", &wgsl());
+        let module = ShaderSource::new("domain summary", wgsl());
         let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
         let pick_coarse = k("domain summary coarse boxes", "pick_coarse");
         let pick_fine = k("domain summary fine boxes", "pick_fine");

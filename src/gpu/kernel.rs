@@ -9,6 +9,7 @@
 use super::context::{dispatch_size, GpuContext};
 use super::kernel_cache;
 use super::layout::WORKGROUP_SIZE;
+use super::shader::reachable;
 
 /// Stride of the slots of a `Binding::UniformDynamic` buffer: WebGPU's
 /// minimum uniform offset alignment.
@@ -105,37 +106,58 @@ pub fn bind_group(
     })
 }
 
-/// The module descriptor of WGSL `source`.
-fn wgsl_module<'a>(label: &'a str, source: &'a str) -> wgpu::ShaderModuleDescriptor<'a> {
-    wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
+/// A composed WGSL module (`shader::compose`), compiled for each entry
+/// point from the part of it that entry point reaches
+/// (`shader::reachable`): Chrome's engine compiles a pipeline from its
+/// whole module, so one module's many entry points, and the layouts every
+/// module carries, would cost every pipeline of a page's first frame.
+pub struct ShaderSource {
+    label: String,
+    source: String,
+    checks: Option<wgpu::ShaderRuntimeChecks>,
+}
+
+impl ShaderSource {
+    pub fn new(label: &str, source: impl Into<String>) -> Self {
+        Self {
+            label: label.to_string(),
+            source: source.into(),
+            checks: None,
+        }
     }
-}
 
-/// The shader module of WGSL `source` (for kernels that share a module:
-/// `Kernel::from_module` takes its entry points).
-pub fn shader_module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
-    kernel_cache::module(device, source, None, || {
-        device.create_shader_module(wgsl_module(label, source))
-    })
-}
+    /// As `new`, compiled with the given runtime checks (see
+    /// `Kernel::new_with_checks`).
+    ///
+    /// # Safety
+    /// As `Kernel::new_with_checks`, for every entry point of the module.
+    pub unsafe fn with_checks(
+        label: &str,
+        source: impl Into<String>,
+        checks: wgpu::ShaderRuntimeChecks,
+    ) -> Self {
+        Self {
+            checks: Some(checks),
+            ..Self::new(label, source)
+        }
+    }
 
-/// As `shader_module`, with the given runtime checks (see
-/// `Kernel::new_with_checks`).
-///
-/// # Safety
-/// As `Kernel::new_with_checks`, for every entry point of the module.
-pub unsafe fn shader_module_with_checks(
-    device: &wgpu::Device,
-    label: &str,
-    source: &str,
-    checks: wgpu::ShaderRuntimeChecks,
-) -> wgpu::ShaderModule {
-    kernel_cache::module(device, source, Some(format!("{checks:?}")), || {
-        // SAFETY: the caller's promise is this function's contract.
-        unsafe { device.create_shader_module_trusted(wgsl_module(label, source), checks) }
-    })
+    /// The shader module of what `entries` reach, built once per device
+    /// (`kernel_cache`).
+    fn compile(&self, device: &wgpu::Device, entries: &[&str]) -> wgpu::ShaderModule {
+        let checks = self.checks.map(|c| format!("{c:?}"));
+        kernel_cache::module(device, (&self.source, entries), checks, || {
+            let descriptor = wgpu::ShaderModuleDescriptor {
+                label: Some(&self.label),
+                source: wgpu::ShaderSource::Wgsl(reachable(&self.source, entries).into()),
+            };
+            match self.checks {
+                None => device.create_shader_module(descriptor),
+                // SAFETY: `with_checks`'s caller promised what this needs.
+                Some(checks) => unsafe { device.create_shader_module_trusted(descriptor, checks) },
+            }
+        })
+    }
 }
 
 /// The render pipeline of `module`'s `vs_main` and `fs_main` (no vertex
@@ -145,11 +167,12 @@ pub unsafe fn shader_module_with_checks(
 /// timed with the compute kernels' (`kernel_cache::built`).
 pub fn render_pipeline(
     device: &wgpu::Device,
-    (label, module): (&str, &wgpu::ShaderModule),
+    (label, module): (&str, &ShaderSource),
     (bindings, stages): (&[Slot], wgpu::ShaderStages),
     topology: wgpu::PrimitiveTopology,
     (format, blend): (wgpu::TextureFormat, Option<wgpu::BlendState>),
 ) -> (wgpu::RenderPipeline, wgpu::BindGroupLayout) {
+    let module = &module.compile(device, &["vs_main", "fs_main"]);
     let layout = bind_group_layout(device, label, bindings, stages);
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
@@ -208,8 +231,13 @@ impl Kernel {
         entry: &str,
         bindings: &'static [Slot],
     ) -> Self {
-        let module = shader_module(device, label, source);
-        Self::from_module(device, label, &module, entry, bindings)
+        Self::from_module(
+            device,
+            label,
+            &ShaderSource::new(label, source),
+            entry,
+            bindings,
+        )
     }
 
     /// As `new`, with the given runtime checks in place of wgpu's default
@@ -234,7 +262,7 @@ impl Kernel {
         checks: wgpu::ShaderRuntimeChecks,
     ) -> Self {
         // SAFETY: the caller's promise is this function's contract.
-        let module = unsafe { shader_module_with_checks(device, label, source, checks) };
+        let module = unsafe { ShaderSource::with_checks(label, source, checks) };
         Self::from_module(device, label, &module, entry, bindings)
     }
 
@@ -242,10 +270,11 @@ impl Kernel {
     pub fn from_module(
         device: &wgpu::Device,
         label: &str,
-        module: &wgpu::ShaderModule,
+        module: &ShaderSource,
         entry: &str,
         bindings: &'static [Slot],
     ) -> Self {
+        let module = &module.compile(device, &[entry]);
         let (pipeline, layout) = kernel_cache::pipeline(device, module, (entry, bindings), || {
             let layout = bind_group_layout(device, label, bindings, wgpu::ShaderStages::COMPUTE);
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {

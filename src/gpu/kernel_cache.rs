@@ -23,7 +23,9 @@ use super::timing::now_ms;
 #[derive(PartialEq, Eq, Hash)]
 struct ModuleKey {
     device: wgpu::Device,
+    /// The whole composed source and the entry points the module keeps.
     source: String,
+    entries: Vec<String>,
     /// `Debug` of the runtime checks (None: WebGPU's own).
     checks: Option<String>,
 }
@@ -81,11 +83,11 @@ pub fn build_ms() -> f64 {
     BUILD_MS.with(Cell::get)
 }
 
-/// The module of `source` with `checks` on `device`, built by `build` the
-/// first time it is asked for on this thread.
+/// The module of `entries` of `source` with `checks` on `device`, built
+/// by `build` the first time it is asked for on this thread.
 pub fn module(
     device: &wgpu::Device,
-    source: &str,
+    (source, entries): (&str, &[&str]),
     checks: Option<String>,
     build: impl FnOnce() -> wgpu::ShaderModule,
 ) -> wgpu::ShaderModule {
@@ -95,6 +97,7 @@ pub fn module(
     let key = ModuleKey {
         device: device.clone(),
         source: source.to_string(),
+        entries: entries.iter().map(|e| e.to_string()).collect(),
         checks,
     };
     if let Some(m) = CACHE.with_borrow(|c| c.modules.get(&key).cloned()) {

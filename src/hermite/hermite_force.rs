@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::{storage_buffer, Readback, Wait};
 use crate::gpu::context::dispatch_size;
 use crate::gpu::ds::{compose_with_ds, split};
-use crate::gpu::kernel::{shader_module_with_checks, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::{ForceResult, HermiteParams, IParticle, JParticle, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
 use crate::gpu::GpuContext;
@@ -524,10 +524,9 @@ impl HermiteGpu {
         // loop counts up to a bound below 2^31. Without the clamps and loop counters wgpu
         // would add, the force loop is a tenth shorter.
         let module = unsafe {
-            shader_module_with_checks(
-                d,
+            ShaderSource::with_checks(
                 &label,
-                &wgsl(order, precision, f64_sums),
+                wgsl(order, precision, f64_sums),
                 wgpu::ShaderRuntimeChecks::unchecked(),
             )
         };

@@ -6,7 +6,7 @@
 use crate::gpu::buffers::storage_buffer;
 use crate::gpu::context::dispatch_size;
 use crate::gpu::ds::{compose_with_ds, split3};
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::{IParticle, JParticle, PredJ, WORKGROUP_SIZE};
 use crate::gpu::timing::PhaseTimer;
 
@@ -55,7 +55,7 @@ impl JStore {
     /// A store of `n` zero-mass j-particles bound to `params`
     /// (`HermiteParams`).
     pub fn new(device: &wgpu::Device, params: &wgpu::Buffer, n: u32) -> Self {
-        let module = shader_module(device, "predict", &wgsl());
+        let module = ShaderSource::new("predict", wgsl());
         let scatter = Kernel::from_module(device, "j scatter", &module, "scatter", BINDINGS);
         let predict = Kernel::from_module(device, "j predict", &module, "predict", BINDINGS);
         let zeros = vec![JParticle::default(); n as usize];
@@ -117,7 +117,7 @@ impl JStore {
         dp: bool,
     ) {
         if dp && self.predict_dp.is_none() {
-            let module = shader_module(device, "predict dp", &wgsl_dp());
+            let module = ShaderSource::new("predict dp", wgsl_dp());
             // The same contract: the bind group serves both predictors.
             self.predict_dp = Some(Kernel::from_module(
                 device,

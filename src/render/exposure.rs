@@ -3,7 +3,7 @@
 //! the GPU; `expose` is their CPU twin.
 
 use super::{BINS_PER_OCTAVE, HIST_BINS};
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::{Exposure, ToneUniform};
 
 const EXPOSURE_WGSL: &str = include_str!("../../shaders/exposure.wgsl");
@@ -28,7 +28,7 @@ pub(crate) struct ExposurePasses {
 
 impl ExposurePasses {
     pub fn new(device: &wgpu::Device) -> Self {
-        let module = shader_module(device, "render exposure", &wgsl());
+        let module = ShaderSource::new("render exposure", wgsl());
         Self {
             histogram: Kernel::from_module(
                 device,

@@ -2,7 +2,7 @@
 //! cell of the view (for adaptive smoothing), then each adds its light or
 //! its mass to the pixels its sprite covers.
 
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 
 const SPLAT_WGSL: &str = include_str!("../../shaders/splat.wgsl");
 
@@ -32,7 +32,7 @@ pub(crate) struct Splat {
 
 impl Splat {
     pub fn new(device: &wgpu::Device) -> Self {
-        let module = shader_module(device, "render splat", &wgsl());
+        let module = ShaderSource::new("render splat", wgsl());
         Self {
             count: Kernel::from_module(device, "render count", &module, "count", BINDINGS),
             splat: Kernel::from_module(device, "render splat", &module, "splat", BINDINGS),

@@ -1,7 +1,7 @@
 //! The tone-mapping pass (drives `shaders/tonemap.wgsl`): the
 //! accumulation through the frame's exposure into the target's format.
 
-use crate::gpu::kernel::{bind_group, render_pipeline, shader_module, Binding, Slot};
+use crate::gpu::kernel::{bind_group, render_pipeline, Binding, ShaderSource, Slot};
 
 const TONEMAP_WGSL: &str = include_str!("../../shaders/tonemap.wgsl");
 
@@ -25,7 +25,7 @@ pub(crate) struct ToneMap {
 
 impl ToneMap {
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
-        let module = shader_module(device, "render tonemap", &wgsl());
+        let module = ShaderSource::new("render tonemap", wgsl());
         let (pipeline, layout) = render_pipeline(
             device,
             ("render tonemap", &module),

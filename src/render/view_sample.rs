@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::buffers::{empty_storage_buffer, read_buffers, records, storage_buffer_written};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::{AccPot, PosMass, Velocity, ViewSampleParams, WORKGROUP_SIZE};
 use crate::gpu::shader;
 use crate::gpu::GpuContext;
@@ -276,7 +276,7 @@ struct Kernels {
 
 impl Kernels {
     fn new(device: &wgpu::Device) -> Self {
-        let module = shader_module(device, "view sample", &wgsl());
+        let module = ShaderSource::new("view sample", wgsl());
         let kernel = |entry| Kernel::from_module(device, entry, &module, entry, BINDINGS);
         Self {
             gather: kernel("gather"),

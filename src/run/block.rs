@@ -32,7 +32,7 @@
 use crate::error::Result;
 use crate::gpu::buffers::read_vec;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot, DYNAMIC_SLOT};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot, DYNAMIC_SLOT};
 use crate::gpu::layout::{BlockCounters, BlockParams, Velocity, WORKGROUP_SIZE};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 use crate::gpu::GpuContext;
@@ -120,7 +120,7 @@ impl BlockSteps {
         tree: &TreeSolver,
         config: BlockConfig,
     ) -> Self {
-        let module = shader_module(device, "block steps", &wgsl());
+        let module = ShaderSource::new("block steps", wgsl());
         let kernel = |entry: &str| {
             Kernel::from_module(device, &format!("block {entry}"), &module, entry, BINDINGS)
         };

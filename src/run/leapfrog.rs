@@ -12,7 +12,7 @@ use crate::direct::{DirectConfig, DirectSolver};
 use crate::error::Result;
 use crate::gpu::buffers::uniform_buffer;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::{BlockCounters, LeapfrogParams, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, BatchClock, PhaseTimer};
@@ -48,7 +48,7 @@ pub struct Leapfrog {
 
 impl Leapfrog {
     pub fn new(device: &wgpu::Device, state: &GpuParticles, dt: f32) -> Self {
-        let module = shader_module(device, "leapfrog", &wgsl());
+        let module = ShaderSource::new("leapfrog", wgsl());
         let kick_drift = Kernel::from_module(
             device,
             "leapfrog kick_drift",

@@ -28,7 +28,7 @@ use crate::gpu::buffers::{
 };
 use crate::gpu::context::dispatch_size;
 use crate::gpu::ds::compose_with_ds;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::{AccPot, GenerateParams, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::GpuContext;
 use crate::state::galaxy::disk::DiskKinematics;
@@ -306,7 +306,7 @@ struct FrameKernels {
 
 impl FrameKernels {
     fn new(device: &wgpu::Device) -> Self {
-        let module = shader_module(device, "generate", &wgsl());
+        let module = ShaderSource::new("generate", wgsl());
         let kernel = |entry| Kernel::from_module(device, entry, &module, entry, BINDINGS);
         Self {
             plummer: kernel("plummer"),
@@ -450,7 +450,7 @@ impl<'a> Gpu<'a> {
     fn kernel(&self, which: usize) -> &Kernel {
         &self.kernels.get_or_init(|| {
             let device = &self.ctx.device;
-            let module = shader_module(device, "generate", &wgsl());
+            let module = ShaderSource::new("generate", wgsl());
             ["spheroid", "disk", "chunk_sums", "place"]
                 .map(|entry| Kernel::from_module(device, entry, &module, entry, BINDINGS))
         })[which]

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::{
     empty_storage_buffer, read_buffer_ranges, read_pieces_with, records, uniform_buffer,
 };
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::{AccPot, InputOrderParams, PosMass, Velocity, WORKGROUP_SIZE};
 use crate::gpu::shader::compose;
 use crate::gpu::{context::dispatch_size, GpuContext};
@@ -70,7 +70,7 @@ pub struct InputOrder {
 
 impl InputOrder {
     pub fn new(device: &wgpu::Device) -> Self {
-        let module = shader_module(device, "input order", &wgsl());
+        let module = ShaderSource::new("input order", wgsl());
         let kernel = |entry| Kernel::from_module(device, "input order", &module, entry, BINDINGS);
         Self {
             check: kernel("check"),

@@ -2,7 +2,7 @@
 //! (drives `shaders/bbox.wgsl`).
 
 use super::{TreeBuffers, BBOX_GROUPS, BBOX_PARTICLES_PER_GROUP};
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const BBOX_WGSL: &str = include_str!("../../shaders/bbox.wgsl");
@@ -35,7 +35,7 @@ pub const BINDINGS: &[Slot] = &[
 
 impl BoundingBox {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let module = shader_module(device, "bbox", &wgsl());
+        let module = ShaderSource::new("bbox", wgsl());
         let partial =
             Kernel::from_module(device, "bbox partial", &module, "partial_bounds", BINDINGS);
         let last = Kernel::from_module(device, "bbox final", &module, "final_bounds", BINDINGS);

@@ -12,7 +12,7 @@
 
 use super::layout::{LevelParams, MAX_DEPTH};
 use super::TreeBuffers;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
 const BUILD_WGSL: &str = include_str!("../../shaders/build.wgsl");
@@ -46,7 +46,7 @@ pub const BINDINGS: &[Slot] = &[
 
 impl TreeBuild {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let module = shader_module(device, "build", &wgsl());
+        let module = ShaderSource::new("build", wgsl());
         let k = |label, entry| Kernel::from_module(device, label, &module, entry, BINDINGS);
         let init = k("build init", "init_tree");
         let reset_level_args = k("build reset level sizes", "reset_level_args");

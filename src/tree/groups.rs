@@ -15,7 +15,7 @@
 
 use super::TreeBuffers;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
@@ -61,7 +61,7 @@ const BOX_BINDINGS: &[Slot] = BINDINGS.split_at(8).0;
 
 impl GroupBoxes {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let module = shader_module(device, "groups", &wgsl());
+        let module = ShaderSource::new("groups", wgsl());
         let boxes = Kernel::from_module(
             device,
             "group boxes",

@@ -8,7 +8,7 @@ use super::layout::OverlayParams;
 use super::trace::{trace_consts, Trace};
 use super::TreeSolver;
 use crate::gpu::buffers::uniform_buffer;
-use crate::gpu::kernel::{bind_group, render_pipeline, shader_module, Binding, Slot};
+use crate::gpu::kernel::{bind_group, render_pipeline, Binding, ShaderSource, Slot};
 use crate::gpu::GpuContext;
 
 const OVERLAY_WGSL: &str = include_str!("../../shaders/overlay.wgsl");
@@ -48,7 +48,7 @@ pub struct CellOverlay {
 impl CellOverlay {
     /// The overlay for targets of `format` (blended over what is there).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
-        let module = shader_module(device, "tree overlay", &wgsl());
+        let module = ShaderSource::new("tree overlay", wgsl());
         // Premultiplied colour added over the picture.
         let add = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,

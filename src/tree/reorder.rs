@@ -5,7 +5,7 @@
 
 use super::TreeBuffers;
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
 
@@ -36,7 +36,7 @@ pub const BINDINGS: &[Slot] = &[
 
 impl Reorder {
     pub fn new(device: &wgpu::Device, b: &TreeBuffers) -> Self {
-        let module = shader_module(device, "reorder", &wgsl());
+        let module = ShaderSource::new("reorder", wgsl());
         let gather = Kernel::from_module(device, "reorder gather", &module, "gather", BINDINGS);
         let settle = Kernel::from_module(device, "reorder settle", &module, "settle", BINDINGS);
         let s = &b.state;

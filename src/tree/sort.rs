@@ -14,7 +14,7 @@
 
 use crate::gpu::buffers::{empty_storage_buffer, uniform_buffer};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::SortParams;
 use crate::gpu::shader::compose;
 use crate::gpu::timing::{timed_pass, PhaseTimer};
@@ -211,7 +211,7 @@ impl RadixSort {
         n: u32,
         key_bits: u32,
     ) -> Self {
-        let module = shader_module(device, "radix sort", &wgsl());
+        let module = ShaderSource::new("radix sort", wgsl());
         let count_digits = Kernel::from_module(
             device,
             "radix sort count_digits",

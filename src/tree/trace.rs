@@ -10,7 +10,7 @@ use super::TreeSolver;
 use crate::error::Result;
 use crate::gpu::buffers::{read_buffers, uniform_buffer};
 use crate::gpu::context::dispatch_size;
-use crate::gpu::kernel::{shader_module, Binding, Kernel, Slot};
+use crate::gpu::kernel::{Binding, Kernel, ShaderSource, Slot};
 use crate::gpu::layout::WORKGROUP_SIZE;
 use crate::gpu::GpuContext;
 
@@ -89,7 +89,7 @@ pub struct Trace {
 
 impl Trace {
     pub fn new(device: &wgpu::Device, tree: &TreeSolver) -> Self {
-        let module = shader_module(device, "trace", &wgsl());
+        let module = ShaderSource::new("trace", wgsl());
         let kernel = |entry: &str| Kernel::from_module(device, "trace", &module, entry, BINDINGS);
         let b = &tree.buffers;
         // Every cell at most once.

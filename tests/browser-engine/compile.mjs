@@ -1,14 +1,21 @@
-// Times Dawn's shader modules and compute pipelines, one by one, for every
-// composed WGSL module in .lab/wgsl/ (a fresh device each round): what a
-// page's first frame waits for. Prints JSON lines.
+// On the GPU machine, from the repository root, after lab.sh has unpacked
+// Node and dawn.node into .lab/:
+//   .lab/node tests/browser-engine/compile.mjs [DIR] [--no-probe]
+// times Dawn's shader modules and compute pipelines, one by one, for every
+// composed WGSL module in .lab/DIR/ (default wgsl; a fresh device each
+// round): what a page's first frame waits for. Prints JSON lines. Fill
+// the directory with `WEBGRAV_WRITE_WGSL=.lab cargo test --test
+// gpu_layout every_entry_point` (DIR wgsl: whole modules; wgsl-cut: one
+// per compute entry point, as the crate compiles them). "--no-probe"
+// leaves out the dead-code probe at the end.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const { create, globals } = await import(path.join(HERE, "index.js"));
+const LAB = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../.lab");
+const { create, globals } = await import(path.join(LAB, "index.js"));
 Object.assign(globalThis, globals);
 const gpu = create([]);
-const dir = path.join(HERE, "wgsl");
+const dir = path.join(LAB, process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "wgsl");
 const files = fs.readdirSync(dir).filter((f) => f.endsWith(".wgsl")).sort();
 for (const round of [1, 2]) {
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
@@ -23,7 +30,11 @@ for (const round of [1, 2]) {
   let errors = 0;
   device.addEventListener?.("uncapturederror", () => errors++);
   for (const f of files) {
-    const code = fs.readFileSync(path.join(dir, f), "utf8");
+    let code = fs.readFileSync(path.join(dir, f), "utf8");
+    // As TreeWalk::new does in a browser: Tint needs the directive.
+    if (code.includes("subgroup") && !code.includes("enable subgroups")) {
+      code = "enable subgroups;\ndiagnostic(off, subgroup_uniformity);\n" + code;
+    }
     const entries = [...code.matchAll(/@compute[^{]*?fn\s+(\w+)/g)].map((m) => m[1]);
     if (!entries.length) continue;
     let t = performance.now();
@@ -44,7 +55,7 @@ for (const round of [1, 2]) {
 
 // Does code no entry point reaches cost each pipeline? One module, its
 // entry points compiled with and without 40 dead functions appended.
-{
+if (!process.argv.includes("--no-probe")) {
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
   const device = await adapter.requestDevice();
   const body = Array.from({ length: 40 }, (_, i) => `a = a * ${i + 1}.5 + sin(a) * b; b = b + cos(a * ${i}.25) / (1.0 + a * a);`).join("\n    ");
