@@ -7,7 +7,7 @@
 mod common;
 
 use std::mem::{offset_of, size_of};
-use webgrav::gpu::kernel::Binding;
+use webgrav::gpu::kernel::{Binding, RENDER_ENTRY_POINTS};
 use webgrav::gpu::layout::*;
 use webgrav::gpu::shader;
 
@@ -473,7 +473,8 @@ fn every_shader_validates() {
 // and use exactly the globals (bindings, workgroup memory) the entry
 // point uses in the whole module, and it must leave out what the entry
 // point does not reach (what a browser would otherwise compile again for
-// every pipeline).
+// every pipeline). A cut must hold exactly the entry points it was cut
+// for.
 //
 // With WEBGRAV_WRITE_WGSL=DIR it also writes every whole module to
 // DIR/wgsl/ and every compute entry point's cut to DIR/wgsl-cut/, for
@@ -494,37 +495,50 @@ fn every_entry_point_compiles_from_what_it_reaches() {
             std::fs::write(dir.join("wgsl").join(format!("{file}.wgsl")), &src).expect("written");
         }
         let (module, info) = validate_with_info(&name, &src);
-        for (k, ep) in module.entry_points.iter().enumerate() {
-            let used = |module: &naga::Module, info: &naga::valid::ModuleInfo, k: usize| {
-                let mut used: Vec<String> = module
-                    .global_variables
-                    .iter()
-                    .filter(|(h, _)| !info.get_entry_point(k)[*h].is_empty())
-                    .map(|(_, g)| g.name.clone().unwrap_or_default())
-                    .collect();
-                used.sort();
-                used
-            };
-            let cut = shader::reachable(&src, &[&ep.name]);
-            let label = format!("{name} ({})", ep.name);
+        // The cuts the crate compiles: one per compute entry point, one
+        // for a render pipeline's two stages.
+        let mut cuts: Vec<Vec<&str>> = module
+            .entry_points
+            .iter()
+            .filter(|ep| ep.stage == naga::ShaderStage::Compute)
+            .map(|ep| vec![ep.name.as_str()])
+            .collect();
+        if module
+            .entry_points
+            .iter()
+            .any(|ep| ep.stage != naga::ShaderStage::Compute)
+        {
+            cuts.push(RENDER_ENTRY_POINTS.to_vec());
+        }
+        for roots in cuts {
+            let cut = shader::reachable(&src, &roots);
+            let label = format!("{name} {roots:?}");
             // (Validated under the module's name: its suffix picks the
             // capabilities.)
             let (cut_module, cut_info) = validate_with_info(&name, &cut);
-            let cut_k = cut_module
+            let mut kept: Vec<&str> = cut_module
                 .entry_points
                 .iter()
-                .position(|e| e.name == ep.name)
-                .unwrap_or_else(|| panic!("{label}: entry point cut away"));
-            assert_eq!(
-                used(&cut_module, &cut_info, cut_k),
-                used(&module, &info, k),
-                "{label}: globals used"
-            );
-            assert!(cut.len() <= src.len(), "{label}");
-            if let (Some(dir), naga::ShaderStage::Compute) = (&write_to, ep.stage) {
-                let path = dir
-                    .join("wgsl-cut")
-                    .join(format!("{file}.{}.wgsl", ep.name));
+                .map(|e| e.name.as_str())
+                .collect();
+            kept.sort();
+            let mut wanted = roots.clone();
+            wanted.sort();
+            // Exactly the roots: a cut that fell back to the whole source
+            // (a root not found, braces not balanced) fails here.
+            assert_eq!(kept, wanted, "{label}: entry points kept");
+            for root in &roots {
+                let whole_k = entry_index(&module, root);
+                let cut_k = entry_index(&cut_module, root);
+                assert_eq!(
+                    used_globals(&cut_module, &cut_info, cut_k),
+                    used_globals(&module, &info, whole_k),
+                    "{label}: globals {root} uses"
+                );
+            }
+            assert!(cut.len() < src.len(), "{label}");
+            if let (Some(dir), [entry]) = (&write_to, roots.as_slice()) {
+                let path = dir.join("wgsl-cut").join(format!("{file}.{entry}.wgsl"));
                 std::fs::write(path, &cut).expect("written");
             }
             whole_bytes += src.len();
@@ -537,6 +551,26 @@ fn every_entry_point_compiles_from_what_it_reaches() {
         cut_bytes * 4 < whole_bytes,
         "cut {cut_bytes} of {whole_bytes} bytes"
     );
+}
+
+fn entry_index(module: &naga::Module, name: &str) -> usize {
+    module
+        .entry_points
+        .iter()
+        .position(|e| e.name == name)
+        .unwrap_or_else(|| panic!("no entry point {name}"))
+}
+
+/// The names of the globals entry point `k` uses.
+fn used_globals(module: &naga::Module, info: &naga::valid::ModuleInfo, k: usize) -> Vec<String> {
+    let mut used: Vec<String> = module
+        .global_variables
+        .iter()
+        .filter(|(h, _)| !info.get_entry_point(k)[*h].is_empty())
+        .map(|(_, g)| g.name.clone().unwrap_or_default())
+        .collect();
+    used.sort();
+    used
 }
 
 /// The access a WGSL global of group 0 asks for, as the Rust contract

@@ -27,6 +27,22 @@ fn log(text: String) {
     web_sys::console::log_1(&text.into());
 }
 
+// The page's timings (a frame's parts, `compile_ms`) read the page's
+// `performance.now()`, not `Date.now()` (whole milliseconds since 1970).
+#[wasm_bindgen_test]
+fn timings_read_the_pages_performance_clock() {
+    let performance = web_sys::window()
+        .and_then(|w| w.performance())
+        .expect("a page has performance");
+    let before = performance.now();
+    let now = webgrav::gpu::timing::now_ms();
+    let after = performance.now();
+    assert!(
+        before <= now && now <= after,
+        "{before} <= {now} <= {after}"
+    );
+}
+
 #[wasm_bindgen_test]
 async fn direct_kernel_matches_f64_in_browser() {
     let ctx = gpu().await;

@@ -160,6 +160,10 @@ impl ShaderSource {
     }
 }
 
+/// The entry points of a render pipeline's module: its vertex and
+/// fragment stages.
+pub const RENDER_ENTRY_POINTS: [&str; 2] = ["vs_main", "fs_main"];
+
 /// The render pipeline of `module`'s `vs_main` and `fs_main` (no vertex
 /// buffers: the vertex shader makes its own geometry) drawing
 /// `topology` into one target of `format` with `blend`, and the layout
@@ -172,7 +176,7 @@ pub fn render_pipeline(
     topology: wgpu::PrimitiveTopology,
     (format, blend): (wgpu::TextureFormat, Option<wgpu::BlendState>),
 ) -> (wgpu::RenderPipeline, wgpu::BindGroupLayout) {
-    let module = &module.compile(device, &["vs_main", "fs_main"]);
+    let module = &module.compile(device, &RENDER_ENTRY_POINTS);
     let layout = bind_group_layout(device, label, bindings, stages);
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
@@ -185,7 +189,7 @@ pub fn render_pipeline(
             layout: Some(&pipeline_layout),
             vertex: wgpu::VertexState {
                 module,
-                entry_point: Some("vs_main"),
+                entry_point: Some(RENDER_ENTRY_POINTS[0]),
                 compilation_options: Default::default(),
                 buffers: &[],
             },
@@ -197,7 +201,7 @@ pub fn render_pipeline(
             multisample: wgpu::MultisampleState::default(),
             fragment: Some(wgpu::FragmentState {
                 module,
-                entry_point: Some("fs_main"),
+                entry_point: Some(RENDER_ENTRY_POINTS[1]),
                 compilation_options: Default::default(),
                 targets: &[Some(wgpu::ColorTargetState {
                     format,

@@ -198,7 +198,9 @@ fn is_word_byte(c: char) -> bool {
 /// end, or a `/* */` block, which WGSL lets nest).
 fn skip_comment(bytes: &[u8], mut at: usize) -> usize {
     if bytes[at + 1] == b'/' {
-        while at < bytes.len() && bytes[at] != b'\n' {
+        // WGSL's line breaks of one byte (the crate's sources use none of
+        // the multi-byte ones).
+        while at < bytes.len() && !matches!(bytes[at], b'\n' | b'\r' | 0x0b | 0x0c) {
             at += 1;
         }
         return at;
@@ -304,6 +306,16 @@ fn main(@builtin(local_invocation_index) k: u32) {
         assert!(!cut.contains("fn main") && !cut.contains("tile"), "{cut}");
         let both = reachable(MODULE, &["main", "other"]);
         assert!(both.contains("fn main") && both.contains("fn other"));
+    }
+
+    #[test]
+    fn a_line_comment_ends_at_any_line_break() {
+        let source = "// old Mac line ends\rfn f() -> u32 { return g(); }\r// g\x0cfn g() -> u32 { return 1u; }\rfn h() {}";
+        let cut = reachable(source, &["f"]);
+        assert_eq!(
+            cut,
+            "fn f() -> u32 { return g(); }\nfn g() -> u32 { return 1u; }\n"
+        );
     }
 
     #[test]

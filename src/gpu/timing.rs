@@ -9,11 +9,22 @@ use crate::error::Result;
 pub type Phases = Vec<(&'static str, f64)>;
 
 /// Wall-clock milliseconds since an arbitrary origin (the browser has no
-/// `std::time::Instant`).
+/// `std::time::Instant`). In wasm, `performance.now()` of the global
+/// scope (a page's window, a worker, Node), whose steps are microseconds
+/// (`Date.now()`'s are whole milliseconds, too coarse for a pipeline's
+/// compile); `Date.now()` where there is none.
 pub fn now_ms() -> f64 {
     #[cfg(target_arch = "wasm32")]
     {
-        js_sys::Date::now()
+        use wasm_bindgen::JsCast;
+        thread_local! {
+            static PERFORMANCE: Option<web_sys::Performance> =
+                js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+                    .ok()
+                    .filter(|p| p.is_object())
+                    .map(|p| p.unchecked_into());
+        }
+        PERFORMANCE.with(|p| p.as_ref().map_or_else(js_sys::Date::now, |p| p.now()))
     }
     #[cfg(not(target_arch = "wasm32"))]
     {

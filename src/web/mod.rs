@@ -25,6 +25,7 @@ use crate::app::start::{start_model, start_particles, StartView, Started};
 use crate::app::{check_particle_count, max_particles};
 use crate::gpu::buffers::read_buffers;
 use crate::gpu::layout::{Exposure, PosMass};
+use crate::gpu::timing::now_ms;
 use crate::gpu::GpuContext;
 use crate::render::camera::visible_sphere;
 use crate::render::legend::round_length;
@@ -1222,7 +1223,7 @@ fn draw(s: &mut AppState, always: bool) {
         size,
         overlay: (s.settings.cell_levels, s.picked.as_ref().map(|p| p.0)),
     };
-    let now = js_sys::Date::now();
+    let now = now_ms();
     if let (false, Some((drawn, at))) = (always, s.drawn_view) {
         if drawn == view && now - at < REDRAW_MS {
             return;

@@ -360,8 +360,13 @@ impl DistributionFunction {
         if k >= en.len() {
             return f[en.len() - 1];
         }
-        let t = (ln_e - ln_en[k - 1]) / (ln_en[k] - ln_en[k - 1]);
-        f[k - 1] + t * (f[k] - f[k - 1])
+        let span = ln_en[k] - ln_en[k - 1];
+        if span <= 0.0 {
+            // Two nodes whose energies are one in f64's logarithm: no
+            // interval to interpolate in (and no 0/0).
+            return f[k];
+        }
+        f[k - 1] + (ln_e - ln_en[k - 1]) / span * (f[k] - f[k - 1])
     }
 
     /// A speed at relative potential `psi`, distributed as
@@ -518,6 +523,22 @@ mod tests {
                 "E = {e}: {num} vs {exact}"
             );
         }
+    }
+
+    #[test]
+    fn nodes_of_one_energy_interpolate_to_a_number() {
+        // Two nodes whose energies are one in ln E (an ulp apart): f at
+        // that energy is the upper node's, not 0/0.
+        let e = 0.5f64;
+        let df = DistributionFunction {
+            energy: vec![0.25, e, f64::from_bits(e.to_bits() + 1), 1.0],
+            ln_energy: vec![0.25f64.ln(), e.ln(), e.ln(), 0.0],
+            f: vec![1.0, 2.0, 3.0, 4.0],
+            peak: Vec::new(),
+        };
+        assert_eq!(df.at_node(e, 2, e.ln()), 3.0);
+        assert_eq!(df.at(0.75), 3.0 + (0.75f64.ln() - e.ln()) / -e.ln());
+        assert!(df.at(0.375).is_finite());
     }
 
     #[test]
