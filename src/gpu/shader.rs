@@ -4,10 +4,11 @@
 //!
 //! `reachable` then cuts a composed module down to what some entry points
 //! use before it is compiled. Chrome's engine (Dawn) turns the whole module
-//! into its IR again for every pipeline, so a pipeline's compile follows
-//! the size of its module, not of its entry point (BENCHMARKS.md, "What a
-//! first frame waits for"): the layouts every module carries and the other
-//! entry points' code cost each pipeline of the page's first frame.
+//! into its IR again for every pipeline, so the layouts every module
+//! carries and the other entry points' code are compiled again with each
+//! pipeline; without them a page's first frame compiles a tenth to a
+//! seventh less (BENCHMARKS.md, "Modules cut to what each entry point
+//! reaches": most of a pipeline's cost is its entry point's own code).
 
 use std::collections::HashMap;
 
@@ -91,7 +92,7 @@ fn declarations(source: &str) -> Option<Vec<Declaration<'_>>> {
         let mut depth = 0usize;
         let end = loop {
             match bytes.get(at)? {
-                b'/' if matches!(bytes.get(at + 1), Some(b'/' | b'*')) => {
+                _ if comment_at(bytes, at) => {
                     at = skip_comment(bytes, at);
                     continue;
                 }
@@ -127,15 +128,13 @@ fn declared_name(text: &str) -> Option<&str> {
     let mut rest = text;
     // Attributes: `@name` or `@name(…)`.
     while let Some(after) = rest.trim_start().strip_prefix('@') {
-        let after = after.trim_start_matches(is_word_byte).trim_start();
+        let after = after.trim_start_matches(is_word_char).trim_start();
         rest = match after.strip_prefix('(') {
             Some(args) => &args[closing_paren(args)? + 1..],
             None => after,
         };
     }
-    let rest = rest.trim_start();
-    let keyword_len = rest.find(|c: char| !is_word_byte(c)).unwrap_or(rest.len());
-    let (keyword, mut rest) = rest.split_at(keyword_len);
+    let (keyword, mut rest) = leading_word(rest.trim_start());
     match keyword {
         "fn" | "struct" | "const" | "override" | "alias" => {}
         "var" => {
@@ -146,9 +145,13 @@ fn declared_name(text: &str) -> Option<&str> {
         }
         _ => return None,
     }
-    let rest = rest.trim_start();
-    let name = &rest[..rest.find(|c: char| !is_word_byte(c)).unwrap_or(rest.len())];
+    let (name, _) = leading_word(rest.trim_start());
     (!name.is_empty()).then_some(name)
+}
+
+/// `text` split after its leading word (empty where it starts otherwise).
+fn leading_word(text: &str) -> (&str, &str) {
+    text.split_at(text.find(|c| !is_word_char(c)).unwrap_or(text.len()))
 }
 
 /// The identifiers of WGSL `text`, comments and numbers (`1u`, `2e-3f`)
@@ -159,11 +162,11 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
     std::iter::from_fn(move || {
         while at < bytes.len() {
             let b = bytes[at];
-            if b == b'/' && matches!(bytes.get(at + 1), Some(b'/' | b'*')) {
+            if comment_at(bytes, at) {
                 at = skip_comment(bytes, at);
-            } else if b.is_ascii_alphanumeric() || b == b'_' {
+            } else if is_word_char(b.into()) {
                 let start = at;
-                while at < bytes.len() && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'_') {
+                while at < bytes.len() && is_word_char(bytes[at].into()) {
                     at += 1;
                 }
                 if !b.is_ascii_digit() {
@@ -190,8 +193,15 @@ fn closing_paren(text: &str) -> Option<usize> {
     })
 }
 
-fn is_word_byte(c: char) -> bool {
+/// Whether `c` may be part of a WGSL identifier (or number) here: the
+/// crate's sources are ASCII.
+fn is_word_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Whether a comment (`//` or `/*`) starts at byte `at`.
+fn comment_at(bytes: &[u8], at: usize) -> bool {
+    bytes[at] == b'/' && matches!(bytes.get(at + 1), Some(b'/' | b'*'))
 }
 
 /// The index after the comment that starts at `at` (`//` to the line's
@@ -229,9 +239,7 @@ fn skip_blank(bytes: &[u8], mut at: usize) -> usize {
     loop {
         match bytes.get(at) {
             Some(b) if b.is_ascii_whitespace() => at += 1,
-            Some(b'/') if matches!(bytes.get(at + 1), Some(b'/' | b'*')) => {
-                at = skip_comment(bytes, at)
-            }
+            Some(_) if comment_at(bytes, at) => at = skip_comment(bytes, at),
             _ => return at,
         }
     }
