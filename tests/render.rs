@@ -1011,3 +1011,68 @@ fn the_view_of_a_state_on_the_gpu_is_the_view_of_its_read_back() {
         assert!((m - 0.25).abs() < 0.01, "shell {t}: mass {m}");
     }
 }
+
+/// The page draws its first model before that model's run exists
+/// (`app::start::Made::Viewed`, while the solver's kernels compile):
+/// that picture is the run's at t = 0 (the run's tree sorts the
+/// particles in place, and light sums the same in any order), and its
+/// scene is the run's, so the picture moves with the run's steps.
+#[test]
+fn a_model_drawn_before_its_run_is_the_runs_first_picture() {
+    use webgrav::app::readout::view_sphere;
+    use webgrav::app::start::{make_model, Made};
+    use webgrav::run::{RunParams, SolverKind};
+    let ctx = common::gpu();
+    let config = RunParams {
+        solver: SolverKind::Tree,
+        ..RunParams::default()
+    }
+    .validate()
+    .unwrap();
+    let size = (192, 128);
+    // A sphere (tagged by mass shells on the GPU) and a galaxy of several
+    // components (tagged by component).
+    for model in [Model::Plummer, Model::GalaxyCrash] {
+        let made = pollster::block_on(make_model(
+            &ctx,
+            model,
+            4096,
+            5,
+            &Default::default(),
+            config,
+        ))
+        .unwrap();
+        let Made::Viewed(picture, _) = &made else {
+            panic!("{model:?}: a leapfrog run's model is viewed on the GPU");
+        };
+        let mut camera = Camera::default();
+        let (c, r) = view_sphere(&picture.view.positions);
+        camera.fit(c, r, size.0, size.1);
+        let range = picture.view.ranges.for_mode(camera.color_mode);
+        let tone = Tone::for_map(camera.map);
+        let shoot = |scene: &Scene| {
+            let (w, h) = size;
+            pollster::block_on(render_offscreen(
+                &ctx, scene, &camera, range, &tone, w, h, true,
+            ))
+            .unwrap()
+        };
+        let before = shoot(&picture.scene);
+        assert!(lit(&before.rgba).len() > 200, "{model:?}: too little drawn");
+        let mut started = pollster::block_on(made.start(&ctx)).unwrap();
+        assert_eq!(started.run.time(), 0.0);
+        let at_start = shoot(&started.scene);
+        assert_eq!(
+            before.accum, at_start.accum,
+            "{model:?}: the picture before the run is not the run's at t = 0"
+        );
+        assert_eq!(before.rgba, at_start.rgba, "{model:?}");
+        started.run.queue(&ctx, 8);
+        pollster::block_on(ctx.finish()).unwrap();
+        let moved = shoot(&started.scene);
+        assert_ne!(
+            before.accum, moved.accum,
+            "{model:?}: the scene does not follow the run's steps"
+        );
+    }
+}

@@ -18,6 +18,11 @@ const W = (window.webgrav = {
   history: { energy: [], energies: [[], [], []], radii: [[], [], []], marks: [], galaxy: [], curveStart: null },
   error: null,
   lastMessage: null,
+  // When (performance.now()) the first model was on screen, and when its
+  // run was ready: the picture comes first where the model is made on
+  // the GPU (pictureAt stays null where it is made on the host).
+  pictureAt: null,
+  runAt: null,
 });
 
 const $ = (id) => document.getElementById(id);
@@ -530,7 +535,13 @@ async function main() {
   W.canvas = $("view");
   sizeCanvas();
   try {
-    W.app = await window.wasmBindings.WebApp.create(W.canvas, values);
+    // The model is drawn before its solver's kernels are built (on a new
+    // device, about half of the wait for the first frame).
+    W.app = await window.wasmBindings.WebApp.create(W.canvas, values, () => {
+      W.pictureAt = performance.now();
+      $("status").textContent = "building the solver…";
+    });
+    W.runAt = performance.now();
   } catch (e) {
     const text = errorText(e);
     fatal(/adapter|WebGPU/i.test(text)

@@ -609,59 +609,70 @@ struct PageFrame {
 
 impl PageFrame {
     /// Starts model `spec.model` of seed `seed` as the page starts a new
-    /// model (`super::start::start_model`).
-    async fn new(ctx: &GpuContext, spec: &BenchSpec, seed: u64) -> Result<Self> {
-        use crate::render::{offscreen_target, Camera, Renderer, Tone, OFFSCREEN_FORMAT};
+    /// model (`super::start::make_model`, then `Made::start`). With `first_picture_since`,
+    /// as the page starts its first: a model left on the GPU is drawn
+    /// (and waited for) before its run is started, and the time from
+    /// that instant to the picture's end is returned, with
+    /// `kernel_cache::build_ms()` then.
+    async fn new(
+        ctx: &GpuContext,
+        spec: &BenchSpec,
+        seed: u64,
+        first_picture_since: Option<f64>,
+    ) -> Result<(Self, Option<(f64, f64)>)> {
+        use super::start::{make_model, Made};
+        use crate::render::{offscreen_target, Renderer, Tone, OFFSCREEN_FORMAT};
         let config = spec.config()?;
-        let started =
-            super::start::start_model(ctx, spec.model, spec.n, seed, &Default::default(), config)
-                .await?;
+        let made = make_model(ctx, spec.model, spec.n, seed, &Default::default(), config).await?;
         let begin = now_ms();
-        let renderer = Renderer::new(&ctx.device, OFFSCREEN_FORMAT);
+        let mut renderer = Renderer::new(&ctx.device, OFFSCREEN_FORMAT);
         let texture = offscreen_target(&ctx.device, FRAME_SIZE, wgpu::TextureUsages::empty());
-        // The page's view of a new model: fitted to its mass.
-        let mut camera = Camera::default();
-        let (center, radius) = super::readout::view_sphere(&started.view.positions);
-        camera.fit(center, radius, FRAME_SIZE.0, FRAME_SIZE.1);
-        let range = started.view.ranges.for_mode(camera.color_mode);
+        let target = texture.create_view(&Default::default());
+        let mut renderer_ms = now_ms() - begin;
+        let mut picture_ms = None;
+        if let (Some(since), Made::Viewed(picture, _)) = (first_picture_since, &made) {
+            let begin = now_ms();
+            let (camera, range) = fitted_view(&picture.view);
+            let tone = Tone::for_map(camera.map);
+            let view = (&camera, range, &tone);
+            draw_offscreen(ctx, &mut renderer, &target, &picture.scene, view, None)?;
+            ctx.finish().await?;
+            renderer_ms += now_ms() - begin;
+            picture_ms = Some((now_ms() - since, kernel_cache::build_ms()));
+        }
+        let started = made.start(ctx).await?;
+        let begin = now_ms();
+        let (camera, range) = fitted_view(&started.view);
         let mut times = started.times;
-        times.view_ms += now_ms() - begin;
+        times.view_ms += renderer_ms + now_ms() - begin;
         let marked = started.view.components.marked_ids(spec.n);
-        Ok(Self {
+        let frame = Self {
             marked,
             components: started.view.components,
             run: started.run,
             scene: started.scene,
             renderer,
-            target: texture.create_view(&Default::default()),
+            target,
             tone: Tone::for_map(camera.map),
             camera,
             range,
             times,
-        })
+        };
+        Ok((frame, picture_ms))
     }
 
     /// One draw (splat, exposure, tone map) in a submission of its own, as
     /// the page's; bracketed by the clock's timestamps where given.
-    fn draw(&mut self, ctx: &GpuContext, mut clock: Option<&mut BatchClock>) -> Result<()> {
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        let slot = clock.as_deref_mut().and_then(|c| c.begin(&mut encoder));
-        self.renderer.draw(
-            &ctx.device,
-            &ctx.queue,
-            &mut encoder,
+    fn draw(&mut self, ctx: &GpuContext, clock: Option<&mut BatchClock>) -> Result<()> {
+        let view = (&self.camera, self.range, &self.tone);
+        draw_offscreen(
+            ctx,
+            &mut self.renderer,
             &self.target,
-            FRAME_SIZE,
             &self.scene,
-            &self.camera,
-            self.range,
-            &self.tone,
-        )?;
-        if let (Some(c), Some(k)) = (clock, slot) {
-            c.end(&mut encoder, k);
-        }
-        ctx.queue.submit(Some(encoder.finish()));
-        Ok(())
+            view,
+            clock,
+        )
     }
 
     /// A step and a draw, waited for: the first frame's end.
@@ -670,6 +681,47 @@ impl PageFrame {
         self.draw(ctx, None)?;
         ctx.finish().await
     }
+}
+
+/// The page's view of a new model: its camera fitted to the model's mass,
+/// and the colour map's range.
+fn fitted_view(view: &super::start::StartView) -> (crate::render::Camera, [f32; 2]) {
+    let mut camera = crate::render::Camera::default();
+    let (center, radius) = super::readout::view_sphere(&view.positions);
+    camera.fit(center, radius, FRAME_SIZE.0, FRAME_SIZE.1);
+    let range = view.ranges.for_mode(camera.color_mode);
+    (camera, range)
+}
+
+/// One draw of `scene` through `(camera, range, tone)` at `FRAME_SIZE`
+/// (splat, exposure, tone map) in a submission of its own, as the page's;
+/// bracketed by the clock's timestamps where given.
+fn draw_offscreen(
+    ctx: &GpuContext,
+    renderer: &mut crate::render::Renderer,
+    target: &wgpu::TextureView,
+    scene: &crate::render::Scene,
+    (camera, range, tone): (&crate::render::Camera, [f32; 2], &crate::render::Tone),
+    mut clock: Option<&mut BatchClock>,
+) -> Result<()> {
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let slot = clock.as_deref_mut().and_then(|c| c.begin(&mut encoder));
+    renderer.draw(
+        &ctx.device,
+        &ctx.queue,
+        &mut encoder,
+        target,
+        FRAME_SIZE,
+        scene,
+        camera,
+        range,
+        tone,
+    )?;
+    if let (Some(c), Some(k)) = (clock, slot) {
+        c.end(&mut encoder, k);
+    }
+    ctx.queue.submit(Some(encoder.finish()));
+    Ok(())
 }
 
 /// The page's frames on a tree run: the draw pass alone (GPU time,
@@ -683,7 +735,7 @@ impl PageFrame {
 async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
     let start = now_ms();
     let compiled = kernel_cache::build_ms();
-    let mut page = PageFrame::new(ctx, spec, spec.seed).await?;
+    let (mut page, picture) = PageFrame::new(ctx, spec, spec.seed, Some(start)).await?;
     page.first_frame(ctx).await?;
     let first_frame_ms = now_ms() - start;
     let compile_ms = kernel_cache::build_ms() - compiled;
@@ -743,8 +795,9 @@ async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
     // The next model (another seed) on the same device, as the page
     // starts it when its settings change.
     let begin = now_ms();
-    PageFrame::new(ctx, spec, spec.seed + 1)
+    PageFrame::new(ctx, spec, spec.seed + 1, None)
         .await?
+        .0
         .first_frame(ctx)
         .await?;
     let next_model_ms = now_ms() - begin;
@@ -762,6 +815,11 @@ async fn bench_frame(ctx: &GpuContext, spec: &BenchSpec) -> Result<Value> {
         "frame_wall_ms": frame_wall_ms,
         "frames_per_s": 1e3 / frame_wall_ms,
         "first_frame_ms": first_frame_ms,
+        // The page's first picture: a model on the GPU drawn before its
+        // run's kernels are built (none for a model made on the host),
+        // and the compiles until then.
+        "first_picture_ms": picture.map(|p| p.0),
+        "picture_compile_ms": picture.map(|p| p.1 - compiled),
         // The first frame's parts: the model, the run (upload, kernels,
         // first forces), the view (shells, colour ranges, camera fit,
         // renderer), and the rest (one step and one draw, waited for).
@@ -943,6 +1001,8 @@ fn time_figures(line: &Value) -> Vec<(String, f64)> {
         "draw_gpu_ms",
         "frame_wall_ms",
         "first_frame_ms",
+        "first_picture_ms",
+        "picture_compile_ms",
         "generate_ms",
         "setup_ms",
         "view_ms",

@@ -349,7 +349,7 @@ impl Settings {
     /// `generate`, with the models that have a GPU sampler sampled on
     /// `ctx` (`Model::generate_on`): the particles the page's start runs
     /// from where it cannot leave them on the GPU
-    /// (`app::start::start_model`: a Hermite run).
+    /// (`app::start::make_model`: a Hermite run).
     pub async fn generate_on(&self, ctx: &GpuContext) -> crate::error::Result<Tagged> {
         self.model
             .generate_on(ctx, self.n as usize, self.seed as u64, &self.model_params)

@@ -5,7 +5,7 @@
 //! start here, so the benchmark times the page's own path.
 //!
 //! For a leapfrog solver a model never comes to the host: the run starts
-//! from the GPU's arrays (`Run::from_sampled`) and the view keeps a
+//! from the GPU's arrays (`Run::from_gpu_state`) and the view keeps a
 //! sample of them (`render::view_sample`). The Plummer sphere and the
 //! cold collapse are sampled whole there; a galaxy is sampled component
 //! by component in place and placed there (`Model::galaxy_on_gpu`). A
@@ -15,6 +15,12 @@
 //! read-back, its passes over it on the page's one core (a galaxy's f64
 //! assembly among them) and the upload back. A Hermite run, a few-body
 //! model and a file are made on the host and uploaded.
+//!
+//! A start is in two parts (`make_model`, then `Made::start`): the model
+//! made and viewed, then its run. A model left on the GPU can be drawn
+//! between the two (`Made::Viewed`'s picture): the page shows its first
+//! model that way, before its solver's kernels are built: on a new
+//! device, half of a browser's wait for the first frame (BENCHMARKS.md).
 
 use crate::error::Result;
 use crate::gpu::layout::PosMass;
@@ -25,7 +31,7 @@ use crate::render::{ColorRanges, ComponentTags, MassShells, Scene, TagTotals};
 use crate::run::{Run, RunConfig};
 use crate::state::generate::{self, Sampled};
 use crate::state::model::GalaxyOnGpu;
-use crate::state::{Model, ModelParams, Particles};
+use crate::state::{GpuParticles, Model, ModelParams, Particles};
 
 /// What the view keeps on the host of a run's particles.
 pub struct StartView {
@@ -63,31 +69,108 @@ pub struct Started {
     pub times: StartTimes,
 }
 
-/// Starts `n` particles of `model` (seed `seed`, parameters `params`) at
-/// t = 0 with `config`: on the GPU alone where the solver is a leapfrog
-/// one and the model a sphere or a galaxy (the module's comment), else as
-/// `start_particles` of the model made on the host.
-pub async fn start_model(
+/// A model made and viewed, its run not started (`Made::start`).
+pub enum Made {
+    /// Left on the GPU for a leapfrog run: its picture can be drawn now.
+    Viewed(Box<Picture>, Box<PendingRun>),
+    /// Made on the host (a Hermite run's, a few-body model's): drawn once
+    /// its run has uploaded it (`start_particles`).
+    OnHost(Box<OnHost>),
+}
+
+/// What the page draws of a model on the GPU before its run exists: the
+/// scene binds the state the run will step (the same buffers), so the
+/// picture is the run's at t = 0.
+pub struct Picture {
+    pub scene: Scene,
+    pub view: StartView,
+    /// The start's parts so far (no set-up yet).
+    pub times: StartTimes,
+}
+
+/// The run of a model left on the GPU, to be started (`start`).
+pub struct PendingRun {
+    state: GpuParticles,
+    /// The model's index of the state's first particle.
+    first: usize,
+    config: RunConfig,
+}
+
+impl PendingRun {
+    /// The run of the state at t = 0 (its solver's kernels built, the
+    /// first forces queued), and how long that took (ms).
+    pub async fn start(self, ctx: &GpuContext) -> Result<(Run, f64)> {
+        let begin = now_ms();
+        let run = Run::from_gpu_state(ctx, self.state, self.first, 0.0, self.config).await?;
+        Ok((run, now_ms() - begin))
+    }
+}
+
+/// A model made on the host, its tags, and its start's parts so far.
+pub struct OnHost {
+    particles: Particles,
+    components: ComponentTags,
+    generate_ms: f64,
+    tagging_ms: f64,
+    config: RunConfig,
+}
+
+impl Made {
+    /// The run of the model made, at t = 0.
+    pub async fn start(self, ctx: &GpuContext) -> Result<Started> {
+        match self {
+            Made::Viewed(picture, pending) => {
+                let (run, setup_ms) = pending.start(ctx).await?;
+                let Picture {
+                    scene,
+                    view,
+                    mut times,
+                } = *picture;
+                times.setup_ms = setup_ms;
+                Ok(Started {
+                    run,
+                    scene,
+                    view,
+                    particles: None,
+                    times,
+                })
+            }
+            Made::OnHost(h) => {
+                let mut started =
+                    start_particles(ctx, h.particles, 0.0, h.components, h.config).await?;
+                started.times.generate_ms = h.generate_ms;
+                started.times.view_ms += h.tagging_ms;
+                Ok(started)
+            }
+        }
+    }
+}
+
+/// Makes `n` particles of `model` (seed `seed`, parameters `params`) for
+/// a run with `config` (started at t = 0 by `Made::start`): on the GPU alone, and viewed there, where the
+/// solver is a leapfrog one and the model a sphere or a galaxy (the
+/// module's comment), else on the host.
+pub async fn make_model(
     ctx: &GpuContext,
     model: Model,
     n: usize,
     seed: u64,
     params: &ModelParams,
     config: RunConfig,
-) -> Result<Started> {
+) -> Result<Made> {
     let begin = now_ms();
-    if !config.params().solver.is_hermite() {
+    if config.params().solver.starts_on_gpu() {
         if let Some(at_rest) = model.sampled_whole_on_gpu() {
             let sampled = generate::plummer_on_gpu(ctx, n, seed, at_rest).await?;
-            return start_sphere(ctx, sampled, config, now_ms() - begin).await;
+            return view_sphere(ctx, sampled, config, now_ms() - begin).await;
         }
         if let Some(galaxy) = model.galaxy_on_gpu(ctx, n, seed, params).await? {
             let generate_ms = now_ms() - begin;
             // As `ComponentTags::of_model`: a model of one component is
             // coloured by mass shells.
             return match galaxy.components.len() {
-                0 | 1 => start_sphere(ctx, galaxy.sampled, config, generate_ms).await,
-                _ => start_galaxy(ctx, galaxy, config, generate_ms).await,
+                0 | 1 => view_sphere(ctx, galaxy.sampled, config, generate_ms).await,
+                _ => view_galaxy(ctx, galaxy, config, generate_ms).await,
             };
         }
     }
@@ -95,25 +178,26 @@ pub async fn start_model(
     let generate_ms = now_ms() - begin;
     let tagging = now_ms();
     let components = ComponentTags::of_model(&m);
-    let tagging_ms = now_ms() - tagging;
-    let mut started = start_particles(ctx, m.particles, 0.0, components, config).await?;
-    started.times.generate_ms = generate_ms;
-    started.times.view_ms += tagging_ms;
-    Ok(started)
+    Ok(Made::OnHost(Box::new(OnHost {
+        particles: m.particles,
+        components,
+        generate_ms,
+        tagging_ms: now_ms() - tagging,
+        config,
+    })))
 }
 
 /// A model of one component sampled on the GPU in its centre-of-mass
 /// frame (`sampled`, made in `generate_ms`: a Plummer sphere, a cold
-/// collapse, a Hernquist or NFW sphere), started there: its mass shells
+/// collapse, a Hernquist or NFW sphere), viewed there: its mass shells
 /// tagged there, the view from a sample.
-async fn start_sphere(
+async fn view_sphere(
     ctx: &GpuContext,
     sampled: Sampled,
     config: RunConfig,
     generate_ms: f64,
-) -> Result<Started> {
+) -> Result<Made> {
     let n = sampled.count;
-    // The view first: the run takes the arrays, and reorders them.
     let view_begin = now_ms();
     let sample = ViewSample::gather(ctx, &sampled.pos_mass, &sampled.vel, None, n).await?;
     // The model is in its centre-of-mass frame.
@@ -122,26 +206,25 @@ async fn start_sphere(
     let view_ms = now_ms() - view_begin;
     let components = ComponentTags::shells_on_gpu();
     let tagged = (tags, components, totals);
-    start_sampled(
+    Ok(viewed(
         ctx,
         (sampled, sample),
         tagged,
         config,
         [generate_ms, view_ms],
-    )
-    .await
+    ))
 }
 
 /// A galaxy sampled and placed on the GPU (made in `generate_ms`),
-/// started there: its tags are its components (read back: the page's
+/// viewed there: its tags are its components (read back: the page's
 /// whole read-outs weigh every particle by its component), the view from
 /// a sample.
-async fn start_galaxy(
+async fn view_galaxy(
     ctx: &GpuContext,
     galaxy: GalaxyOnGpu,
     config: RunConfig,
     generate_ms: f64,
-) -> Result<Started> {
+) -> Result<Made> {
     let n = galaxy.sampled.count;
     let view_begin = now_ms();
     let s = &galaxy.sampled;
@@ -153,49 +236,51 @@ async fn start_galaxy(
     };
     let view_ms = now_ms() - view_begin;
     let tagged = (galaxy.tags, components, TagTotals(galaxy.totals));
-    start_sampled(
+    Ok(viewed(
         ctx,
         (galaxy.sampled, sample),
         tagged,
         config,
         [generate_ms, view_ms],
-    )
-    .await
+    ))
 }
 
-/// The run and scene of particles left on the GPU (`sampled`, of which
-/// `sample` is the view's sample), tagged on the GPU by `tags` as
-/// `components` name them; `[generate_ms, view_ms]` so far.
-async fn start_sampled(
+/// The picture and pending run of particles left on the GPU (`sampled`,
+/// of which `sample` is the view's sample), tagged on the GPU by `tags`
+/// as `components` name them; `[generate_ms, view_ms]` so far.
+fn viewed(
     ctx: &GpuContext,
     (sampled, sample): (Sampled, ViewSample),
     (tags, components, totals): (wgpu::Buffer, ComponentTags, TagTotals),
     config: RunConfig,
     [generate_ms, mut view_ms]: [f64; 2],
-) -> Result<Started> {
-    let setup_begin = now_ms();
-    let run = Run::from_sampled(ctx, sampled, 0.0, config).await?;
-    let setup_ms = now_ms() - setup_begin;
-    let scene_begin = now_ms();
-    let scene = Scene::with_tags(run.display(), tags, &components, totals.clone());
+) -> Made {
+    let begin = now_ms();
+    let first = sampled.first;
+    let state = sampled.into_state(ctx);
+    let scene = Scene::with_tags(&state, tags, &components, totals.clone());
     let view = StartView {
         components,
         totals,
         ranges: ColorRanges::of(&sample.vel, None),
         positions: sample.pos_mass,
     };
-    view_ms += now_ms() - scene_begin;
-    Ok(Started {
-        run,
+    view_ms += now_ms() - begin;
+    let picture = Picture {
         scene,
         view,
-        particles: None,
         times: StartTimes {
             generate_ms,
-            setup_ms,
+            setup_ms: 0.0,
             view_ms,
         },
-    })
+    };
+    let pending = PendingRun {
+        state,
+        first,
+        config,
+    };
+    Made::Viewed(Box::new(picture), Box::new(pending))
 }
 
 /// Starts `particles` (tagged by `components`) at `time` with `config`:

@@ -383,7 +383,7 @@ impl InitialArgs {
         let Some(at_rest) = m.model.sampled_whole_on_gpu() else {
             return Ok(None);
         };
-        if self.input.is_some() || solver.is_hermite() {
+        if self.input.is_some() || !solver.starts_on_gpu() {
             return Ok(None);
         }
         self.check_units()?;

@@ -78,6 +78,14 @@ impl SolverKind {
     pub fn is_hermite(self) -> bool {
         matches!(self, SolverKind::Hermite4 | SolverKind::Hermite6)
     }
+
+    /// Whether a run of this solver starts from particles left on the GPU
+    /// (`Run::from_gpu_state`), so that a model sampled there need not
+    /// come to the host: a leapfrog's does, Hermite builds its f64 state
+    /// on the host.
+    pub fn starts_on_gpu(self) -> bool {
+        !self.is_hermite()
+    }
 }
 
 /// What the GPU has finished of a run's queued work, updated from the
@@ -494,22 +502,45 @@ impl Run {
         time: f64,
         config: RunConfig,
     ) -> Result<Self> {
+        Self::check_gpu_start(&config, time)?;
+        let first = sampled.first;
+        Self::from_gpu_state(ctx, sampled.into_state(ctx), first, time, config).await
+    }
+
+    /// `from_sampled` of a sample already made a run's state
+    /// (`Sampled::into_state`; its particles are those of the model from
+    /// index `first` on): the page draws that state before its run's
+    /// kernels are built (`app::start::Made`).
+    pub async fn from_gpu_state(
+        ctx: &GpuContext,
+        state: GpuParticles,
+        first: usize,
+        time: f64,
+        config: RunConfig,
+    ) -> Result<Self> {
+        Self::check_gpu_start(&config, time)?;
         let p = *config.params();
-        if p.solver.is_hermite() || !time.is_finite() {
-            return Err(Error::InvalidParameter(format!(
-                "a run from a model on the GPU takes a leapfrog solver and a finite start \
-                 time, got {} at t = {time}",
-                p.solver.name()
-            )));
-        }
-        let ids = map_indices(sampled.count, |k| (sampled.first + k) as u64);
-        let state = sampled.into_state(ctx);
+        let ids = map_indices(state.n as usize, |k| (first + k) as u64);
         let engine = ctx
             .allocating(ids.len() as u64, async {
                 LeapfrogEngine::starting_from(ctx, state, p).map(|l| Engine::Leapfrog(Box::new(l)))
             })
             .await?;
         Ok(Self::started(ctx, engine, config, ids, time, None))
+    }
+
+    /// A run that starts from particles on the GPU takes a leapfrog
+    /// solver and a finite start time.
+    fn check_gpu_start(config: &RunConfig, time: f64) -> Result<()> {
+        let solver = config.params().solver;
+        if !solver.starts_on_gpu() || !time.is_finite() {
+            return Err(Error::InvalidParameter(format!(
+                "a run from a model on the GPU takes a leapfrog solver and a finite start \
+                 time, got {} at t = {time}",
+                solver.name()
+            )));
+        }
+        Ok(())
     }
 
     /// A run of `engine` at `time`, no step taken.

@@ -13,6 +13,31 @@ use crate::run::SolverKind;
 use crate::state::{Model, Particles};
 use wasm_bindgen::prelude::*;
 
+#[wasm_bindgen(inline_js = r#"
+// Resolves once the frame drawn before the call is on screen (an
+// animation frame, then a task after its paint), or after 200 ms where
+// no animation frames come (a hidden page).
+export function after_paint() {
+  return new Promise((resolve) => {
+    setTimeout(resolve, 200);
+    if (typeof requestAnimationFrame === "function") {
+      requestAnimationFrame(() => setTimeout(resolve, 0));
+    }
+  });
+}
+"#)]
+extern "C" {
+    fn after_paint() -> js_sys::Promise;
+}
+
+/// Waits until what was drawn so far has been painted: work that holds
+/// the page's thread after it (compiling a solver's kernels) no longer
+/// keeps it off the screen.
+pub(super) async fn painted() {
+    // The promise never rejects.
+    let _ = wasm_bindgen_futures::JsFuture::from(after_paint()).await;
+}
+
 /// A JavaScript `Error` with a `kind` property.
 pub(super) fn typed_error(kind: &str, message: impl std::fmt::Display) -> JsValue {
     let e = js_sys::Error::new(&message.to_string());

@@ -21,7 +21,7 @@ use crate::app::analysis::galaxy_of_read;
 use crate::app::readout::{radii_and_view, read_for_plots, PlotRead};
 use crate::app::series::{format_of, Series};
 use crate::app::settings::{Settings, FRAMING_KEYS};
-use crate::app::start::{start_model, start_particles, StartView, Started};
+use crate::app::start::{make_model, start_particles, Made, PendingRun, StartView, Started};
 use crate::app::{check_particle_count, max_particles};
 use crate::gpu::buffers::read_buffers;
 use crate::gpu::layout::{Exposure, PosMass};
@@ -147,22 +147,29 @@ impl AppState {
     /// holding the old one see the new epoch and drop it.
     fn install(&mut self, started: Started) {
         self.scene = started.scene;
-        self.install_run(started.run, started.view, started.particles.as_ref());
+        self.install_view(started.view);
+        self.install_run(started.run, started.particles.as_ref());
     }
 
-    /// `install`, the scene already in place.
-    fn install_run(&mut self, mut run: Run, view: StartView, particles: Option<&Particles>) {
-        run.sample_few_bodies();
+    /// What the view keeps of the scene in place: its tags, colour ranges
+    /// and positions to frame.
+    fn install_view(&mut self, view: StartView) {
         self.scenes_shown += 1;
-        self.n = run.n();
-        self.progress = run.progress();
-        self.marked = view.components.marked_ids(run.n() as usize);
+        self.n = self.scene.n();
+        self.marked = view.components.marked_ids(self.n as usize);
         self.components = view.components;
         self.totals = view.totals;
         self.ranges = view.ranges;
         self.positions = view.positions;
         self.position_ids = None;
         self.picked = None;
+    }
+
+    /// The run of the scene and view in place (`install_view`);
+    /// `particles`: its initial state, where it was made on the host.
+    fn install_run(&mut self, mut run: Run, particles: Option<&Particles>) {
+        run.sample_few_bodies();
+        self.progress = run.progress();
         // A few-body run starts from particles made on the host.
         let first = run.few_body_sample().zip(particles);
         self.few_body = first.map(|(first, particles)| {
@@ -345,9 +352,18 @@ async fn start_run(
 /// A run of the model of settings `s` (`app::start`), refusing an N the
 /// device cannot hold before anything is made.
 async fn start_model_of(ctx: &GpuContext, s: &Settings) -> Result<Started, JsValue> {
+    make_model_of(ctx, s)
+        .await?
+        .start(ctx)
+        .await
+        .map_err(js_err)
+}
+
+/// `start_model_of`'s model, its run not started (`app::start::Made`).
+async fn make_model_of(ctx: &GpuContext, s: &Settings) -> Result<Made, JsValue> {
     check_particle_count(ctx, s.n as u64, s.run.solver).map_err(js_err)?;
     let config = s.run.validate().map_err(js_err)?;
-    start_model(
+    make_model(
         ctx,
         s.model,
         s.n as usize,
@@ -370,6 +386,13 @@ fn run_changed(old: &Settings, new: &Settings) -> bool {
             .any(|p| old.get(p.key) != new.get(p.key))
 }
 
+/// The page's first run: started with its model (made on the host), or
+/// to be started once its model is on screen.
+enum FirstRun {
+    Started(Box<Run>, Option<Particles>),
+    Pending(Box<PendingRun>),
+}
+
 /// A running simulation drawn on a canvas.
 #[wasm_bindgen]
 pub struct WebApp {
@@ -381,10 +404,13 @@ impl WebApp {
     /// Opens WebGPU on `canvas` and starts the run `values` describes (a
     /// plain object of URL-style settings, as `parseSettings` returns).
     /// Rejects with a readable message when WebGPU is missing, or N is too
-    /// large for the device (before anything is allocated).
+    /// large for the device (before anything is allocated). A model made
+    /// on the GPU is on the canvas before its run is built (the solver's
+    /// kernels compiling); `on_picture`, where given, is called then.
     pub async fn create(
         canvas: web_sys::HtmlCanvasElement,
         values: JsValue,
+        on_picture: Option<js_sys::Function>,
     ) -> Result<WebApp, JsValue> {
         let settings = settings_from_object(&Settings::default(), &values)?;
         let instance =
@@ -401,7 +427,7 @@ impl WebApp {
         let ctx = GpuContext::new(&instance, Some(&surface))
             .await
             .map_err(js_err)?;
-        let started = start_model_of(&ctx, &settings).await?;
+        let made = make_model_of(&ctx, &settings).await?;
         // Every WebGPU implementation must accept bgra8unorm for a canvas.
         let format = wgpu::TextureFormat::Bgra8Unorm;
         let surface_config = wgpu::SurfaceConfiguration {
@@ -417,13 +443,18 @@ impl WebApp {
         };
         surface.configure(&ctx.device, &surface_config);
         let renderer = Renderer::new(&ctx.device, format);
-        let Started {
-            run,
-            scene,
-            view,
-            particles,
-            ..
-        } = started;
+        // A model left on the GPU is shown before its run is started; one
+        // made on the host, with it.
+        let (scene, view, run) = match made {
+            Made::Viewed(picture, pending) => {
+                (picture.scene, picture.view, FirstRun::Pending(pending))
+            }
+            host => {
+                let started = host.start(&ctx).await.map_err(js_err)?;
+                let run = FirstRun::Started(Box::new(started.run), started.particles);
+                (started.scene, started.view, run)
+            }
+        };
         let lost = Arc::new(Mutex::new(None));
         let lost_cb = lost.clone();
         ctx.device.set_device_lost_callback(move |reason, message| {
@@ -444,12 +475,12 @@ impl WebApp {
         let units = Units::of_model(settings.model);
         let mut app = AppState {
             renderer,
+            n: scene.n(),
             scene,
-            n: run.n(),
             components: ComponentTags::default(),
             totals: TagTotals::default(),
-            progress: run.progress(),
-            ctx,
+            progress: Arc::default(),
+            ctx: ctx.clone(),
             surface,
             surface_config,
             settings,
@@ -473,7 +504,27 @@ impl WebApp {
             cell_overlay: None,
             picked: None,
         };
-        app.install_run(run, view, particles.as_ref());
+        app.install_view(view);
+        let (run, particles) = match run {
+            FirstRun::Started(run, particles) => (*run, particles),
+            FirstRun::Pending(pending) => {
+                // The model on screen at once: on a new device most of a
+                // first frame's wait is the solver's kernels compiling
+                // (BENCHMARKS.md), which hold the page's thread.
+                if !app.settings.camera_given {
+                    app.fit_visible();
+                }
+                draw(&mut app, true);
+                js::painted().await;
+                if let Some(f) = &on_picture {
+                    // The page's own hook: what it throws is its concern.
+                    let _ = f.call0(&JsValue::NULL);
+                }
+                let (run, _) = pending.start(&ctx).await.map_err(js_err)?;
+                (run, None)
+            }
+        };
+        app.install_run(run, particles.as_ref());
         if !app.settings.camera_given {
             app.fit_visible();
         }

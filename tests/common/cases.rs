@@ -398,15 +398,14 @@ pub fn assert_hermite6_short_run(err: f64, sim: &HermiteSimulation) {
 /// host.
 pub async fn page_start_on_gpu(ctx: &GpuContext, n: usize) {
     use webgrav::app::settings::Settings;
-    use webgrav::app::start::{start_model, start_particles};
+    use webgrav::app::start::{make_model, start_particles, Made};
     use webgrav::render::ComponentTags;
     use webgrav::state::ModelParams;
     let seed = 4;
     let params = ModelParams::default();
     let config = Settings::default().run.validate().unwrap();
-    let mut on_gpu = start_model(ctx, Model::Plummer, n, seed, &params, config)
-        .await
-        .unwrap();
+    let made = make_model(ctx, Model::Plummer, n, seed, &params, config);
+    let mut on_gpu = made.await.unwrap().start(ctx).await.unwrap();
     assert!(on_gpu.particles.is_none(), "the model came to the host");
     let model = Model::Plummer
         .generate_on(ctx, n, seed, &params)
@@ -441,8 +440,10 @@ pub async fn page_start_on_gpu(ctx: &GpuContext, n: usize) {
     let mut hermite = Settings::default();
     hermite.run.solver = SolverKind::Hermite4;
     let hermite = hermite.run.validate().unwrap();
-    let started = start_model(ctx, Model::Plummer, 64, 1, &params, hermite);
-    assert!(started.await.unwrap().particles.is_some());
+    let made = make_model(ctx, Model::Plummer, 64, 1, &params, hermite);
+    let made = made.await.unwrap();
+    assert!(matches!(made, Made::OnHost(_)), "a Hermite model is viewed");
+    assert!(made.start(ctx).await.unwrap().particles.is_some());
 }
 
 /// The page starts a galaxy of `n` particles (fewer than a view sample)
@@ -452,15 +453,14 @@ pub async fn page_start_on_gpu(ctx: &GpuContext, n: usize) {
 /// placement's rounding (the merger's galaxies are turned).
 pub async fn page_start_of_a_galaxy_on_gpu(ctx: &GpuContext, n: usize) {
     use webgrav::app::settings::Settings;
-    use webgrav::app::start::{start_model, start_particles};
+    use webgrav::app::start::{make_model, start_particles};
     use webgrav::render::ComponentTags;
     use webgrav::state::ModelParams;
     let (model, seed) = (Model::GalaxyCrash, 5);
     let params = ModelParams::default();
     let config = Settings::default().run.validate().unwrap();
-    let mut on_gpu = start_model(ctx, model, n, seed, &params, config)
-        .await
-        .unwrap();
+    let made = make_model(ctx, model, n, seed, &params, config);
+    let mut on_gpu = made.await.unwrap().start(ctx).await.unwrap();
     assert!(on_gpu.particles.is_none(), "the model came to the host");
     let host = model.generate_on(ctx, n, seed, &params).await.unwrap();
     let components = ComponentTags::of_model(&host);
@@ -511,9 +511,8 @@ pub async fn page_start_of_a_galaxy_on_gpu(ctx: &GpuContext, n: usize) {
     // A galaxy of one component is coloured by mass shells, as from the
     // host (`ComponentTags::of_model`).
     for model in [Model::Hernquist, Model::Nfw] {
-        let started = start_model(ctx, model, 3000, seed, &params, config)
-            .await
-            .unwrap();
+        let made = make_model(ctx, model, 3000, seed, &params, config);
+        let started = made.await.unwrap().start(ctx).await.unwrap();
         assert!(started.particles.is_none(), "{model:?} came to the host");
         let c = &started.view.components;
         assert!(c.by_shells && c.tags.is_empty(), "{model:?}");
