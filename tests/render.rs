@@ -1074,5 +1074,9 @@ fn a_model_drawn_before_its_run_is_the_runs_first_picture() {
             before.accum, moved.accum,
             "{model:?}: the scene does not follow the run's steps"
         );
+        // What the run displays now, bound afresh, is what the scene made
+        // before the run draws.
+        let displayed = shoot(&started.scene.rebound(started.run.display()));
+        assert_eq!(moved.accum, displayed.accum, "{model:?}");
     }
 }

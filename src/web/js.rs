@@ -14,15 +14,24 @@ use crate::state::{Model, Particles};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = r#"
-// Resolves once the frame drawn before the call is on screen (an
-// animation frame, then a task after its paint), or after 200 ms where
-// no animation frames come (a hidden page).
+// Resolves once the frame drawn before the call is on screen: an
+// animation frame, then a task posted from it (after its paint; a message
+// is neither clamped nor deferred as a timeout may be). At once in a
+// hidden page, which paints nothing, and after 200 ms at most where no
+// animation frames come.
 export function after_paint() {
   return new Promise((resolve) => {
-    setTimeout(resolve, 200);
-    if (typeof requestAnimationFrame === "function") {
-      requestAnimationFrame(() => setTimeout(resolve, 0));
-    }
+    const hidden = typeof document !== "undefined" && document.visibilityState === "hidden";
+    if (hidden || typeof requestAnimationFrame !== "function") return resolve();
+    const timer = setTimeout(resolve, 200);
+    requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      channel.port2.postMessage(null);
+    });
   });
 }
 "#)]

@@ -31,7 +31,7 @@ use crate::render::camera::visible_sphere;
 use crate::render::legend::round_length;
 use crate::render::map::Units;
 use crate::render::{
-    Camera, ColorRanges, ComponentTags, Drawn, Renderer, Scene, TagTotals, Theme, Tone,
+    Camera, ColorMode, ColorRanges, ComponentTags, Drawn, Renderer, Scene, TagTotals, Theme, Tone,
     DENSITY_STOPS,
 };
 use crate::run::{Measured, Progress, Readout, Run, SolverKind};
@@ -508,19 +508,28 @@ impl WebApp {
         let (run, particles) = match run {
             FirstRun::Started(run, particles) => (*run, particles),
             FirstRun::Pending(pending) => {
-                // The model on screen at once: on a new device most of a
-                // first frame's wait is the solver's kernels compiling
-                // (BENCHMARKS.md), which hold the page's thread.
+                // The model on screen at once: on a new device about half
+                // of a first frame's wait is the solver's kernels
+                // compiling (BENCHMARKS.md), which hold the page's thread.
+                // Colours by potential wait for the run's first forces.
                 if !app.settings.camera_given {
                     app.fit_visible();
                 }
-                draw(&mut app, true);
-                js::painted().await;
-                if let Some(f) = &on_picture {
-                    // The page's own hook: what it throws is its concern.
-                    let _ = f.call0(&JsValue::NULL);
+                if app.settings.camera.color_mode != ColorMode::Potential {
+                    draw(&mut app, true);
+                }
+                // Only a frame drawn is waited for and announced.
+                if app.drawn_view.is_some() {
+                    js::painted().await;
+                    if let Some(f) = &on_picture {
+                        // The page's own hook: what it throws is its concern.
+                        let _ = f.call0(&JsValue::NULL);
+                    }
                 }
                 let (run, _) = pending.start(&ctx).await.map_err(js_err)?;
+                // The picture had no forces and no tree (the cell
+                // overlay): the run's first frame is drawn anew.
+                app.drawn_view = None;
                 (run, None)
             }
         };
