@@ -629,7 +629,7 @@ impl PageFrame {
         let texture = offscreen_target(&ctx.device, FRAME_SIZE, wgpu::TextureUsages::empty());
         let target = texture.create_view(&Default::default());
         let renderer_ms = now_ms() - begin;
-        let mut picture_ms = None;
+        let (mut picture_ms, mut fitted) = (None, None);
         if let (Some(since), Made::Viewed(picture, _)) = (first_picture_since, &made) {
             let (camera, range) = fitted_view(&picture.view);
             let tone = Tone::for_map(camera.map);
@@ -637,10 +637,12 @@ impl PageFrame {
             draw_offscreen(ctx, &mut renderer, &target, &picture.scene, view, None)?;
             ctx.finish().await?;
             picture_ms = Some((now_ms() - since, kernel_cache::build_ms()));
+            // The run's view is the picture's.
+            fitted = Some((camera, range));
         }
         let started = made.start(ctx).await?;
         let begin = now_ms();
-        let (camera, range) = fitted_view(&started.view);
+        let (camera, range) = fitted.unwrap_or_else(|| fitted_view(&started.view));
         let mut times = started.times;
         times.view_ms += renderer_ms + now_ms() - begin;
         let marked = started.view.components.marked_ids(spec.n);

@@ -147,9 +147,9 @@ impl Made {
 }
 
 /// Makes `n` particles of `model` (seed `seed`, parameters `params`) for
-/// a run with `config` (started at t = 0 by `Made::start`): on the GPU alone, and viewed there, where the
-/// solver is a leapfrog one and the model a sphere or a galaxy (the
-/// module's comment), else on the host.
+/// a run with `config` (started at t = 0 by `Made::start`): on the GPU
+/// alone, and viewed there, where the solver is a leapfrog one and the
+/// model a sphere or a galaxy (the module's comment), else on the host.
 pub async fn make_model(
     ctx: &GpuContext,
     model: Model,

@@ -502,7 +502,6 @@ impl Run {
         time: f64,
         config: RunConfig,
     ) -> Result<Self> {
-        Self::check_gpu_start(&config, time)?;
         let first = sampled.first;
         Self::from_gpu_state(ctx, sampled.into_state(ctx), first, time, config).await
     }
@@ -518,8 +517,14 @@ impl Run {
         time: f64,
         config: RunConfig,
     ) -> Result<Self> {
-        Self::check_gpu_start(&config, time)?;
         let p = *config.params();
+        if !p.solver.starts_on_gpu() || !time.is_finite() {
+            return Err(Error::InvalidParameter(format!(
+                "a run from a model on the GPU takes a leapfrog solver and a finite start \
+                 time, got {} at t = {time}",
+                p.solver.name()
+            )));
+        }
         let ids = map_indices(state.n as usize, |k| (first + k) as u64);
         let engine = ctx
             .allocating(ids.len() as u64, async {
@@ -527,20 +532,6 @@ impl Run {
             })
             .await?;
         Ok(Self::started(ctx, engine, config, ids, time, None))
-    }
-
-    /// A run that starts from particles on the GPU takes a leapfrog
-    /// solver and a finite start time.
-    fn check_gpu_start(config: &RunConfig, time: f64) -> Result<()> {
-        let solver = config.params().solver;
-        if !solver.starts_on_gpu() || !time.is_finite() {
-            return Err(Error::InvalidParameter(format!(
-                "a run from a model on the GPU takes a leapfrog solver and a finite start \
-                 time, got {} at t = {time}",
-                solver.name()
-            )));
-        }
-        Ok(())
     }
 
     /// A run of `engine` at `time`, no step taken.

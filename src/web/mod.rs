@@ -505,8 +505,14 @@ impl WebApp {
             picked: None,
         };
         app.install_view(view);
-        let (run, particles) = match run {
-            FirstRun::Started(run, particles) => (*run, particles),
+        match run {
+            FirstRun::Started(run, particles) => {
+                app.install_run(*run, particles.as_ref());
+                // A few-body run is framed by its bodies (`install_run`).
+                if !app.settings.camera_given {
+                    app.fit_visible();
+                }
+            }
             FirstRun::Pending(pending) => {
                 // The model on screen at once: on a new device about half
                 // of a first frame's wait is the solver's kernels
@@ -530,12 +536,8 @@ impl WebApp {
                 // The picture had no forces and no tree (the cell
                 // overlay): the run's first frame is drawn anew.
                 app.drawn_view = None;
-                (run, None)
+                app.install_run(run, None);
             }
-        };
-        app.install_run(run, particles.as_ref());
-        if !app.settings.camera_given {
-            app.fit_visible();
         }
         Ok(WebApp {
             state: Rc::new(RefCell::new(app)),

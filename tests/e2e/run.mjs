@@ -163,6 +163,9 @@ async function openApp(context, query, viewport) {
   return page;
 }
 
+// When the page's first model was on screen, and when its run was ready.
+const startTimes = (page) => page.evaluate(() => ({ picture: window.webgrav.pictureAt, run: window.webgrav.runAt }));
+
 const state = (page) => page.evaluate(() => ({
   steps: window.webgrav.progress.steps,
   time: window.webgrav.progress.time,
@@ -206,7 +209,7 @@ async function main() {
     const N = 1024, DT = 0.0078125;
     const page = await openApp(context, `?model=plummer&n=${N}&seed=3&solver=direct&eps=0.02&dt=${DT}&spf=2&autoplay=1`);
     // A model made on the GPU is on screen before its run is built.
-    const starts = await page.evaluate(() => ({ picture: window.webgrav.pictureAt, run: window.webgrav.runAt }));
+    const starts = await startTimes(page);
     check("first model shown before its run is built", starts.picture !== null && starts.picture <= starts.run,
       JSON.stringify(starts));
     if (await waitFor(page, () => window.webgrav.progress.steps >= 30 && window.webgrav.readouts >= 3, null, 90000, "simulation advances 30 steps")) {
@@ -497,7 +500,7 @@ async function main() {
     const HN = 256;
     const herm = await openApp(context, `?n=${HN}&seed=2&solver=hermite4&eta=0.02&precision=ds&eps=0.02&dt=0.0078125&autoplay=1`);
     // A Hermite model is made on the host, and shown with its run.
-    const hermStart = await herm.evaluate(() => ({ picture: window.webgrav.pictureAt, run: window.webgrav.runAt }));
+    const hermStart = await startTimes(herm);
     check("a Hermite model is shown with its run", hermStart.picture === null && hermStart.run !== null, JSON.stringify(hermStart));
     if (await waitFor(herm, () => window.webgrav.last && window.webgrav.last.hermite && window.webgrav.last.time >= 0.03 && window.webgrav.readouts >= 2, null, 60000, "Hermite advances")) {
       const s = await state(herm);
